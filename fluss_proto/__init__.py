@@ -1,0 +1,5 @@
+"""fluss_proto: a pure-Python client for the Apache Fluss binary RPC protocol.
+
+Layering (imports point one way): frame -> connection -> client -> admin / scan.
+This package knows nothing of konsole's UI or its SQLite history.
+"""

@@ -1,0 +1,218 @@
+"""The `konsole` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from konsole import __version__
+from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, ClusterError, LocalCluster
+from konsole.localcluster.cluster import ClusterAlreadyRunning
+from konsole.localcluster.jars import JarFetchError
+from konsole.localcluster.java import JavaError
+from konsole.localcluster.versions import UnknownVersionError
+
+RUN_DIR_OPTION = click.option(
+    "--run-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    envvar="KONSOLE_RUN_DIR",
+    help="Directory holding the local cluster (default: konsole's state dir).",
+)
+
+
+@click.group()
+@click.version_option(__version__, prog_name="konsole")
+def main() -> None:
+    """konsole: an operations and monitoring console for Apache Fluss."""
+
+
+@main.group()
+def cluster() -> None:
+    """Run a real local Fluss cluster on 127.0.0.1 from the published jars."""
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def _print_description(desc: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(desc, indent=2))
+        return
+    click.echo(f"Fluss {desc['version']} in {desc['run_dir']}")
+    click.echo(f"  bootstrap servers: {desc['bootstrap_servers']}")
+    if desc["sasl"]["enabled"]:
+        click.echo(f"  SASL/PLAIN users: {', '.join(desc['sasl']['users'])}")
+    for p in desc["processes"]:
+        state = f"pid {p['pid']}" if p["alive"] else "stopped"
+        ports = " ".join(f"{k}={v}" for k, v in p["ports"].items())
+        click.echo(f"  {p['role']:<14} {p['id']:<3} {state:<12} {ports}")
+        click.echo(f"  {'':<14} log {p['log']}")
+
+
+@cluster.command("start")
+@click.option(
+    "--version",
+    "version",
+    default=DEFAULT_VERSION,
+    show_default=True,
+    help=f"Fluss version: {', '.join(SUPPORTED_VERSIONS)}.",
+)
+@click.option("--tablet-servers", default=1, show_default=True, type=click.IntRange(1, 9))
+@click.option(
+    "--coordinators",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 2),
+    help="2 starts a standby coordinator (versions that support it).",
+)
+@click.option(
+    "--sasl",
+    "sasl",
+    multiple=True,
+    metavar="USER:PASS",
+    help="Add a SASL/PLAIN client listener with this user (repeatable).",
+)
+@click.option(
+    "--set",
+    "settings",
+    multiple=True,
+    metavar="[TARGET:]KEY=VALUE",
+    help="Extra server.yaml setting for every server, or for one TARGET "
+    "such as ts1 or coordinator (repeatable).",
+)
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for ready.")
+@click.option("--json", "as_json", is_flag=True, help="Print the description as JSON.")
+@RUN_DIR_OPTION
+def cluster_start(
+    version: str,
+    tablet_servers: int,
+    coordinators: int,
+    sasl: tuple[str, ...],
+    settings: tuple[str, ...],
+    timeout: float,
+    as_json: bool,
+    run_dir: Path | None,
+) -> None:
+    """Start ZooKeeper, coordinator(s) and tablet servers; wait until ready."""
+    lc = LocalCluster(run_dir)
+    try:
+        desc = lc.start(
+            version,
+            tablet_servers=tablet_servers,
+            coordinators=coordinators,
+            sasl=sasl,
+            settings=settings,
+            ready_timeout=timeout,
+        )
+    except ClusterAlreadyRunning as exc:
+        click.echo(f"error: {exc}", err=True)
+        _print_description(lc.describe(), as_json)
+        sys.exit(1)
+    except (ClusterError, JavaError, JarFetchError, UnknownVersionError) as exc:
+        _fail(str(exc))
+    _print_description(desc, as_json)
+
+
+@cluster.command("stop")
+@click.option(
+    "--timeout",
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for each group before SIGKILL.",
+)
+@RUN_DIR_OPTION
+def cluster_stop(timeout: float, run_dir: Path | None) -> None:
+    """Stop every server of the local cluster (tablet servers first)."""
+    lc = LocalCluster(run_dir)
+    try:
+        stopped = lc.stop(timeout=timeout)
+    except ClusterError as exc:
+        _fail(str(exc))
+    if not stopped:
+        click.echo(f"nothing is running in {lc.run_dir}")
+    else:
+        click.echo(f"stopped {len(stopped)} processes: {', '.join(stopped)}")
+
+
+@cluster.command("status")
+@click.option("--json", "as_json", is_flag=True)
+@RUN_DIR_OPTION
+def cluster_status(as_json: bool, run_dir: Path | None) -> None:
+    """Describe the local cluster; exit 0 when running, 3 when not."""
+    lc = LocalCluster(run_dir)
+    try:
+        desc = lc.status()
+    except ClusterError as exc:
+        _fail(str(exc))
+    if desc is None:
+        click.echo(f"no cluster in {lc.run_dir}")
+        sys.exit(3)
+    _print_description(desc, as_json)
+    sys.exit(0 if desc["running"] else 3)
+
+
+def _server_command(name: str, help_text: str):  # type: ignore[no-untyped-def]
+    @cluster.command(name, help=help_text)
+    @click.argument(
+        "role", type=click.Choice(["zk", "zookeeper", "coordinator", "cs", "tablet-server", "ts"])
+    )
+    @click.argument("server_id", type=int)
+    @RUN_DIR_OPTION
+    def command(role: str, server_id: int, run_dir: Path | None) -> None:
+        lc = LocalCluster(run_dir)
+        try:
+            if name == "kill":
+                lc.kill(role, server_id)
+            elif name == "stop-server":
+                lc.stop_server(role, server_id)
+            else:
+                info = lc.start_server(role, server_id)
+                click.echo(f"{info.role} {info.id} running, pid {info.pid}")
+                return
+        except ClusterError as exc:
+            _fail(str(exc))
+        click.echo(f"{role} {server_id}: {'killed' if name == 'kill' else 'stopped'}")
+
+    return command
+
+
+_server_command("kill", "SIGKILL one server (fault injection), e.g. `kill ts 1`.")
+_server_command("stop-server", "Stop one server gracefully, e.g. `stop-server ts 1`.")
+_server_command("start-server", "Start one server again with the same id, data and ports.")
+
+
+@cluster.command("seed")
+@click.option(
+    "--bootstrap",
+    envvar="FLUSS_BOOTSTRAP",
+    default=None,
+    help="Bootstrap servers (default: the local cluster's).",
+)
+@RUN_DIR_OPTION
+def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
+    """Write the demo tables with pyfluss (the official Python client)."""
+    from konsole.localcluster.seed import seed_demo_sync
+
+    lc = LocalCluster(run_dir)
+    replication = 1
+    if bootstrap is None:
+        desc = lc.status()
+        if desc is None or not desc["running"]:
+            _fail(f"no running cluster in {lc.run_dir}; pass --bootstrap or start one")
+            return
+        bootstrap = desc["bootstrap_servers"]
+        n_ts = sum(1 for p in desc["processes"] if p["role"] == "tablet-server")
+        replication = min(3, n_ts)
+    report = seed_demo_sync(bootstrap, replication_factor=replication)
+    click.echo(str(report))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
