@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -188,6 +189,19 @@ _server_command("stop-server", "Stop one server gracefully, e.g. `stop-server ts
 _server_command("start-server", "Start one server again with the same id, data and ports.")
 
 
+@cluster.command("fetch")
+@click.option("--version", "version", default=DEFAULT_VERSION, show_default=True)
+def cluster_fetch(version: str) -> None:
+    """Download the Fluss server jars for VERSION into the cache (no-op when cached)."""
+    from konsole.localcluster.jars import ensure_jars
+
+    try:
+        lib = ensure_jars(version)
+    except (JarFetchError, UnknownVersionError) as exc:
+        _fail(str(exc))
+    click.echo(str(lib))
+
+
 @cluster.command("seed")
 @click.option(
     "--bootstrap",
@@ -212,6 +226,36 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
         replication = min(3, n_ts)
     report = seed_demo_sync(bootstrap, replication_factor=replication)
     click.echo(str(report))
+
+
+@main.command("demo")
+@click.option("--version", "version", default=DEFAULT_VERSION, show_default=True)
+@click.option("--tablet-servers", default=3, show_default=True, type=click.IntRange(1, 9))
+@RUN_DIR_OPTION
+def demo(version: str, tablet_servers: int, run_dir: Path | None) -> None:
+    """Start a local cluster, write the demo tables, show it; stop it on exit."""
+    from konsole.localcluster.cluster import default_run_dir
+    from konsole.localcluster.seed import seed_demo_sync
+
+    lc = LocalCluster(run_dir or default_run_dir().with_name("demo-cluster"))
+    try:
+        desc = lc.start(version, tablet_servers=tablet_servers)
+    except (ClusterError, JavaError, JarFetchError, UnknownVersionError) as exc:
+        _fail(str(exc))
+        return
+    try:
+        click.echo(
+            str(
+                seed_demo_sync(desc["bootstrap_servers"], replication_factor=min(3, tablet_servers))
+            )
+        )
+        _print_description(desc, as_json=False)
+        # The Textual console is not there yet: the demo holds the cluster until asked.
+        click.echo("\nThe cluster runs until you press Enter (or Ctrl-C).")
+        with contextlib.suppress(EOFError, KeyboardInterrupt):
+            input()
+    finally:
+        click.echo(f"stopping: {', '.join(lc.stop()) or 'nothing was running'}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -99,8 +99,8 @@ def ensure_jars(version: str, progress: Callable[[str], None] | None = None) -> 
 
 _DOWNLOADED = re.compile(r"Downloaded from \S+: \S+/([^/\s]+) \(([^)]*)\)")
 _URL_IN_PARENS = re.compile(r"\s*\(https?://[^)]*\)")
+_HELP_SUFFIX = re.compile(r"\s*-> \[Help \d+\]\s*$")
 _BOILERPLATE = (
-    "-> [Help",
     "Re-run Maven",
     "To see the full stack",
     "For more information",
@@ -146,7 +146,7 @@ def maven_error_summary(error_lines: list[str], limit: int = 3) -> str:
     """The meaningful part of Maven's [ERROR] lines: no help links, no registry addresses."""
     kept: list[str] = []
     for line in error_lines:
-        text = line.removeprefix("[ERROR]").strip()
+        text = _HELP_SUFFIX.sub("", line.removeprefix("[ERROR]").strip())
         if not text or any(b in text for b in _BOILERPLATE) or text.startswith("org."):
             continue
         text = _URL_IN_PARENS.sub("", text)
