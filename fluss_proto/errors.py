@@ -29,17 +29,17 @@ class DecodeError(ProtocolError):
     """A message body, record batch or row could not be decoded."""
 
 
-class ConnectionError_(FlussError):  # noqa: N801 - avoid shadowing the builtin
+class ConnectionFailure(FlussError):
     """The connection failed or was closed; pending requests fail with this."""
 
     retriable = True
 
 
-class ConnectionClosedError(ConnectionError_):
+class ConnectionClosedError(ConnectionFailure):
     """The connection was closed (by us, by the peer, or after a fatal error)."""
 
 
-class UnreachableError(ConnectionError_):
+class UnreachableError(ConnectionFailure):
     """No connection could be opened to any of the given servers."""
 
 
@@ -89,7 +89,9 @@ class ServerError(FlussError):
         self.message = message or ""
         self.api = api
         self.server = server
-        where = " ".join(p for p in (f"api={api}" if api else "", f"server={server}" if server else "") if p)
+        where = " ".join(
+            p for p in (f"api={api}" if api else "", f"server={server}" if server else "") if p
+        )
         text = f"{self.name} ({self.code})"
         if self.message:
             text += f": {self.message}"

@@ -1,0 +1,421 @@
+"""One asyncio connection to one Fluss server.
+
+Shape:
+
+- one reader task reads frames and completes the future of the matching request id;
+- ``request`` may be called from many tasks at once (pipelining); request ids count up from
+  0 and wrap after 2**31-1, skipping ids still in use;
+- writes go through a lock, and each frame is handed to the transport in one ``write`` call,
+  so frames never interleave;
+- a per-request timeout raises ``RequestTimeoutError``; the id is remembered for a while so
+  a late response is dropped silently instead of being taken for a protocol violation;
+- anything that puts the byte stream out of sync (oversized or garbage frame, a response for
+  an id that was never sent, a SERVER_FAILURE, EOF) closes the connection and fails every
+  pending request with that error. After that every ``request`` raises
+  ``ConnectionClosedError``.
+
+Nothing here logs or formats request or response bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from types import TracebackType
+from typing import Protocol
+
+from fluss_proto.errors import (
+    ConnectionClosedError,
+    FlussError,
+    ProtocolError,
+    RequestTimeoutError,
+    ServerError,
+    UnreachableError,
+)
+from fluss_proto.frame import (
+    DEFAULT_MAX_FRAME_BYTES,
+    LENGTH_PREFIX_SIZE,
+    MAX_REQUEST_ID,
+    ResponseFrame,
+    ResponseKind,
+    decode_length_prefix,
+    decode_response,
+    encode_request,
+    parse_error_response,
+)
+
+__all__ = ["Connection", "ErrorFromCode", "default_error_from_code"]
+
+log = logging.getLogger(__name__)
+
+#: How many timed-out or cancelled request ids are remembered so that their late responses
+#: are dropped silently. Beyond this the oldest are forgotten; a response for a forgotten id
+#: is then treated as a protocol violation.
+ABANDONED_IDS_KEPT = 10_000
+
+_CLOSE_WAIT_SECONDS = 1.0
+_STREAM_LIMIT = 1 << 20  # asyncio StreamReader buffer high-water mark
+_warned_error_codes = False
+
+
+class ErrorFromCode(Protocol):
+    def __call__(
+        self, code: int, message: str | None, *, api: str | None = None, server: str | None = None
+    ) -> ServerError: ...
+
+
+def default_error_from_code(
+    code: int, message: str | None, *, api: str | None = None, server: str | None = None
+) -> ServerError:
+    """Map a server error code to its typed exception via ``fluss_proto.error_codes``.
+
+    Imported lazily; if that module does not exist, a plain ``ServerError`` carrying the code
+    is returned.
+    """
+    global _warned_error_codes
+    try:
+        from fluss_proto.error_codes import from_code
+    except ImportError as exc:
+        if exc.name != "fluss_proto.error_codes" and not _warned_error_codes:
+            _warned_error_codes = True
+            log.warning(
+                "fluss_proto.error_codes failed to import (%s); using plain ServerError", exc
+            )
+        return ServerError(message, api=api, server=server, code=code)
+    return from_code(code, message, api=api, server=server)
+
+
+def _format_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class Connection:
+    """A pipelined request/response connection to one Fluss server.
+
+    Create with :meth:`open`; always :meth:`close` it (or use ``async with``).
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        host: str,
+        port: int,
+        request_timeout: float | None = 30.0,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        label: str | None = None,
+        error_from_code: ErrorFromCode | None = None,
+    ) -> None:
+        """Wrap an already-open stream pair (used by :meth:`open`; needs a running loop)."""
+        self.host = host
+        self.port = port
+        self.address = _format_address(host, port)
+        self.label = label or self.address
+        self.request_timeout = request_timeout
+        self.max_frame_bytes = max_frame_bytes
+        self._error_from_code: ErrorFromCode = error_from_code or default_error_from_code
+        self._reader = reader
+        self._writer = writer
+        self._loop = asyncio.get_running_loop()
+        self._pending: dict[int, asyncio.Future[ResponseFrame]] = {}
+        self._abandoned: OrderedDict[int, None] = OrderedDict()
+        self._next_id = 0
+        self._write_lock = asyncio.Lock()
+        self._closed = False
+        self._close_reason: BaseException | None = None
+        self._reader_task = self._loop.create_task(
+            self._read_loop(), name=f"fluss-reader[{self.label}]"
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    async def open(
+        cls,
+        host: str,
+        port: int,
+        *,
+        connect_timeout: float | None = 10.0,
+        request_timeout: float | None = 30.0,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        label: str | None = None,
+        error_from_code: ErrorFromCode | None = None,
+    ) -> Connection:
+        """Open a TCP connection; failures become ``UnreachableError`` naming host:port."""
+        address = _format_address(host, port)
+        try:
+            async with asyncio.timeout(connect_timeout):
+                reader, writer = await asyncio.open_connection(host, port, limit=_STREAM_LIMIT)
+        except TimeoutError:
+            raise UnreachableError(
+                f"could not connect to {address}: timed out after {connect_timeout}s"
+            ) from None
+        except OSError as exc:
+            raise UnreachableError(f"could not connect to {address}: {exc}") from exc
+        log.debug("connected to %s", address)
+        return cls(
+            reader,
+            writer,
+            host=host,
+            port=port,
+            request_timeout=request_timeout,
+            max_frame_bytes=max_frame_bytes,
+            label=label,
+            error_from_code=error_from_code,
+        )
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent (or being sent) and still waiting for their response."""
+        return len(self._pending)
+
+    async def close(self) -> None:
+        """Close the connection; every pending request fails with ConnectionClosedError.
+
+        Idempotent, and safe to call after the connection failed by itself.
+        """
+        self._shutdown(ConnectionClosedError(f"connection to {self._where()} was closed"))
+        if self._reader_task is not asyncio.current_task():
+            try:
+                await self._reader_task
+            except asyncio.CancelledError:
+                # Our own cancellation of the reader is expected; a cancellation of the task
+                # calling close() must propagate.
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+        try:
+            async with asyncio.timeout(_CLOSE_WAIT_SECONDS):
+                await self._writer.wait_closed()
+        except (TimeoutError, OSError):
+            self._writer.transport.abort()
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"open, {len(self._pending)} in flight"
+        return f"<Connection {self._where()} {state}>"
+
+    # ------------------------------------------------------------------ requests
+
+    async def request(
+        self,
+        api_key: int,
+        api_version: int,
+        body: bytes,
+        *,
+        timeout: float | None = None,
+        api_name: str | None = None,
+    ) -> bytes:
+        """Send one request and return the body of its SUCCESS response.
+
+        ``timeout`` overrides the connection's ``request_timeout`` (``None`` = use it); it
+        covers waiting to write as well as waiting for the response.
+
+        Raises: the ``ServerError`` for an ERROR_RESPONSE (the connection stays open);
+        ``RequestTimeoutError``; ``ConnectionClosedError``; ``ProtocolError`` when the stream
+        broke; the ``ServerError`` of a SERVER_FAILURE.
+        """
+        api = api_name or f"api_key={api_key}"
+        self._raise_if_closed()
+        request_id = self._allocate_id()
+        data = encode_request(api_key, api_version, request_id, body)
+        future: asyncio.Future[ResponseFrame] = self._loop.create_future()
+        self._pending[request_id] = future
+        limit = self.request_timeout if timeout is None else timeout
+        deadline = asyncio.timeout(limit)
+        written = False
+        try:
+            async with deadline:
+                async with self._write_lock:
+                    if not future.done():  # not failed by a close while we waited
+                        self._write_frame(data)
+                        written = True
+                        await self._writer.drain()
+                frame = await future
+        except TimeoutError as exc:
+            if not deadline.expired():  # an OSError subclass raised by the transport
+                error = self._lost_while_sending(api, future, exc)
+                self._forget(request_id, future, written)
+                raise error from exc
+            self._forget(request_id, future, written)
+            raise RequestTimeoutError(
+                f"{api} to {self._where()} timed out after {limit}s (request id {request_id})"
+            ) from None
+        except OSError as exc:  # drain() on a dead transport
+            error = self._lost_while_sending(api, future, exc)
+            self._forget(request_id, future, written)
+            raise error from exc
+        except BaseException:  # cancellation, or the failure the reader set on the future
+            self._forget(request_id, future, written)
+            raise
+
+        if frame.kind is ResponseKind.SUCCESS:
+            return frame.body
+        code, message = parse_error_response(frame.body)
+        raise self._error_from_code(code, message, api=api, server=self.address)
+
+    def _lost_while_sending(
+        self, api: str, future: asyncio.Future[ResponseFrame], exc: OSError
+    ) -> FlussError:
+        self._shutdown(ConnectionClosedError(f"connection to {self._where()} lost: {exc}"))
+        if future.done() and not future.cancelled():
+            reason = future.exception()
+            if isinstance(reason, FlussError):  # e.g. the SERVER_FAILURE that preceded it
+                return reason
+        return ConnectionClosedError(
+            f"connection to {self._where()} lost while sending {api}: {exc}"
+        )
+
+    def _write_frame(self, data: bytes) -> None:
+        # StreamWriter.write hands the whole frame to the transport synchronously, so a
+        # cancellation cannot land half-way through one. If write itself fails, though, we
+        # cannot know how much of the frame went out: the stream is no longer trustworthy.
+        try:
+            self._writer.write(data)
+        except BaseException as exc:
+            self._shutdown(
+                ConnectionClosedError(
+                    f"writing to {self._where()} failed part-way; connection closed"
+                ),
+                abort=True,
+            )
+            raise ConnectionClosedError(
+                f"writing to {self._where()} failed part-way: {type(exc).__name__}"
+            ) from exc
+
+    def _allocate_id(self) -> int:
+        while True:
+            request_id = self._next_id
+            self._next_id = 0 if request_id >= MAX_REQUEST_ID else request_id + 1
+            if request_id not in self._pending and request_id not in self._abandoned:
+                return request_id
+
+    def _forget(
+        self, request_id: int, future: asyncio.Future[ResponseFrame], written: bool
+    ) -> None:
+        """Stop waiting for a request that timed out, was cancelled or failed."""
+        if self._pending.get(request_id) is future:
+            del self._pending[request_id]
+            if written and not self._closed:
+                # The server will probably still answer; drop that answer when it comes.
+                self._abandoned[request_id] = None
+                while len(self._abandoned) > ABANDONED_IDS_KEPT:
+                    self._abandoned.popitem(last=False)
+        if future.done():
+            if not future.cancelled():
+                future.exception()  # mark retrieved: no "exception was never retrieved"
+        else:
+            future.cancel()
+
+    def _raise_if_closed(self) -> None:
+        if self._closed:
+            reason = self._close_reason
+            if isinstance(reason, ConnectionClosedError):
+                raise ConnectionClosedError(str(reason)) from reason
+            raise ConnectionClosedError(
+                f"connection to {self._where()} is closed after an error: {reason}"
+            ) from reason
+
+    def _where(self) -> str:
+        return self.label if self.label == self.address else f"{self.label} ({self.address})"
+
+    # ------------------------------------------------------------------ reading
+
+    async def _read_loop(self) -> None:
+        reader = self._reader
+        error: BaseException
+        try:
+            while True:
+                try:
+                    prefix = await reader.readexactly(LENGTH_PREFIX_SIZE)
+                except asyncio.IncompleteReadError as exc:
+                    if exc.partial:
+                        raise
+                    error = ConnectionClosedError(
+                        f"connection to {self._where()} was closed by the server"
+                    )
+                    break
+                length = decode_length_prefix(prefix, max_frame_bytes=self.max_frame_bytes)
+                payload = await reader.readexactly(length)
+                self._dispatch(decode_response(payload))
+        except asyncio.IncompleteReadError as exc:
+            error = ConnectionClosedError(
+                f"connection to {self._where()} was closed by the server in the middle of a "
+                f"frame ({len(exc.partial)} of {exc.expected} bytes read)"
+            )
+        except FlussError as exc:
+            error = exc
+        except OSError as exc:
+            error = ConnectionClosedError(f"connection to {self._where()} lost: {exc}")
+        except asyncio.CancelledError:
+            self._shutdown(ConnectionClosedError(f"connection to {self._where()} was closed"))
+            raise
+        except Exception as exc:  # a bug (here or in an error_from_code hook)
+            log.exception("unexpected error in the reader of %s", self._where())
+            error = ConnectionClosedError(
+                f"internal error while reading from {self._where()}: {type(exc).__name__}"
+            )
+            error.__cause__ = exc
+        if not self._closed:
+            if isinstance(error, ConnectionClosedError):
+                log.debug("%s", error)
+            else:
+                log.warning("closing connection to %s: %s", self._where(), error)
+        self._shutdown(error, abort=not isinstance(error, ConnectionClosedError))
+
+    def _dispatch(self, frame: ResponseFrame) -> None:
+        if frame.kind is ResponseKind.SERVER_FAILURE:
+            code, message = parse_error_response(frame.body)
+            raise self._error_from_code(code, message, api=None, server=self.address)
+        request_id = frame.request_id
+        assert request_id is not None
+        future = self._pending.pop(request_id, None)
+        if future is None:
+            if request_id in self._abandoned:
+                del self._abandoned[request_id]
+                return
+            raise ProtocolError(
+                f"{self._where()} sent a response for request id {request_id}, "
+                f"which is not in flight"
+            )
+        if not future.done():
+            future.set_result(frame)
+
+    # ------------------------------------------------------------------ shutdown
+
+    def _shutdown(self, reason: BaseException, *, abort: bool = False) -> None:
+        """Mark closed, fail every pending request with ``reason``, close the transport.
+
+        Synchronous and idempotent; awaiting the reader task is left to :meth:`close`.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._close_reason = reason
+        pending, self._pending = self._pending, {}
+        self._abandoned.clear()
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(reason)
+        if abort:
+            self._writer.transport.abort()
+        else:
+            self._writer.close()
+        if not self._reader_task.done() and self._reader_task is not asyncio.current_task():
+            self._reader_task.cancel()

@@ -1,0 +1,638 @@
+"""Connection tests against a scripted fake Fluss server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import socket
+import struct
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import pytest
+
+from fluss_proto import connection as connection_module
+from fluss_proto.connection import Connection, default_error_from_code
+from fluss_proto.errors import (
+    ConnectionClosedError,
+    DecodeError,
+    FrameTooLargeError,
+    ProtocolError,
+    RequestTimeoutError,
+    ServerError,
+    UnreachableError,
+)
+from fluss_proto.frame import MAX_REQUEST_ID
+
+pytestmark = pytest.mark.timeout(10)
+
+
+# --------------------------------------------------------------------------- fake server
+
+
+def varint(value: int) -> bytes:
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def error_body(code: int, message: str | None = None) -> bytes:
+    out = b"\x08" + varint(code)
+    if message is not None:
+        raw = message.encode()
+        out += b"\x12" + varint(len(raw)) + raw
+    return out
+
+
+@dataclass
+class Req:
+    api_key: int
+    version: int
+    request_id: int
+    body: bytes
+
+
+class Peer:
+    """The server side of one accepted connection."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    async def read_request(self) -> Req:
+        (length,) = struct.unpack(">i", await self.reader.readexactly(4))
+        payload = await self.reader.readexactly(length)
+        api_key, version, request_id = struct.unpack_from(">hhi", payload)
+        return Req(api_key, version, request_id, payload[8:])
+
+    def raw(self, data: bytes) -> None:
+        self.writer.write(data)
+
+    def frame(self, payload: bytes) -> None:
+        self.writer.write(struct.pack(">i", len(payload)) + payload)
+
+    def success(self, request_id: int, body: bytes) -> None:
+        self.frame(b"\x00" + struct.pack(">i", request_id) + body)
+
+    def error(self, request_id: int, code: int, message: str | None = None) -> None:
+        self.frame(b"\x01" + struct.pack(">i", request_id) + error_body(code, message))
+
+    def failure(self, code: int, message: str | None = None) -> None:
+        self.frame(b"\x02" + error_body(code, message))
+
+    async def echo_forever(self) -> None:
+        while True:
+            req = await self.read_request()
+            self.success(req.request_id, echo_of(req))
+
+
+def echo_of(req: Req) -> bytes:
+    return struct.pack(">hhi", req.api_key, req.version, req.request_id) + req.body
+
+
+Handler = Callable[[Peer], Awaitable[None]]
+
+
+class FakeServer:
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> FakeServer:
+        self._server = await asyncio.start_server(self._on_client, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            await self.handler(Peer(reader, writer))
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except asyncio.CancelledError:
+            # Finish normally: Python 3.11's start_server callback calls task.exception() on
+            # the handler task, which raises (and gets logged) when the task was cancelled.
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+            self._tasks.discard(task)
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    async def connect(self, **kwargs: object) -> Connection:
+        kwargs.setdefault("connect_timeout", 2.0)
+        kwargs.setdefault("request_timeout", 2.0)
+        return await Connection.open("127.0.0.1", self.port, **kwargs)  # type: ignore[arg-type]
+
+
+async def hang(_: Peer) -> None:
+    await asyncio.Event().wait()
+
+
+@pytest.fixture(autouse=True)
+def no_asyncio_complaints(caplog):
+    """No 'Task was destroyed', 'exception was never retrieved' or similar loop errors."""
+    caplog.set_level(logging.DEBUG)
+    yield
+    gc.collect()
+    records = caplog.get_records("setup") + caplog.get_records("call") + caplog.records
+    bad = [r for r in records if r.name == "asyncio" and r.levelno >= logging.WARNING]
+    assert not bad, [r.getMessage() for r in bad]
+
+
+# --------------------------------------------------------------------------- basics
+
+
+async def test_round_trip_sends_exact_header_and_body():
+    async def handler(peer: Peer) -> None:
+        await peer.echo_forever()
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        assert not conn.closed
+        assert await conn.request(1012, 3, b"abc") == struct.pack(">hhi", 1012, 3, 0) + b"abc"
+        assert await conn.request(1000, 0, b"") == struct.pack(">hhi", 1000, 0, 1)
+        assert conn.in_flight == 0
+    assert conn.closed
+
+
+async def test_request_ids_count_up_from_zero_and_wrap():
+    seen: list[int] = []
+
+    async def handler(peer: Peer) -> None:
+        while True:
+            req = await peer.read_request()
+            seen.append(req.request_id)
+            peer.success(req.request_id, b"")
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        for _ in range(3):
+            await conn.request(1000, 0, b"")
+        conn._next_id = MAX_REQUEST_ID - 1
+        for _ in range(3):
+            await conn.request(1000, 0, b"")
+    assert seen == [0, 1, 2, MAX_REQUEST_ID - 1, MAX_REQUEST_ID, 0]
+
+
+async def test_id_allocation_skips_ids_in_use():
+    async with FakeServer(hang) as server, await server.connect() as conn:
+        loop = asyncio.get_running_loop()
+        conn._pending[0] = loop.create_future()
+        conn._abandoned[1] = None
+        conn._next_id = MAX_REQUEST_ID
+        assert [conn._allocate_id() for _ in range(3)] == [MAX_REQUEST_ID, 2, 3]
+        conn._pending.pop(0).cancel()
+
+
+async def test_pipelined_requests_answered_in_reverse_order():
+    count = 200
+
+    async def handler(peer: Peer) -> None:
+        reqs = [await peer.read_request() for _ in range(count)]
+        for req in reversed(reqs):
+            peer.success(req.request_id, b"re:" + req.body)
+        await peer.writer.drain()
+        await hang(peer)
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        results = await asyncio.gather(
+            *(conn.request(1012, 0, str(i).encode()) for i in range(count))
+        )
+        assert results == [b"re:" + str(i).encode() for i in range(count)]
+        assert conn.in_flight == 0
+        assert not conn.closed
+
+
+async def test_out_of_order_pair():
+    async def handler(peer: Peer) -> None:
+        first = await peer.read_request()
+        second = await peer.read_request()
+        peer.success(second.request_id, b"second")
+        await peer.writer.drain()
+        await asyncio.sleep(0.05)
+        peer.success(first.request_id, b"first")
+        await hang(peer)
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        slow = asyncio.create_task(conn.request(1015, 0, b"fetch"))
+        await asyncio.sleep(0.01)
+        fast = await conn.request(1012, 0, b"meta")
+        assert fast == b"second"
+        assert not slow.done()
+        assert await slow == b"first"
+
+
+# --------------------------------------------------------------------------- error frames
+
+
+async def test_error_response_raises_server_error_and_keeps_connection():
+    async def handler(peer: Peer) -> None:
+        req = await peer.read_request()
+        peer.error(req.request_id, 12, "not the leader")
+        req = await peer.read_request()
+        peer.error(req.request_id, 46)
+        await peer.echo_forever()
+
+    calls = []
+
+    def hook(code, message, *, api=None, server=None):
+        calls.append((code, message, api, server))
+        return ServerError(message, api=api, server=server, code=code)
+
+    async with FakeServer(handler) as server, await server.connect(error_from_code=hook) as conn:
+        with pytest.raises(ServerError) as info:
+            await conn.request(1012, 0, b"", api_name="GetMetadata")
+        assert info.value.code == 12
+        assert info.value.message == "not the leader"
+        assert info.value.server == f"127.0.0.1:{server.port}"
+        with pytest.raises(ServerError):
+            await conn.request(1038, 0, b"")
+        assert calls == [
+            (12, "not the leader", "GetMetadata", f"127.0.0.1:{server.port}"),
+            (46, None, "api_key=1038", f"127.0.0.1:{server.port}"),
+        ]
+        assert not conn.closed
+        assert await conn.request(1000, 0, b"ok") == struct.pack(">hhi", 1000, 0, 2) + b"ok"
+
+
+async def test_error_response_with_default_hook():
+    async def handler(peer: Peer) -> None:
+        req = await peer.read_request()
+        peer.error(req.request_id, 15, "no such table")
+        await hang(peer)
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        with pytest.raises(ServerError) as info:
+            await conn.request(1007, 0, b"", api_name="GetTableInfo")
+        assert info.value.code == 15
+        assert info.value.api == "GetTableInfo"
+        assert info.value.server == f"127.0.0.1:{server.port}"
+        assert "no such table" in str(info.value)
+
+
+async def test_garbage_error_body_fails_only_that_request():
+    async def handler(peer: Peer) -> None:
+        req = await peer.read_request()
+        peer.frame(b"\x01" + struct.pack(">i", req.request_id) + b"\x08")
+        await peer.echo_forever()
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        with pytest.raises(DecodeError):
+            await conn.request(1012, 0, b"")
+        assert not conn.closed
+        assert await conn.request(1000, 0, b"") == struct.pack(">hhi", 1000, 0, 1)
+
+
+async def test_server_failure_fails_everything_and_closes():
+    async def handler(peer: Peer) -> None:
+        for _ in range(3):
+            await peer.read_request()
+        peer.failure(-1, "frame too long")
+        await hang(peer)
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        results = await asyncio.gather(
+            *(conn.request(1012, 0, b"") for _ in range(3)), return_exceptions=True
+        )
+        for result in results:
+            assert isinstance(result, ServerError)
+            assert result.code == -1
+            assert "frame too long" in str(result)
+        assert conn.closed
+        assert conn.in_flight == 0
+        with pytest.raises(ConnectionClosedError) as info:
+            await conn.request(1012, 0, b"")
+        assert isinstance(info.value.__cause__, ServerError)
+
+
+async def test_server_failure_with_garbage_body():
+    async def handler(peer: Peer) -> None:
+        await peer.read_request()
+        peer.frame(b"\x02\xff")
+        await hang(peer)
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        with pytest.raises(DecodeError):
+            await conn.request(1012, 0, b"")
+        assert conn.closed
+
+
+# --------------------------------------------------------------------------- broken streams
+
+
+async def _expect_fatal(handler: Handler, error: type[Exception], match: str, **kw) -> None:
+    async with FakeServer(handler) as server, await server.connect(**kw) as conn:
+        results = await asyncio.gather(
+            conn.request(1012, 0, b"a"), conn.request(1012, 0, b"b"), return_exceptions=True
+        )
+        for result in results:
+            assert isinstance(result, error), result
+            assert match in str(result)
+        assert conn.closed
+        assert conn.in_flight == 0
+        with pytest.raises(ConnectionClosedError):
+            await conn.request(1012, 0, b"")
+
+
+async def test_unknown_request_id_is_a_protocol_error():
+    async def handler(peer: Peer) -> None:
+        await peer.read_request()
+        await peer.read_request()
+        peer.success(4242, b"")
+        await hang(peer)
+
+    await _expect_fatal(handler, ProtocolError, "request id 4242")
+
+
+async def test_huge_length_prefix():
+    async def handler(peer: Peer) -> None:
+        await peer.read_request()
+        await peer.read_request()
+        peer.raw(b"\x7f\xff\xff\xff")
+        await hang(peer)
+
+    await _expect_fatal(handler, FrameTooLargeError, "2147483647")
+
+
+async def test_frame_over_configured_limit():
+    async def handler(peer: Peer) -> None:
+        req = await peer.read_request()
+        await peer.read_request()
+        peer.success(req.request_id, b"x" * 12)  # payload 17 bytes
+        await hang(peer)
+
+    await _expect_fatal(handler, FrameTooLargeError, "maximum of 16", max_frame_bytes=16)
+
+
+async def test_negative_length_prefix():
+    async def handler(peer: Peer) -> None:
+        await peer.read_request()
+        await peer.read_request()
+        peer.raw(b"\xff\xff\xff\xfe")
+        await hang(peer)
+
+    await _expect_fatal(handler, ProtocolError, "negative frame length")
+
+
+async def test_unknown_response_type():
+    async def handler(peer: Peer) -> None:
+        await peer.read_request()
+        await peer.read_request()
+        peer.frame(b"\x07\x00\x00\x00\x00")
+        await hang(peer)
+
+    await _expect_fatal(handler, ProtocolError, "unknown response type 7")
+
+
+async def test_close_mid_frame():
+    async def handler(peer: Peer) -> None:
+        await peer.read_request()
+        await peer.read_request()
+        peer.raw(struct.pack(">i", 100) + b"\x00" * 10)
+
+    await _expect_fatal(handler, ConnectionClosedError, "middle of a frame")
+
+
+async def test_eof_between_frames():
+    async def handler(peer: Peer) -> None:
+        await peer.read_request()
+        await peer.read_request()
+
+    await _expect_fatal(handler, ConnectionClosedError, "closed by the server")
+
+
+async def test_logs_never_contain_bodies(caplog):
+    async def handler(peer: Peer) -> None:
+        req = await peer.read_request()
+        peer.success(req.request_id + 1, b"hunter2-response")
+        await hang(peer)
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        with pytest.raises(ProtocolError):
+            await conn.request(1038, 0, b"\x00user\x00hunter2")
+    assert "hunter2" not in caplog.text
+
+
+# --------------------------------------------------------------------------- timeouts
+
+
+async def test_request_timeout_when_never_answered():
+    async with FakeServer(hang) as server, await server.connect() as conn:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        with pytest.raises(RequestTimeoutError, match=r"GetMetadata .* timed out after 0.2s"):
+            await conn.request(1012, 0, b"", timeout=0.2, api_name="GetMetadata")
+        assert loop.time() - start < 1.0
+        assert not conn.closed
+        assert conn.in_flight == 0
+
+
+async def test_connection_default_request_timeout():
+    async with FakeServer(hang) as server, await server.connect(request_timeout=0.1) as conn:
+        with pytest.raises(RequestTimeoutError, match=r"0\.1s"):
+            await conn.request(1012, 0, b"")
+
+
+async def test_late_response_after_timeout_is_discarded():
+    async def handler(peer: Peer) -> None:
+        first = await peer.read_request()
+        second = await peer.read_request()  # only sent after `first` timed out
+        peer.success(first.request_id, b"late")
+        peer.success(second.request_id, b"fresh")
+        await peer.echo_forever()
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        with pytest.raises(RequestTimeoutError):
+            await conn.request(1015, 0, b"", timeout=0.1)
+        assert await conn.request(1012, 0, b"") == b"fresh"
+        assert not conn.closed
+        assert conn._abandoned == {}
+        assert await conn.request(1000, 0, b"") == struct.pack(">hhi", 1000, 0, 2)
+
+
+# --------------------------------------------------------------------------- close / cancel
+
+
+async def test_close_fails_pending_and_is_idempotent():
+    received = asyncio.Event()
+    count = 0
+
+    async def handler(peer: Peer) -> None:
+        nonlocal count
+        while True:
+            await peer.read_request()
+            count += 1
+            if count == 5:
+                received.set()
+
+    async with FakeServer(handler) as server:
+        conn = await server.connect()
+        tasks = [asyncio.create_task(conn.request(1012, 0, b"")) for _ in range(5)]
+        await asyncio.wait_for(received.wait(), 2)
+        assert conn.in_flight == 5
+        await conn.close()
+        assert conn.closed
+        for task in tasks:
+            with pytest.raises(ConnectionClosedError):
+                await task
+        await conn.close()
+        with pytest.raises(ConnectionClosedError, match="closed"):
+            await conn.request(1012, 0, b"")
+        assert "closed" in repr(conn)
+
+
+async def test_async_with_closes():
+    async def handler(peer: Peer) -> None:
+        await peer.echo_forever()
+
+    async with FakeServer(handler) as server:
+        async with await server.connect() as conn:
+            await conn.request(1000, 0, b"")
+        assert conn.closed
+
+
+async def test_cancel_after_write_forgets_the_id():
+    got_first = asyncio.Event()
+
+    async def handler(peer: Peer) -> None:
+        first = await peer.read_request()
+        got_first.set()
+        second = await peer.read_request()
+        peer.success(first.request_id, b"for the cancelled one")
+        peer.success(second.request_id, b"second")
+        await peer.echo_forever()
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        task = asyncio.create_task(conn.request(1015, 0, b""))
+        await asyncio.wait_for(got_first.wait(), 2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert conn.in_flight == 0
+        assert await conn.request(1012, 0, b"") == b"second"
+        assert not conn.closed
+
+
+async def test_cancel_before_write_sends_nothing():
+    seen: list[int] = []
+
+    async def handler(peer: Peer) -> None:
+        while True:
+            req = await peer.read_request()
+            seen.append(req.request_id)
+            peer.success(req.request_id, b"")
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        async with conn._write_lock:
+            task = asyncio.create_task(conn.request(1012, 0, b""))
+            await asyncio.sleep(0.01)
+            assert conn.in_flight == 1
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert conn.in_flight == 0
+        await conn.request(1012, 0, b"")
+        assert not conn.closed
+        assert conn._abandoned == {}
+    assert seen == [1]
+
+
+async def test_timeout_while_waiting_to_write():
+    async with FakeServer(hang) as server, await server.connect() as conn:
+        async with conn._write_lock:
+            with pytest.raises(RequestTimeoutError):
+                await conn.request(1012, 0, b"", timeout=0.05)
+        assert conn.in_flight == 0
+        assert conn._abandoned == {}
+        assert not conn.closed
+
+
+async def test_write_failing_part_way_closes_the_connection(monkeypatch):
+    got_first = asyncio.Event()
+
+    async def handler(peer: Peer) -> None:
+        await peer.read_request()
+        got_first.set()
+        await hang(peer)
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        pending = asyncio.create_task(conn.request(1012, 0, b""))
+        await asyncio.wait_for(got_first.wait(), 2)
+
+        def broken_write(data: bytes) -> None:
+            raise RuntimeError("boom")
+
+        monkeypatch.setattr(conn._writer, "write", broken_write)
+        with pytest.raises(ConnectionClosedError, match="part-way"):
+            await conn.request(1012, 0, b"")
+        assert conn.closed
+        with pytest.raises(ConnectionClosedError):
+            await pending
+
+
+# --------------------------------------------------------------------------- open
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_open_refused_is_unreachable():
+    port = _free_port()
+    with pytest.raises(UnreachableError, match=f"127.0.0.1:{port}"):
+        await Connection.open("127.0.0.1", port, connect_timeout=1, request_timeout=1)
+
+
+async def test_open_timeout_is_unreachable(monkeypatch):
+    async def never(*args: object, **kwargs: object):
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(connection_module.asyncio, "open_connection", never)
+    with pytest.raises(UnreachableError, match=r"10\.0\.0\.1:9123: timed out after 0.1s"):
+        await Connection.open("10.0.0.1", 9123, connect_timeout=0.1, request_timeout=1)
+
+
+async def test_label_appears_in_errors():
+    async with FakeServer(hang) as server, await server.connect(label="coordinator") as conn:
+        with pytest.raises(RequestTimeoutError, match=rf"coordinator \(127.0.0.1:{server.port}\)"):
+            await conn.request(1012, 0, b"", timeout=0.05)
+
+
+# --------------------------------------------------------------------------- error hook
+
+
+def test_default_error_from_code_without_error_codes_module(monkeypatch):
+    monkeypatch.setitem(sys.modules, "fluss_proto.error_codes", None)
+    err = default_error_from_code(99, "msg", api="X", server="h:1")
+    assert type(err) is ServerError
+    assert (err.code, err.message, err.api, err.server) == (99, "msg", "X", "h:1")
+
+
+def test_default_error_from_code_with_error_codes_module():
+    error_codes = pytest.importorskip("fluss_proto.error_codes")
+    err = default_error_from_code(12, None, api="X", server="h:1")
+    assert isinstance(err, ServerError)
+    assert err.code == 12
+    assert type(err) is type(error_codes.from_code(12, None))
