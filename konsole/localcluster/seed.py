@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
@@ -27,7 +27,7 @@ from typing import Any, Literal
 import fluss
 import pyarrow as pa
 
-__all__ = ["SeedReport", "SeededTable", "seed_demo", "seed_demo_sync"]
+__all__ = ["DEMO_TABLES", "SeedReport", "SeededTable", "demo_rows", "seed_demo", "seed_demo_sync"]
 
 _SEED = "konsole-demo-v1"
 _CENTS = Decimal("0.01")
@@ -36,6 +36,7 @@ _CENTS = Decimal("0.01")
 _ADMIN_TIMEOUT_S = 30.0
 _WRITE_TIMEOUT_S = 120.0
 _CLOSE_TIMEOUT_S = 10.0
+_SETTLE_S = 0.3
 
 Row = dict[str, Any]
 
@@ -51,7 +52,8 @@ class SeededTable:
     partitions: tuple[str, ...]  # partition values, () for unpartitioned tables
     rows_written: int  # by this call; 0 when the table existed already
     created: bool  # False: the table existed, so it was left untouched
-    log_records: int  # sum of latest offsets; equals rows_written right after a fresh seed
+    # sum of latest offsets (None: no bucket leader yet); == rows_written after a fresh seed
+    log_records: int | None
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,19 @@ class SeedReport:
     def existing(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tables if not t.created)
 
+    def __str__(self) -> str:
+        # Human-readable for the CLI, which prints str(report); repr stays the dataclass one.
+        lines = [f"seeded {self.bootstrap}: {self.rows_written} rows written"]
+        for t in self.tables:
+            state = f"created, {t.rows_written} rows" if t.created else "existed, untouched"
+            parts = f", partitions {','.join(t.partitions)}" if t.partitions else ""
+            records = "?" if t.log_records is None else t.log_records
+            lines.append(
+                f"  {t.name:<40} {t.kind:<3} buckets={t.buckets}{parts}"
+                f"  log records={records}  ({state})"
+            )
+        return "\n".join(lines)
+
 
 @dataclass(frozen=True)
 class _TableSpec:
@@ -82,7 +97,7 @@ class _TableSpec:
     primary_keys: tuple[str, ...] = ()
     bucket_keys: tuple[str, ...] = ()
     partition_key: str | None = None
-    partitions: tuple[str, ...] = field(default_factory=tuple)
+    partitions: tuple[str, ...] = ()
     comment: str = ""
 
     @property
@@ -356,6 +371,13 @@ async def _create_table(admin: fluss.FlussAdmin, spec: _TableSpec, rf: int) -> b
     except fluss.FlussError as exc:
         if exc.error_code == fluss.ErrorCode.TABLE_ALREADY_EXIST:
             return False
+        # A 0.9.1 coordinator racing two creates of one table answers the loser with a
+        # generic error (-1, "Fail to register schema ... NodeExists"), not code 8; if
+        # the table shows up shortly, another seeder won and will write it.
+        for _ in range(10):
+            if await admin.table_exists(spec.path):
+                return False
+            await asyncio.sleep(0.2)
         raise
     return True
 
@@ -377,16 +399,29 @@ async def _write(conn: fluss.FlussConnection, spec: _TableSpec, rows: list[Row])
 
 async def _log_records(
     admin: fluss.FlussAdmin, path: fluss.TablePath, buckets: int, partitions: tuple[str, ...]
-) -> int:
+) -> int | None:
+    """Sum of latest offsets, or None if the buckets have no leader yet.
+
+    A table another seeder created a moment ago answers "No leader found" for a while,
+    so a few bounded retries; the count is informative only, never worth failing for.
+    """
     ids = list(range(buckets))
     latest = fluss.OffsetSpec.latest()
-    if not partitions:
-        return sum((await admin.list_offsets(path, ids, latest)).values())
-    # list_offsets on a partitioned table fails ("No leader found"): ask per partition.
-    total = 0
-    for part in partitions:
-        total += sum((await admin.list_partition_offsets(path, part, ids, latest)).values())
-    return total
+    for attempt in range(10):
+        try:
+            if not partitions:
+                return sum((await admin.list_offsets(path, ids, latest)).values())
+            # list_offsets on a partitioned table always fails ("No leader found"):
+            # offsets are per partition.
+            total = 0
+            for part in partitions:
+                offsets = await admin.list_partition_offsets(path, part, ids, latest)
+                total += sum(offsets.values())
+            return total
+        except fluss.FlussError:
+            if attempt < 9:
+                await asyncio.sleep(0.3)
+    return None
 
 
 async def _seed_table(
@@ -428,19 +463,25 @@ async def _seed_table(
 
 
 async def seed_demo(
-    bootstrap: str, *, replication_factor: int = 1, scale: int = 1, recreate: bool = False
+    bootstrap: str,
+    *,
+    replication_factor: int = 1,
+    scale: int = 1,
+    recreate: bool = False,
+    client_properties: Mapping[str, str] | None = None,
 ) -> SeedReport:
     """Create the demo databases/tables and fill the ones this call created.
 
     ``scale`` multiplies the row counts (about 3,500 rows at 1). ``recreate`` drops the
-    demo tables first, e.g. to repair a seed that was interrupted.
+    demo tables first, e.g. to repair a seed that was interrupted. ``client_properties``
+    go into the pyfluss Config as is (e.g. "security.protocol": "sasl",
+    "security.sasl.mechanism"/"username"/"password" for a SASL listener); pyfluss
+    rejects unknown keys.
     """
     if replication_factor < 1 or scale < 1:
         raise ValueError("replication_factor and scale must be >= 1")
-    conn = await asyncio.wait_for(
-        fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": bootstrap})),
-        _ADMIN_TIMEOUT_S,
-    )
+    config = fluss.Config({**(client_properties or {}), "bootstrap.servers": bootstrap})
+    conn = await asyncio.wait_for(fluss.FlussConnection.create(config), _ADMIN_TIMEOUT_S)
     try:
         admin = conn.get_admin()
         async with asyncio.timeout(_ADMIN_TIMEOUT_S):
@@ -456,15 +497,28 @@ async def seed_demo(
         # close() waits for undelivered records; bound it so a stuck write cannot hang us.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(conn.close(), _CLOSE_TIMEOUT_S)
+        # pyfluss' tokio threads may still be handing results back to Python just after
+        # close(); if the interpreter exits right then it aborts (SIGABRT, ~1 run in 10
+        # for short CLI processes). A short pause with the loop alive avoids it.
+        await asyncio.sleep(_SETTLE_S)
     return SeedReport(bootstrap=bootstrap, tables=tuple(tables))
 
 
 def seed_demo_sync(
-    bootstrap: str, *, replication_factor: int = 1, scale: int = 1, recreate: bool = False
+    bootstrap: str,
+    *,
+    replication_factor: int = 1,
+    scale: int = 1,
+    recreate: bool = False,
+    client_properties: Mapping[str, str] | None = None,
 ) -> SeedReport:
     """Blocking wrapper for CLI code; must not be called from inside a running event loop."""
     return asyncio.run(
         seed_demo(
-            bootstrap, replication_factor=replication_factor, scale=scale, recreate=recreate
+            bootstrap,
+            replication_factor=replication_factor,
+            scale=scale,
+            recreate=recreate,
+            client_properties=client_properties,
         )
     )
