@@ -424,6 +424,24 @@ async def _log_records(
     return None
 
 
+async def _wait_partition_leaders(admin: fluss.FlussAdmin, spec: _TableSpec) -> None:
+    """Wait (bounded) until every bucket of every new partition has a leader.
+
+    create_partition returns before the coordinator has elected the partition's bucket
+    leaders; a pyfluss writer that looks the partition up in that window never sends its
+    records (seen on 0.9.1: the flush hangs for good). Offsets answer once leaders exist.
+    """
+    ids = list(range(spec.buckets))
+    latest = fluss.OffsetSpec.latest()
+    for part in spec.partitions:
+        for _ in range(100):
+            try:
+                await admin.list_partition_offsets(spec.path, part, ids, latest)
+                break
+            except fluss.FlussError:
+                await asyncio.sleep(0.1)
+
+
 async def _seed_table(
     conn: fluss.FlussConnection, spec: _TableSpec, rf: int, scale: int, recreate: bool
 ) -> SeededTable:
@@ -439,6 +457,7 @@ async def _seed_table(
                 await admin.create_partition(
                     spec.path, {str(spec.partition_key): part}, ignore_if_exists=True
                 )
+            await _wait_partition_leaders(admin, spec)
     rows = demo_rows(spec.name, scale) if created else []
     if rows:
         await _write(conn, spec, rows)
