@@ -1,0 +1,181 @@
+"""Value record batches (``DefaultValueRecordBatch``): ScanKv and LimitScan on PK tables.
+
+Layout (little-endian, the same at Fluss 0.9.1 and 1.0; no CRC)::
+
+    0  int32  length         batch size - 4
+    4  int8   magic          0
+    5  int32  record_count
+    9  records: int32 length (bytes after it) | int16 schema_id | row
+
+The row is in the table's ``table.kv.format`` (COMPACTED by default, or INDEXED) and belongs to
+the schema of its own ``schema_id``: rows of one batch may come from different schemas after
+ALTER TABLE.
+
+A Lookup/PrefixLookup value is the same ``int16 schema_id | row`` without the length
+(``ValueEncoder``): see :func:`split_value`.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from fluss_proto.records._base import RowDecoder
+from fluss_proto.records.compacted_row import CompactedRowDecoder
+from fluss_proto.records.errors import (
+    CorruptBatchError,
+    RecordDecodeError,
+    TruncatedBatchError,
+    UnknownMagicError,
+)
+from fluss_proto.records.indexed_row import IndexedRowDecoder
+
+__all__ = [
+    "ValueBatch",
+    "ValueRecord",
+    "decode_value_batch",
+    "make_row_decoder",
+    "read_value_batch",
+    "split_value",
+    "value_batch_table",
+]
+
+VALUE_BATCH_HEADER_SIZE = 9
+_HEADER = struct.Struct("<iBi")
+_RECORD = struct.Struct("<ih")
+_SCHEMA_ID = struct.Struct("<h")
+
+
+def make_row_decoder(row_type: Any, kv_format: str = "COMPACTED") -> RowDecoder:
+    """A row decoder for ``table.kv.format`` (or ``table.log.format`` INDEXED/COMPACTED)."""
+    fmt = kv_format.upper()
+    if fmt == "COMPACTED":
+        return CompactedRowDecoder(row_type)
+    if fmt == "INDEXED":
+        return IndexedRowDecoder(row_type)
+    raise ValueError(f"no row decoder for format {kv_format!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class ValueRecord:
+    """One record of a value batch, row still encoded at ``buffer[start:end]``."""
+
+    schema_id: int
+    buffer: bytes
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class ValueBatch:
+    magic: int
+    records: list[ValueRecord]
+    #: Bytes of the input the batch took (its declared size).
+    size: int
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self) -> Iterator[ValueRecord]:
+        return iter(self.records)
+
+
+def read_value_batch(data: bytes | bytearray | memoryview, *, bucket: Any = None) -> ValueBatch:
+    """Split a value batch into records (rows undecoded). Bytes after the batch are ignored."""
+    buf = bytes(data)
+    total = len(buf)
+    ctx: dict[str, Any] = {"bucket": bucket}
+    if total < VALUE_BATCH_HEADER_SIZE:
+        raise TruncatedBatchError(
+            f"value batch header needs {VALUE_BATCH_HEADER_SIZE} bytes, got {total}", **ctx
+        )
+    length, magic, count = _HEADER.unpack_from(buf, 0)
+    if magic != 0:
+        raise UnknownMagicError(magic, "value batch", **ctx)
+    size = length + 4
+    if size < VALUE_BATCH_HEADER_SIZE:
+        raise CorruptBatchError(f"value batch with invalid length {length}", **ctx)
+    if size > total:
+        raise TruncatedBatchError(f"value batch of {size} bytes but only {total} given", **ctx)
+    if count < 0:
+        raise CorruptBatchError(f"value batch with negative record count {count}", **ctx)
+    records = []
+    pos = VALUE_BATCH_HEADER_SIZE
+    for i in range(count):
+        if pos + 6 > size:
+            raise TruncatedBatchError(
+                f"value record {i} header runs past the batch end", position=pos, **ctx
+            )
+        rec_len, schema_id = _RECORD.unpack_from(buf, pos)
+        if rec_len < 2:
+            raise CorruptBatchError(
+                f"value record {i} has invalid length {rec_len}", position=pos, **ctx
+            )
+        stop = pos + 4 + rec_len
+        if stop > size:
+            raise TruncatedBatchError(
+                f"value record {i} ({rec_len} bytes) runs past the batch end", position=pos, **ctx
+            )
+        records.append(ValueRecord(schema_id, buf, pos + 6, stop))
+        pos = stop
+    return ValueBatch(magic, records, size)
+
+
+DecoderSource = RowDecoder | Mapping[int, RowDecoder] | Callable[[int], RowDecoder]
+
+
+def _decoder_for(decoders: DecoderSource, schema_id: int) -> RowDecoder:
+    if isinstance(decoders, RowDecoder):
+        return decoders
+    if isinstance(decoders, Mapping):
+        try:
+            return decoders[schema_id]
+        except KeyError:
+            raise RecordDecodeError(f"no row decoder for schema id {schema_id}") from None
+    return decoders(schema_id)
+
+
+def decode_value_batch(
+    data: bytes | bytearray | memoryview,
+    decoders: DecoderSource,
+    *,
+    bucket: Any = None,
+) -> list[dict[str, Any]]:
+    """Decode every row of a value batch.
+
+    ``decoders``: one row decoder (every row has the same schema), a mapping
+    ``schema_id -> decoder``, or a callable returning the decoder of a schema id.
+    """
+    batch = read_value_batch(data, bucket=bucket)
+    rows = []
+    for rec in batch.records:
+        try:
+            decoder = _decoder_for(decoders, rec.schema_id)
+            rows.append(decoder.decode(rec.buffer, rec.start, rec.end))
+        except RecordDecodeError as exc:
+            raise exc.with_context(bucket=bucket, position=rec.start) from None
+    return rows
+
+
+def value_batch_table(
+    data: bytes | bytearray | memoryview, decoder: RowDecoder, *, bucket: Any = None
+) -> pa.Table:
+    """Columnar decoding of a value batch whose rows all use ``decoder``'s schema."""
+    batch = read_value_batch(data, bucket=bucket)
+    try:
+        return decoder.to_table((r.buffer, r.start, r.end) for r in batch.records)
+    except RecordDecodeError as exc:
+        raise exc.with_context(bucket=bucket) from None
+
+
+def split_value(value: bytes | bytearray | memoryview) -> tuple[int, memoryview]:
+    """A Lookup value ``int16 schema_id | row`` -> ``(schema_id, row bytes)``."""
+    view = memoryview(value).cast("B")
+    if len(view) < 2:
+        raise TruncatedBatchError(f"lookup value of {len(view)} bytes has no schema id")
+    (schema_id,) = _SCHEMA_ID.unpack_from(view, 0)
+    return schema_id, view[2:]
