@@ -16,6 +16,7 @@ from konsole.localcluster.cluster import ClusterAlreadyRunning
 from konsole.localcluster.jars import JarFetchError
 from konsole.localcluster.java import JavaError
 from konsole.localcluster.versions import UnknownVersionError
+from konsole.preview_cmd import preview
 
 RUN_DIR_OPTION = click.option(
     "--run-dir",
@@ -257,6 +258,8 @@ def demo(version: str, tablet_servers: int, run_dir: Path | None) -> None:
     finally:
         click.echo(f"stopping: {', '.join(lc.stop()) or 'nothing was running'}")
 
+
+main.add_command(preview)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,393 @@
+"""Benchmark table reads: fluss_proto.scan (preview) vs pyfluss, on the same tables, same run.
+
+Usage::
+
+    .venv/bin/python bench/scan.py                       # own 1 coordinator + 1 tablet server
+    .venv/bin/python bench/scan.py --bootstrap 127.0.0.1:9123 [--log-rows 200000]
+        [--pk-rows 1000000] [--buckets 4] [--reps 3] [--json]
+
+Tables (created with pyfluss in a fresh database ``konsole_bench_scan_<pid>``, dropped at
+the end): a log table of ``--log-rows`` rows (ARROW format, default ZSTD, written with
+``write_arrow``) and a primary-key table of ``--pk-rows`` rows (upserts), both with
+``--buckets`` buckets and the columns id BIGINT, name STRING, amount DECIMAL(10,2),
+ts TIMESTAMP(3), v DOUBLE. Creating the PK table stops early when ``--create-budget``
+seconds are spent; the report then says how many rows it holds.
+
+Measured (best of ``--reps`` after one warm-up; connections already open):
+
+- log, ours FetchLog: ``preview_table(tail=True, limit=all rows)``: ListOffsets, then
+  FetchLog per leader until the high watermark, Arrow decoding, one pyarrow.Table;
+- log, ours LimitScan: ``preview_table(limit=all rows)``;
+- log, pyfluss: ``create_record_batch_log_scanner()``, every bucket from EARLIEST,
+  ``to_arrow()``;
+- log, decode only: the FetchLog blobs fetched once, then parsed + decoded by our records
+  package (no network), to show where the time goes;
+- PK, ours LimitScan: ``preview_table(limit=all rows)`` (0.9.1 has no ScanKv);
+- PK, pyfluss: ``new_scan().limit(n).create_bucket_batch_scanner(bucket).to_arrow()`` for
+  every bucket at once (its LimitScan path; lookups are far slower);
+- PK, decode only: the LimitScan value batches fetched once, then decoded;
+- time to the first 500 rows of the PK table: ours ``preview_table(limit=500)`` (every
+  bucket asked, fair share); pyfluss one bucket scanner with ``limit(500)``, and every
+  bucket's scanner with ``limit(500)`` at once.
+
+Ratios are ours / pyfluss in rows per second (higher is better for us).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import fluss  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from fluss_proto._gen import fluss_rpc_pb2 as pb  # noqa: E402
+from fluss_proto.api_keys import ApiKey  # noqa: E402
+from fluss_proto.client import FlussClient  # noqa: E402
+from fluss_proto.records import (  # noqa: E402
+    decode_arrow_batch,
+    make_row_decoder,
+    read_log_batches,
+    read_value_batch,
+    to_arrow_schema,
+)
+from fluss_proto.scan import preview_table  # noqa: E402
+
+SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("amount", pa.decimal128(10, 2)),
+        pa.field("ts", pa.timestamp("ms")),
+        pa.field("v", pa.float64()),
+    ]
+)
+ADMIN_TIMEOUT_S = 60.0
+WRITE_CHUNK = 50_000
+FIRST_ROWS = 500
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def arrow_chunk(start: int, n: int) -> pa.Table:
+    ids = range(start, start + n)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "name": pa.array([f"name-{i:08d}" for i in ids]),
+            "amount": pa.array([Decimal(i % 10_000_000) / 100 for i in ids], pa.decimal128(10, 2)),
+            "ts": pa.array([1_700_000_000_000 + i for i in ids], pa.timestamp("ms")),
+            "v": pa.array([i * 0.25 for i in ids], pa.float64()),
+        },
+        schema=SCHEMA,
+    )
+
+
+# =========================================================================== set-up
+
+
+async def create_tables(
+    conn: fluss.FlussConnection, db: str, args: argparse.Namespace
+) -> dict[str, Any]:
+    admin = conn.get_admin()
+    started = time.monotonic()
+    async with asyncio.timeout(ADMIN_TIMEOUT_S):
+        await admin.create_database(db, ignore_if_exists=True)
+        for name, pk in (("log", None), ("pk", ["id"])):
+            descriptor = fluss.TableDescriptor(
+                fluss.Schema(SCHEMA, primary_keys=pk),
+                bucket_count=args.buckets,
+                bucket_keys=["id"],
+                properties={"table.replication.factor": "1"},
+            )
+            await admin.create_table(fluss.TablePath(db, name), descriptor, ignore_if_exists=False)
+    log_table = await conn.get_table(fluss.TablePath(db, "log"))
+    writer = log_table.new_append().create_writer()
+    for start in range(0, args.log_rows, WRITE_CHUNK):
+        writer.write_arrow(arrow_chunk(start, min(WRITE_CHUNK, args.log_rows - start)))
+    await asyncio.wait_for(writer.flush(), 300)
+    log_s = time.monotonic() - started
+    log(f"log table: {args.log_rows} rows in {log_s:.1f}s")
+
+    started = time.monotonic()
+    pk_table = await conn.get_table(fluss.TablePath(db, "pk"))
+    upsert = pk_table.new_upsert().create_writer()
+    written = 0
+    for start in range(0, args.pk_rows, WRITE_CHUNK):
+        if time.monotonic() - started > args.create_budget:
+            log(f"PK table: creation budget of {args.create_budget}s spent at {written} rows")
+            break
+        chunk = arrow_chunk(start, min(WRITE_CHUNK, args.pk_rows - start)).to_pylist()
+        for row in chunk:
+            upsert.upsert(row)
+        written += len(chunk)
+        await asyncio.wait_for(upsert.flush(), 300)
+    pk_s = time.monotonic() - started
+    log(f"PK table: {written} rows in {pk_s:.1f}s")
+    return {
+        "log_rows": args.log_rows,
+        "log_create_s": log_s,
+        "pk_rows": written,
+        "pk_create_s": pk_s,
+    }
+
+
+# =========================================================================== measurements
+
+
+async def best_of(reps: int, fn: Callable[[], Awaitable[int]], expect: int | None) -> dict:
+    await fn()  # warm-up
+    times = []
+    rows = 0
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        rows = await fn()
+        times.append(time.perf_counter() - t0)
+        if expect is not None and rows != expect:
+            raise RuntimeError(f"expected {expect} rows, got {rows}")
+    best = min(times)
+    return {
+        "rows": rows,
+        "best_s": best,
+        "median_s": statistics.median(times),
+        "rows_per_s": rows / best if best else 0.0,
+    }
+
+
+async def fetch_blobs(client: FlussClient, table_id: int, buckets: list[Any]) -> list[bytes]:
+    """Every bucket's whole log as FetchLog blobs (complete batches), fetched once."""
+    blobs = []
+    for b in buckets:
+        offset = 0
+        for _ in range(100_000):
+            req = pb.FetchLogRequest(follower_server_id=-1, max_bytes=16 << 20)
+            t = req.tables_req.add(table_id=table_id, projection_pushdown_enabled=False)
+            t.buckets_req.add(bucket_id=b.bucket_id, fetch_offset=offset, max_fetch_bytes=8 << 20)
+            resp = await client.call(ApiKey.FETCH_LOG, req, node=b.leader_id)
+            item = resp.tables_resp[0].buckets_resp[0]
+            parsed = read_log_batches(item.records)
+            if not parsed.batches:
+                break
+            blobs.append(item.records[: parsed.bytes_consumed])
+            offset = parsed.next_offset
+            if offset >= item.high_watermark:
+                break
+    return blobs
+
+
+async def run(bootstrap: str, args: argparse.Namespace) -> dict[str, Any]:
+    conn = await asyncio.wait_for(
+        fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": bootstrap})),
+        ADMIN_TIMEOUT_S,
+    )
+    db = f"konsole_bench_scan_{os.getpid()}"
+    client: FlussClient | None = None
+    out: dict[str, Any] = {"bootstrap": bootstrap, "buckets": args.buckets, "reps": args.reps}
+    try:
+        out["tables"] = sizes = await create_tables(conn, db, args)
+        client = await FlussClient.connect(bootstrap, request_timeout=120.0)
+        log_path, pk_path = f"{db}.log", f"{db}.pk"
+        n_log, n_pk = sizes["log_rows"], sizes["pk_rows"]
+        log_table = await conn.get_table(fluss.TablePath(db, "log"))
+        pk_table = await conn.get_table(fluss.TablePath(db, "pk"))
+        table_id = pk_table.get_table_info().table_id
+        results: dict[str, Any] = {}
+
+        async def ours_tail() -> int:
+            p = await preview_table(client, log_path, tail=True, limit=n_log, deadline_s=300)
+            assert p.report.complete, p.report.summary_lines()
+            return p.table.num_rows
+
+        async def ours_limit_log() -> int:
+            p = await preview_table(client, log_path, limit=n_log, deadline_s=300)
+            assert p.report.complete, p.report.summary_lines()
+            return p.table.num_rows
+
+        async def pyfluss_log() -> int:
+            scanner = await log_table.new_scan().create_record_batch_log_scanner()
+            scanner.subscribe_buckets({b: fluss.EARLIEST_OFFSET for b in range(args.buckets)})
+            return (await scanner.to_arrow()).num_rows
+
+        log("measuring the log table ...")
+        results["log_ours_fetchlog"] = await best_of(args.reps, ours_tail, n_log)
+        results["log_ours_limitscan"] = await best_of(args.reps, ours_limit_log, n_log)
+        results["log_pyfluss_record_batch_scanner"] = await best_of(args.reps, pyfluss_log, n_log)
+
+        from fluss_proto.admin import FlussAdmin
+
+        admin = FlussAdmin(client)
+        log_info = await admin.table_info(log_path)
+        log_buckets = await admin.bucket_metadata(log_path)
+        blobs = await fetch_blobs(client, log_info.table_id, list(log_buckets))
+        schema = to_arrow_schema(log_info.schema)
+
+        async def decode_log_only() -> int:
+            rows = 0
+            for blob in blobs:
+                for batch in read_log_batches(blob):
+                    rows += decode_arrow_batch(batch, schema).num_rows
+            return rows
+
+        results["log_decode_only"] = await best_of(args.reps, decode_log_only, n_log)
+
+        async def ours_pk() -> int:
+            p = await preview_table(client, pk_path, limit=max(n_pk, 1), deadline_s=300)
+            assert p.report.complete, p.report.summary_lines()
+            return p.table.num_rows
+
+        async def pyfluss_pk(limit: int, buckets: int) -> int:
+            scanners = [
+                pk_table.new_scan()
+                .limit(limit)
+                .create_bucket_batch_scanner(fluss.TableBucket(table_id, b))
+                for b in range(buckets)
+            ]
+            tables = await asyncio.gather(*(s.to_arrow() for s in scanners))
+            return sum(t.num_rows for t in tables)
+
+        log("measuring the PK table ...")
+        results["pk_ours_limitscan"] = await best_of(args.reps, ours_pk, n_pk)
+        results["pk_pyfluss_batch_scanner"] = await best_of(
+            args.reps, lambda: pyfluss_pk(max(n_pk, 1), args.buckets), n_pk
+        )
+
+        pk_info = await admin.table_info(pk_path)
+        pk_buckets = await admin.bucket_metadata(pk_path)
+        value_batches = []
+        for b in pk_buckets:
+            req = pb.LimitScanRequest(table_id=pk_info.table_id, bucket_id=b.bucket_id, limit=n_pk)
+            resp = await client.call(ApiKey.LIMIT_SCAN, req, node=b.leader_id)
+            value_batches.append(resp.records)
+        decoder = make_row_decoder(pk_info.schema, str(pk_info.kv_format))
+
+        async def decode_pk_only() -> int:
+            rows = 0
+            for records in value_batches:
+                batch = read_value_batch(records)
+                rows += decoder.to_table((r.buffer, r.start, r.end) for r in batch.records).num_rows
+            return rows
+
+        results["pk_decode_only"] = await best_of(args.reps, decode_pk_only, n_pk)
+
+        async def ours_first() -> int:
+            p = await preview_table(client, pk_path, limit=FIRST_ROWS, deadline_s=60)
+            return p.table.num_rows
+
+        first_expect = min(FIRST_ROWS, n_pk)
+        results["first500_ours"] = await best_of(args.reps, ours_first, first_expect)
+        results["first500_pyfluss_one_bucket"] = await best_of(
+            args.reps, lambda: pyfluss_pk(FIRST_ROWS, 1), None
+        )
+        results["first500_pyfluss_all_buckets"] = await best_of(
+            args.reps, lambda: pyfluss_pk(FIRST_ROWS, args.buckets), None
+        )
+        out["results"] = results
+
+        def ratio(a: str, b: str) -> float:
+            return results[a]["rows_per_s"] / results[b]["rows_per_s"]
+
+        out["ratios"] = {
+            "log fetchlog ours/pyfluss (rows/s)": ratio(
+                "log_ours_fetchlog", "log_pyfluss_record_batch_scanner"
+            ),
+            "log limitscan ours/pyfluss (rows/s)": ratio(
+                "log_ours_limitscan", "log_pyfluss_record_batch_scanner"
+            ),
+            "pk limitscan ours/pyfluss (rows/s)": ratio(
+                "pk_ours_limitscan", "pk_pyfluss_batch_scanner"
+            ),
+            "first 500 rows pyfluss-one-bucket time / ours time": results[
+                "first500_pyfluss_one_bucket"
+            ]["best_s"]
+            / results["first500_ours"]["best_s"],
+            "first 500 rows pyfluss-all-buckets time / ours time": results[
+                "first500_pyfluss_all_buckets"
+            ]["best_s"]
+            / results["first500_ours"]["best_s"],
+        }
+    finally:
+        if client is not None:
+            await client.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                conn.get_admin().drop_database(db, ignore_if_not_exists=True, cascade=True), 60
+            )
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(conn.close(), 30)
+        await asyncio.sleep(0.3)
+    return out
+
+
+def print_summary(out: dict[str, Any]) -> None:
+    t = out["tables"]
+    print(
+        f"tables: log {t['log_rows']} rows (written in {t['log_create_s']:.1f}s), "
+        f"PK {t['pk_rows']} rows (written in {t['pk_create_s']:.1f}s), "
+        f"{out['buckets']} buckets, best of {out['reps']}"
+    )
+    for name, r in out["results"].items():
+        print(
+            f"  {name:<36} {r['rows']:>9} rows  best {r['best_s'] * 1000:9.1f} ms  "
+            f"median {r['median_s'] * 1000:9.1f} ms  {r['rows_per_s']:>12,.0f} rows/s"
+        )
+    print("ratios:")
+    for name, value in out["ratios"].items():
+        print(f"  {name:<56} {value:6.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bootstrap", default=None)
+    parser.add_argument("--log-rows", type=int, default=200_000)
+    parser.add_argument("--pk-rows", type=int, default=1_000_000)
+    parser.add_argument("--buckets", type=int, default=4)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--create-budget", type=float, default=150.0)
+    parser.add_argument("--tablet-servers", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    cluster = None
+    try:
+        bootstrap = args.bootstrap
+        if bootstrap is None:
+            from konsole.localcluster import DEFAULT_VERSION, LocalCluster
+
+            tmp = tempfile.TemporaryDirectory(prefix="konsole-bench-scan-")
+            cluster = LocalCluster(Path(tmp.name) / "cluster")
+            desc = cluster.start(
+                DEFAULT_VERSION, tablet_servers=args.tablet_servers, ready_timeout=180
+            )
+            bootstrap = desc["bootstrap_servers"]
+        out = asyncio.run(run(bootstrap, args))
+    finally:
+        if cluster is not None:
+            cluster.stop(timeout=60)
+        if tmp is not None:
+            tmp.cleanup()
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print_summary(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
