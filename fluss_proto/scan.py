@@ -57,7 +57,8 @@ in the field metadata key ``fluss.type`` (e.g. ``TIMESTAMP_LTZ(3)``).
 ``limit`` bounds the whole preview. Every bucket is asked for up to ``limit`` rows, then the
 rows are shared out fairly across buckets (round-robin quotas); key scans keep each bucket's
 first rows, log reads its last ones. Value batches (ScanKv, LimitScan on PK tables) are split
-into records on arrival but only the rows shown are decoded. At most
+into records on arrival but only the rows shown are decoded (``RowDecoder.decode_table``: the
+vectorised CompactedRow path of :mod:`fluss_proto.records.columnar`). At most
 ``KV_SESSIONS_PER_LEADER`` ScanKv sessions are open per leader at a time.
 
 Partitioned tables: one partition by name (``a$b`` or ``k=a/k2=b``) or id, or ``"all"`` (also
@@ -69,6 +70,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
@@ -76,6 +78,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, Literal, Protocol
 
+import numpy as np
 import pyarrow as pa
 from google.protobuf.message import Message
 
@@ -128,7 +131,7 @@ from fluss_proto.records import (
 )
 from fluss_proto.records._base import RowDecoder
 from fluss_proto.records.errors import CorruptBatchError
-from fluss_proto.records.kv_batch import ValueRecord
+from fluss_proto.records.kv_batch import ValueBatch
 from fluss_proto.records.log_batch import Magic1Layout, magic1_layout_for_api_keys
 from fluss_proto.types import DataType, LogFormat, Schema, TableInfo
 
@@ -472,13 +475,16 @@ class Preview:
 
 @dataclass(frozen=True, slots=True)
 class _RawValues:
-    """Value records kept undecoded until the preview knows which rows it shows."""
+    """Rows ``start:stop`` of a value batch, kept undecoded until the preview knows which
+    rows it shows."""
 
-    records: Sequence[ValueRecord]
+    batch: ValueBatch
+    start: int
+    stop: int
 
     @property
     def num_rows(self) -> int:
-        return len(self.records)
+        return self.stop - self.start
 
 
 @dataclass(eq=False)
@@ -897,30 +903,27 @@ class _Preview:
         if not records:
             return
         batch = read_value_batch(records, bucket=st.label)
-        await self.ensure_schemas(r.schema_id for r in batch.records)
-        if batch.records:
-            st.add(_RawValues(batch.records))
+        await self.ensure_schemas(np.unique(batch.schema_ids).tolist())
+        if len(batch):
+            st.add(_RawValues(batch, 0, len(batch)))
 
-    def values_table(self, records: Sequence[ValueRecord]) -> pa.Table:
-        """Decode value records (schemas already fetched) into the latest schema."""
+    def values_table(self, batch: ValueBatch, start: int, stop: int) -> pa.Table:
+        """Decode rows ``start:stop`` of a value batch (schemas already fetched) into the
+        latest schema, through the decoders' columnar path (``decode_table``)."""
         assert self.info is not None
         fmt = str(self.info.kv_format)
-        pieces: list[pa.Table] = []
+        ids = batch.schema_ids[start:stop]
         # Consecutive runs of one schema id keep the batch's (key) order.
-        run: list[ValueRecord] = []
-        run_id: int | None = None
-        for rec in [*records, None]:
-            if rec is None or rec.schema_id != run_id:
-                if run:
-                    assert run_id is not None
-                    decoded = self._row_decoder(run_id, fmt).to_table(
-                        (r.buffer, r.start, r.end) for r in run
-                    )
-                    pieces.append(self._to_target(decoded, run_id))
-                if rec is None:
-                    break
-                run, run_id = [], rec.schema_id
-            run.append(rec)
+        cuts = [0, *(np.flatnonzero(ids[1:] != ids[:-1]) + 1).tolist(), len(ids)]
+        pieces: list[pa.Table] = []
+        for a, b in itertools.pairwise(cuts):
+            if a == b:
+                continue
+            schema_id = int(ids[a])
+            decoded = self._row_decoder(schema_id, fmt).decode_table(
+                batch.buffer, batch.starts[start + a : start + b], batch.ends[start + a : start + b]
+            )
+            pieces.append(self._to_target(decoded, schema_id))
         if not pieces:
             return self._empty(log=False)
         return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
@@ -1404,7 +1407,8 @@ def _take(run: _Preview, st: _State, take: int) -> pa.Table:
         n = min(left, chunk.num_rows)
         start = chunk.num_rows - n if st.keep_last else 0
         if isinstance(chunk, _RawValues):
-            picked.append(run.values_table(chunk.records[start : start + n]))
+            first = chunk.start + start
+            picked.append(run.values_table(chunk.batch, first, first + n))
         else:
             picked.append(chunk.slice(start, n))
         left -= n

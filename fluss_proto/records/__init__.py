@@ -10,6 +10,8 @@ Modules:
 - :mod:`.log_records` - records areas of the INDEXED and COMPACTED log formats;
 - :mod:`.kv_batch` - value batches of ScanKv / LimitScan on primary-key tables;
 - :mod:`.compacted_row`, :mod:`.indexed_row`, :mod:`.binary_array` - the row encodings;
+- :mod:`.columnar` - vectorised (numpy) CompactedRow -> ``pyarrow.Table``, the fast path of
+  ``CompactedRowDecoder.to_table`` / ``decode_table``; the row decoder stays the reference;
 - :mod:`.rowtype` - the small type description the decoders take (``as_row_type`` adapts).
 
 Python values produced by the row decoders (``decode`` / ``decode_values``):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
@@ -89,7 +90,24 @@ class RowDecoder:
 
     def to_table(self, rows: Iterable[RowSource]) -> pa.Table:
         """Decode many rows into a ``pyarrow.Table`` with :attr:`arrow_schema`."""
+        return self.reference_table(rows)
+
+    def decode_table(self, buffer: bytes, starts: Any, ends: Any) -> pa.Table:
+        """The rows ``buffer[starts[i]:ends[i]]`` (sequences or numpy arrays of offsets, as
+        :class:`~fluss_proto.records.kv_batch.ValueBatch` holds them) -> Table."""
+        first, last = _ints(starts), _ints(ends)
+        if len(first) != len(last):
+            raise ValueError(f"{len(first)} row starts but {len(last)} row ends")
+        return self.reference_table(zip(repeat(buffer), first, last))
+
+    def reference_table(self, rows: Iterable[RowSource]) -> pa.Table:
+        """:meth:`to_table` row at a time (:meth:`decode_columns`, then ``pyarrow.array``):
+        the reference any faster path must match."""
         return columns_to_table(self.decode_columns(rows), self.arrow_schema)
+
+
+def _ints(values: Any) -> list[int]:
+    return values.tolist() if hasattr(values, "tolist") else list(values)
 
 
 def columns_to_table(columns: list[list[Any]], schema: pa.Schema) -> pa.Table:

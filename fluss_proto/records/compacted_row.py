@@ -30,11 +30,14 @@ Nested rows inside arrays and maps are CompactedRows too (``CompactedArray``).
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-from fluss_proto.records._base import RowDecoder, ValuesReader
+import pyarrow as pa
+
+from fluss_proto.records._base import RowDecoder, RowSource, ValuesReader
 from fluss_proto.records._values import (
+    Buffer,
     Mode,
     check_nanos,
     date_converter,
@@ -51,9 +54,18 @@ from fluss_proto.records.binary_array import compile_array_reader, compile_map_r
 from fluss_proto.records.errors import RowDecodeError
 from fluss_proto.records.rowtype import DataType, is_compact_decimal, is_compact_timestamp
 
-__all__ = ["CompactedRowDecoder", "compile_compacted_field", "compile_compacted_row"]
+if TYPE_CHECKING:
+    from fluss_proto.records.columnar import ColumnarDecoder
+
+__all__ = [
+    "CompactedRowDecoder",
+    "compile_compacted_field",
+    "compile_compacted_payload",
+    "compile_compacted_row",
+]
 
 FieldReader = Callable[[bytes, int, int], tuple[Any, int]]
+PayloadReader = Callable[[bytes, int, int], Any]
 
 _SHORT = struct.Struct("<h")
 _FLOAT = struct.Struct("<f")
@@ -61,13 +73,80 @@ _DOUBLE = struct.Struct("<d")
 
 
 class CompactedRowDecoder(RowDecoder):
-    """Decoder of CompactedRows of one ROW type; see ``RowDecoder`` for the methods."""
+    """Decoder of CompactedRows of one ROW type; see ``RowDecoder`` for the methods.
+
+    The columnar methods (:meth:`to_table`, :meth:`decode_table`) take the vectorised path of
+    :mod:`fluss_proto.records.columnar`; the row-at-a-time decoder stays the reference
+    (:meth:`reference_table`): it decodes whatever the fast path gives up on, and raises the
+    precise error for malformed rows.
+    """
 
     format = "COMPACTED"
+    _columnar: ColumnarDecoder | None = None
 
     @staticmethod
     def _compile(row: DataType, mode: Mode) -> ValuesReader:
         return compile_compacted_row(row, mode)
+
+    def _vectorised(self) -> ColumnarDecoder:
+        if self._columnar is None:
+            from fluss_proto.records.columnar import compile_columnar
+
+            self._columnar = compile_columnar(self.row_type, self.arrow_schema)
+        return self._columnar
+
+    def decode_table(self, buffer: Buffer, starts: Any, ends: Any) -> pa.Table:
+        buf = buffer if isinstance(buffer, bytes) else bytes(buffer)
+        table = self._vectorised().decode(buf, starts, ends)
+        return table if table is not None else super().decode_table(buf, starts, ends)
+
+    def to_table(self, rows: Iterable[RowSource]) -> pa.Table:
+        items = rows if isinstance(rows, list) else list(rows)
+        packed = _pack_rows(items)
+        table = None if packed is None else self._vectorised().decode(*packed)
+        return table if table is not None else self.reference_table(items)
+
+
+def _pack_rows(items: list[RowSource]) -> tuple[bytes, list[int], list[int]] | None:
+    """Rows -> one buffer and row offsets: the rows' own buffer when they all share one
+    ``bytes`` object, else the rows copied one after the other. None when a row is not what
+    the reference accepts (it then raises the error)."""
+    if not items:
+        return b"", [], []
+    first = items[0]
+    if isinstance(first, tuple) and isinstance(first[0], bytes):
+        shared = first[0]
+        if all(
+            type(it) is tuple
+            and len(it) == 3
+            and it[0] is shared
+            and type(it[1]) is int
+            and type(it[2]) is int
+            for it in items
+        ):
+            return shared, [it[1] for it in items], [it[2] for it in items]
+    pieces: list[bytes] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    try:
+        for item in items:
+            if isinstance(item, tuple):
+                buf, start, end = item
+                if not (type(start) is int and type(end) is int and 0 <= start <= end):
+                    return None
+                raw = bytes(memoryview(buf)[start:end])
+                if len(raw) != end - start:
+                    return None
+            else:
+                raw = bytes(item)
+            pieces.append(raw)
+            starts.append(at)
+            at += len(raw)
+            ends.append(at)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return b"".join(pieces), starts, ends
 
 
 def compile_compacted_row(row: DataType, mode: Mode) -> ValuesReader:
@@ -182,9 +261,11 @@ def compile_compacted_field(dt: DataType, mode: Mode) -> FieldReader:
 
             return read_compact_decimal
 
+        payload = compile_compacted_payload(dt, mode)
+
         def read_decimal(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
             a, b = _length_prefixed(buf, pos, end, "DECIMAL")
-            return decimal_from_bytes(buf[a:b], precision, scale), b
+            return payload(buf, a, b), b
 
         return read_decimal
 
@@ -207,19 +288,7 @@ def compile_compacted_field(dt: DataType, mode: Mode) -> FieldReader:
         return read_ts
 
     if root in ("ARRAY", "MAP", "ROW"):
-        if root == "ARRAY":
-            assert dt.element is not None
-            nested: Callable[[bytes, int, int], Any] = compile_array_reader(
-                dt.element, "compacted", mode
-            )
-        elif root == "MAP":
-            nested = compile_map_reader(dt, "compacted", mode)
-        else:
-            values = compile_compacted_row(dt, mode)
-            names = dt.field_names
-
-            def nested(buf: bytes, start: int, end: int) -> Any:
-                return dict(zip(names, values(buf, start, end), strict=True))
+        nested = compile_compacted_payload(dt, mode)
 
         def read_nested(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
             a, b = _length_prefixed(buf, pos, end, root)
@@ -228,6 +297,33 @@ def compile_compacted_field(dt: DataType, mode: Mode) -> FieldReader:
         return read_nested
 
     raise TypeError(f"unsupported type for CompactedRow: {dt}")  # pragma: no cover
+
+
+def compile_compacted_payload(dt: DataType, mode: Mode) -> PayloadReader:
+    """``(buf, start, end) -> value`` for the bytes after the varint length of a
+    length-prefixed field: non-compact DECIMAL, ARRAY, MAP or ROW."""
+    root = dt.root
+    if root == "DECIMAL":
+        precision, scale = dt.precision or 10, dt.scale or 0
+
+        def read_decimal(buf: bytes, start: int, end: int) -> Any:
+            return decimal_from_bytes(buf[start:end], precision, scale)
+
+        return read_decimal
+    if root == "ARRAY":
+        assert dt.element is not None
+        return compile_array_reader(dt.element, "compacted", mode)
+    if root == "MAP":
+        return compile_map_reader(dt, "compacted", mode)
+    if root == "ROW":
+        values = compile_compacted_row(dt, mode)
+        names = dt.field_names
+
+        def read_row(buf: bytes, start: int, end: int) -> Any:
+            return dict(zip(names, values(buf, start, end), strict=True))
+
+        return read_row
+    raise TypeError(f"{dt} is not a length-prefixed type")  # pragma: no cover
 
 
 def _fixed(st: struct.Struct, what: str) -> FieldReader:

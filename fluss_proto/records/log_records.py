@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from fluss_proto.records._base import RowDecoder, columns_to_table
+from fluss_proto.records._base import RowDecoder
 from fluss_proto.records.errors import CorruptBatchError, RecordDecodeError, TruncatedBatchError
 from fluss_proto.records.log_batch import ChangeType, LogBatch
 
@@ -103,13 +103,13 @@ def row_batch_table(
     ``_change_type`` (the short string, e.g. ``+I``) and ``_timestamp`` (int64 ms).
     """
     raws = list(iter_raw_records(batch))
+    buf = raws[0].buffer if raws else b""
     try:
-        columns = decoder.decode_columns((r.buffer, r.start, r.end) for r in raws)
+        table = decoder.decode_table(buf, [r.start for r in raws], [r.end for r in raws])
     except RecordDecodeError as exc:
         raise exc.with_context(
             bucket=batch.bucket, offset=batch.base_offset, position=batch.position
         ) from None
-    table = columns_to_table(columns, decoder.arrow_schema)
     if not with_metadata:
         return table
     meta = [

@@ -38,7 +38,7 @@ from fluss_proto.error_codes import (
     from_code,
 )
 from fluss_proto.errors import RequestTimeoutError, UnsupportedByServer
-from fluss_proto.records import as_row_type, to_arrow_schema
+from fluss_proto.records import CompactedRowDecoder, as_row_type, to_arrow_schema
 from fluss_proto.scan import (
     BucketStatus,
     PreviewArgumentError,
@@ -598,6 +598,35 @@ async def test_unknown_versions_try_scan_kv_and_fall_back_without_sending() -> N
     assert {b.method for b in result.report.buckets} == {ScanMethod.LIMIT_SCAN}
     assert [b.requests for b in result.report.buckets] == [1, 1, 1]
     assert len(ids(result)) == 30
+
+
+@pytest.mark.parametrize("scan_kv_nodes", [set(), {1, 2, 3}], ids=["limit_scan", "scan_kv"])
+async def test_only_the_rows_shown_are_decoded_by_the_vectorised_path(
+    monkeypatch: pytest.MonkeyPatch, scan_kv_nodes: set[int]
+) -> None:
+    """Every bucket is asked for ``limit`` rows; the value records are kept undecoded and
+    only the fair share shown goes through CompactedRowDecoder.decode_table (the columnar
+    fast path), never through the row-at-a-time reference."""
+    decoded: list[int] = []
+    original = CompactedRowDecoder.decode_table
+
+    def counting(self: CompactedRowDecoder, buffer: bytes, starts: Any, ends: Any) -> pa.Table:
+        decoded.append(len(starts))
+        return original(self, buffer, starts, ends)
+
+    def no_reference(*_: Any) -> pa.Table:
+        raise AssertionError("the row-at-a-time reference decoder was used")
+
+    monkeypatch.setattr(CompactedRowDecoder, "decode_table", counting)
+    monkeypatch.setattr(CompactedRowDecoder, "reference_table", no_reference)
+    fake = kv_cluster(scan_kv_nodes=scan_kv_nodes)
+    fake.honour_limit = False
+    result = await preview_table(fake, "db.t", limit=6)
+    assert ids(result) == [0, 1, 100, 101, 200, 201]
+    assert sum(decoded) == 6
+    assert sum(b.rows_read for b in result.report.buckets) >= 18
+    method = ScanMethod.SCAN_KV if scan_kv_nodes else ScanMethod.LIMIT_SCAN
+    assert {b.method for b in result.report.buckets} == {method}
 
 
 async def test_rows_of_an_older_schema_map_onto_the_latest_by_column_id() -> None:
