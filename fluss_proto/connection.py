@@ -154,6 +154,10 @@ class Connection:
             ) from None
         except OSError as exc:
             raise UnreachableError(f"could not connect to {address}: {exc}") from exc
+        except (OverflowError, ValueError) as exc:
+            # A port outside 0..65535 or a host no resolver accepts (e.g. one holding a NUL
+            # byte), typically from server metadata: not a bug of the caller.
+            raise UnreachableError(f"could not connect to {address}: {exc}") from exc
         log.debug("connected to %s", address)
         return cls(
             reader,
@@ -268,7 +272,17 @@ class Connection:
         if frame.kind is ResponseKind.SUCCESS:
             return frame.body
         code, message = parse_error_response(frame.body)
-        raise self._error_from_code(code, message, api=api, server=self.address)
+        raise self._server_error(code, message, api)
+
+    def _server_error(self, code: int, message: str | None, api: str | None) -> FlussError:
+        """The typed error for an error frame; code 0 (NONE) in one is a protocol violation
+        (``from_code`` refuses 0, and its ValueError must not escape to callers)."""
+        if code == 0:
+            what = f" to {api}" if api else ""
+            return ProtocolError(
+                f"{self._where()} sent an error frame{what} carrying error code 0 (NONE)"
+            )
+        return self._error_from_code(code, message, api=api, server=self.address)
 
     def _lost_while_sending(
         self, api: str, future: asyncio.Future[ResponseFrame], exc: OSError
@@ -382,7 +396,7 @@ class Connection:
     def _dispatch(self, frame: ResponseFrame) -> None:
         if frame.kind is ResponseKind.SERVER_FAILURE:
             code, message = parse_error_response(frame.body)
-            raise self._error_from_code(code, message, api=None, server=self.address)
+            raise self._server_error(code, message, None)
         request_id = frame.request_id
         assert request_id is not None
         future = self._pending.pop(request_id, None)

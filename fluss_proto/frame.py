@@ -234,6 +234,8 @@ def parse_error_response(body: bytes | bytearray | memoryview) -> tuple[int, str
         field, wire_type = key >> 3, key & 0x7
         if field == 0:
             raise DecodeError("ErrorResponse: field number 0 is invalid")
+        if key > 0xFFFFFFFF:  # protobuf tags are 32-bit: field numbers end at 2**29 - 1
+            raise DecodeError("ErrorResponse: field number out of range")
         if wire_type == _WT_VARINT:
             value, pos = _read_varint(buf, pos)
             if field == 2:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import NamedTuple, TypeVar
 
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
@@ -216,7 +217,61 @@ def decode_message(cls: type[M], body: bytes | bytearray | memoryview, *, what: 
     if not message.IsInitialized():
         missing = ", ".join(message.FindInitializationErrors())
         raise DecodeError(f"{label} lacks required fields: {missing}")
+    bad = _invalid_string_field(message)
+    if bad is not None:
+        raise DecodeError(f"{label}: string field {bad} is not valid UTF-8")
     return message
+
+
+# The Python protobuf runtime (upb) does not check UTF-8 when it parses a proto2 ``string``
+# field: reading a field whose bytes are not valid UTF-8 returns ``bytes`` instead of
+# ``str``, and callers formatting addresses or names then fail with a TypeError. Decoded
+# messages are therefore checked, walking only fields that are or contain strings.
+
+_FieldPlan = tuple[tuple[FieldDescriptor, bool, bool], ...]  # (field, repeated, is_string)
+_PLANS: dict[Descriptor, _FieldPlan] = {}
+
+
+def _plan(descriptor: Descriptor, visiting: frozenset[Descriptor] = frozenset()) -> _FieldPlan:
+    """The fields of ``descriptor`` to look at: strings, and messages holding strings."""
+    cached = _PLANS.get(descriptor)
+    if cached is not None:
+        return cached
+    out: list[tuple[FieldDescriptor, bool, bool]] = []
+    for field in descriptor.fields:
+        if field.type == FieldDescriptor.TYPE_STRING:
+            out.append((field, field.is_repeated, True))
+        elif field.message_type is not None:
+            sub = field.message_type
+            # a recursive message type is walked conservatively
+            if sub in visiting or sub is descriptor or _plan(sub, visiting | {descriptor}):
+                out.append((field, field.is_repeated, False))
+    plan = tuple(out)
+    if not visiting:  # plans computed inside a cycle may be incomplete: keep only roots'
+        _PLANS[descriptor] = plan
+    return plan
+
+
+def _invalid_string_field(message: Message, depth: int = 0) -> str | None:
+    """The name of the first string field holding non-UTF-8 bytes, or None."""
+    if depth > 100:  # protobuf's own recursion limit is lower; never reached in practice
+        return None
+    for field, repeated, is_string in _plan(message.DESCRIPTOR):
+        if repeated:
+            values = getattr(message, field.name)
+        elif message.HasField(field.name):
+            values = (getattr(message, field.name),)
+        else:
+            continue
+        for value in values:
+            if is_string:
+                if not isinstance(value, str):
+                    return field.full_name
+            else:
+                bad = _invalid_string_field(value, depth + 1)
+                if bad is not None:
+                    return bad
+    return None
 
 
 def decode_response(api: ApiKey | int, body: bytes | bytearray | memoryview) -> Message:
