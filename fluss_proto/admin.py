@@ -49,6 +49,7 @@ from fluss_proto.client import (
     ServerNode,
     TableMetadata,
     TablePath,
+    parse_metadata,
 )
 from fluss_proto.error_codes import (
     LakeSnapshotNotExistError,
@@ -230,58 +231,6 @@ def _pb_path(path: TablePath) -> pb.PbTablePath:
 
 def _opt(msg: Message, name: str) -> Any:
     return getattr(msg, name) if msg.HasField(name) else None
-
-
-def _buckets(items: Iterable[pb.PbBucketMetadata]) -> tuple[BucketMetadata, ...]:
-    return tuple(
-        BucketMetadata(
-            bucket_id=b.bucket_id,
-            leader_id=_opt(b, "leader_id"),
-            replica_ids=tuple(b.replica_id),
-            leader_epoch=_opt(b, "leader_epoch"),
-        )
-        for b in items
-    )
-
-
-def _node(n: pb.PbServerNode) -> ServerNode:
-    return ServerNode(n.node_id, n.host, n.port, _opt(n, "rack"))
-
-
-def parse_metadata(
-    resp: pb.MetadataResponse,
-) -> tuple[
-    ServerNode | None,
-    dict[int, ServerNode],
-    dict[TablePath, TableMetadata],
-    dict[int, PartitionMetadata],
-]:
-    """(coordinator, tablet servers, tables, partitions) of one GetMetadata reply."""
-    coordinator = _node(resp.coordinator_server) if resp.HasField("coordinator_server") else None
-    tablets = {n.node_id: _node(n) for n in resp.tablet_servers}
-    tables: dict[TablePath, TableMetadata] = {}
-    for t in resp.table_metadata:
-        path = TablePath(t.table_path.database_name, t.table_path.table_name)
-        tables[path] = TableMetadata(
-            path=path,
-            table_id=t.table_id,
-            schema_id=t.schema_id,
-            table_json=t.table_json,
-            buckets=_buckets(t.bucket_metadata),
-            created_time=t.created_time,
-            modified_time=t.modified_time,
-            remote_data_dir=_opt(t, "remote_data_dir"),
-        )
-    partitions = {
-        p.partition_id: PartitionMetadata(
-            table_id=p.table_id,
-            partition_name=p.partition_name,
-            partition_id=p.partition_id,
-            buckets=_buckets(p.bucket_metadata),
-        )
-        for p in resp.partition_metadata
-    }
-    return coordinator, tablets, tables, partitions
 
 
 def metadata_request(

@@ -392,6 +392,42 @@ def _node(n: pb.PbServerNode) -> ServerNode:
     return ServerNode(n.node_id, n.host, n.port, n.rack if n.HasField("rack") else None)
 
 
+def parse_metadata(
+    resp: pb.MetadataResponse,
+) -> tuple[
+    ServerNode | None,
+    dict[int, ServerNode],
+    dict[TablePath, TableMetadata],
+    dict[int, PartitionMetadata],
+]:
+    """(coordinator, tablet servers, tables, partitions) of one GetMetadata reply."""
+    coordinator = _node(resp.coordinator_server) if resp.HasField("coordinator_server") else None
+    tablets = {n.node_id: _node(n) for n in resp.tablet_servers}
+    tables: dict[TablePath, TableMetadata] = {}
+    for t in resp.table_metadata:
+        path = TablePath(t.table_path.database_name, t.table_path.table_name)
+        tables[path] = TableMetadata(
+            path=path,
+            table_id=t.table_id,
+            schema_id=t.schema_id,
+            table_json=t.table_json,
+            buckets=_buckets(t.bucket_metadata),
+            created_time=t.created_time,
+            modified_time=t.modified_time,
+            remote_data_dir=t.remote_data_dir if t.HasField("remote_data_dir") else None,
+        )
+    partitions = {
+        p.partition_id: PartitionMetadata(
+            table_id=p.table_id,
+            partition_name=p.partition_name,
+            partition_id=p.partition_id,
+            buckets=_buckets(p.bucket_metadata),
+        )
+        for p in resp.partition_metadata
+    }
+    return coordinator, tablets, tables, partitions
+
+
 def _short(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text[:_REASON_LIMIT]
@@ -722,30 +758,12 @@ class FlussClient:
             if response.HasField("coordinator_server")
             else old.coordinator  # the answering server does not know it (yet)
         )
-        tables = dict(old.tables)
-        for t in response.table_metadata:
-            path = TablePath(t.table_path.database_name, t.table_path.table_name)
-            tables[path] = TableMetadata(
-                path=path,
-                table_id=t.table_id,
-                schema_id=t.schema_id,
-                table_json=t.table_json,
-                buckets=_buckets(t.bucket_metadata),
-                created_time=t.created_time,
-                modified_time=t.modified_time,
-                remote_data_dir=t.remote_data_dir if t.HasField("remote_data_dir") else None,
-            )
-        partitions = dict(old.partitions)
-        for p in response.partition_metadata:
-            partitions[p.partition_id] = PartitionMetadata(
-                table_id=p.table_id,
-                partition_name=p.partition_name,
-                partition_id=p.partition_id,
-                buckets=_buckets(p.bucket_metadata),
-            )
+        _, tablets, new_tables, new_partitions = parse_metadata(response)
+        tables = {**old.tables, **new_tables}
+        partitions = {**old.partitions, **new_partitions}
         self._metadata = ClusterMetadata(
             coordinator=coordinator,
-            tablet_servers=MappingProxyType({n.node_id: _node(n) for n in response.tablet_servers}),
+            tablet_servers=MappingProxyType(tablets),
             tables=MappingProxyType(tables),
             partitions=MappingProxyType(partitions),
             source=source,

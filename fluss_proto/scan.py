@@ -85,6 +85,7 @@ from google.protobuf.message import Message
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.admin import (
     LIST_OFFSETS_KIND,
+    AdminClient,
     BucketRef,
     FlussAdmin,
     metadata_request,
@@ -96,7 +97,6 @@ from fluss_proto.admin import (
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.client import (
     BucketMetadata,
-    ClusterMetadata,
     PartitionMetadata,
     ServerApiVersions,
     TableMetadata,
@@ -208,28 +208,8 @@ class SchemaMismatchError(DecodeError):
     """A column kept its id across schemas but changed type (Fluss refuses that too)."""
 
 
-class ScanClient(Protocol):
+class ScanClient(AdminClient, Protocol):
     """What the preview needs from a client (:class:`~fluss_proto.client.FlussClient`)."""
-
-    @property
-    def metadata(self) -> ClusterMetadata: ...
-
-    async def call(
-        self,
-        api: ApiKey | int,
-        request: Message,
-        *,
-        node: int | None = None,
-        coordinator: bool = False,
-        timeout: float | None = None,
-    ) -> Message: ...
-
-    async def call_many(
-        self,
-        items: Iterable[tuple[int | str | None, ApiKey | int, Message]],
-        *,
-        timeout: float | None = None,
-    ) -> list[Message | BaseException]: ...
 
     def api_versions_of(
         self, node: int | None = None, *, coordinator: bool = False
