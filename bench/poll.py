@@ -1,0 +1,572 @@
+"""Benchmark one cluster poll: fluss_proto's gather_cluster vs pyfluss vs a raw-RPC floor.
+
+Usage::
+
+    .venv/bin/python bench/poll.py                       # own 3-tablet-server cluster
+    .venv/bin/python bench/poll.py --bootstrap 127.0.0.1:9123 [--reps 15] [--json]
+
+What one "poll" reads: the servers, the table info of every table and the latest offset of
+every bucket (gather_cluster also reads earliest offsets and each server's ApiVersions).
+
+- (a) ``fluss_proto.gather.gather_cluster(client)`` on an already-connected FlussClient;
+- (b) pyfluss doing its best on one FlussConnection: every call of a stage issued at once
+  with ``asyncio.gather`` (servers + databases, then tables, then per table its info
+  followed by its offsets, tables concurrently). Shown twice: latest offsets only (what a
+  poll needs) and latest + earliest (the same data as (a));
+- (c) the floor: the exact requests (a) sends, recorded once and pre-encoded, written on
+  already-open asyncio connections, all of one server's frames in one write, every server
+  at once, awaiting every response frame without decoding it.
+
+Set-up (bounded in time): without ``--bootstrap`` a LocalCluster with 1 coordinator and 3
+tablet servers is started in a temporary run dir and stopped at the end. Tables
+``konsole_bench.bench_000`` .. are log tables created with pyfluss (``--tables`` x
+``--buckets``, replication factor ``--rf``, default 1), reused when they exist; a few rows
+go to the first ``--written-tables`` tables when they are new, so offsets are non-trivial.
+
+Measurement: ``--warmup`` polls per method are discarded, then ``--reps`` polls per method
+run interleaved (a, b, b', c, a, ...), stopping early when ``--budget`` seconds are spent.
+Median and p90 per method; ratios against (a).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import json
+import signal
+import statistics
+import struct
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import fluss  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from fluss_proto import frame  # noqa: E402
+from fluss_proto.client import FlussClient  # noqa: E402
+from fluss_proto.connection import Connection  # noqa: E402
+
+DATABASE = "konsole_bench"
+TABLE_PREFIX = "bench_"
+ADMIN_TIMEOUT_S = 60.0
+SETUP_BUDGET_S = 150.0  # creating the bench tables
+RUN_LIMIT_S = 300.0  # everything after the cluster is up
+LEADER_WAIT_S = 5.0  # per table, before it is dropped and created again
+LEADER_POLL_S = 0.02
+CREATE_ATTEMPTS = 3
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# =========================================================================== set-up
+
+
+def table_name(i: int) -> str:
+    return f"{TABLE_PREFIX}{i:03d}"
+
+
+async def leaderless(client: FlussClient, names: list[str]) -> list[str]:
+    """Bench tables (of ``names``) with a bucket that has no leader (or no metadata)."""
+    out = []
+    for i in range(0, len(names), 100):
+        chunk = names[i : i + 100]
+        md = await client.refresh_metadata([(DATABASE, n) for n in chunk])
+        for n in chunk:
+            table = md.tables.get((DATABASE, n))
+            if table is None or any(b.leader_id is None for b in table.buckets):
+                out.append(n)
+    return out
+
+
+async def wait_for_leaders(client: FlussClient, name: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    for _ in range(int(timeout / LEADER_POLL_S) + 1):
+        if not await leaderless(client, [name]):
+            return True
+        if time.monotonic() > deadline:
+            break
+        await asyncio.sleep(LEADER_POLL_S)
+    return False
+
+
+async def ensure_tables(
+    conn: fluss.FlussConnection, client: FlussClient, count: int, buckets: int, rf: int
+) -> tuple[list[str], list[str]]:
+    """Create the missing bench tables; (all bench table names, the ones created now).
+
+    One at a time, each waited for until all its buckets have a leader: on Fluss 0.9.1 the
+    coordinator misses some table creations when tables are created back to back (even
+    sequentially): they exist in ZooKeeper, but their buckets never get a leader. Such a
+    table (new, or found that way when reusing) is dropped and created again.
+    """
+    admin = conn.get_admin()
+    async with asyncio.timeout(ADMIN_TIMEOUT_S):
+        await admin.create_database(DATABASE, ignore_if_exists=True)
+        existing = set(await admin.list_tables(DATABASE))
+    wanted = [table_name(i) for i in range(count)]
+    broken = await leaderless(client, [t for t in wanted if t in existing])
+    todo = [t for t in wanted if t not in existing or t in broken]
+    if todo:
+        log(
+            f"creating {len(todo)} tables x {buckets} buckets (RF {rf}) one at a time"
+            + (f" ({len(broken)} existing ones had leaderless buckets)" if broken else "")
+        )
+    descriptor = fluss.TableDescriptor(
+        fluss.Schema(SCHEMA),
+        bucket_count=buckets,
+        bucket_keys=["id"],
+        properties={"table.replication.factor": str(rf)},
+    )
+    started = time.monotonic()
+    recreated = 0
+    async with asyncio.timeout(SETUP_BUDGET_S):
+        for name in todo:
+            path = fluss.TablePath(DATABASE, name)
+            for attempt in range(CREATE_ATTEMPTS):
+                if attempt or name in broken:
+                    await admin.drop_table(path, ignore_if_not_exists=True)
+                    recreated += 1
+                await admin.create_table(path, descriptor, ignore_if_exists=True)
+                if await wait_for_leaders(client, name, LEADER_WAIT_S):
+                    break
+            else:
+                raise SystemExit(f"{DATABASE}.{name} has buckets without a leader; giving up")
+    if todo:
+        log(
+            f"created {len(todo)} tables in {time.monotonic() - started:.1f}s "
+            f"({recreated} dropped and created again for want of leaders)"
+        )
+    return wanted, todo
+
+
+async def write_rows(conn: fluss.FlussConnection, names: list[str], rows: int) -> None:
+    """A few rows per table, one table at a time: pyfluss 1.0 writers on several tables
+    at once (asyncio.gather) hung with the event loop blocked, so no timeout could fire."""
+    if names:
+        log(f"writing rows to {len(names)} tables ...")
+    for index, name in enumerate(names):
+        async with asyncio.timeout(ADMIN_TIMEOUT_S):
+            table = await conn.get_table(fluss.TablePath(DATABASE, name))
+            writer = table.new_append().create_writer()
+            n = rows + 7 * index  # different offsets per table
+            handles = [writer.append({"id": i, "v": f"row-{i}"}) for i in range(n)]
+            await writer.flush()
+            await asyncio.gather(*(h.wait() for h in handles))
+
+
+# =========================================================================== (a) ours
+
+
+def load_gather() -> Callable[[Any], Awaitable[Any]]:
+    """fluss_proto.gather.gather_cluster, imported lazily."""
+    try:
+        module = importlib.import_module("fluss_proto.gather")
+    except ModuleNotFoundError as exc:
+        if exc.name != "fluss_proto.gather":
+            raise
+        raise SystemExit(
+            "fluss_proto/gather.py (gather_cluster) is not there yet: nothing to measure"
+        ) from None
+    return module.gather_cluster
+
+
+@dataclass
+class Recorded:
+    """Requests (a) sent during one poll, per server address, in order."""
+
+    frames: dict[str, list[tuple[int, int, bytes]]] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.frames.values())
+
+
+@contextlib.contextmanager
+def tap_requests(recorded: Recorded):
+    """Record every Connection.request (address, api key, version, body) while active."""
+    original = Connection.request
+
+    async def tapped(self: Connection, api_key: int, api_version: int, body: bytes, **kw: Any):
+        recorded.frames.setdefault(self.address, []).append((api_key, api_version, bytes(body)))
+        return await original(self, api_key, api_version, body, **kw)
+
+    Connection.request = tapped  # type: ignore[method-assign]
+    try:
+        yield recorded
+    finally:
+        Connection.request = original  # type: ignore[method-assign]
+
+
+# =========================================================================== (b) pyfluss
+
+
+@dataclass
+class PyflussPoll:
+    servers: int
+    tables: int
+    buckets: int
+    latest_sum: int
+    calls: int
+    stages: int
+    retries: int = 0
+
+
+PYFLUSS_ATTEMPTS = 3
+
+
+async def pyfluss_poll(admin: fluss.FlussAdmin, earliest: bool) -> PyflussPoll:
+    latest_spec = fluss.OffsetSpec.latest()
+    earliest_spec = fluss.OffsetSpec.earliest()
+    calls = 0
+    retries = 0
+
+    async def call(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        # pyfluss 1.0 now and then fails a call made concurrently with others on the same
+        # table ("Table info not found", code 15): retry, and count it.
+        nonlocal calls, retries
+        for attempt in range(PYFLUSS_ATTEMPTS):
+            calls += 1
+            try:
+                return await fn(*args)
+            except fluss.FlussError:
+                if attempt + 1 == PYFLUSS_ATTEMPTS:
+                    raise
+                retries += 1
+        raise AssertionError("unreachable")
+
+    # stage 1: servers and databases
+    nodes, databases = await asyncio.gather(
+        call(admin.get_server_nodes), call(admin.list_databases)
+    )
+    # stage 2: tables of every database
+    listed = await asyncio.gather(*(call(admin.list_tables, db) for db in databases))
+    paths = [
+        fluss.TablePath(db, t) for db, names in zip(databases, listed, strict=True) for t in names
+    ]
+
+    # stages 3-4 (5 for partitioned tables), pipelined per table: info, then offsets
+    partitioned = False
+    specs = [latest_spec, earliest_spec] if earliest else [latest_spec]
+
+    async def table(path: fluss.TablePath) -> tuple[int, int]:
+        nonlocal partitioned
+        info = await call(admin.get_table_info, path)
+        ids = list(range(info.num_buckets))
+        if info.is_partitioned():
+            partitioned = True
+            parts = await call(admin.list_partition_infos, path)
+            results = await asyncio.gather(
+                *(
+                    call(admin.list_partition_offsets, path, p.partition_name, ids, spec)
+                    for p in parts
+                    for spec in specs
+                )
+            )
+            latest = results[:: len(specs)]
+        else:
+            results = await asyncio.gather(*(call(admin.list_offsets, path, ids, s) for s in specs))
+            latest = results[:1]
+        return sum(len(r) for r in latest), sum(sum(r.values()) for r in latest)
+
+    per_table = await asyncio.gather(*(table(p) for p in paths))
+    return PyflussPoll(
+        servers=len(nodes),
+        tables=len(paths),
+        buckets=sum(b for b, _ in per_table),
+        latest_sum=sum(s for _, s in per_table),
+        calls=calls - retries,
+        stages=5 if partitioned else 4,
+        retries=retries,
+    )
+
+
+# =========================================================================== (c) floor
+
+
+class Floor:
+    """The recorded requests, pre-encoded, on one open asyncio connection per server."""
+
+    def __init__(self, recorded: Recorded) -> None:
+        self.recorded = recorded
+        self.streams: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
+        self.payloads: dict[str, bytes] = {}
+        self.counts: dict[str, int] = {}
+
+    async def open(self) -> Floor:
+        for address, requests in self.recorded.frames.items():
+            host, _, port = address.rpartition(":")
+            self.streams[address] = await asyncio.wait_for(
+                asyncio.open_connection(host.strip("[]"), int(port), limit=1 << 22), 10
+            )
+            self.payloads[address] = b"".join(
+                frame.encode_request(key, version, request_id, body)
+                for request_id, (key, version, body) in enumerate(requests)
+            )
+            self.counts[address] = len(requests)
+        return self
+
+    async def _one(self, address: str, check: bool) -> None:
+        reader, writer = self.streams[address]
+        writer.write(self.payloads[address])
+        seen = set()
+        for _ in range(self.counts[address]):
+            (length,) = struct.unpack(">i", await reader.readexactly(4))
+            payload = await reader.readexactly(length)
+            if check:
+                resp = frame.decode_response(payload)
+                if resp.kind is not frame.ResponseKind.SUCCESS:
+                    raise SystemExit(f"floor: {address} answered {resp!r}")
+                seen.add(resp.request_id)
+        if check and seen != set(range(self.counts[address])):
+            raise SystemExit(f"floor: {address} answered ids {sorted(seen)[:10]}...")
+
+    async def poll(self, check: bool = False) -> None:
+        await asyncio.gather(*(self._one(a, check) for a in self.streams))
+
+    async def close(self) -> None:
+        for _, writer in self.streams.values():
+            writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), 2)
+
+
+# =========================================================================== measurement
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = (len(ordered) - 1) * q
+    low = int(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+async def pyfluss_connect(bootstrap: str) -> fluss.FlussConnection:
+    return await asyncio.wait_for(
+        fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": bootstrap})),
+        ADMIN_TIMEOUT_S,
+    )
+
+
+async def pyfluss_close(conn: fluss.FlussConnection) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(conn.close(), ADMIN_TIMEOUT_S)
+    await asyncio.sleep(0.3)  # let pyfluss' threads settle
+
+
+async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
+    gather_cluster = load_gather()
+    client = await FlussClient.connect(bootstrap)
+    pconn: fluss.FlussConnection | None = None
+    floor: Floor | None = None
+    try:
+        # Set-up on its own pyfluss connection: a table dropped and created again would
+        # leave a stale table id in that connection's metadata cache.
+        setup = await pyfluss_connect(bootstrap)
+        try:
+            names, created = await ensure_tables(setup, client, args.tables, args.buckets, args.rf)
+        finally:
+            await pyfluss_close(setup)
+        missing_leaders = await leaderless(client, names)
+        if missing_leaders:
+            raise SystemExit(f"bench tables without bucket leaders: {missing_leaders[:5]}...")
+        pconn = await pyfluss_connect(bootstrap)
+        to_write = [n for n in names[: args.written_tables] if n in created]
+        await write_rows(pconn, to_write, args.rows)
+        await asyncio.sleep(0.5)  # let offsets settle (high watermarks of RF>1)
+        admin = pconn.get_admin()
+
+        # (a) once to open every connection, then once under the tap: what it sends on
+        # warm connections (no handshakes) is what (c) replays
+        await gather_cluster(client)
+        recorded = Recorded()
+        with tap_requests(recorded):
+            view = await gather_cluster(client)
+        floor = await Floor(recorded).open()
+        await floor.poll(check=True)
+
+        ours_buckets = [b for t in view.tables for b in t.buckets]
+        ours_latest = sum(b.latest_offset or 0 for b in ours_buckets)
+        check = await pyfluss_poll(admin, earliest=False)
+        log(
+            f"check: ours {len(view.tables)} tables / {len(ours_buckets)} buckets / latest sum "
+            f"{ours_latest} / {len(view.errors)} errors; pyfluss {check.tables} tables / "
+            f"{check.buckets} buckets / latest sum {check.latest_sum}"
+        )
+        if (check.tables, check.buckets, check.latest_sum) != (
+            len(view.tables),
+            len(ours_buckets),
+            ours_latest,
+        ):
+            log("warning: ours and pyfluss disagree (cluster changing underneath?)")
+
+        methods: dict[str, Callable[[], Awaitable[Any]]] = {
+            "a": lambda: gather_cluster(client),
+            "b": lambda: pyfluss_poll(admin, earliest=False),
+            "b2": lambda: pyfluss_poll(admin, earliest=True),
+            "c": lambda: floor.poll(),  # type: ignore[union-attr]
+        }
+        for _ in range(args.warmup):
+            for fn in methods.values():
+                await fn()
+        times: dict[str, list[float]] = defaultdict(list)
+        retried: dict[str, int] = defaultdict(int)
+        extra: dict[str, Any] = {}
+        started = time.monotonic()
+        for _ in range(args.reps):
+            for key, fn in methods.items():
+                t0 = time.perf_counter()
+                result = await fn()
+                times[key].append(time.perf_counter() - t0)
+                if key == "a":
+                    extra["a"] = (result.requests, result.round_trips, len(result.errors))
+                elif key in ("b", "b2"):
+                    extra[key] = (result.calls, result.stages)
+                    retried[key] += result.retries
+            if time.monotonic() - started > args.budget:
+                log(f"time budget of {args.budget}s spent after {len(times['a'])} reps")
+                break
+        a_requests, a_round_trips, a_errors = extra["a"]
+        summary = {
+            "bootstrap": bootstrap,
+            "tablet_servers": len(view.tablet_servers),
+            "tables": len(view.tables),
+            "bench_tables": len(names),
+            "buckets": len(ours_buckets),
+            "replication_factor": args.rf,
+            "reps": len(times["a"]),
+            "warmup": args.warmup,
+            "methods": {},
+        }
+        labels = {
+            "a": "(a) fluss_proto gather_cluster",
+            "b": "(b) pyfluss, latest offsets",
+            "b2": "(b') pyfluss, latest + earliest",
+            "c": "(c) raw-RPC floor (a's frames)",
+        }
+        rpcs = {
+            "a": (f"{a_requests} RPCs", f"{a_round_trips}"),
+            "b": (f"{extra['b'][0]} calls", f"{extra['b'][1]} stages"),
+            "b2": (f"{extra['b2'][0]} calls", f"{extra['b2'][1]} stages"),
+            "c": (f"{recorded.count} RPCs", "1"),
+        }
+        for key, values in times.items():
+            summary["methods"][key] = {
+                "label": labels[key],
+                "median_ms": statistics.median(values) * 1000,
+                "p90_ms": percentile(values, 0.9) * 1000,
+                "requests": rpcs[key][0],
+                "round_trips": rpcs[key][1],
+            }
+        summary["gather_errors"] = a_errors
+        summary["pyfluss_retries"] = dict(retried)
+        med = {k: v["median_ms"] for k, v in summary["methods"].items()}
+        summary["ratios"] = {
+            "ours/pyfluss": med["a"] / med["b"],
+            "ours/pyfluss_same_data": med["a"] / med["b2"],
+            "ours/floor": med["a"] / med["c"],
+        }
+        return summary
+    finally:
+        if floor is not None:
+            await floor.close()
+        await client.close()
+        if pconn is not None:
+            await pyfluss_close(pconn)
+
+
+def print_table(s: dict[str, Any]) -> None:
+    print(
+        f"poll of {s['tablet_servers']} tablet servers, {s['tables']} tables "
+        f"({s['bench_tables']} bench tables), {s['buckets']} buckets, "
+        f"RF {s['replication_factor']}; "
+        f"{s['reps']} reps after {s['warmup']} warm-up"
+    )
+    print(f"{'method':34} {'requests':>12} {'round trips':>12} {'median ms':>10} {'p90 ms':>9}")
+    for m in s["methods"].values():
+        print(
+            f"{m['label']:34} {m['requests']:>12} {m['round_trips']:>12} "
+            f"{m['median_ms']:>10.1f} {m['p90_ms']:>9.1f}"
+        )
+    r = s["ratios"]
+    print(
+        f"ours/pyfluss = {r['ours/pyfluss']:.2f}  "
+        f"ours/pyfluss(same data) = {r['ours/pyfluss_same_data']:.2f}  "
+        f"ours/floor = {r['ours/floor']:.2f}"
+    )
+    if any(s["pyfluss_retries"].values()):
+        print(f"note: pyfluss calls retried during the measured polls: {s['pyfluss_retries']}")
+    if s["gather_errors"]:
+        print(f"note: gather_cluster reported {s['gather_errors']} errors")
+
+
+async def bounded(coro: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    async with asyncio.timeout(RUN_LIMIT_S):
+        return await coro
+
+
+def main(argv: list[str] | None = None) -> int:
+    # A SIGTERM (e.g. from `timeout`) unwinds like Ctrl-C, so the own cluster is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--bootstrap", help="use this cluster instead of starting one")
+    parser.add_argument("--version", default=None, help="Fluss version of the own cluster")
+    parser.add_argument("--tables", type=int, default=200)
+    parser.add_argument("--buckets", type=int, default=8)
+    parser.add_argument("--rf", type=int, default=1, help="replication factor of new tables")
+    parser.add_argument("--written-tables", type=int, default=20)
+    parser.add_argument("--rows", type=int, default=50)
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--budget", type=float, default=120.0, help="seconds for the reps")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = parser.parse_args(argv)
+    if min(args.tables, args.buckets, args.rf, args.reps) < 1 or args.warmup < 0:
+        parser.error("--tables, --buckets, --rf and --reps must be >= 1, --warmup >= 0")
+
+    cluster = None
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    bootstrap = args.bootstrap
+    try:
+        if bootstrap is None:
+            from konsole.localcluster import DEFAULT_VERSION, LocalCluster
+
+            tmp = tempfile.TemporaryDirectory(prefix="konsole-bench-")
+            cluster = LocalCluster(Path(tmp.name) / "cluster")
+            desc = cluster.start(
+                args.version or DEFAULT_VERSION, tablet_servers=3, ready_timeout=180
+            )
+            bootstrap = str(desc["bootstrap_servers"])
+            log(f"started a {args.version or DEFAULT_VERSION} cluster: {bootstrap}")
+        summary = asyncio.run(bounded(run(args, bootstrap)))
+    finally:
+        if cluster is not None:
+            cluster.stop(timeout=60)
+        if tmp is not None:
+            tmp.cleanup()
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print_table(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
