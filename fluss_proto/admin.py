@@ -556,8 +556,11 @@ class FlussAdmin:
         wanted = list(dict.fromkeys(as_path(p) for p in paths))
         chunks = [wanted[i : i + METADATA_CHUNK] for i in range(0, len(wanted), METADATA_CHUNK)]
         chunks = chunks or [[]]
+        # The coordinator answers a many-table GetMetadata in 10-20 ms where a 0.9.1 tablet
+        # server takes 0.1-0.45 s (measured with 300 tables), so big lookups go there.
+        target = COORDINATOR if len(wanted) > 1 else None
         results = await self.batch(
-            [(None, ApiKey.GET_METADATA, metadata_request(chunk)) for chunk in chunks]
+            [(target, ApiKey.GET_METADATA, metadata_request(chunk)) for chunk in chunks]
         )
         servers: tuple[ServerNode | None, dict[int, ServerNode]] | None = None
         out: dict[TablePath, TableMetadata | FlussError] = {}
