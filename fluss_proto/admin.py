@@ -63,7 +63,7 @@ from fluss_proto.error_codes import (
     UnknownTableOrBucketError,
     from_code,
 )
-from fluss_proto.errors import ConnectionFailure, FlussError
+from fluss_proto.errors import ConnectionFailure, FlussError, ServerError
 from fluss_proto.model import (
     AclBinding,
     AclFilter,
@@ -562,6 +562,19 @@ class FlussAdmin:
         results = await self.batch(
             [(target, ApiKey.GET_METADATA, metadata_request(chunk)) for chunk in chunks]
         )
+        # No coordinator (crashed, failing over): any tablet server can answer. A server's
+        # verdict on the tables themselves (e.g. one was dropped) is not worth a second ask.
+        failed = [
+            i
+            for i, r in enumerate(results)
+            if isinstance(r, BaseException) and (not isinstance(r, ServerError) or r.retriable)
+        ]
+        if target is COORDINATOR and failed:
+            again = await self.batch(
+                [(None, ApiKey.GET_METADATA, metadata_request(chunks[i])) for i in failed]
+            )
+            for i, result in zip(failed, again, strict=True):
+                results[i] = result
         servers: tuple[ServerNode | None, dict[int, ServerNode]] | None = None
         out: dict[TablePath, TableMetadata | FlussError] = {}
         retry: list[TablePath] = []

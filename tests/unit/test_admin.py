@@ -961,3 +961,14 @@ async def test_gather_sends_only_read_only_apis():
         ApiKey.LIST_OFFSETS,
     }
     assert not any(API_INFO[k].mutating or API_INFO[k].private for k in keys)
+
+
+async def test_gather_without_a_coordinator_asks_a_tablet_server_for_metadata():
+    """Many-table GetMetadata goes to the coordinator (much faster on 0.9.1); with the
+    coordinator down the same chunk is asked of any tablet server, not lost."""
+    client = FakeClient(down={COORDINATOR})
+    db_with(client, "a", 5)
+    view = await gather_cluster(client, offsets=False)
+    md = [b for b in client.batches if b[0][1] == ApiKey.GET_METADATA]
+    assert [t for t, _, _ in md[0]] == [COORDINATOR] and [t for t, _, _ in md[1]] == [None]
+    assert len(view.tables) == 5 and all(t.error is None and t.buckets for t in view.tables)
