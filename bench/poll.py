@@ -39,7 +39,6 @@ import signal
 import statistics
 import struct
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
@@ -541,26 +540,20 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.tables, args.buckets, args.rf, args.reps) < 1 or args.warmup < 0:
         parser.error("--tables, --buckets, --rf and --reps must be >= 1, --warmup >= 0")
 
-    cluster = None
-    tmp: tempfile.TemporaryDirectory[str] | None = None
-    bootstrap = args.bootstrap
-    try:
-        if bootstrap is None:
-            from konsole.localcluster import DEFAULT_VERSION, LocalCluster
+    from konsole.localcluster.cluster import temporary_cluster
 
-            tmp = tempfile.TemporaryDirectory(prefix="konsole-bench-")
-            cluster = LocalCluster(Path(tmp.name) / "cluster")
-            desc = cluster.start(
-                args.version or DEFAULT_VERSION, tablet_servers=3, ready_timeout=180
-            )
-            bootstrap = str(desc["bootstrap_servers"])
-            log(f"started a {args.version or DEFAULT_VERSION} cluster: {bootstrap}")
+    own = (
+        contextlib.nullcontext({"bootstrap_servers": args.bootstrap})
+        if args.bootstrap
+        else temporary_cluster(
+            args.version, tablet_servers=3, prefix="konsole-bench-", ready_timeout=180
+        )
+    )
+    with own as desc:
+        bootstrap = str(desc["bootstrap_servers"])
+        if not args.bootstrap:
+            log(f"started a {desc['version']} cluster: {bootstrap}")
         summary = asyncio.run(bounded(run(args, bootstrap)))
-    finally:
-        if cluster is not None:
-            cluster.stop(timeout=60)
-        if tmp is not None:
-            tmp.cleanup()
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

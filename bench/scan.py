@@ -43,7 +43,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
@@ -364,25 +363,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tablet-servers", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    tmp: tempfile.TemporaryDirectory[str] | None = None
-    cluster = None
-    try:
-        bootstrap = args.bootstrap
-        if bootstrap is None:
-            from konsole.localcluster import DEFAULT_VERSION, LocalCluster
+    from konsole.localcluster.cluster import temporary_cluster
 
-            tmp = tempfile.TemporaryDirectory(prefix="konsole-bench-scan-")
-            cluster = LocalCluster(Path(tmp.name) / "cluster")
-            desc = cluster.start(
-                DEFAULT_VERSION, tablet_servers=args.tablet_servers, ready_timeout=180
-            )
-            bootstrap = desc["bootstrap_servers"]
-        out = asyncio.run(run(bootstrap, args))
-    finally:
-        if cluster is not None:
-            cluster.stop(timeout=60)
-        if tmp is not None:
-            tmp.cleanup()
+    own = (
+        contextlib.nullcontext({"bootstrap_servers": args.bootstrap})
+        if args.bootstrap
+        else temporary_cluster(
+            tablet_servers=args.tablet_servers, prefix="konsole-bench-scan-", ready_timeout=180
+        )
+    )
+    with own as desc:
+        out = asyncio.run(run(str(desc["bootstrap_servers"]), args))
     if args.json:
         print(json.dumps(out, indent=2))
     else:

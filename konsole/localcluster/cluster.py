@@ -15,9 +15,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -29,7 +30,7 @@ from konsole.localcluster import jars
 from konsole.localcluster.java import find_java
 from konsole.localcluster.ports import free_ports, port_open
 from konsole.localcluster.probe import probe_metadata
-from konsole.localcluster.versions import lookup
+from konsole.localcluster.versions import DEFAULT_VERSION, lookup
 
 ZOOKEEPER = "zookeeper"
 COORDINATOR = "coordinator"
@@ -678,3 +679,17 @@ def _scrape(port: int, timeout: float = 2.0) -> str | None:
             return resp.read().decode("utf-8", "replace")
     except (OSError, ValueError):
         return None
+
+
+@contextlib.contextmanager
+def temporary_cluster(
+    version: str | None = None, *, tablet_servers: int = 1, prefix: str = "konsole-", **start: Any
+) -> Iterator[dict[str, Any]]:
+    """A cluster in a temporary run dir for the duration of a ``with`` block (benchmarks,
+    scripts); stopped and removed on exit. Yields the description from ``start``."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        cluster = LocalCluster(Path(tmp) / "cluster")
+        try:
+            yield cluster.start(version or DEFAULT_VERSION, tablet_servers=tablet_servers, **start)
+        finally:
+            cluster.stop(timeout=60)
