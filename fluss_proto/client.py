@@ -57,9 +57,11 @@ from fluss_proto.errors import (
     AuthenticationError,
     ConnectionClosedError,
     ConnectionFailure,
+    CoordinatorUnknownError,
     FlussError,
     ReadOnlyViolation,
     ServerError,
+    UnknownNodeError,
     UnreachableError,
     UnsupportedByServer,
 )
@@ -109,14 +111,6 @@ _REASON_LIMIT = 200
 _KEYS_SINCE_1_0 = tuple(key for key, spec in API_INFO.items() if spec.since == "1.0")
 
 Role = Literal["coordinator", "tablet", "bootstrap"]
-
-
-class CoordinatorUnknownError(UnreachableError):
-    """No server could name the coordinator (none answered, or none knows it yet)."""
-
-
-class UnknownNodeError(UnreachableError):
-    """A tablet server id that the cluster metadata does not list (even after a refresh)."""
 
 
 # =========================================================================== value types

@@ -43,6 +43,14 @@ class UnreachableError(ConnectionFailure):
     """No connection could be opened to any of the given servers."""
 
 
+class CoordinatorUnknownError(UnreachableError):
+    """No server could name the coordinator (none answered, or none knows it yet)."""
+
+
+class UnknownNodeError(UnreachableError):
+    """A tablet server id that the cluster metadata does not list (even after a refresh)."""
+
+
 class RequestTimeoutError(FlussError):
     """No response arrived within the request timeout."""
 
@@ -61,6 +69,10 @@ class UnsupportedByServer(FlussError):
 
 class AuthenticationError(FlussError):
     """SASL authentication failed; the message carries the server's reason, never a password."""
+
+
+class NoMessagesForApi(FlussError, LookupError):
+    """fluss_proto has no message definitions for this API (it is not in the .proto)."""
 
 
 class ReadOnlyViolation(FlussError):

@@ -23,7 +23,7 @@ from google.protobuf.message import Message
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
-from fluss_proto.errors import DecodeError, FlussError
+from fluss_proto.errors import DecodeError, NoMessagesForApi
 
 __all__ = [
     "MESSAGES",
@@ -48,10 +48,6 @@ class ApiMessages(NamedTuple):
 
     request: type[Message]
     response: type[Message]
-
-
-class NoMessagesForApi(FlussError, LookupError):
-    """fluss_proto has no message definitions for this API (it is not in the .proto)."""
 
 
 # Message base names as Fluss spells them in FlussApi.proto (without Request/Response).
