@@ -478,10 +478,15 @@ class LocalCluster:
         if proc.exists():
             try:
                 status = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-                cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+                raw = (proc / "cmdline").read_bytes()
             except OSError:
                 return False
-            return status[0] != "Z" and self.marker.encode() in cmdline
+            if status[0] == "Z":
+                return False
+            # Right after Popen returns, the child may still be inside execve: its new
+            # command line is not mapped yet and reads as empty. That is our server
+            # starting, not a stranger with a recycled pid.
+            return not raw.strip(b"\0") or self.marker.encode() in raw.split(b"\0")
         try:
             os.kill(pid, 0)
         except OSError:
