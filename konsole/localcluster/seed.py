@@ -383,15 +383,21 @@ async def _create_table(admin: fluss.FlussAdmin, spec: _TableSpec, rf: int) -> b
 
 
 async def _write(conn: fluss.FlussConnection, spec: _TableSpec, rows: list[Row]) -> None:
-    table = await conn.get_table(spec.path)
+    await write_table_rows(await conn.get_table(spec.path), rows)
+
+
+async def write_table_rows(
+    table: fluss.FlussTable, rows: list[Row], timeout_s: float = _WRITE_TIMEOUT_S
+) -> None:
+    """Append (log table) or upsert (PK table) ``rows`` and wait until the server has them."""
     writer: fluss.AppendWriter | fluss.UpsertWriter
-    if spec.primary_keys:
+    if table.has_primary_key():
         writer = table.new_upsert().create_writer()
         handles = [writer.upsert(row) for row in rows]
     else:
         writer = table.new_append().create_writer()
         handles = [writer.append(row) for row in rows]
-    async with asyncio.timeout(_WRITE_TIMEOUT_S):
+    async with asyncio.timeout(timeout_s):
         await writer.flush()
         # flush() only drains the queue; awaiting every handle surfaces a per-record error.
         await asyncio.gather(*(h.wait() for h in handles))

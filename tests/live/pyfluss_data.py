@@ -26,6 +26,8 @@ from typing import Any
 import fluss
 import pyarrow as pa
 
+from konsole.localcluster.seed import write_table_rows
+
 __all__ = [
     "FIXED_SCHEMA",
     "close_connection",
@@ -196,17 +198,7 @@ async def write_rows(
     """
     rows = expected_rows(n, start=start)
     table = await asyncio.wait_for(conn.get_table(table_path), _ADMIN_TIMEOUT_S)
-    writer: fluss.AppendWriter | fluss.UpsertWriter
-    if table.has_primary_key():
-        writer = table.new_upsert().create_writer()
-        handles = [writer.upsert(row) for row in rows]
-    else:
-        writer = table.new_append().create_writer()
-        handles = [writer.append(row) for row in rows]
-    async with asyncio.timeout(_WRITE_TIMEOUT_S):
-        await writer.flush()
-        # flush() drains the queue; awaiting the handles surfaces per-record failures.
-        await asyncio.gather(*(h.wait() for h in handles))
+    await write_table_rows(table, rows, _WRITE_TIMEOUT_S)
     return rows
 
 
