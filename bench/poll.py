@@ -197,18 +197,26 @@ class Recorded:
 
 @contextlib.contextmanager
 def tap_requests(recorded: Recorded):
-    """Record every Connection.request (address, api key, version, body) while active."""
-    original = Connection.request
+    """Record every request a Connection sends (address, api key, version, body) while
+    active: single ones (``request``) and batches (``request_many``)."""
+    single, many = Connection.request, Connection.request_many
 
     async def tapped(self: Connection, api_key: int, api_version: int, body: bytes, **kw: Any):
         recorded.frames.setdefault(self.address, []).append((api_key, api_version, bytes(body)))
-        return await original(self, api_key, api_version, body, **kw)
+        return await single(self, api_key, api_version, body, **kw)
+
+    async def tapped_many(self: Connection, items: Any, **kw: Any):
+        frames = recorded.frames.setdefault(self.address, [])
+        frames.extend((key, version, bytes(body)) for key, version, body, _ in items)
+        return await many(self, items, **kw)
 
     Connection.request = tapped  # type: ignore[method-assign]
+    Connection.request_many = tapped_many  # type: ignore[method-assign]
     try:
         yield recorded
     finally:
-        Connection.request = original  # type: ignore[method-assign]
+        Connection.request = single  # type: ignore[method-assign]
+        Connection.request_many = many  # type: ignore[method-assign]
 
 
 # =========================================================================== (b) pyfluss

@@ -30,10 +30,11 @@ Counters: :attr:`FlussAdmin.round_trips` counts awaited batches (a ``call`` or o
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from google.protobuf.message import Message
 
@@ -99,6 +100,7 @@ from fluss_proto.model import (
 from fluss_proto.types import (
     DatabaseInfo,
     FrozenDict,
+    TableDescriptor,
     TableInfo,
     parse_schema,
     parse_table_descriptor,
@@ -130,6 +132,8 @@ PathLike = TablePath | tuple[str, str] | str
 #: ~165 KB in one reply on 0.9.1; chunks keep single replies moderate on big clusters and
 #: are sent concurrently, so they cost no extra round trip).
 METADATA_CHUNK = 500
+#: Parsed table documents kept (per distinct table JSON); a poll meets the same ones again.
+TABLE_INFO_CACHE = 4096
 #: Separator Fluss puts between partition values in a partition name.
 PARTITION_SEPARATOR = "$"
 
@@ -178,8 +182,7 @@ class BucketRef:
         return (self.table_id, self.partition_id, self.bucket_id)
 
 
-@dataclass(frozen=True, slots=True)
-class _Outcome:
+class _Outcome(NamedTuple):  # a tuple: thousands are built per gather
     leader_id: int | None
     value: Any
     error: FlussError | None
@@ -251,21 +254,45 @@ def metadata_request(
 
 
 def table_info_from_metadata(t: TableMetadata) -> TableInfo:
-    """A TableInfo from GetMetadata's table entry (same JSON as GetTableInfo's)."""
+    """A TableInfo from GetMetadata's table entry (same JSON as GetTableInfo's).
+
+    Memoised: a poll sees the same tables again and again, and TableInfo is immutable.
+    """
+    return _table_info(
+        t.path, t.table_id, t.schema_id, t.table_json, t.created_time, t.modified_time,
+        t.remote_data_dir,
+    )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=TABLE_INFO_CACHE)
+def _table_info(
+    path: TablePath,
+    table_id: int,
+    schema_id: int,
+    table_json: bytes,
+    created_ms: int,
+    modified_ms: int,
+    remote_data_dir: str | None,
+) -> TableInfo:
     return TableInfo.from_descriptor(
-        t.path.database,
-        t.path.table,
-        table_id=t.table_id,
-        schema_id=t.schema_id,
-        descriptor=parse_table_descriptor(t.table_json),
-        created_ms=t.created_time,
-        modified_ms=t.modified_time,
-        remote_data_dir=t.remote_data_dir,
+        path.database,
+        path.table,
+        table_id=table_id,
+        schema_id=schema_id,
+        descriptor=_descriptor(table_json),
+        created_ms=created_ms,
+        modified_ms=modified_ms,
+        remote_data_dir=remote_data_dir,
     )
 
 
+@functools.lru_cache(maxsize=TABLE_INFO_CACHE)
+def _descriptor(table_json: bytes) -> TableDescriptor:
+    return parse_table_descriptor(table_json)
+
+
 def _is_partitioned(t: TableMetadata) -> bool:
-    return bool(parse_table_descriptor(t.table_json).partition_keys)
+    return bool(_descriptor(t.table_json).partition_keys)
 
 
 def normalise_table_error(exc: BaseException, path: TablePath) -> BaseException:
@@ -712,6 +739,7 @@ class FlussAdmin:
         results = await self.batch(
             [(g[1], kind.api, kind.build(groups[g], variants[g[0]])) for g in order]
         )
+        labels: dict[int, str] = {}
         for g, result in zip(order, results, strict=True):
             i, leader, _ = g
             refs = groups[g]
@@ -722,24 +750,26 @@ class FlussAdmin:
                     if _needs_refresh(err):
                         retry.append((i, ref))
                 continue
-            server = self._server_label(leader)
+            server = labels.get(leader)
+            if server is None:
+                server = labels[leader] = self._server_label(leader)
             try:
                 answers = kind.parse(result, refs, server)
             except FlussError as exc:
                 answers = {ref.key: (None, exc) for ref in refs}
             for ref in refs:
-                value, err = answers.get(
-                    ref.key,
-                    (
+                key = ref.key
+                answer = answers.get(key)
+                if answer is None:
+                    answer = (
                         None,
                         NoBucketAnswerError(
                             f"{kind.api.name} reply from {server} did not mention bucket "
                             f"{ref.bucket_id} of {ref.path}"
                         ),
-                    ),
-                )
-                outcomes[(i, ref.key)] = _Outcome(leader, value, err)
-                if err is not None and _needs_refresh(err):
+                    )
+                outcomes[(i, key)] = _Outcome(leader, *answer)
+                if answer[1] is not None and _needs_refresh(answer[1]):
                     retry.append((i, ref))
         return outcomes, retry
 

@@ -42,7 +42,7 @@ import logging
 import random
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType, TracebackType
 from typing import Any, Final, Literal, NamedTuple
@@ -425,6 +425,9 @@ def parse_metadata(
 def _short(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text[:_REASON_LIMIT]
+
+
+_API_KEYS: dict[int, ApiKey] = {int(k): k for k in ApiKey}
 
 
 def _request_mutates(api: ApiKey, request: object) -> bool:
@@ -824,11 +827,93 @@ class FlussClient:
                 raise ValueError(f"node must be an int, None or COORDINATOR, got {node!r}")
             key = self._admit(api, request, node, to_coordinator)
             prepared.append((key, request, node, to_coordinator))
-        results = await asyncio.gather(
-            *(self._call(k, r, n, c, timeout) for k, r, n, c in prepared),
-            return_exceptions=True,
-        )
-        return list(results)
+        # One attempt for everything, grouped per server (one write each, no task per
+        # request); a failure that deserves another attempt then takes the one-at-a-time
+        # path with its retries, starting from that failure.
+        first = await self._attempt_many(prepared, timeout)
+        results: list[Message | BaseException] = []
+        again: list[tuple[int, Awaitable[Message]]] = []
+        for index, ((key, request, node, coordinator), (target, outcome)) in enumerate(
+            zip(prepared, first, strict=True)
+        ):
+            results.append(outcome)
+            if isinstance(outcome, FlussError) and self._worth_another_attempt(
+                key, request, target, outcome
+            ):
+                prior = (target, outcome)
+                again.append((index, self._call(key, request, node, coordinator, timeout, prior)))
+        if again:
+            retried = await asyncio.gather(*(c for _, c in again), return_exceptions=True)
+            for (index, _), outcome in zip(again, retried, strict=True):
+                results[index] = outcome
+        return results
+
+    def _worth_another_attempt(
+        self, key: ApiKey, request: Message, target: _Target | None, exc: FlussError
+    ) -> bool:
+        if target is not None and _is_standby_answer(target, exc):
+            return True
+        return exc.retriable and self.retries > 0 and not _request_mutates(key, request)
+
+    async def _attempt_many(
+        self,
+        prepared: Sequence[tuple[ApiKey, Message, int | None, bool]],
+        timeout: float | None,
+    ) -> list[tuple[_Target | None, Message | BaseException]]:
+        """One attempt of every request: routed, grouped per server, sent together."""
+        out: list[tuple[_Target | None, Message | BaseException]] = [
+            (None, ConnectionClosedError("not sent"))  # every slot is set below
+        ] * len(prepared)
+        groups: dict[_Target, list[int]] = {}
+        for index, (key, _, node, coordinator) in enumerate(prepared):
+            try:
+                target = await self._resolve(key, node, coordinator, set())
+            except FlussError as exc:
+                out[index] = (None, exc)
+                continue
+            groups.setdefault(target, []).append(index)
+
+        async def send(target: _Target, indices: list[int]) -> None:
+            try:
+                conn, info = await self._ensure(target)
+            except FlussError as exc:
+                for index in indices:
+                    out[index] = (target, exc)
+                return
+            wire: list[tuple[int, int, bytes, str | None]] = []
+            sent: list[int] = []
+            for index in indices:
+                key, request = prepared[index][0], prepared[index][1]
+                version = info.negotiate(key)
+                if version is None:
+                    out[index] = (target, _unsupported(key, info, target))
+                    continue
+                # _admit checked the class and the required fields already
+                wire.append((int(key), version, request.SerializeToString(), key.name))
+                sent.append(index)
+                self.sent_api_keys[key] += 1
+            if not wire:
+                return
+            try:
+                raws = await conn.request_many(wire, timeout=timeout)
+            except FlussError as exc:  # closed before anything was written
+                raws = [exc] * len(wire)
+            for index, raw in zip(sent, raws, strict=True):
+                key = prepared[index][0]
+                if isinstance(raw, FlussError):
+                    out[index] = (target, self._explain_auth(raw, target))
+                    continue
+                try:
+                    out[index] = (target, messages.decode_response(key, raw))
+                except FlussError as exc:
+                    out[index] = (target, exc)
+
+        if len(groups) == 1:
+            ((target, indices),) = groups.items()
+            await send(target, indices)
+        elif groups:
+            await asyncio.gather(*(send(t, i) for t, i in groups.items()))
+        return out
 
     def _admit(
         self, api: ApiKey | int, request: object, node: int | None, coordinator: bool
@@ -836,10 +921,9 @@ class FlussClient:
         """Every check that must pass before anything is sent (no I/O)."""
         if self._closed:
             raise ConnectionClosedError("the client is closed")
-        try:
-            key = ApiKey(api)
-        except ValueError:
-            raise ValueError(f"unknown API key {api!r}") from None
+        key = _API_KEYS.get(api)  # an IntEnum member hashes and compares like its int
+        if key is None:
+            raise ValueError(f"unknown API key {api!r}")
         spec = API_INFO[key]
         if spec.private:
             raise ReadOnlyViolation(
@@ -871,34 +955,62 @@ class FlussClient:
         node: int | None,
         coordinator: bool,
         timeout: float | None,
+        prior: tuple[_Target | None, FlussError] | None = None,
     ) -> Message:
+        """Attempts with retries; ``prior`` is a first attempt already made elsewhere
+        (``call_many``) and the error it ended with."""
         read_only = not _request_mutates(key, request)
         attempts = 1 + (self.retries if read_only else 0)
         failed: set[str] = set()
-        for attempt in range(attempts):
-            target: _Target | None = None
+        start = 0
+        if prior is not None:
+            target, exc = prior
+            if target is not None and _is_standby_answer(target, exc):
+                assert isinstance(exc, ServerError)
+                try:
+                    return await self._follow_coordinator(target, key, request, timeout, exc)
+                except FlussError as follow_exc:
+                    exc = follow_exc
+            if attempts <= 1 or not exc.retriable:
+                raise exc
+            await self._after_failure(key, target, exc, failed, 0, attempts)
+            start = 1
+        for attempt in range(start, attempts):
+            target = None
             try:
                 target = await self._resolve(key, node, coordinator, failed)
                 return await self._call_target(target, key, request, timeout)
             except FlussError as exc:
                 if attempt + 1 >= attempts or not exc.retriable:
                     raise
-                log.debug(
-                    "%s to %s failed (%s); retry %d of %d",
-                    key.name,
-                    target.address if target else "?",
-                    _short(exc),
-                    attempt + 1,
-                    attempts - 1,
-                )
-                if target is not None:
-                    failed.add(target.address)
-                if isinstance(exc, (UnknownNodeError, CoordinatorUnknownError)):
-                    pass  # metadata was refreshed just before this was raised
-                elif isinstance(exc, ConnectionFailure) or getattr(exc, "refresh_metadata", False):
-                    await self._refresh_after_failure(key, target, exc)
-                await asyncio.sleep(min(self.retry_backoff * 2**attempt, _MAX_BACKOFF))
+                await self._after_failure(key, target, exc, failed, attempt, attempts)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _after_failure(
+        self,
+        key: ApiKey,
+        target: _Target | None,
+        exc: FlussError,
+        failed: set[str],
+        attempt: int,
+        attempts: int,
+    ) -> None:
+        """Between two attempts: note the server, refresh metadata if useful, back off."""
+        log.debug(
+            "%s to %s failed (%s); retry %d of %d",
+            key.name,
+            target.address if target else "?",
+            _short(exc),
+            attempt + 1,
+            attempts - 1,
+        )
+        if target is not None:
+            failed.add(target.address)
+        if isinstance(exc, (UnknownNodeError, CoordinatorUnknownError)):
+            pass  # metadata was refreshed just before this was raised
+        elif isinstance(exc, ConnectionFailure) or getattr(exc, "refresh_metadata", False):
+            await self._refresh_after_failure(key, target, exc)
+        await asyncio.sleep(min(self.retry_backoff * 2**attempt, _MAX_BACKOFF))
 
     async def _refresh_after_failure(
         self, key: ApiKey, target: _Target | None, exc: FlussError
@@ -926,7 +1038,7 @@ class FlussClient:
         try:
             return await self._request(target, key, request, timeout=timeout)
         except ServerError as exc:
-            if exc.code != _NOT_COORDINATOR_LEADER or target.role != "coordinator":
+            if not _is_standby_answer(target, exc):
                 raise
             return await self._follow_coordinator(target, key, request, timeout, exc)
 
@@ -1035,26 +1147,29 @@ class FlussClient:
         conn, info = await self._ensure(target)
         version = info.negotiate(key)
         if version is None:
-            advertised = info.versions.get(int(key))
-            detail = (
-                f"the {info.role} does not offer it"
-                if advertised is None
-                else f"it offers versions {advertised[0]}..{advertised[1]}, "
-                f"fluss_proto speaks 0..{API_INFO[key].max_version}"
-            )
-            raise UnsupportedByServer(key.name, target.address, detail)
+            raise _unsupported(key, info, target)
         body = messages.encode_request(key, request)
         self.sent_api_keys[key] += 1
         try:
             raw = await conn.request(int(key), version, body, timeout=timeout, api_name=key.name)
         except AuthenticationError as exc:
-            if self._sasl is None and isinstance(exc, ServerError):
-                raise AuthenticationError(
-                    f"{target.address} requires SASL authentication and this client has no "
-                    f"credentials (server said: {_short(exc.message or exc.name)})"
-                ) from exc
-            raise
+            raise self._explain_auth(exc, target) from exc
         return messages.decode_response(key, raw)
+
+    def _explain_auth(self, exc: FlussError, target: _Target) -> FlussError:
+        """A server asking for SASL from a client without credentials gets named as such."""
+        if (
+            self._sasl is None
+            and isinstance(exc, AuthenticationError)
+            and isinstance(exc, ServerError)
+        ):
+            explained = AuthenticationError(
+                f"{target.address} requires SASL authentication and this client has no "
+                f"credentials (server said: {_short(exc.message or exc.name)})"
+            )
+            explained.__cause__ = exc
+            return explained
+        return exc
 
     async def _ensure(self, target: _Target) -> tuple[Connection, ServerApiVersions]:
         """The ready connection to ``target``, opening and handshaking it if needed."""
@@ -1130,6 +1245,26 @@ class FlussClient:
             self.sent_api_keys[ApiKey.AUTHENTICATE] += 1
             await authenticate(conn, self._sasl, timeout=self.connect_timeout, version=version)
         return info
+
+
+def _is_standby_answer(target: _Target, exc: FlussError) -> bool:
+    """A standby coordinator's NOT_COORDINATOR_LEADER: follow to the active one."""
+    return (
+        isinstance(exc, ServerError)
+        and exc.code == _NOT_COORDINATOR_LEADER
+        and target.role == "coordinator"
+    )
+
+
+def _unsupported(key: ApiKey, info: ServerApiVersions, target: _Target) -> UnsupportedByServer:
+    advertised = info.versions.get(int(key))
+    detail = (
+        f"the {info.role} does not offer it"
+        if advertised is None
+        else f"it offers versions {advertised[0]}..{advertised[1]}, "
+        f"fluss_proto speaks 0..{API_INFO[key].max_version}"
+    )
+    return UnsupportedByServer(key.name, target.address, detail)
 
 
 def _node_id(node: ServerNode) -> int:

@@ -201,22 +201,25 @@ def encode_response(api: ApiKey | int, response: Message) -> bytes:
 
 def decode_message(cls: type[M], body: bytes | bytearray | memoryview, *, what: str = "") -> M:
     """Parse ``body`` as ``cls``; :class:`DecodeError` on garbage or missing required fields."""
-    name = cls.DESCRIPTOR.name
-    label = f"{what}: {name}" if what else name
     message = cls()
     try:
-        message.ParseFromString(bytes(body))
+        message.ParseFromString(body if isinstance(body, bytes) else bytes(body))
     except Exception as exc:  # protobuf raises its own DecodeError, sometimes others
         raise DecodeError(
-            f"{label} could not be decoded ({len(body)} bytes): {type(exc).__name__}"
+            f"{_label(cls, what)} could not be decoded ({len(body)} bytes): {type(exc).__name__}"
         ) from None
     if not message.IsInitialized():
         missing = ", ".join(message.FindInitializationErrors())
-        raise DecodeError(f"{label} lacks required fields: {missing}")
+        raise DecodeError(f"{_label(cls, what)} lacks required fields: {missing}")
     bad = _invalid_string_field(message)
     if bad is not None:
-        raise DecodeError(f"{label}: string field {bad} is not valid UTF-8")
+        raise DecodeError(f"{_label(cls, what)}: string field {bad} is not valid UTF-8")
     return message
+
+
+def _label(cls: type[Message], what: str) -> str:
+    name = cls.DESCRIPTOR.name
+    return f"{what}: {name}" if what else name
 
 
 # The Python protobuf runtime (upb) does not check UTF-8 when it parses a proto2 ``string``
@@ -248,23 +251,36 @@ def _plan(descriptor: Descriptor, visiting: frozenset[Descriptor] = frozenset())
     return plan
 
 
+def _string_fields(descriptor: Descriptor) -> dict[FieldDescriptor, bool]:
+    """``{field: is_string}`` for the fields of ``descriptor`` worth walking (cached)."""
+    cached = _WALKS.get(descriptor)
+    if cached is None:
+        cached = _WALKS[descriptor] = {f: s for f, _, s in _plan(descriptor)}
+    return cached
+
+
+_WALKS: dict[Descriptor, dict[FieldDescriptor, bool]] = {}
+
+
 def _invalid_string_field(message: Message, depth: int = 0) -> str | None:
     """The name of the first string field holding non-UTF-8 bytes, or None."""
     if depth > 100:  # protobuf's own recursion limit is lower; never reached in practice
         return None
-    for field, repeated, is_string in _plan(message.DESCRIPTOR):
-        if repeated:
-            values = getattr(message, field.name)
-        elif message.HasField(field.name):
-            values = (getattr(message, field.name),)
-        else:
+    walk = _string_fields(message.DESCRIPTOR)
+    if not walk:
+        return None
+    # ListFields (C) yields only the fields that are set: cheaper than HasField per field.
+    for field, value in message.ListFields():
+        is_string = walk.get(field)
+        if is_string is None:
             continue
-        for value in values:
+        values = value if field.is_repeated else (value,)
+        for item in values:
             if is_string:
-                if not isinstance(value, str):
+                if not isinstance(item, str):
                     return field.full_name
             else:
-                bad = _invalid_string_field(value, depth + 1)
+                bad = _invalid_string_field(item, depth + 1)
                 if bad is not None:
                     return bad
     return None
@@ -273,7 +289,7 @@ def _invalid_string_field(message: Message, depth: int = 0) -> str | None:
 def decode_response(api: ApiKey | int, body: bytes | bytearray | memoryview) -> Message:
     """Parse the body of a SUCCESS response to ``api``."""
     key = _as_key(api)
-    return decode_message(messages_for(key).response, body, what=f"{key.name} response")
+    return decode_message(messages_for(key).response, body, what=_WHAT_RESPONSE[key])
 
 
 def decode_request(api: ApiKey | int, body: bytes | bytearray | memoryview) -> Message:
@@ -283,7 +299,14 @@ def decode_request(api: ApiKey | int, body: bytes | bytearray | memoryview) -> M
 
 
 def _as_key(api: ApiKey | int) -> ApiKey:
+    key = _KEYS.get(api)  # an IntEnum member hashes and compares like its int
+    if key is not None:
+        return key
     try:
         return ApiKey(api)
     except ValueError:
         raise NoMessagesForApi(f"unknown API key {api!r}") from None
+
+
+_KEYS: dict[int, ApiKey] = {int(k): k for k in ApiKey}
+_WHAT_RESPONSE: dict[ApiKey, str] = {k: f"{k.name} response" for k in ApiKey}

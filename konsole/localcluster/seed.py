@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -430,19 +430,21 @@ async def _log_records(
     return None
 
 
-async def _wait_partition_leaders(admin: fluss.FlussAdmin, spec: _TableSpec) -> None:
-    """Wait (bounded) until every bucket of every new partition has a leader.
+async def wait_partition_leaders(
+    admin: fluss.FlussAdmin, path: fluss.TablePath, partitions: Iterable[str], buckets: int
+) -> None:
+    """Wait (bounded: ~10 s per partition) until every bucket of ``partitions`` has a leader.
 
     create_partition returns before the coordinator has elected the partition's bucket
     leaders; a pyfluss writer that looks the partition up in that window never sends its
     records (seen on 0.9.1: the flush hangs for good). Offsets answer once leaders exist.
     """
-    ids = list(range(spec.buckets))
+    ids = list(range(buckets))
     latest = fluss.OffsetSpec.latest()
-    for part in spec.partitions:
+    for part in partitions:
         for _ in range(100):
             try:
-                await admin.list_partition_offsets(spec.path, part, ids, latest)
+                await admin.list_partition_offsets(path, part, ids, latest)
                 break
             except fluss.FlussError:
                 await asyncio.sleep(0.1)
@@ -463,7 +465,7 @@ async def _seed_table(
                 await admin.create_partition(
                     spec.path, {str(spec.partition_key): part}, ignore_if_exists=True
                 )
-            await _wait_partition_leaders(admin, spec)
+            await wait_partition_leaders(admin, spec.path, spec.partitions, spec.buckets)
     rows = demo_rows(spec.name, scale) if created else []
     if rows:
         await _write(conn, spec, rows)

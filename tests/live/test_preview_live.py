@@ -41,6 +41,7 @@ import pytest_asyncio
 
 from fluss_proto.client import FlussClient
 from fluss_proto.scan import BucketStatus, ScanMethod, preview_table
+from konsole.localcluster.seed import wait_partition_leaders
 from tests.live import pyfluss_data as pf
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(120)]
@@ -389,15 +390,7 @@ async def test_partitioned_table_per_partition_and_all(world: World) -> None:
     async with asyncio.timeout(30):
         for region in regions:
             await admin.create_partition(path, {"region": region})
-        for region in regions:  # bounded wait for the new partitions' leaders
-            for _ in range(100):
-                try:
-                    await admin.list_partition_offsets(
-                        path, region, [0, 1], fluss.OffsetSpec.latest()
-                    )
-                    break
-                except fluss.FlussError:
-                    await asyncio.sleep(0.1)
+        await wait_partition_leaders(admin, path, regions, buckets=2)
     rows, n = [], 0
     for region, count in regions.items():
         for _ in range(count):
