@@ -6,16 +6,18 @@ Usage::
     .venv/bin/python bench/poll.py --bootstrap 127.0.0.1:9123 [--reps 15] [--json]
 
 What one "poll" reads: the servers, the table info of every table and the latest offset of
-every bucket (gather_cluster also reads earliest offsets and each server's ApiVersions).
+every bucket (gather_cluster also reads each server's ApiVersions and every bucket's
+leader, replicas and epoch).
 
-- (a) ``fluss_proto.gather.gather_cluster(client)`` on an already-connected FlussClient;
+- (a) ``gather_cluster(client, previous=<its last view>)`` on an already-connected
+  FlussClient: a poll as konsole's poller makes it, guided by the view before;
+- (a0) ``gather_cluster(client)`` without a guide: the first poll;
 - (b) pyfluss doing its best on one FlussConnection: every call of a stage issued at once
   with ``asyncio.gather`` (servers + databases, then tables, then per table its info
-  followed by its offsets, tables concurrently). Shown twice: latest offsets only (what a
-  poll needs) and latest + earliest (the same data as (a));
-- (c) the floor: the exact requests (a) sends, recorded once and pre-encoded, written on
-  already-open asyncio connections, all of one server's frames in one write, every server
-  at once, awaiting every response frame without decoding it.
+  followed by its latest offsets, tables concurrently);
+- (c), (c0) the floors: the exact requests (a) and (a0) send, recorded once and
+  pre-encoded, written on already-open asyncio connections, all of one server's frames in
+  one write, every server at once, awaiting every response frame without decoding it.
 
 Set-up (bounded in time): without ``--bootstrap`` a LocalCluster with 1 coordinator and 3
 tablet servers is started in a temporary run dir and stopped at the end. Tables
@@ -24,8 +26,8 @@ tablet servers is started in a temporary run dir and stopped at the end. Tables
 go to the first ``--written-tables`` tables when they are new, so offsets are non-trivial.
 
 Measurement: ``--warmup`` polls per method are discarded, then ``--reps`` polls per method
-run interleaved (a, b, b', c, a, ...), stopping early when ``--budget`` seconds are spent.
-Median and p90 per method; ratios against (a).
+run interleaved (a, a0, b, c, c0, a, ...), stopping early when ``--budget`` seconds are
+spent. Median and p90 per method; ratios of (a) and (a0) against (b) and their floors.
 """
 
 from __future__ import annotations
@@ -236,9 +238,8 @@ class PyflussPoll:
 PYFLUSS_ATTEMPTS = 3
 
 
-async def pyfluss_poll(admin: fluss.FlussAdmin, earliest: bool) -> PyflussPoll:
+async def pyfluss_poll(admin: fluss.FlussAdmin) -> PyflussPoll:
     latest_spec = fluss.OffsetSpec.latest()
-    earliest_spec = fluss.OffsetSpec.earliest()
     calls = 0
     retries = 0
 
@@ -268,7 +269,7 @@ async def pyfluss_poll(admin: fluss.FlussAdmin, earliest: bool) -> PyflussPoll:
 
     # stages 3-4 (5 for partitioned tables), pipelined per table: info, then offsets
     partitioned = False
-    specs = [latest_spec, earliest_spec] if earliest else [latest_spec]
+    specs = [latest_spec]
 
     async def table(path: fluss.TablePath) -> tuple[int, int]:
         nonlocal partitioned
@@ -383,6 +384,7 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
     client = await FlussClient.connect(bootstrap)
     pconn: fluss.FlussConnection | None = None
     floor: Floor | None = None
+    floor_cold: Floor | None = None
     try:
         # Set-up on its own pyfluss connection: a table dropped and created again would
         # leave a stale table id in that connection's metadata cache.
@@ -400,18 +402,22 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
         await asyncio.sleep(0.5)  # let offsets settle (high watermarks of RF>1)
         admin = pconn.get_admin()
 
-        # (a) once to open every connection, then once under the tap: what it sends on
-        # warm connections (no handshakes) is what (c) replays
-        await gather_cluster(client)
-        recorded = Recorded()
-        with tap_requests(recorded):
+        # (a0) once to open every connection, then (a0) and (a) once each under the tap:
+        # what they send on warm connections (no handshakes) is what (c0) and (c) replay
+        last = await gather_cluster(client)
+        recorded_cold, recorded = Recorded(), Recorded()
+        with tap_requests(recorded_cold):
             view = await gather_cluster(client)
+        with tap_requests(recorded):
+            last = await gather_cluster(client, previous=view)
         floor = await Floor(recorded).open()
+        floor_cold = await Floor(recorded_cold).open()
         await floor.poll(check=True)
+        await floor_cold.poll(check=True)
 
         ours_buckets = [b for t in view.tables for b in t.buckets]
         ours_latest = sum(b.latest_offset or 0 for b in ours_buckets)
-        check = await pyfluss_poll(admin, earliest=False)
+        check = await pyfluss_poll(admin)
         log(
             f"check: ours {len(view.tables)} tables / {len(ours_buckets)} buckets / latest sum "
             f"{ours_latest} / {len(view.errors)} errors; pyfluss {check.tables} tables / "
@@ -424,11 +430,17 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
         ):
             log("warning: ours and pyfluss disagree (cluster changing underneath?)")
 
+        async def guided() -> Any:
+            nonlocal last
+            last = await gather_cluster(client, previous=last)
+            return last
+
         methods: dict[str, Callable[[], Awaitable[Any]]] = {
-            "a": lambda: gather_cluster(client),
-            "b": lambda: pyfluss_poll(admin, earliest=False),
-            "b2": lambda: pyfluss_poll(admin, earliest=True),
+            "a": guided,
+            "a0": lambda: gather_cluster(client),
+            "b": lambda: pyfluss_poll(admin),
             "c": lambda: floor.poll(),  # type: ignore[union-attr]
+            "c0": lambda: floor_cold.poll(),  # type: ignore[union-attr]
         }
         for _ in range(args.warmup):
             for fn in methods.values():
@@ -442,15 +454,14 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 result = await fn()
                 times[key].append(time.perf_counter() - t0)
-                if key == "a":
-                    extra["a"] = (result.requests, result.round_trips, len(result.errors))
-                elif key in ("b", "b2"):
+                if key in ("a", "a0"):
+                    extra[key] = (result.requests, result.round_trips, len(result.errors))
+                elif key == "b":
                     extra[key] = (result.calls, result.stages)
                     retried[key] += result.retries
             if time.monotonic() - started > args.budget:
                 log(f"time budget of {args.budget}s spent after {len(times['a'])} reps")
                 break
-        a_requests, a_round_trips, a_errors = extra["a"]
         summary = {
             "bootstrap": bootstrap,
             "tablet_servers": len(view.tablet_servers),
@@ -463,16 +474,18 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
             "methods": {},
         }
         labels = {
-            "a": "(a) fluss_proto gather_cluster",
-            "b": "(b) pyfluss, latest offsets",
-            "b2": "(b') pyfluss, latest + earliest",
-            "c": "(c) raw-RPC floor (a's frames)",
+            "a": "(a) gather_cluster, guided",
+            "a0": "(a0) gather_cluster, first poll",
+            "b": "(b) pyfluss",
+            "c": "(c) raw-RPC floor of (a)",
+            "c0": "(c0) raw-RPC floor of (a0)",
         }
         rpcs = {
-            "a": (f"{a_requests} RPCs", f"{a_round_trips}"),
+            "a": (f"{extra['a'][0]} RPCs", f"{extra['a'][1]}"),
+            "a0": (f"{extra['a0'][0]} RPCs", f"{extra['a0'][1]}"),
             "b": (f"{extra['b'][0]} calls", f"{extra['b'][1]} stages"),
-            "b2": (f"{extra['b2'][0]} calls", f"{extra['b2'][1]} stages"),
             "c": (f"{recorded.count} RPCs", "1"),
+            "c0": (f"{recorded_cold.count} RPCs", "1"),
         }
         for key, values in times.items():
             summary["methods"][key] = {
@@ -482,18 +495,20 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
                 "requests": rpcs[key][0],
                 "round_trips": rpcs[key][1],
             }
-        summary["gather_errors"] = a_errors
+        summary["gather_errors"] = extra["a"][2] + extra["a0"][2]
         summary["pyfluss_retries"] = dict(retried)
         med = {k: v["median_ms"] for k, v in summary["methods"].items()}
         summary["ratios"] = {
             "ours/pyfluss": med["a"] / med["b"],
-            "ours/pyfluss_same_data": med["a"] / med["b2"],
             "ours/floor": med["a"] / med["c"],
+            "first/pyfluss": med["a0"] / med["b"],
+            "first/floor": med["a0"] / med["c0"],
         }
         return summary
     finally:
-        if floor is not None:
-            await floor.close()
+        for f in (floor, floor_cold):
+            if f is not None:
+                await f.close()
         await client.close()
         if pconn is not None:
             await pyfluss_close(pconn)
@@ -514,9 +529,9 @@ def print_table(s: dict[str, Any]) -> None:
         )
     r = s["ratios"]
     print(
-        f"ours/pyfluss = {r['ours/pyfluss']:.2f}  "
-        f"ours/pyfluss(same data) = {r['ours/pyfluss_same_data']:.2f}  "
-        f"ours/floor = {r['ours/floor']:.2f}"
+        f"guided: ours/pyfluss = {r['ours/pyfluss']:.2f}  ours/floor = {r['ours/floor']:.2f}; "
+        f"first poll: ours/pyfluss = {r['first/pyfluss']:.2f}  "
+        f"ours/floor = {r['first/floor']:.2f}"
     )
     if any(s["pyfluss_retries"].values()):
         print(f"note: pyfluss calls retried during the measured polls: {s['pyfluss_retries']}")

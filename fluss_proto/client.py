@@ -45,7 +45,7 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType, TracebackType
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple, TypeVar
 
 from google.protobuf.message import Message
 
@@ -399,27 +399,58 @@ def parse_metadata(
     tablets = {n.node_id: _node(n) for n in resp.tablet_servers}
     tables: dict[TablePath, TableMetadata] = {}
     for t in resp.table_metadata:
-        path = TablePath(t.table_path.database_name, t.table_path.table_name)
-        tables[path] = TableMetadata(
-            path=path,
-            table_id=t.table_id,
-            schema_id=t.schema_id,
-            table_json=t.table_json,
-            buckets=_buckets(t.bucket_metadata),
-            created_time=t.created_time,
-            modified_time=t.modified_time,
-            remote_data_dir=t.remote_data_dir if t.HasField("remote_data_dir") else None,
-        )
-    partitions = {
-        p.partition_id: PartitionMetadata(
-            table_id=p.table_id,
-            partition_name=p.partition_name,
-            partition_id=p.partition_id,
-            buckets=_buckets(p.bucket_metadata),
-        )
-        for p in resp.partition_metadata
-    }
+        # A poll sees the same entries again and again: re-serialising one (C) and looking
+        # it up costs a fraction of building its objects field by field.
+        raw = t.SerializeToString()
+        table = _PARSED_TABLES.get(raw)
+        if table is None:
+            table = _remember(_PARSED_TABLES, raw, _table_metadata(t))
+        tables[table.path] = table
+    partitions: dict[int, PartitionMetadata] = {}
+    for p in resp.partition_metadata:
+        raw = p.SerializeToString()
+        part = _PARSED_PARTITIONS.get(raw)
+        if part is None:
+            part = _remember(_PARSED_PARTITIONS, raw, _partition_metadata(p))
+        partitions[part.partition_id] = part
     return coordinator, tablets, tables, partitions
+
+
+def _table_metadata(t: pb.PbTableMetadata) -> TableMetadata:
+    path = TablePath(t.table_path.database_name, t.table_path.table_name)
+    return TableMetadata(
+        path=path,
+        table_id=t.table_id,
+        schema_id=t.schema_id,
+        table_json=t.table_json,
+        buckets=_buckets(t.bucket_metadata),
+        created_time=t.created_time,
+        modified_time=t.modified_time,
+        remote_data_dir=t.remote_data_dir if t.HasField("remote_data_dir") else None,
+    )
+
+
+def _partition_metadata(p: pb.PbPartitionMetadata) -> PartitionMetadata:
+    return PartitionMetadata(
+        table_id=p.table_id,
+        partition_name=p.partition_name,
+        partition_id=p.partition_id,
+        buckets=_buckets(p.bucket_metadata),
+    )
+
+
+#: Parsed metadata entries by their serialised bytes (entries are immutable values).
+_PARSED_TABLES: dict[bytes, TableMetadata] = {}
+_PARSED_PARTITIONS: dict[bytes, PartitionMetadata] = {}
+_PARSED_KEPT = 4096
+_T = TypeVar("_T")
+
+
+def _remember(cache: dict[bytes, _T], raw: bytes, value: _T) -> _T:
+    if len(cache) >= _PARSED_KEPT:
+        cache.pop(next(iter(cache)))  # oldest first: dicts keep insertion order
+    cache[raw] = value
+    return value
 
 
 def _short(exc: BaseException) -> str:

@@ -337,7 +337,8 @@ class Connection:
                 self._forget(request_id, future, written)
             raise
         for request_id, future in zip(ids, futures, strict=True):
-            if not future.done() or future.exception() is not None:
+            # a timeout cancels the future being awaited; the others may still be pending
+            if not future.done() or future.cancelled() or future.exception() is not None:
                 self._forget(request_id, future, written)
         return [
             r if r is not None else self._unanswered(n) for r, n in zip(results, names, strict=True)

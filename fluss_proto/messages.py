@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import NamedTuple, TypeVar
 
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
@@ -200,90 +199,26 @@ def encode_response(api: ApiKey | int, response: Message) -> bytes:
 
 
 def decode_message(cls: type[M], body: bytes | bytearray | memoryview, *, what: str = "") -> M:
-    """Parse ``body`` as ``cls``; :class:`DecodeError` on garbage or missing required fields."""
+    """Parse ``body`` as ``cls``; :class:`DecodeError` on garbage, on a string field that
+    is not valid UTF-8 (the .proto asks the parser to verify strings) or on missing
+    required fields."""
     message = cls()
     try:
         message.ParseFromString(body if isinstance(body, bytes) else bytes(body))
     except Exception as exc:  # protobuf raises its own DecodeError, sometimes others
         raise DecodeError(
-            f"{_label(cls, what)} could not be decoded ({len(body)} bytes): {type(exc).__name__}"
+            f"{_label(cls, what)} could not be decoded ({len(body)} bytes): malformed "
+            f"protobuf or a string field that is not valid UTF-8 ({type(exc).__name__})"
         ) from None
     if not message.IsInitialized():
         missing = ", ".join(message.FindInitializationErrors())
         raise DecodeError(f"{_label(cls, what)} lacks required fields: {missing}")
-    bad = _invalid_string_field(message)
-    if bad is not None:
-        raise DecodeError(f"{_label(cls, what)}: string field {bad} is not valid UTF-8")
     return message
 
 
 def _label(cls: type[Message], what: str) -> str:
     name = cls.DESCRIPTOR.name
     return f"{what}: {name}" if what else name
-
-
-# The Python protobuf runtime (upb) does not check UTF-8 when it parses a proto2 ``string``
-# field: reading a field whose bytes are not valid UTF-8 returns ``bytes`` instead of
-# ``str``, and callers formatting addresses or names then fail with a TypeError. Decoded
-# messages are therefore checked, walking only fields that are or contain strings.
-
-_FieldPlan = tuple[tuple[FieldDescriptor, bool, bool], ...]  # (field, repeated, is_string)
-_PLANS: dict[Descriptor, _FieldPlan] = {}
-
-
-def _plan(descriptor: Descriptor, visiting: frozenset[Descriptor] = frozenset()) -> _FieldPlan:
-    """The fields of ``descriptor`` to look at: strings, and messages holding strings."""
-    cached = _PLANS.get(descriptor)
-    if cached is not None:
-        return cached
-    out: list[tuple[FieldDescriptor, bool, bool]] = []
-    for field in descriptor.fields:
-        if field.type == FieldDescriptor.TYPE_STRING:
-            out.append((field, field.is_repeated, True))
-        elif field.message_type is not None:
-            sub = field.message_type
-            # a recursive message type is walked conservatively
-            if sub in visiting or sub is descriptor or _plan(sub, visiting | {descriptor}):
-                out.append((field, field.is_repeated, False))
-    plan = tuple(out)
-    if not visiting:  # plans computed inside a cycle may be incomplete: keep only roots'
-        _PLANS[descriptor] = plan
-    return plan
-
-
-def _string_fields(descriptor: Descriptor) -> dict[FieldDescriptor, bool]:
-    """``{field: is_string}`` for the fields of ``descriptor`` worth walking (cached)."""
-    cached = _WALKS.get(descriptor)
-    if cached is None:
-        cached = _WALKS[descriptor] = {f: s for f, _, s in _plan(descriptor)}
-    return cached
-
-
-_WALKS: dict[Descriptor, dict[FieldDescriptor, bool]] = {}
-
-
-def _invalid_string_field(message: Message, depth: int = 0) -> str | None:
-    """The name of the first string field holding non-UTF-8 bytes, or None."""
-    if depth > 100:  # protobuf's own recursion limit is lower; never reached in practice
-        return None
-    walk = _string_fields(message.DESCRIPTOR)
-    if not walk:
-        return None
-    # ListFields (C) yields only the fields that are set: cheaper than HasField per field.
-    for field, value in message.ListFields():
-        is_string = walk.get(field)
-        if is_string is None:
-            continue
-        values = value if field.is_repeated else (value,)
-        for item in values:
-            if is_string:
-                if not isinstance(item, str):
-                    return field.full_name
-            else:
-                bad = _invalid_string_field(item, depth + 1)
-                if bad is not None:
-                    return bad
-    return None
 
 
 def decode_response(api: ApiKey | int, body: bytes | bytearray | memoryview) -> Message:

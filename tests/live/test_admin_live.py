@@ -368,12 +368,12 @@ async def settled_gather(client: FlussClient, *databases: str) -> ClusterView:
         return [e for e in view.errors if e.subject.split(".")[0] in databases]
 
     deadline = time.monotonic() + 20
-    view = await gather_cluster(client)
+    view = await gather_cluster(client, earliest=True)
     for _ in range(80):
         if not ours(view) or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.25)
-        view = await gather_cluster(client)
+        view = await gather_cluster(client, earliest=True)
     assert not ours(view), ours(view)[:5]
     return view
 
@@ -425,6 +425,38 @@ async def test_gather_agrees_with_individual_calls_and_round_trips_stay_constant
         assert len(big.buckets) > len(small.buckets)
     finally:
         await pf.drop_database(world.padmin, extra_db)
+
+
+async def test_guided_gather_reads_an_unchanged_cluster_in_one_round_trip(world: World) -> None:
+    """Given the previous view, an unchanged cluster is read in one round trip, and the
+    result equals a gather without a guide; rows written in between show up in it (the
+    latest offsets come from FetchLog high watermarks, checked against ListOffsets)."""
+    path = TablePath(world.db, "guided")
+    await create_led_tables(world, world.db, {"guided": 4})
+    first = await settled_gather(world.client, world.db)
+    assert all(b.latest_offset == 0 for b in first.table(path).buckets)
+    again = await gather_cluster(world.client, previous=first)
+    assert again.round_trips == 1, again.errors[:3]
+    assert summary(again, world.db) == summary(first, world.db)
+
+    await pf.write_rows(world.conn, fp(path), 300)
+    after = await gather_cluster(world.client, previous=again)
+    assert after.round_trips == 1
+    latest = await world.admin.list_offsets(path, LATEST)
+    buckets = after.table(path).buckets
+    assert {(b.partition_id, b.bucket_id): b.latest_offset for b in buckets} == dict(latest.offsets)
+    assert sum(b.latest_offset or 0 for b in after.table(path).buckets) == 300
+    cold = await gather_cluster(world.client)
+    assert summary(after, world.db) == summary(cold, world.db)
+
+
+def summary(view: ClusterView, db: str) -> list[tuple[object, ...]]:
+    """Placement and latest offsets of ``db``'s buckets (what two gathers can agree on)."""
+    return [
+        (t.path, t.table_id, b.partition_id, b.bucket_id, b.leader_id, b.latest_offset)
+        for t in view.tables_in(db)
+        for b in t.buckets
+    ]
 
 
 async def test_read_paths_send_only_read_only_apis(world: World) -> None:

@@ -114,8 +114,11 @@ class FakeClient:
     stale_metadata: int = 0
     #: (earliest, latest) per bucket; default (0, 10 * (bucket + 1)).
     offsets: dict[Key, tuple[int, int]] = field(default_factory=dict)
-    #: Per-bucket error codes for ListOffsets / GetTableStats, whatever node is asked.
+    #: Per-bucket error codes for ListOffsets / GetTableStats / FetchLog, whatever node
+    #: is asked.
     bucket_errors: dict[Key, int] = field(default_factory=dict)
+    #: Per-bucket error codes for FetchLog only (e.g. 48: no READ permission).
+    fetch_errors: dict[Key, int] = field(default_factory=dict)
     #: Nodes whose connection fails.
     down: set[int | str] = field(default_factory=set)
     #: API keys each target does not advertise.
@@ -322,6 +325,33 @@ class FakeClient:
                 item.ClearField("offset")
                 continue
             item.offset = {0: earliest, 1: latest, 2: earliest}[req.offset_type]
+        return resp
+
+    def _h_fetch_log(self, target: Any, req: Any) -> Message:
+        """Like a 0.9.1 leader: the high watermark per bucket, no log start offset; the
+        fetch offset must be -2 (earliest) or within [earliest, latest]."""
+        assert req.follower_server_id == -1 and req.max_bytes == 0
+        assert req.HasField("min_bytes") and req.max_wait_ms == 0
+        resp = pb.FetchLogResponse()
+        for tr in req.tables_req:
+            out = resp.tables_resp.add(table_id=tr.table_id)
+            for b in tr.buckets_req:
+                pid = b.partition_id if b.HasField("partition_id") else None
+                key = (tr.table_id, pid, b.bucket_id)
+                item = out.buckets_resp.add(bucket_id=b.bucket_id)
+                if pid is not None:
+                    item.partition_id = pid
+                if key in self.fetch_errors:
+                    item.error_code = self.fetch_errors[key]
+                    item.error_message = f"fetch of {key} refused"
+                    continue
+                if self._per_bucket(target, key, item):
+                    continue
+                earliest, latest = self.offsets.get(key, (0, 10 * (b.bucket_id + 1)))
+                if b.fetch_offset != -2 and not earliest <= b.fetch_offset <= latest:
+                    item.error_code, item.error_message = 19, "out of range"
+                    continue
+                item.high_watermark, item.log_start_offset = latest, 0
         return resp
 
     def _h_get_table_stats(self, target: Any, req: Any) -> Message:
@@ -818,8 +848,10 @@ async def test_cluster_health_through_the_real_client_on_0_9_sends_nothing():
 
 async def test_gather_collects_everything_in_six_round_trips():
     client = standard()
-    view = await gather_cluster(client)
-    assert view.round_trips == 6 == len(client.batches)
+    view = await gather_cluster(client, earliest=True)
+    assert view.round_trips == 6
+    # per round: a batch of catalog requests and, sent at the same time, one of offsets
+    assert len(client.batches) == 7  # rounds 4 and 6 carry offsets; 6 has nothing else
     assert view.errors == ()
     assert view.databases == ("db",)
     assert [t.path.table for t in view.tables] == ["log", "part", "pk"]
@@ -839,14 +871,25 @@ async def test_gather_collects_everything_in_six_round_trips():
     assert all(b.isr is None for b in view.buckets)
     assert view.coordinator is not None and view.coordinator.server_type == 1
     assert [s.node_id for s in view.tablet_servers] == [0, 1, 2]
-    # latest and earliest of one (leader, table, partition) group travel in the same batch
-    [offsets_batch] = [b for b in client.batches if b[0][1] == ApiKey.LIST_OFFSETS]
-    types = {
-        (t, r.table_id, r.partition_id if r.HasField("partition_id") else None, r.offset_type)
-        for t, _, r in offsets_batch
-    }
-    assert len(types) == len(offsets_batch)
-    assert {x[3] for x in types} == {0, 1}
+    # latest offsets: one FetchLog per leader naming all its buckets (non-partitioned
+    # tables as soon as their metadata is in, partitions a round later); earliest: one
+    # ListOffsets EARLIEST per (leader, table, partition)
+    fetches = client.sent(ApiKey.FETCH_LOG)
+    assert sorted(t for t, _ in fetches) == [0, 0, 1, 1, 2, 2]
+    asked = [
+        (t, tr.table_id, b.partition_id if b.HasField("partition_id") else None, b.bucket_id)
+        for t, r in fetches
+        for tr in r.tables_req
+        for b in tr.buckets_req
+    ]
+    assert len(asked) == len(set(asked)) == len(view.buckets)
+    assert all(b.fetch_offset == -2 for _, r in fetches for tr in r.tables_req
+               for b in tr.buckets_req)  # fmt: skip
+    listed = client.sent(ApiKey.LIST_OFFSETS)
+    assert {r.offset_type for _, r in listed} == {0}
+    groups = {(t, r.table_id, r.partition_id if r.HasField("partition_id") else None)
+              for t, r in listed}  # fmt: skip
+    assert len(groups) == len(listed)
 
 
 async def test_gather_round_trips_do_not_grow_with_tables_or_buckets():
@@ -958,8 +1001,12 @@ async def test_gather_sends_only_read_only_apis():
         ApiKey.LIST_TABLES,
         ApiKey.GET_METADATA,
         ApiKey.LIST_PARTITION_INFOS,
-        ApiKey.LIST_OFFSETS,
+        ApiKey.FETCH_LOG,
     }
+    client.batches.clear()
+    await gather_cluster(client, earliest=True)
+    keys |= {a for batch in client.batches for _, a, _ in batch}
+    assert ApiKey.LIST_OFFSETS in keys
     assert not any(API_INFO[k].mutating or API_INFO[k].private for k in keys)
 
 
@@ -972,3 +1019,186 @@ async def test_gather_without_a_coordinator_asks_a_tablet_server_for_metadata():
     md = [b for b in client.batches if b[0][1] == ApiKey.GET_METADATA]
     assert [t for t, _, _ in md[0]] == [COORDINATOR] and [t for t, _, _ in md[1]] == [None]
     assert len(view.tables) == 5 and all(t.error is None and t.buckets for t in view.tables)
+
+
+# =========================================================================== gather, guided
+
+
+def content(view: Any) -> tuple[Any, ...]:
+    """A view without its timing and request counts; errors by type and place."""
+
+    def err(e: Any) -> Any:
+        return None if e is None else type(e).__name__
+
+    tables = tuple(
+        (
+            t.path,
+            t.table_id,
+            t.info,
+            t.partitions,
+            err(t.error),
+            tuple(
+                (
+                    b.table_id,
+                    b.partition_id,
+                    b.partition_name,
+                    b.bucket_id,
+                    b.leader_id,
+                    b.replica_ids,
+                    b.latest_offset,
+                    b.earliest_offset,
+                    err(b.latest_error),
+                    err(b.earliest_error),
+                )
+                for b in t.buckets
+            ),
+        )
+        for t in view.tables
+    )
+    errors = sorted((e.scope, e.subject, e.api, err(e.error)) for e in view.errors)
+    servers = tuple(
+        (s.node_id, s.role, s.address, s.rack, s.server_type, s.api_versions, err(s.error))
+        for s in view.servers
+    )
+    return view.databases, servers, tables, tuple(errors)
+
+
+async def test_gather_guided_by_the_previous_view_takes_one_round_trip():
+    client = standard()
+    first = await gather_cluster(client, earliest=True)
+    client.batches.clear()
+    again = await gather_cluster(client, earliest=True, previous=first)
+    assert again.round_trips == 1 and len(client.batches) == 2  # catalog + offsets, at once
+    assert content(again) == content(first)
+    # the fetch starts where the previous view's latest offset was: no old data comes back
+    offsets = {(b.table_id, b.partition_id, b.bucket_id): b.latest_offset for b in first.buckets}
+    for _, req in client.sent(ApiKey.FETCH_LOG):
+        for tr in req.tables_req:
+            for b in tr.buckets_req:
+                pid = b.partition_id if b.HasField("partition_id") else None
+                assert b.fetch_offset == offsets[(tr.table_id, pid, b.bucket_id)]
+
+
+def _drop_table(c: FakeClient) -> None:
+    del c.tables[TablePath("db", "pk")]
+
+
+def _add_table(c: FakeClient) -> None:
+    c.tables[TablePath("db", "new")] = FakeTable(40, buckets=4)
+
+
+def _recreate_table(c: FakeClient) -> None:  # same path, new id and bucket count
+    c.tables[TablePath("db", "log")] = FakeTable(41, buckets=3)
+
+
+def _add_database(c: FakeClient) -> None:
+    db_with(c, "other", 2, first_id=50)
+
+
+def _drop_database(c: FakeClient) -> None:
+    c.databases.remove("db")
+
+
+def _move_leaders(c: FakeClient) -> None:
+    c.leaders[(1, None, 0)] = 2
+    c.leaders[(3, 7, 1)] = 0
+
+
+def _lose_a_leader(c: FakeClient) -> None:
+    c.leaders[(1, None, 2)] = None
+
+
+def _add_partition(c: FakeClient) -> None:
+    parts = c.tables[TablePath("db", "part")].partitions
+    assert parts is not None
+    parts[9] = ("asia", {"region": "asia"})
+
+
+def _drop_partition(c: FakeClient) -> None:
+    parts = c.tables[TablePath("db", "part")].partitions
+    assert parts is not None
+    del parts[7]
+
+
+def _new_rows(c: FakeClient) -> None:
+    c.offsets[(1, None, 1)] = (0, 500)
+    c.offsets[(3, 8, 0)] = (0, 77)
+
+
+def _truncated(c: FakeClient) -> None:  # latest below what the previous view saw
+    c.offsets[(1, None, 3)] = (0, 1)
+
+
+def _server_down(c: FakeClient) -> None:
+    c.down.add(1)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _drop_table,
+        _add_table,
+        _recreate_table,
+        _add_database,
+        _drop_database,
+        _move_leaders,
+        _lose_a_leader,
+        _add_partition,
+        _drop_partition,
+        _new_rows,
+        _truncated,
+        _server_down,
+    ],
+)
+async def test_gather_guided_by_a_stale_view_still_reads_what_a_fresh_gather_reads(
+    change: Callable[[FakeClient], None],
+):
+    """Nothing of the previous view leaks into the result: whatever changed, a guided
+    gather returns exactly what an unguided one returns."""
+    client = standard()
+    previous = await gather_cluster(client, earliest=True)
+    change(client)
+    cold = await gather_cluster(client, earliest=True)
+    guided = await gather_cluster(client, earliest=True, previous=previous)
+    assert content(guided) == content(cold)
+    assert guided.round_trips <= cold.round_trips
+
+
+async def test_gather_asks_list_offsets_for_buckets_the_fetch_cannot_read():
+    """FetchLog needs READ on the table; without it (48) the latest offset is asked with
+    ListOffsets LATEST, which DESCRIBE allows: one more round, same answers."""
+    client = standard()
+    refused = {(1, None, 0), (1, None, 4), (3, 8, 1)}
+    client.fetch_errors = dict.fromkeys(refused, 48)
+    view = await gather_cluster(client)
+    assert view.errors == ()
+    assert all(b.latest_offset == 10 * (b.bucket_id + 1) for b in view.buckets)
+    asked = {
+        (r.table_id, r.partition_id if r.HasField("partition_id") else None, b)
+        for _, r in client.sent(ApiKey.LIST_OFFSETS)
+        for b in r.bucket_id
+    }
+    assert asked == refused
+    assert {r.offset_type for _, r in client.sent(ApiKey.LIST_OFFSETS)} == {1}
+    assert view.round_trips == 7
+
+
+async def test_gather_without_earliest_leaves_earliest_unset():
+    client = standard()
+    view = await gather_cluster(client)
+    assert all(b.earliest_offset is None and b.earliest_error is None for b in view.buckets)
+    assert all(b.latest_offset is not None for b in view.buckets)
+    assert client.sent(ApiKey.LIST_OFFSETS) == []
+
+
+async def test_gather_asks_again_after_fresh_metadata_when_a_leader_moved():
+    """The first metadata reply names an old leader: its NOT_LEADER answer sends that
+    table's placement to be asked again (alone), then the offset to the new leader."""
+    client = standard()
+    client.stale_metadata = 2  # round 1's servers-only GetMetadata, then the tables' one
+    client.stale_leaders[(1, None, 0)] = 1  # really 0
+    view = await gather_cluster(client)
+    assert view.errors == ()
+    bucket = view.table("db.log").buckets[0]
+    assert (bucket.leader_id, bucket.latest_offset) == (0, 10)
+    assert view.round_trips == 6

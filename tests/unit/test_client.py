@@ -1112,3 +1112,67 @@ def test_sent_api_keys_are_recorded_for_unit_visibility():
     client = FlussClient("h:1")
     assert client.sent_api_keys == {}
     assert client.events.maxlen is not None
+
+
+# =========================================================================== call_many retries
+
+
+async def test_call_many_retries_like_call_bounded_and_only_when_retriable():
+    """call_many makes one batched attempt, then each failure worth it goes through the
+    same retries as call: the total number of attempts is the same."""
+    async with FakeCluster(tablets=1) as fc:
+        ts = fc.tablets[0]
+        ts.handlers[ApiKey.LIST_DATABASES] = lambda s, f: Err(25, "server busy")
+        ts.handlers[ApiKey.LIST_TABLES] = lambda s, f: Err(7, "nope")
+        async with await connect(ts.address, retries=3) as client:
+            busy, missing = await client.call_many(
+                [
+                    (0, ApiKey.LIST_DATABASES, pb.ListDatabasesRequest()),
+                    (0, ApiKey.LIST_TABLES, pb.ListTablesRequest(database_name="x")),
+                ]
+            )
+            assert isinstance(busy, ServerTimeoutError)
+            assert isinstance(missing, TableNotExistError)
+            assert ts.count(ApiKey.LIST_DATABASES) == 4
+            assert ts.count(ApiKey.LIST_TABLES) == 1
+
+
+async def test_call_many_survives_a_connection_lost_mid_batch():
+    replies = iter([CLOSE, pb.ListDatabasesResponse(database_name=["again"])])
+    async with FakeCluster(tablets=1) as fc:
+        ts = fc.tablets[0]
+        ts.handlers[ApiKey.LIST_DATABASES] = lambda s, f: next(replies)
+        async with await connect(ts.address, retries=1) as client:
+            [resp] = await client.call_many([(0, ApiKey.LIST_DATABASES, pb.ListDatabasesRequest())])
+            assert list(resp.database_name) == ["again"]
+            assert ts.connections == 2
+
+
+async def test_call_many_follows_a_standby_coordinator():
+    def configs(_s: FakeServer, _f: Frame) -> Any:
+        resp = pb.DescribeClusterConfigsResponse()
+        resp.configs.add(config_key="k", config_value="v", config_source="INITIAL_SERVER_CONFIG")
+        return resp
+
+    async with FakeCluster(tablets=2) as fc:
+        standby = fc.coordinator
+        standby.standby = True
+        active = fc.add(FakeServer(1, handlers={ApiKey.DESCRIBE_CLUSTER_CONFIGS: configs}))
+        await active.start()
+        async with await connect(fc.tablets[0].address, retries=0) as client:
+            fc.active = active
+            [resp, dbs] = await client.call_many(
+                [
+                    (
+                        COORDINATOR,
+                        ApiKey.DESCRIBE_CLUSTER_CONFIGS,
+                        pb.DescribeClusterConfigsRequest(),
+                    ),
+                    (0, ApiKey.LIST_DATABASES, pb.ListDatabasesRequest()),
+                ]
+            )
+            assert resp.configs[0].config_key == "k"
+            assert list(dbs.database_name) == ["fluss"]
+            assert [e.new_address for e in client.events] == [active.address]
+            assert client.coordinator is not None
+            assert client.coordinator.address == active.address

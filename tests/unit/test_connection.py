@@ -636,3 +636,99 @@ def test_default_error_from_code_with_error_codes_module():
     assert isinstance(err, ServerError)
     assert err.code == 12
     assert type(err) is type(error_codes.from_code(12, None))
+
+
+# --------------------------------------------------------------------------- batches
+
+
+async def test_request_many_is_one_write_and_takes_answers_in_any_order():
+    reads: list[int] = []
+
+    async def handler(peer: Peer) -> None:
+        reqs = [await peer.read_request() for _ in range(4)]
+        reads.append(len(reqs))
+        for req in reversed(reqs):  # answer out of order
+            if req.api_key == 1001:
+                peer.error(req.request_id, 7, "Table 'db.t' does not exist.")
+            else:
+                peer.success(req.request_id, echo_of(req))
+        await peer.echo_forever()
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        sent: list[bytes] = []
+        original = conn._writer.write
+        conn._writer.write = lambda data: (sent.append(data), original(data))[1]  # type: ignore[method-assign]
+        items = [
+            (1000, 0, b"a", "A"),
+            (1001, 0, b"b", "B"),
+            (1002, 1, b"", None),
+            (1003, 2, b"d", "D"),
+        ]
+        results = await conn.request_many(items)
+        assert len(sent) == 1  # every frame in one write
+        assert results[0] == struct.pack(">hhi", 1000, 0, 0) + b"a"
+        assert isinstance(results[1], ServerError) and results[1].code == 7
+        assert results[1].api == "B" and "does not exist" in str(results[1])
+        assert results[2] == struct.pack(">hhi", 1002, 1, 2)
+        assert results[3] == struct.pack(">hhi", 1003, 2, 3) + b"d"
+        assert conn.in_flight == 0 and not conn.closed
+        assert await conn.request(1000, 0, b"") == struct.pack(">hhi", 1000, 0, 4)
+
+
+async def test_request_many_times_out_only_the_unanswered_and_drops_their_late_answers():
+    release = asyncio.Event()
+
+    async def handler(peer: Peer) -> None:
+        first, second = await peer.read_request(), await peer.read_request()
+        peer.success(first.request_id, b"quick")
+        await release.wait()
+        peer.success(second.request_id, b"late")  # after the timeout: dropped silently
+        await peer.echo_forever()
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        results = await conn.request_many([(1, 0, b"", "Q"), (2, 0, b"", "S")], timeout=0.2)
+        assert results[0] == b"quick"
+        assert isinstance(results[1], RequestTimeoutError) and "S to" in str(results[1])
+        release.set()
+        assert await conn.request(1000, 0, b"x") == struct.pack(">hhi", 1000, 0, 2) + b"x"
+        assert not conn.closed
+
+
+async def test_request_many_on_a_connection_lost_mid_batch_fails_the_rest_typed():
+    async def handler(peer: Peer) -> None:
+        first = await peer.read_request()
+        await peer.read_request()
+        peer.success(first.request_id, b"one")
+        await peer.writer.drain()
+        peer.writer.transport.abort()
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        results = await conn.request_many([(1, 0, b"", None), (2, 0, b"", None)])
+        assert results[0] == b"one"
+        assert isinstance(results[1], ConnectionClosedError)
+        assert conn.closed
+        with pytest.raises(ConnectionClosedError):
+            await conn.request_many([(1, 0, b"", None)])
+
+
+async def test_request_many_cancelled_forgets_the_batch_and_keeps_the_connection():
+    got = asyncio.Event()
+
+    async def handler(peer: Peer) -> None:
+        reqs = [await peer.read_request() for _ in range(3)]
+        got.set()
+        await asyncio.sleep(0.2)
+        for req in reqs:  # late answers to a cancelled batch
+            peer.success(req.request_id, b"late")
+        await peer.echo_forever()
+
+    async with FakeServer(handler) as server, await server.connect() as conn:
+        task = asyncio.create_task(conn.request_many([(1, 0, b"", None)] * 3))
+        await got.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert conn.in_flight == 0
+        await asyncio.sleep(0.3)  # the late answers arrive and are dropped
+        assert not conn.closed
+        assert await conn.request(1000, 0, b"") == struct.pack(">hhi", 1000, 0, 3)
