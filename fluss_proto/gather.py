@@ -217,6 +217,7 @@ class _Gather:
         # ---- fresh facts of this gather
         self.databases: tuple[str, ...] | None = None
         self.listed: dict[str, tuple[TablePath, ...]] = {}
+        self.listed_paths: set[TablePath] = set()
         self.db_errors: dict[str, FlussError] = {}
         self.md: dict[TablePath, TableMetadata] = {}
         #: (table id, partition id, bucket id) -> (path, partition id, leader), from fresh
@@ -461,9 +462,11 @@ class _Gather:
                 continue
             self.md[path] = md
             self.pending.discard((path, None))
+            leaders, table_id, leaderless = self.leaders, md.table_id, False
             for b in md.buckets:
-                self.leaders[(md.table_id, None, b.bucket_id)] = (path, None, b.leader_id)
-            if any(b.leader_id is None for b in md.buckets):
+                leaders[(table_id, None, b.bucket_id)] = (path, None, b.leader_id)
+                leaderless = leaderless or b.leader_id is None
+            if leaderless:
                 self._refresh_once(path, None)  # a leader may be elected meanwhile
             try:
                 self.infos[path] = table_info_from_metadata(md)
@@ -474,7 +477,7 @@ class _Gather:
 
     def _listed(self, path: TablePath) -> bool:
         """Whether this gather's own ListTables names ``path``."""
-        return path in self.listed.get(path.database, ())
+        return path in self.listed_paths
 
     def _table_failed(self, path: TablePath, exc: BaseException, api: str = "GET_METADATA"):
         err = as_fluss_error(exc)
@@ -600,47 +603,53 @@ class _Gather:
     # ---- offsets
 
     def _plan_offsets(self, batch: _Round, dbs: Sequence[str]) -> None:
-        fetch: dict[int, dict[int, list[tuple[int | None, int]]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
+        # leader -> table id -> asked keys (thousands per round: kept lean)
+        fetch: dict[int, dict[int, list[Key]]] = defaultdict(lambda: defaultdict(list))
         listing: dict[tuple[int, int, int, int | None], list[int]] = defaultdict(list)
         latest, earliest = self.answers[_LATEST], self.answers[_EARLIEST]
+        by_list_offsets, want_earliest, pending = (
+            self.by_list_offsets,
+            self.want_earliest,
+            self.pending,
+        )
         for place in self._placements(dbs):
-            if (place.path, place.partition_id) in self.pending:
+            table_id, pid = place.table_id, place.partition_id
+            if (place.path, pid) in pending:
                 continue  # fresh leaders are on their way
             for bucket_id, leader in place.leaders():
-                key = (place.table_id, place.partition_id, bucket_id)
+                key = (table_id, pid, bucket_id)
                 if leader is None:
                     if place.fresh:
                         self._no_leader(place, key)
                     continue
                 if key not in latest:
-                    if key in self.by_list_offsets:
-                        listing[(_LATEST, leader, place.table_id, place.partition_id)].append(
-                            bucket_id
-                        )
+                    if key in by_list_offsets:
+                        listing[(_LATEST, leader, table_id, pid)].append(bucket_id)
                     else:
-                        fetch[leader][place.table_id].append((place.partition_id, bucket_id))
-                if self.want_earliest and key not in earliest:
-                    listing[(_EARLIEST, leader, place.table_id, place.partition_id)].append(
-                        bucket_id
-                    )
+                        fetch[leader][table_id].append(key)
+                if want_earliest and key not in earliest:
+                    listing[(_EARLIEST, leader, table_id, pid)].append(bucket_id)
+        guessed = self.guide.latest
         for leader, tables in fetch.items():
             # min_bytes must be set for max_wait_ms to count (else the server waits)
             req = pb.FetchLogRequest(follower_server_id=-1, max_bytes=0, min_bytes=0, max_wait_ms=0)
-            for table_id, buckets in tables.items():
-                t = req.tables_req.add(table_id=table_id, projection_pushdown_enabled=False)
-                for pid, bucket_id in buckets:
-                    b = t.buckets_req.add(
-                        bucket_id=bucket_id,
-                        fetch_offset=self.guide.latest.get(
-                            (table_id, pid, bucket_id), _FROM_EARLIEST
-                        ),
-                        max_fetch_bytes=0,
-                    )
-                    if pid is not None:
-                        b.partition_id = pid
-            asked = [(t, pid, b) for t, buckets in tables.items() for pid, b in buckets]
+            asked: list[Key] = []
+            for table_id, keys in tables.items():
+                add = req.tables_req.add(
+                    table_id=table_id, projection_pushdown_enabled=False
+                ).buckets_req.add
+                for key in keys:
+                    offset = guessed.get(key, _FROM_EARLIEST)
+                    if key[1] is None:
+                        add(bucket_id=key[2], fetch_offset=offset, max_fetch_bytes=0)
+                    else:
+                        add(
+                            partition_id=key[1],
+                            bucket_id=key[2],
+                            fetch_offset=offset,
+                            max_fetch_bytes=0,
+                        )
+                asked += keys
             batch.add(
                 _OFFSETS,
                 leader,
@@ -791,6 +800,7 @@ class _Gather:
             self.errors.append(GatherError("database", db, "LIST_TABLES", err))
         else:
             self.listed[db] = tuple(TablePath(db, n) for n in sorted(result.table_name))
+            self.listed_paths.update(self.listed[db])
 
     def _give_up(self) -> None:
         err = FlussError(f"gather gave up after {MAX_ROUNDS} rounds: the cluster kept changing")
@@ -823,39 +833,37 @@ class _Gather:
         md = self.md.get(path)
         if md is None:
             return TableView(path, None, None, error=self.table_errors.get(path))
-        rows: list[tuple[int | None, str | None, BucketMetadata]] = []
+        groups: list[tuple[int | None, str | None, Sequence[BucketMetadata]]] = []
         if self.infos.get(path) is not None and self._is_partitioned(path):
             for pid, got in sorted(self.part_md.get(path, {}).items()):
                 if isinstance(got, PartitionMetadata) and self._partition_current(path, pid):
-                    rows.extend((pid, got.partition_name, b) for b in got.buckets)
+                    groups.append((pid, got.partition_name, got.buckets))
         else:
-            rows.extend((None, None, b) for b in md.buckets)
+            groups.append((None, None, md.buckets))
         buckets: list[BucketView] = []
         table_id = md.table_id
-        for pid, pname, b in rows:
-            key = (table_id, pid, b.bucket_id)
-            last = latest.get(key)
-            first = earliest.get(key)
-            buckets.append(
-                BucketView(  # positional: thousands per gather
-                    table_id,
-                    pid,
-                    pname,
-                    b.bucket_id,
-                    b.leader_id,
-                    b.replica_ids,
-                    b.leader_epoch,
-                    last[1] if last else None,
-                    first[1] if first else None,
-                    last[2] if last else None,
-                    first[2] if first else None,
+        for pid, pname, group in groups:
+            for b in group:
+                key = (table_id, pid, b.bucket_id)
+                last = latest.get(key)
+                first = earliest.get(key) if earliest else None
+                buckets.append(
+                    BucketView(  # positional: thousands per gather
+                        table_id,
+                        pid,
+                        pname,
+                        b.bucket_id,
+                        b.leader_id,
+                        b.replica_ids,
+                        b.leader_epoch,
+                        last[1] if last else None,
+                        first[1] if first else None,
+                        last[2] if last else None,
+                        first[2] if first else None,
+                    )
                 )
-            )
-            if (last and last[2]) or (first and first[2]):
-                subject = f"{path}" + (f"[p={pid}]" if pid is not None else "") + f"#{b.bucket_id}"
-                for answer, api in ((last, "LATEST"), (first, "EARLIEST")):
-                    if answer and answer[2] is not None:
-                        self.errors.append(GatherError("bucket", subject, api, answer[2]))
+                if (last and last[2]) or (first and first[2]):
+                    self._bucket_errors(path, pid, b.bucket_id, last, first)
         return TableView(
             path=path,
             table_id=md.table_id,
@@ -864,6 +872,19 @@ class _Gather:
             buckets=tuple(buckets),
             error=self.table_errors.get(path),
         )
+
+    def _bucket_errors(
+        self,
+        path: TablePath,
+        pid: int | None,
+        bucket_id: int,
+        last: _Answer | None,
+        first: _Answer | None,
+    ) -> None:
+        subject = f"{path}" + (f"[p={pid}]" if pid is not None else "") + f"#{bucket_id}"
+        for answer, api in ((last, "LATEST"), (first, "EARLIEST")):
+            if answer and answer[2] is not None:
+                self.errors.append(GatherError("bucket", subject, api, answer[2]))
 
 
 def _stale_leader(err: BaseException) -> bool:
