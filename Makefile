@@ -35,6 +35,7 @@ unit: venv
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 fmt: venv
 	$(BIN)/ruff format .

@@ -3,3 +3,5 @@
 Layering (imports point one way): frame -> connection -> client -> admin / scan.
 This package knows nothing of konsole's UI or its SQLite history.
 """
+
+__version__ = "0.1.0"  # the version sent to servers as client_software_version

@@ -218,8 +218,9 @@ def _ref(
 def as_path(value: PathLike | Any) -> TablePath:
     """A TablePath from a TablePath, ``(db, table)``, ``"db.table"``, or any object with
     ``database_name`` and ``table_name`` attributes (e.g. pyfluss's TablePath)."""
-    if hasattr(value, "database_name") and hasattr(value, "table_name"):
-        return TablePath(str(value.database_name), str(value.table_name))
+    database, table = getattr(value, "database_name", None), getattr(value, "table_name", None)
+    if database is not None and table is not None:
+        return TablePath(str(database), str(table))
     return TablePath.of(value)
 
 
@@ -744,10 +745,10 @@ class FlussAdmin:
             i, leader, _ = g
             refs = groups[g]
             if isinstance(result, BaseException):
-                err = as_fluss_error(result)
+                failure = as_fluss_error(result)
                 for ref in refs:
-                    outcomes[(i, ref.key)] = _Outcome(leader, None, err)
-                    if _needs_refresh(err):
+                    outcomes[(i, ref.key)] = _Outcome(leader, None, failure)
+                    if _needs_refresh(failure):
                         retry.append((i, ref))
                 continue
             server = labels.get(leader)
@@ -1070,7 +1071,7 @@ def partitions_from_response(resp: pb.ListPartitionInfosResponse) -> tuple[Parti
     return tuple(sorted(out, key=lambda p: p.partition_id))
 
 
-def _missing_table(path: TablePath) -> TableNotExistError:
+def _missing_table(path: TablePath) -> ServerError:
     return TableNotExistError(
         f"Table '{path}' is not in the metadata reply", api=ApiKey.GET_METADATA.name
     )

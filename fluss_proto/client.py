@@ -45,11 +45,11 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType, TracebackType
-from typing import Any, Final, Literal, NamedTuple, TypeVar
+from typing import Any, Final, Literal, NamedTuple, TypedDict, TypeVar, Unpack
 
 from google.protobuf.message import Message
 
-from fluss_proto import messages
+from fluss_proto import __version__, messages
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import API_INFO, ApiKey
 from fluss_proto.connection import Connection
@@ -76,6 +76,7 @@ __all__ = [
     "SERVER_TYPE_COORDINATOR",
     "SERVER_TYPE_TABLET",
     "BucketMetadata",
+    "ClientOptions",
     "ClusterMetadata",
     "CoordinatorRedirect",
     "CoordinatorUnknownError",
@@ -94,7 +95,7 @@ log = logging.getLogger(__name__)
 
 #: Sent in every ApiVersionsRequest (the server ignores both values, but they are required).
 CLIENT_SOFTWARE_NAME: Final = "fluss_proto"
-CLIENT_SOFTWARE_VERSION: Final = "0.1.0"
+CLIENT_SOFTWARE_VERSION: Final = __version__
 DEFAULT_PORT: Final = 9123
 SERVER_TYPE_COORDINATOR: Final = 1
 SERVER_TYPE_TABLET: Final = 2
@@ -453,7 +454,7 @@ def _remember(cache: dict[bytes, _T], raw: bytes, value: _T) -> _T:
     return value
 
 
-def _short(exc: BaseException) -> str:
+def _short(exc: BaseException | str) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text[:_REASON_LIMIT]
 
@@ -493,6 +494,17 @@ class _Slot:
 
 
 # =========================================================================== the client
+
+
+class ClientOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`FlussClient` (and of :meth:`FlussClient.connect`)."""
+
+    sasl: SaslPlain | None
+    allow_writes: bool
+    connect_timeout: float
+    request_timeout: float
+    retries: int
+    retry_backoff: float
 
 
 class FlussClient:
@@ -537,31 +549,17 @@ class FlussClient:
 
     @classmethod
     async def connect(
-        cls,
-        bootstrap: str | Sequence[str],
-        *,
-        sasl: SaslPlain | None = None,
-        allow_writes: bool = False,
-        connect_timeout: float = 10.0,
-        request_timeout: float = 30.0,
-        retries: int = 2,
-        retry_backoff: float = 0.1,
+        cls, bootstrap: str | Sequence[str], **options: Unpack[ClientOptions]
     ) -> FlussClient:
         """Connect to the cluster through the first bootstrap server that answers.
+
+        ``options`` are :meth:`__init__`'s keyword arguments (:class:`ClientOptions`).
 
         Raises :class:`~fluss_proto.errors.UnreachableError` naming every address tried when
         none answers, and :class:`~fluss_proto.errors.AuthenticationError` at once when a
         server refuses the credentials (or demands credentials that were not given).
         """
-        client = cls(
-            bootstrap,
-            sasl=sasl,
-            allow_writes=allow_writes,
-            connect_timeout=connect_timeout,
-            request_timeout=request_timeout,
-            retries=retries,
-            retry_backoff=retry_backoff,
-        )
+        client = cls(bootstrap, **options)
         try:
             await client._bootstrap()
         except BaseException:
@@ -864,14 +862,14 @@ class FlussClient:
         first = await self._attempt_many(prepared, timeout)
         results: list[Message | BaseException] = []
         again: list[tuple[int, Awaitable[Message]]] = []
-        for index, ((key, request, node, coordinator), (target, outcome)) in enumerate(
+        for index, ((key, request, node, coordinator), (sent_to, outcome)) in enumerate(
             zip(prepared, first, strict=True)
         ):
             results.append(outcome)
             if isinstance(outcome, FlussError) and self._worth_another_attempt(
-                key, request, target, outcome
+                key, request, sent_to, outcome
             ):
-                prior = (target, outcome)
+                prior = (sent_to, outcome)
                 again.append((index, self._call(key, request, node, coordinator, timeout, prior)))
         if again:
             retried = await asyncio.gather(*(c for _, c in again), return_exceptions=True)

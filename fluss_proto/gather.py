@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -318,7 +319,7 @@ class _Gather:
                     None,
                     ApiKey.LIST_TABLES,
                     pb.ListTablesRequest(database_name=db),
-                    lambda r, db=db: self._on_tables(db, r),
+                    functools.partial(self._on_tables, db),
                 )
         self._plan_table_metadata(batch, dbs)
         self._plan_partitions(batch, dbs)
@@ -339,7 +340,7 @@ class _Gather:
                 target,
                 ApiKey.API_VERSIONS,
                 api_versions_request(),
-                lambda r, k=(role, node.address): self.versions.__setitem__(k, r),
+                functools.partial(self.versions.__setitem__, (role, node.address)),
             )
 
     # ---- what is known: fresh facts first, the guide where they are missing
@@ -424,7 +425,7 @@ class _Gather:
                 target,
                 ApiKey.GET_METADATA,
                 metadata_request(chunk),
-                lambda r, c=chunk, t=target: self._on_table_metadata(c, t, r),
+                functools.partial(self._on_table_metadata, chunk, target),
             )
 
     def _on_table_metadata(
@@ -503,7 +504,7 @@ class _Gather:
                         None,
                         ApiKey.LIST_PARTITION_INFOS,
                         req,
-                        lambda r, p=path: self._on_partitions(p, r),
+                        functools.partial(self._on_partitions, path),
                     )
                 done = self.part_md.get(path, {})
                 missing = [
@@ -535,7 +536,7 @@ class _Gather:
                 None,
                 ApiKey.GET_METADATA,
                 req,
-                lambda r, g=group: self._on_partition_metadata(g, r),
+                functools.partial(self._on_partition_metadata, group),
             )
 
     def _on_partitions(self, path: TablePath, result: Any) -> None:
@@ -655,7 +656,7 @@ class _Gather:
                 leader,
                 ApiKey.FETCH_LOG,
                 req,
-                lambda r, n=leader, a=asked: self._on_fetch(n, a, r),
+                functools.partial(self._on_fetch, leader, asked),
             )
         for (kind, leader, table_id, pid), bucket_ids in listing.items():
             req = pb.ListOffsetsRequest(
@@ -668,7 +669,7 @@ class _Gather:
                 leader,
                 ApiKey.LIST_OFFSETS,
                 req,
-                lambda r, a=(kind, leader, table_id, pid, bucket_ids): self._on_list_offsets(*a, r),
+                functools.partial(self._on_list_offsets, kind, leader, table_id, pid, bucket_ids),
             )
 
     def _no_leader(self, place: _Placement, key: Key) -> None:
@@ -750,10 +751,10 @@ class _Gather:
                     got[b.bucket_id] = (b.offset, None)
         for bucket_id in bucket_ids:
             key = (table_id, pid, bucket_id)
-            value, err = got.get(bucket_id, (None, None))
-            if err is None and value is None:
-                err = _no_answer(ApiKey.LIST_OFFSETS, server, key)
-            self._take(kind, leader, key, value, err)
+            value, failure = got.get(bucket_id, (None, None))
+            if failure is None and value is None:
+                failure = _no_answer(ApiKey.LIST_OFFSETS, server, key)
+            self._take(kind, leader, key, value, failure)
 
     def _take(
         self, kind: int, asked: int, key: Key, value: int | None, err: FlussError | None
@@ -835,9 +836,9 @@ class _Gather:
             return TableView(path, None, None, error=self.table_errors.get(path))
         groups: list[tuple[int | None, str | None, Sequence[BucketMetadata]]] = []
         if self.infos.get(path) is not None and self._is_partitioned(path):
-            for pid, got in sorted(self.part_md.get(path, {}).items()):
-                if isinstance(got, PartitionMetadata) and self._partition_current(path, pid):
-                    groups.append((pid, got.partition_name, got.buckets))
+            for part_id, got in sorted(self.part_md.get(path, {}).items()):
+                if isinstance(got, PartitionMetadata) and self._partition_current(path, part_id):
+                    groups.append((part_id, got.partition_name, got.buckets))
         else:
             groups.append((None, None, md.buckets))
         buckets: list[BucketView] = []

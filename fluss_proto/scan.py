@@ -1240,18 +1240,18 @@ class _Preview:
             by_key = {st.key: st for st in active}
             for t in resp.tables_resp:
                 for b in t.buckets_resp:
-                    st = by_key.get((_opt(b, "partition_id"), b.bucket_id))
-                    if st is None:
+                    state = by_key.get((_opt(b, "partition_id"), b.bucket_id))
+                    if state is None:
                         continue
-                    answered.add(st.key)
+                    answered.add(state.key)
                     err = _body_error(b, ApiKey.FETCH_LOG, server)
                     if err is not None:
-                        if _needs_refresh(err) and not st.leader_retried:
-                            moved.append(st)
+                        if _needs_refresh(err) and not state.leader_retried:
+                            moved.append(state)
                         else:
-                            st.finish(BucketStatus.FAILED, err)
+                            state.finish(BucketStatus.FAILED, err)
                         continue
-                    await self._fetched(st, b, node)
+                    await self._fetched(state, b, node)
             for st in active:
                 if st.key not in answered and st.status is None:
                     st.finish(

@@ -67,7 +67,7 @@ class _PreviewCommand(click.Command):
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as exc:
-            exc.exit_code = EXIT_USAGE
+            exc.exit_code = EXIT_USAGE  # type: ignore[misc]  # click documents this override
             raise
 
 
@@ -174,7 +174,7 @@ async def _run(
 
 def _usage(message: str) -> click.UsageError:
     exc = click.UsageError(message)
-    exc.exit_code = EXIT_USAGE
+    exc.exit_code = EXIT_USAGE  # type: ignore[misc]  # click documents this override
     return exc
 
 

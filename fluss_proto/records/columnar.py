@@ -460,6 +460,8 @@ def _valid_utf8(offsets: pa.Buffer, data: pa.Buffer | None, rows: int) -> bool:
     total = int(off[-1])
     if total == 0:
         return True
+    if data is None:  # values but no data buffer
+        return False
     whole = pa.Array.from_buffers(
         pa.string(), 1, [None, pa.py_buffer(np.array([0, total], np.int32)), data]
     )

@@ -421,7 +421,7 @@ class LocalCluster:
         """Every server alive with its ports open, and the coordinator counting every TS."""
         retries: dict[tuple[str, int], int] = {}
         n_ts = sum(1 for s in state.servers if s.role == TABLET_SERVER)
-        pending = "start-up"
+        pending: str | None = "start-up"
         while time.monotonic() < deadline:
             for server in state.servers:
                 if server.pid is None or not self._alive(server.pid):
