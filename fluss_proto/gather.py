@@ -2,9 +2,10 @@
 
 :func:`gather_cluster` reads servers (with what each advertises), databases, tables (with
 their :class:`TableInfo`), partitions, every bucket's placement and its latest offset (the
-earliest too when asked). It works in rounds: each round sends, in one ``call_many``
-(pipelined per connection, all servers at once), every request whose inputs are known and
-whose answer is still missing, then checks the answers. Without a guide that takes:
+earliest too when asked). It works in rounds: each round sends every request whose
+inputs are known and whose answer is still missing, in two batches sent at the same time
+(catalog requests and offset requests, each a ``call_many``: pipelined per connection, all
+servers at once), then checks the answers. Without a guide that takes:
 
 1. ListDatabases, ApiVersions of every known server, GetMetadata for the server list;
 2. ListTables for every database;
@@ -360,7 +361,8 @@ class _Gather:
     def _is_partitioned(self, path: TablePath) -> bool | None:
         if path in self.md:
             info = self.infos.get(path)
-            return info.is_partitioned if info is not None else None
+            # an unreadable table JSON: its table-level buckets (if any) are still read
+            return info.is_partitioned if info is not None else False
         if path in self.table_errors or path not in self.guide.table_ids:
             return None
         return path in self.guide.partitioned
@@ -376,7 +378,7 @@ class _Gather:
         """Every bucket group whose leaders are known (fresh) or guessed (guide)."""
         for db in dbs:
             for path in self._effective_tables(db):
-                if path in self.table_errors:
+                if path in self.table_errors and path not in self.md:
                     continue
                 partitioned = self._is_partitioned(path)
                 md = self.md.get(path)

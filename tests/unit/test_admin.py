@@ -1202,3 +1202,23 @@ async def test_gather_asks_again_after_fresh_metadata_when_a_leader_moved():
     bucket = view.table("db.log").buckets[0]
     assert (bucket.leader_id, bucket.latest_offset) == (0, 10)
     assert view.round_trips == 6
+
+
+async def test_gather_keeps_the_buckets_and_offsets_of_a_table_whose_json_it_cannot_read():
+    client = standard()
+    real = client._h_get_metadata
+
+    def unknown_type(target: Any, req: Any) -> Message:
+        resp = real(target, req)
+        for tm in resp.table_metadata:
+            if tm.table_path.table_name == "log":
+                tm.table_json = tm.table_json.replace(b'"BIGINT"', b'"HYPERINT"')
+        return resp
+
+    client.overrides[ApiKey.GET_METADATA] = unknown_type
+    view = await gather_cluster(client)
+    log = view.table("db.log")
+    assert log.info is None and log.error is not None and "HYPERINT" in str(log.error)
+    assert [b.latest_offset for b in log.buckets] == [10 * (b + 1) for b in range(6)]
+    assert [(e.scope, e.subject) for e in view.errors] == [("table", "db.log")]
+    assert all(t.info is not None for t in view.tables if t.path.table != "log")
