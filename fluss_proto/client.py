@@ -42,7 +42,7 @@ import logging
 import random
 import time
 from collections import Counter, deque
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType, TracebackType
 from typing import Any, Final, Literal, NamedTuple, TypedDict, TypeVar, Unpack
@@ -400,19 +400,11 @@ def parse_metadata(
     tablets = {n.node_id: _node(n) for n in resp.tablet_servers}
     tables: dict[TablePath, TableMetadata] = {}
     for t in resp.table_metadata:
-        # A poll sees the same entries again and again: re-serialising one (C) and looking
-        # it up costs a fraction of building its objects field by field.
-        raw = t.SerializeToString()
-        table = _PARSED_TABLES.get(raw)
-        if table is None:
-            table = _remember(_PARSED_TABLES, raw, _table_metadata(t))
+        table = _parsed(_PARSED_TABLES, t, _table_metadata)
         tables[table.path] = table
     partitions: dict[int, PartitionMetadata] = {}
     for p in resp.partition_metadata:
-        raw = p.SerializeToString()
-        part = _PARSED_PARTITIONS.get(raw)
-        if part is None:
-            part = _remember(_PARSED_PARTITIONS, raw, _partition_metadata(p))
+        part = _parsed(_PARSED_PARTITIONS, p, _partition_metadata)
         partitions[part.partition_id] = part
     return coordinator, tablets, tables, partitions
 
@@ -445,12 +437,19 @@ _PARSED_TABLES: dict[bytes, TableMetadata] = {}
 _PARSED_PARTITIONS: dict[bytes, PartitionMetadata] = {}
 _PARSED_KEPT = 4096
 _T = TypeVar("_T")
+_M = TypeVar("_M", bound=Message)
 
 
-def _remember(cache: dict[bytes, _T], raw: bytes, value: _T) -> _T:
-    if len(cache) >= _PARSED_KEPT:
-        cache.pop(next(iter(cache)))  # oldest first: dicts keep insertion order
-    cache[raw] = value
+def _parsed(cache: dict[bytes, _T], message: _M, build: Callable[[_M], _T]) -> _T:
+    """``build(message)``, memoised by the message's bytes: a poll sees the same entries
+    again and again, and re-serialising one (in C) and looking it up costs a fraction of
+    building its objects field by field."""
+    raw = message.SerializeToString()
+    value = cache.get(raw)
+    if value is None:
+        if len(cache) >= _PARSED_KEPT:
+            cache.pop(next(iter(cache)))  # oldest first: dicts keep insertion order
+        value = cache[raw] = build(message)
     return value
 
 
