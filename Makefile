@@ -26,7 +26,7 @@ demo: jars
 	$(BIN)/konsole demo --version $(FLUSS_VERSION)
 
 # The whole suite: unit, fuzz (CI profile) and live tests against a real local cluster.
-test: jars
+test: jars lint
 	KONSOLE_TEST_FLUSS_VERSION=$(FLUSS_VERSION) $(BIN)/python -m pytest
 
 unit: venv
