@@ -828,6 +828,8 @@ class _Gather:
             requests=self.admin.requests,
             started_at=started_at,
             duration_s=duration_s,
+            latest_read=self.want_offsets,
+            earliest_read=self.want_earliest,
         )
 
     def _table_view(

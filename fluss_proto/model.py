@@ -535,6 +535,10 @@ class ClusterView:
     #: Wall-clock start (time.time()) and duration of the gather.
     started_at: float
     duration_s: float
+    #: Which offsets were asked for: a bucket's ``latest_offset`` / ``earliest_offset`` of
+    #: None without an error means "not asked" when these are False, "unknown" otherwise.
+    latest_read: bool = True
+    earliest_read: bool = False
 
     @property
     def servers(self) -> tuple[ServerInfo, ...]:

@@ -849,6 +849,7 @@ async def test_cluster_health_through_the_real_client_on_0_9_sends_nothing():
 async def test_gather_collects_everything_in_six_round_trips():
     client = standard()
     view = await gather_cluster(client, earliest=True)
+    assert view.latest_read and view.earliest_read
     assert view.round_trips == 6
     # per round: a batch of catalog requests and, sent at the same time, one of offsets
     assert len(client.batches) == 7  # rounds 4 and 6 carry offsets; 6 has nothing else
@@ -916,6 +917,7 @@ async def test_gather_splits_metadata_in_chunks_sent_together():
     client = FakeClient()
     db_with(client, "a", METADATA_CHUNK + 3)
     view = await gather_cluster(client, offsets=False)
+    assert not view.latest_read and not view.earliest_read
     [md_batch] = [b for b in client.batches if b[0][1] == ApiKey.GET_METADATA]
     assert [len(r.table_path) for _, _, r in md_batch] == [METADATA_CHUNK, 3]
     assert len(view.tables) == METADATA_CHUNK + 3 and not view.errors
@@ -1186,6 +1188,7 @@ async def test_gather_asks_list_offsets_for_buckets_the_fetch_cannot_read():
 async def test_gather_without_earliest_leaves_earliest_unset():
     client = standard()
     view = await gather_cluster(client)
+    assert view.latest_read and not view.earliest_read
     assert all(b.earliest_offset is None and b.earliest_error is None for b in view.buckets)
     assert all(b.latest_offset is not None for b in view.buckets)
     assert client.sent(ApiKey.LIST_OFFSETS) == []
