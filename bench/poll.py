@@ -27,7 +27,8 @@ go to the first ``--written-tables`` tables when they are new, so offsets are no
 
 Measurement: ``--warmup`` polls per method are discarded, then ``--reps`` polls per method
 run interleaved (a, a0, b, c, c0, a, ...), stopping early when ``--budget`` seconds are
-spent. Median and p90 per method; ratios of (a) and (a0) against (b) and their floors.
+spent. Median and p90 per method, and the median CPU time of this process per poll (all its
+threads, so pyfluss's too); ratios of (a) and (a0) against (b) and their floors.
 """
 
 from __future__ import annotations
@@ -446,14 +447,17 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
             for fn in methods.values():
                 await fn()
         times: dict[str, list[float]] = defaultdict(list)
+        # this process's CPU (all its threads: pyfluss's included) per poll
+        cpu: dict[str, list[float]] = defaultdict(list)
         retried: dict[str, int] = defaultdict(int)
         extra: dict[str, Any] = {}
         started = time.monotonic()
         for _ in range(args.reps):
             for key, fn in methods.items():
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 result = await fn()
                 times[key].append(time.perf_counter() - t0)
+                cpu[key].append(time.process_time() - c0)
                 if key in ("a", "a0"):
                     extra[key] = (result.requests, result.round_trips, len(result.errors))
                 elif key == "b":
@@ -492,6 +496,7 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
                 "label": labels[key],
                 "median_ms": statistics.median(values) * 1000,
                 "p90_ms": percentile(values, 0.9) * 1000,
+                "cpu_ms": statistics.median(cpu[key]) * 1000,
                 "requests": rpcs[key][0],
                 "round_trips": rpcs[key][1],
             }
@@ -521,11 +526,14 @@ def print_table(s: dict[str, Any]) -> None:
         f"RF {s['replication_factor']}; "
         f"{s['reps']} reps after {s['warmup']} warm-up"
     )
-    print(f"{'method':34} {'requests':>12} {'round trips':>12} {'median ms':>10} {'p90 ms':>9}")
+    print(
+        f"{'method':34} {'requests':>12} {'round trips':>12} {'median ms':>10} {'p90 ms':>9} "
+        f"{'client CPU ms':>14}"
+    )
     for m in s["methods"].values():
         print(
             f"{m['label']:34} {m['requests']:>12} {m['round_trips']:>12} "
-            f"{m['median_ms']:>10.1f} {m['p90_ms']:>9.1f}"
+            f"{m['median_ms']:>10.1f} {m['p90_ms']:>9.1f} {m['cpu_ms']:>14.1f}"
         )
     r = s["ratios"]
     print(
