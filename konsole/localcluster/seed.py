@@ -430,21 +430,30 @@ async def _log_records(
     return None
 
 
-async def wait_partition_leaders(
-    admin: fluss.FlussAdmin, path: fluss.TablePath, partitions: Iterable[str], buckets: int
+async def wait_leaders(
+    admin: fluss.FlussAdmin,
+    path: fluss.TablePath,
+    buckets: int,
+    partitions: Iterable[str] = (),
 ) -> None:
-    """Wait (bounded: ~10 s per partition) until every bucket of ``partitions`` has a leader.
+    """Wait (bounded: ~10 s per table or partition) until every bucket of a new table (or
+    of its new ``partitions``) has a leader.
 
-    create_partition returns before the coordinator has elected the partition's bucket
-    leaders; a pyfluss writer that looks the partition up in that window never sends its
-    records (seen on 0.9.1: the flush hangs for good). Offsets answer once leaders exist.
+    create_table / create_partition return before the coordinator has elected the bucket
+    leaders; a pyfluss writer that looks the table up in that window may never send its
+    records (seen on 0.9.1: the flush hangs for good, and so does every later write on the
+    same connection). Offsets answer once leaders exist.
     """
     ids = list(range(buckets))
     latest = fluss.OffsetSpec.latest()
-    for part in partitions:
+    targets: list[str | None] = list(partitions) or [None]
+    for part in targets:
         for _ in range(100):
             try:
-                await admin.list_partition_offsets(path, part, ids, latest)
+                if part is None:
+                    await admin.list_offsets(path, ids, latest)
+                else:
+                    await admin.list_partition_offsets(path, part, ids, latest)
                 break
             except fluss.FlussError:
                 await asyncio.sleep(0.1)
@@ -465,7 +474,7 @@ async def _seed_table(
                 await admin.create_partition(
                     spec.path, {str(spec.partition_key): part}, ignore_if_exists=True
                 )
-            await wait_partition_leaders(admin, spec.path, spec.partitions, spec.buckets)
+            await wait_leaders(admin, spec.path, spec.buckets, spec.partitions)
     rows = demo_rows(spec.name, scale) if created else []
     if rows:
         await _write(conn, spec, rows)

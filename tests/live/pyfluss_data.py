@@ -26,7 +26,7 @@ from typing import Any
 import fluss
 import pyarrow as pa
 
-from konsole.localcluster.seed import write_table_rows
+from konsole.localcluster.seed import wait_leaders, write_table_rows
 
 __all__ = [
     "FIXED_SCHEMA",
@@ -132,8 +132,10 @@ async def _create_table(
         bucket_keys=["id"],
         properties={"table.replication.factor": str(replication_factor)},
     )
+    admin = conn.get_admin()
     async with asyncio.timeout(_ADMIN_TIMEOUT_S):
-        await conn.get_admin().create_table(path, descriptor, ignore_if_exists=False)
+        await admin.create_table(path, descriptor, ignore_if_exists=False)
+        await wait_leaders(admin, path, buckets)  # writing before that can hang pyfluss
     return path
 
 

@@ -37,7 +37,7 @@ from fluss_proto.model import (
     GatherError,
     TableView,
 )
-from konsole.localcluster.seed import wait_partition_leaders
+from konsole.localcluster.seed import wait_leaders
 from tests.live import pyfluss_data as pf
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(120)]
@@ -108,7 +108,7 @@ async def world(bootstrap: str) -> AsyncIterator[World]:
             await padmin.create_table(part, descriptor, False)
             for region in PART_ROWS:
                 await padmin.create_partition(part, {"region": region})
-            await wait_partition_leaders(padmin, part, PART_ROWS, buckets=2)
+            await wait_leaders(padmin, part, 2, PART_ROWS)
         await pf.write_rows(conn, log, LOG_ROWS)
         await pf.write_rows(conn, pk, PK_ROWS)
         await pf.write_rows(conn, pk, PK_UPDATES)  # updates: changelog grows, keys do not
