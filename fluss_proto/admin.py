@@ -571,19 +571,10 @@ class FlussAdmin:
         table, all at once, so only the vanished table carries the error. One round
         trip, two when a fallback was needed.
         """
-        return (await self.tables_metadata_and_servers(paths))[1]
-
-    async def tables_metadata_and_servers(
-        self, paths: Iterable[PathLike]
-    ) -> tuple[
-        tuple[ServerNode | None, dict[int, ServerNode]] | None,
-        dict[TablePath, TableMetadata | FlussError],
-    ]:
-        """:meth:`tables_metadata` plus (coordinator, tablet servers) from the first reply
-        that arrived (None when none did). With no paths, one request asks for servers."""
         wanted = list(dict.fromkeys(as_path(p) for p in paths))
+        if not wanted:
+            return {}
         chunks = [wanted[i : i + METADATA_CHUNK] for i in range(0, len(wanted), METADATA_CHUNK)]
-        chunks = chunks or [[]]
         # The coordinator answers a many-table GetMetadata in 10-20 ms where a 0.9.1 tablet
         # server takes 0.1-0.45 s (measured with 300 tables), so big lookups go there.
         target = COORDINATOR if len(wanted) > 1 else None
@@ -603,7 +594,6 @@ class FlussAdmin:
             )
             for i, result in zip(failed, again, strict=True):
                 results[i] = result
-        servers: tuple[ServerNode | None, dict[int, ServerNode]] | None = None
         out: dict[TablePath, TableMetadata | FlussError] = {}
         retry: list[TablePath] = []
         for chunk, result in zip(chunks, results, strict=True):
@@ -613,8 +603,7 @@ class FlussAdmin:
                 else:
                     retry.extend(chunk)
                 continue
-            coordinator, tablets, tables, _ = parse_metadata(result)
-            servers = servers or (coordinator, tablets)
+            tables = parse_metadata(result)[2]
             for path in chunk:
                 out[path] = tables.get(path) or _missing_table(path)
         if retry:
@@ -625,10 +614,8 @@ class FlussAdmin:
                 if isinstance(result, BaseException):
                     out[path] = as_fluss_error(normalise_table_error(result, path))
                     continue
-                coordinator, tablets, tables, _ = parse_metadata(result)
-                servers = servers or (coordinator, tablets)
-                out[path] = tables.get(path) or _missing_table(path)
-        return servers, {p: out[p] for p in wanted}
+                out[path] = parse_metadata(result)[2].get(path) or _missing_table(path)
+        return {p: out[p] for p in wanted}
 
     async def _placement(self, path: TablePath, partition: str | int | None) -> _Placement:
         """Table metadata plus the partitions asked for (all when ``partition`` is None)."""
