@@ -16,7 +16,7 @@ import pytest
 from konsole.localcluster import LocalCluster
 from konsole.localcluster import cluster as cluster_mod
 from konsole.localcluster.probe import probe_metadata
-from tests.conftest import our_java_processes
+from tests.conftest import FlussServer, our_java_processes
 
 pytestmark = pytest.mark.slow
 
@@ -45,13 +45,12 @@ def wait_for(predicate: Any, timeout: float, what: str) -> None:
     pytest.fail(f"timed out after {timeout}s waiting for {what}")
 
 
-def test_start_status_kill_restart_stop(fluss_version: str, tmp_path: Path) -> None:
+def test_start_status_kill_restart_stop(fluss_server: FlussServer, tmp_path: Path) -> None:
     run = str(tmp_path / "run")
     started = konsole(
         "cluster",
         "start",
-        "--version",
-        fluss_version,
+        *fluss_server.cli_args(),
         "--tablet-servers",
         "2",
         "--json",
@@ -61,7 +60,8 @@ def test_start_status_kill_restart_stop(fluss_version: str, tmp_path: Path) -> N
     assert started.returncode == 0, started.stderr
     desc = json.loads(started.stdout)
     try:
-        assert desc["version"] == fluss_version and desc["running"]
+        assert desc["version"] == fluss_server.version and desc["running"]
+        assert desc["fluss_home"] == fluss_server.fluss_home
         roles = [(p["role"], p["id"], p["alive"]) for p in desc["processes"]]
         assert roles == [
             ("zookeeper", 0, True),
@@ -75,7 +75,7 @@ def test_start_status_kill_restart_stop(fluss_version: str, tmp_path: Path) -> N
         assert metadata_ids(coord["ports"]["rpc"]) == {0, 1}
 
         # A second start on a live run dir never starts a duplicate.
-        again = konsole("cluster", "start", "--version", fluss_version, "--run-dir", run)
+        again = konsole("cluster", "start", *fluss_server.cli_args(), "--run-dir", run)
         assert again.returncode == 1 and "already running" in again.stderr
         assert len(our_java_processes(Path(desc["run_dir"]))) == 4
 
@@ -106,7 +106,7 @@ def test_start_status_kill_restart_stop(fluss_version: str, tmp_path: Path) -> N
 
 
 def test_port_taken_means_another_port(
-    fluss_version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fluss_server: FlussServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """ZooKeeper is handed a port someone else holds: the runner notices and picks another."""
     squatter = socket.socket()
@@ -123,7 +123,9 @@ def test_port_taken_means_another_port(
     monkeypatch.setattr(cluster_mod, "free_ports", first_call_gets_a_taken_port)
     lc = LocalCluster(tmp_path / "run")
     try:
-        desc = lc.start(fluss_version, tablet_servers=1, progress=lambda _line: None)
+        desc = lc.start(
+            **fluss_server.start_kwargs(), tablet_servers=1, progress=lambda _line: None
+        )
         zk_port = desc["processes"][0]["ports"]["client"]
         assert zk_port != taken
         assert metadata_ids(desc["processes"][1]["ports"]["rpc"]) == {0}
@@ -133,14 +135,15 @@ def test_port_taken_means_another_port(
     assert our_java_processes(lc.run_dir) == []
 
 
-def test_failed_start_shows_the_log_and_cleans_up(fluss_version: str, tmp_path: Path) -> None:
+def test_failed_start_shows_the_log_and_cleans_up(
+    fluss_server: FlussServer, tmp_path: Path
+) -> None:
     run = tmp_path / "run"
     # A tablet server whose listener cannot be parsed fails during start-up.
     result = konsole(
         "cluster",
         "start",
-        "--version",
-        fluss_version,
+        *fluss_server.cli_args(),
         "--run-dir",
         str(run),
         "--set",
