@@ -183,16 +183,26 @@ def _server_command(name: str, help_text: str):  # type: ignore[no-untyped-def]
         "role", type=click.Choice(["zk", "zookeeper", "coordinator", "cs", "tablet-server", "ts"])
     )
     @click.argument("server_id", type=int)
+    @click.option(
+        "--set",
+        "settings",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="start-server only: a server.yaml setting for this start (repeatable); "
+        "a later start without --set goes back to the cluster's settings.",
+    )
     @RUN_DIR_OPTION
-    def command(role: str, server_id: int, run_dir: Path | None) -> None:
+    def command(role: str, server_id: int, settings: tuple[str, ...], run_dir: Path | None) -> None:
         lc = LocalCluster(run_dir)
         try:
+            if settings and name != "start-server":
+                raise ClusterError("--set is for start-server")
             if name == "kill":
                 lc.kill(role, server_id)
             elif name == "stop-server":
                 lc.stop_server(role, server_id)
             else:
-                info = lc.start_server(role, server_id)
+                info = lc.start_server(role, server_id, settings=settings)
                 click.echo(f"{info.role} {info.id} running, pid {info.pid}")
                 return
         except ClusterError as exc:

@@ -597,12 +597,23 @@ class LocalCluster:
             raise ClusterError(f"{server.role} {sid} is not running")
         self._signal_and_wait([server], signal.SIGTERM, timeout)
 
-    def start_server(self, role: str, sid: int, ready_timeout: float = 90.0) -> ProcessInfo:
-        """Start one server again with the same id, config, data dir and ports."""
+    def start_server(
+        self,
+        role: str,
+        sid: int,
+        ready_timeout: float = 90.0,
+        settings: Iterable[str] = (),
+    ) -> ProcessInfo:
+        """Start one server again with the same id, data dir and ports.
+
+        ``settings`` (``KEY=VALUE``) apply on top of the configuration the cluster was started
+        with, for this start only: a later start without them goes back to that configuration.
+        """
         state = self._require_state()
         server = self._server(state, ROLE_ALIASES.get(role, role), sid)
         if server.pid is not None and self._alive(server.pid):
             raise ClusterError(f"{server.role} {sid} is already running (pid {server.pid})")
+        self._reconfigure(server, [parse_setting(s) for s in settings])
         self._launch(state, server)
         self._save(state)
         deadline = time.monotonic() + ready_timeout
@@ -618,6 +629,34 @@ class LocalCluster:
         else:
             raise ClusterError(self._failure_text(server, "not ready in time"))
         return self._info(server)
+
+    def _reconfigure(
+        self, server: ServerState, settings: list[tuple[str | None, str, str]]
+    ) -> None:
+        """Write this start's server.yaml: the cluster's base config plus ``settings``."""
+        if server.role == ZOOKEEPER:
+            if settings:
+                raise ClusterError("--set applies to coordinators and tablet servers only")
+            return
+        for target, key, _value in settings:
+            if target is not None and not self._matches(target, server):
+                raise ClusterError(f"--set {target}:{key} does not name {server.role} {server.id}")
+        conf = Path(server.config_dir) / "server.yaml"
+        # The config written at cluster start, kept aside the first time it is overridden.
+        base = conf.with_name("server.base.yaml")
+        if not base.exists():
+            if not settings:
+                return
+            shutil.copy2(conf, base)
+        overrides = {key: value for _t, key, value in settings}
+        lines = [
+            line
+            for line in base.read_text().splitlines()
+            if line.partition(":")[0].strip() not in overrides
+        ]
+        lines += [f"{k}: {v}" for k, v in overrides.items()]
+        conf.write_text("".join(f"{line}\n" for line in lines))
+        shutil.copymode(base, conf)
 
     # ----- description -----------------------------------------------------------------
 
