@@ -45,6 +45,24 @@ def wait_for(predicate: Any, timeout: float, what: str) -> None:
     pytest.fail(f"timed out after {timeout}s waiting for {what}")
 
 
+# Fed through the real SASL path (server.yaml's JAAS config); must surface nowhere else.
+SECRET = "Xq7-sasl-Secret-4711"
+
+
+def assert_secret_nowhere(run: Path, *outputs: subprocess.CompletedProcess[str]) -> None:
+    """Not in any command output, the state file, or any log the servers or runner wrote."""
+    for out in outputs:
+        assert SECRET not in out.stdout and SECRET not in out.stderr, out.args
+    checked = 0
+    for path in run.rglob("*"):
+        if path.is_file() and path.name not in ("server.yaml", "server.base.yaml"):
+            assert SECRET.encode() not in path.read_bytes(), path
+            checked += 1
+    assert checked >= 5  # cluster.json, logs, .out files: the scan saw them
+    yamls = list(run.rglob("server.yaml"))
+    assert yamls and all(SECRET in p.read_text() for p in yamls)  # it really was fed
+
+
 def test_start_status_kill_restart_stop(fluss_server: FlussServer, tmp_path: Path) -> None:
     run = str(tmp_path / "run")
     started = konsole(
@@ -53,13 +71,17 @@ def test_start_status_kill_restart_stop(fluss_server: FlussServer, tmp_path: Pat
         *fluss_server.cli_args(),
         "--tablet-servers",
         "2",
+        "--sasl",
+        f"admin:{SECRET}",
         "--json",
         "--run-dir",
         run,
     )
     assert started.returncode == 0, started.stderr
     desc = json.loads(started.stdout)
+    outputs = [started]
     try:
+        assert desc["sasl"] == {"enabled": True, "mechanism": "PLAIN", "users": ["admin"]}
         assert desc["version"] == fluss_server.version and desc["running"]
         assert desc["fluss_home"] == fluss_server.fluss_home
         roles = [(p["role"], p["id"], p["alive"]) for p in desc["processes"]]
@@ -81,6 +103,9 @@ def test_start_status_kill_restart_stop(fluss_server: FlussServer, tmp_path: Pat
 
         status = konsole("cluster", "status", "--json", "--run-dir", run)
         assert status.returncode == 0 and json.loads(status.stdout)["running"]
+        text_status = konsole("cluster", "status", "--run-dir", run)
+        assert "SASL/PLAIN users: admin" in text_status.stdout
+        outputs += [again, status, text_status]
 
         ts1 = desc["processes"][3]
         killed = konsole("cluster", "kill", "ts", "1", "--run-dir", run)
@@ -100,6 +125,7 @@ def test_start_status_kill_restart_stop(fluss_server: FlussServer, tmp_path: Pat
         stopped = konsole("cluster", "stop", "--run-dir", run)
     assert stopped.returncode == 0 and "stopped 4 processes" in stopped.stdout
     assert our_java_processes(Path(desc["run_dir"])) == []
+    assert_secret_nowhere(Path(run), *outputs, stopped)
     twice = konsole("cluster", "stop", "--run-dir", run)
     assert twice.returncode == 0 and "nothing is running" in twice.stdout
     assert konsole("cluster", "status", "--run-dir", run).returncode == 3
@@ -148,11 +174,14 @@ def test_failed_start_shows_the_log_and_cleans_up(
         str(run),
         "--set",
         "ts0:bind.listeners=not a listener",
+        "--sasl",
+        f"admin:{SECRET}",
         "--timeout",
         "60",
     )
     assert result.returncode == 1
     assert "tablet-server 0 exited during start-up" in result.stderr
     assert "last lines of" in result.stderr
+    assert_secret_nowhere(run, result)
     assert our_java_processes(run.resolve()) == []
     assert os.path.exists(run / "logs" / "tablet-server-0.log")
