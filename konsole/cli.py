@@ -261,5 +261,10 @@ def demo(version: str, tablet_servers: int, run_dir: Path | None) -> None:
 
 main.add_command(preview)
 
+from konsole.watch_cmd import profiles, watch  # noqa: E402  (kept at the end: a small, separate edit)
+
+main.add_command(watch)
+main.add_command(profiles)
+
 if __name__ == "__main__":  # pragma: no cover
     main()
