@@ -100,20 +100,20 @@ def test_parse_fixture(name: str, expected: dict[str, Any], trailing_comma: bool
         assert getattr(metrics, attribute) == pytest.approx(value), attribute
 
 
-def test_table_metrics_add_up_the_tablet_types() -> None:
+def test_table_metrics() -> None:
     metrics = parse_metrics(fixture("tablet-server-1.0.txt"), url="u", scraped_at=0)
     by_name = {t.name: t for t in metrics.tables}
-    assert set(by_name) == {"shop.orders-pk", "shop.events"}
+    assert set(by_name) == {"shop.orders-pk"}  # only KV tables have backpressure families
     pk = by_name["shop.orders-pk"]
-    assert (pk.kv_pressure, pk.kv_rejections, pk.failed_put_kv_rate) == (0.85, 17.0, 2.0)
-    assert pk.bytes_in_rate == 15.0  # kv + cdc_log series
+    assert (pk.kv_pressure, pk.kv_rejections) == (0.85, 17.0)
     assert metrics.requests["putKv"] == (6.0, 2.0)
     assert metrics.subject == "tablet-server 2"
 
 
-def test_0_9_1_label_values_are_filtered() -> None:
+def test_0_9_1_has_no_table_families_we_read() -> None:
     metrics = parse_metrics(fixture("tablet-server-0.9.1.txt"), url="u", scraped_at=0)
-    assert {t.name for t in metrics.tables} >= {"demo.order_events", "go_sensor_demo.sensor_info"}
+    assert metrics.tables == ()
+    assert metrics.kv_rejections is None
 
 
 @pytest.mark.parametrize(
