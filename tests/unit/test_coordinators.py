@@ -11,7 +11,7 @@ from fluss_proto import messages
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.error_codes import from_code
-from fluss_proto.errors import RequestTimeoutError, UnreachableError
+from fluss_proto.errors import DecodeError, RequestTimeoutError, UnreachableError
 from fluss_proto.sasl import SaslPlain
 from konsole import coordinators
 from konsole.coordinators import probe_coordinator
@@ -72,6 +72,8 @@ def not_leader() -> Exception:
             "no DESCRIBE permission",
         ),
         ({AV: COORDINATOR, LD: "hang"}, CoordinatorRole.UNREACHABLE, False, "no answer within"),
+        ({AV: b"\xff\x00garbage"}, CoordinatorRole.UNREACHABLE, False, "DecodeError"),
+        ({AV: DecodeError("bad frame")}, CoordinatorRole.UNREACHABLE, False, "bad frame"),
         (
             {AV: RequestTimeoutError("API_VERSIONS timed out")},
             CoordinatorRole.UNREACHABLE,
