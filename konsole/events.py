@@ -8,8 +8,9 @@ polls). ``diff(previous, current)`` is ``advance`` from a state built out of ``p
 alone, so it cannot see a stall yet.
 
 Events are grouped by cause and subject, with a count and a few samples: a tablet server
-leaving with 500 leaders gives server_left, one leaders_moved, one replicas_offline (and
-bucket_offline for leaders that found no new home), not one event per bucket. The set of
+leaving with 500 leaders gives server_left, one leaders_moved, one replicas_offline, one
+under_replicated (and bucket_offline for leaders that found no new home), not one event
+per bucket. The set of
 kinds is closed (:class:`EventKind`); docs/events-and-health.md describes each one.
 """
 
@@ -208,6 +209,8 @@ class _Step:
         self.t = current.taken_at
         self.events: list[Event] = []
         self.updates: dict[str, Any] = {}
+        #: Replicas placed on servers that are not alive, by server (current view).
+        self.dead_now: dict[int, list[str]] = {}
 
     def emit(
         self,
@@ -264,6 +267,7 @@ class _Step:
             self._coordinators(first)
         base = self.state.baseline
         if cur.ok and cur.view is not None:
+            self.dead_now = _replicas_on_dead(cur.view)
             if base is not None and base.view is not None:
                 self._servers(base.view, cur.view)
                 self._buckets(base.view, cur.view)
@@ -415,7 +419,7 @@ class _Step:
             )
         # replicas placed on servers that are not alive: one event per newly gone server
         gone_before = _replicas_on_dead(base)
-        for server, names in sorted(_replicas_on_dead(cur).items()):
+        for server, names in sorted(self.dead_now.items()):
             if gone_before.get(server):
                 continue
             self.emit(
@@ -663,7 +667,9 @@ class _Step:
 
     def _under_replicated(self) -> None:
         cur = self.cur
-        known: list[int] = []
+        # Replicas on servers that are gone are out of sync whatever else says so.
+        offline = sum(len(names) for names in self.dead_now.values())
+        known: list[int] = [offline]
         per_server: dict[str, int] = {}
         if cur.health is not None:
             known.append(max(0, cur.health.num_replicas - cur.health.in_sync_replicas))
@@ -671,14 +677,15 @@ class _Step:
         if reported:
             per_server = {m.subject: m.under_replicated or 0 for m in reported}
             known.append(sum(per_server.values()))
-        if not known:
-            return
         now = max(known)
         was = self.state.under_replicated
         self.updates["under_replicated"] = now
         if was is None:
             return
-        details: dict[str, Any] = {"servers": {k: v for k, v in sorted(per_server.items()) if v}}
+        details: dict[str, Any] = {
+            "servers": {k: v for k, v in sorted(per_server.items()) if v},
+            "replicas_offline": offline,
+        }
         if cur.health is not None:
             details["replicas"] = cur.health.num_replicas
             details["in_sync_replicas"] = cur.health.in_sync_replicas
