@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +222,65 @@ def test_scraper_ignores_proxy_environment(monkeypatch: pytest.MonkeyPatch) -> N
     scraper = Scraper()
     assert scraper._client._trust_env is False
     asyncio.run(scraper.aclose())
+
+
+# --------------------------------------------------------------------------- loopback
+
+
+class _HttpServer:
+    """A tiny HTTP server on loopback that answers the 1.0 fixture, or never answers."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.release = asyncio.Event()
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> int:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def stop(self) -> None:
+        self.release.set()
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            if self.mode == "hang":
+                await self.release.wait()
+            else:
+                body = TS_TEXT.encode()
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+                    + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                    + body
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind"), [("ok", None), ("hang", "timeout"), ("closed", "unreachable")]
+)
+async def test_scrape_over_loopback(mode: str, kind: str | None) -> None:
+    server = _HttpServer(mode)
+    port = await server.start()
+    if mode == "closed":
+        await server.stop()
+    scraper = Scraper(timeout=0.3)
+    try:
+        (result,) = await scraper.scrape([MetricsEndpoint(f"http://127.0.0.1:{port}/metrics")])
+    finally:
+        await scraper.aclose()
+        await server.stop()
+    if kind is None:
+        assert isinstance(result, ServerMetrics) and result.disk_write_locked is True
+    else:
+        assert isinstance(result, MetricsError) and result.kind == kind
