@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 from google.protobuf.message import Message
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fluss_proto import error_codes, frame, messages
 from fluss_proto.admin import FlussAdmin
@@ -29,6 +31,7 @@ from tests.live import pyfluss_data as pfd
 from tests.unit.frame_replay import FRAMES_DIR_1_0, ReplayServer, fixtures, index
 from tests.unit.test_admin import standard
 from tests.unit.test_frame_fixtures import Script
+from tests.unit.test_fuzz_protocol import _decode_or_typed_error, mutated
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -222,3 +225,16 @@ async def test_connection_replays_every_1_0_frame() -> None:
         finally:
             await conn.close()
     assert not script.mismatches
+
+
+_NAMES = sorted(n for n, f in FIX.items() if f.ok)
+_POOL = tuple(FIX[n].response_body for n in _NAMES)
+
+
+@given(st.data())
+def test_mutated_1_0_bodies_decode_or_fail_typed(data: st.DataObject) -> None:
+    """The 1.0 replies (ListKvSnapshots, ListRemoteLogManifests, ScanKv, ...) mutated: only
+    a typed DecodeError may escape, as for the 0.9.1 frames in test_fuzz_protocol.py."""
+    name = data.draw(st.sampled_from(_NAMES))
+    body = data.draw(mutated(FIX[name].response_body, _POOL))
+    _decode_or_typed_error(FIX[name].api, body)
