@@ -40,7 +40,11 @@ import pyarrow as pa
 import pytest
 import pytest_asyncio
 
+from fluss_proto._gen import fluss_rpc_pb2 as pb
+from fluss_proto.admin import FlussAdmin
+from fluss_proto.api_keys import ApiKey
 from fluss_proto.client import FlussClient
+from fluss_proto.records import Magic1Layout, read_log_batches
 from fluss_proto.scan import BucketStatus, ScanMethod, preview_table
 from konsole.localcluster.seed import wait_leaders
 from tests.conftest import FlussServer
@@ -233,10 +237,13 @@ async def _create(
     buckets: int = 3,
     partition_keys: list[str] | None = None,
     bucket_keys: list[str] | None = None,
+    stats: bool = False,
 ) -> None:
     kwargs: dict[str, Any] = {"bucket_count": buckets, "bucket_keys": bucket_keys or ["id"]}
     if partition_keys:
         kwargs["partition_keys"] = partition_keys
+    if stats:  # statistics of every column whose type has them (Fluss 1.0)
+        kwargs["properties"] = {"table.statistics.columns": "*"}
     descriptor = fluss.TableDescriptor(fluss.Schema(schema, primary_keys=pk), **kwargs)
     admin = conn.get_admin()
     async with asyncio.timeout(30):
@@ -367,6 +374,38 @@ async def test_pk_preview_after_upserts_and_deletes_matches_pyfluss_lookups(
     small = await preview_table(world.client, f"{world.db}.types_pk_upd", limit=5)
     assert small.table.num_rows == 5 and small.report.limit_cut
     assert set(small.table.column("id").to_pylist()) <= set(live)
+
+
+async def test_log_batches_with_statistics_per_generation(
+    world: World, fluss_server: FlussServer
+) -> None:
+    """``table.statistics.columns``: 1.0 takes it and pyfluss then writes magic-1 batches
+    with a statistics block (1.0 layout), which LimitScan and the tail must read; 0.9.1
+    refuses the property (INVALID_CONFIG_EXCEPTION, 39)."""
+    path = fluss.TablePath(world.db, "with_stats")
+    if not fluss_server.is_1_0:
+        with pytest.raises(fluss.FlussError) as info:
+            await _create(world.conn, path, SCHEMA, stats=True)
+        assert "table.statistics.columns" in str(info.value) and "39" in str(info.value)
+        return
+    await _create(world.conn, path, SCHEMA, stats=True)
+    rows = all_type_rows()
+    await _write(world.conn, path, rows)
+    back = await pf.read_all_log(world.conn, path, expected=ROWS, timeout_s=30)
+    assert len(back) == ROWS
+    # what the leaders hold: magic 1 with a statistics block
+    buckets = await FlussAdmin(world.client).bucket_metadata((world.db, "with_stats"))
+    fetch = pb.FetchLogRequest(follower_server_id=-1, max_bytes=16 << 20)
+    table = fetch.tables_req.add(table_id=buckets[0].table_id, projection_pushdown_enabled=False)
+    table.buckets_req.add(bucket_id=buckets[0].bucket_id, fetch_offset=0, max_fetch_bytes=1 << 20)
+    reply = await world.client.call(ApiKey.FETCH_LOG, fetch, node=buckets[0].leader_id)
+    records = reply.tables_resp[0].buckets_resp[0].records
+    batches = read_log_batches(records, magic1_layout=Magic1Layout.STATISTICS).batches
+    assert batches and all(b.magic == 1 and len(b.statistics) > 0 for b in batches)
+    for tail in (False, True):
+        result = await preview_table(world.client, f"{world.db}.with_stats", limit=1000, tail=tail)
+        assert result.report.complete and result.report.rows_returned == ROWS
+        assert norm_rows(result.table.to_pylist()) == norm_rows(back), tail
 
 
 async def test_nanoseconds_written_as_arrow_match_pyfluss_arrow(world: World) -> None:
