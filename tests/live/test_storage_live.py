@@ -218,6 +218,41 @@ async def test_remote_log_manifests_list_tiered_buckets(world: World) -> None:
     assert dict(earliest.by_bucket) == {0: 0, 1: 0}
 
 
+async def test_remote_log_manifests_of_a_partition(world: World) -> None:
+    path = fluss.TablePath(world.db, "tiered_part")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("region", pa.string())])
+    descriptor = fluss.TableDescriptor(
+        fluss.Schema(schema), partition_keys=["region"], bucket_count=1, bucket_keys=["id"]
+    )
+    padmin = world.conn.get_admin()
+    async with asyncio.timeout(30):
+        await padmin.create_table(path, descriptor, False)
+        for region in ("eu", "us"):
+            await padmin.create_partition(path, {"region": region})
+        await wait_leaders(padmin, path, 1, ["eu", "us"])
+    table = await asyncio.wait_for(world.conn.get_table(path), 30)
+    for i in range(20):  # acknowledged batches into "eu" only: its segments roll and tier
+        writer = table.new_append().create_writer()
+        handles = [writer.append({"id": i * 100 + j, "region": "eu"}) for j in range(100)]
+        async with asyncio.timeout(60):
+            await writer.flush()
+            await asyncio.gather(*(h.wait() for h in handles))
+    parts = {x.partition_name: x.partition_id for x in await padmin.list_partition_infos(path)}
+    theirs = await pf.latest_offsets(world.conn, path, 1, partition="eu")
+    p = ours(path)
+    eu = await until(
+        lambda: world.admin.remote_log_manifests(p, "eu"),
+        lambda v: bool(v.manifests),
+        "partition eu tiered",
+    )
+    [m] = eu.manifests
+    assert (eu.partition_id, m.partition_id, m.bucket_id) == (parts["eu"], parts["eu"], 0)
+    assert 0 < m.remote_log_end_offset <= theirs[0]
+    assert Path(m.manifest_path).is_file()
+    us = await world.admin.remote_log_manifests(p, parts["us"])  # nothing written there
+    assert (us.partition_id, us.manifests) == (parts["us"], ())
+
+
 async def test_listings_of_tables_without_snapshots_or_tiering(world: World) -> None:
     log = await pf.create_log_table(world.conn, world.db, "quiet_log", buckets=1)
     pk = await pf.create_pk_table(world.conn, world.db, "quiet_pk", buckets=1)
