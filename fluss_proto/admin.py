@@ -69,6 +69,8 @@ from fluss_proto.model import (
     AclBinding,
     AclFilter,
     AclListing,
+    ActiveKvSnapshot,
+    ActiveKvSnapshots,
     ApiVersionRange,
     AtTimestamp,
     BucketInfo,
@@ -90,6 +92,8 @@ from fluss_proto.model import (
     PermissionType,
     RebalanceProgress,
     RebalanceStatus,
+    RemoteLogManifest,
+    RemoteLogManifests,
     ResourceType,
     SchemaInfo,
     ServerInfo,
@@ -1003,6 +1007,94 @@ class FlussAdmin:
             # Fluss's client maps every code other than 0..2 to UNKNOWN; so do we.
             status=status if isinstance(status, HealthStatus) else HealthStatus.UNKNOWN,
         )
+
+    # ------------------------------------------------------------------ 1.0 storage listings
+    # ListKvSnapshots (1064) and ListRemoteLogManifests (1063): coordinator-only Fluss 1.0
+    # APIs (made for orphan cleanup) that say what the cluster keeps in remote storage.
+    # Both take a table id: a path costs one GetTableInfo first. On a 0.9 coordinator the
+    # client raises UnsupportedByServer before sending the listing itself.
+
+    async def active_kv_snapshots(
+        self, table: PathLike | int, partition: str | int | None = None
+    ) -> ActiveKvSnapshots:
+        """Every KV snapshot the coordinator keeps (retained or leased), per bucket.
+
+        ``table`` is a path or a table id; ``partition`` a partition id, or a name when
+        ``table`` is a path. Unknown table: TableNotExistError (7); a partition that is not
+        the table's: PartitionNotExistError (36). A log table answers with no snapshots.
+        """
+        table_id, partition_id = await self._table_and_partition_ids(table, partition)
+        req = pb.ListKvSnapshotsRequest(table_id=table_id)
+        if partition_id is not None:
+            req.partition_id = partition_id
+        resp = await self._call(ApiKey.LIST_KV_SNAPSHOTS, req, coordinator=True)
+        return ActiveKvSnapshots(
+            table_id=resp.table_id,
+            partition_id=_opt(resp, "partition_id"),
+            snapshots=tuple(
+                sorted(
+                    # the server always sets snapshot_id here (it is optional in the message)
+                    (
+                        ActiveKvSnapshot(s.bucket_id, s.snapshot_id)
+                        for s in resp.active_snapshots
+                        if s.HasField("snapshot_id")
+                    ),
+                    key=lambda s: (s.bucket_id, s.snapshot_id),
+                )
+            ),
+        )
+
+    async def remote_log_manifests(
+        self, table: PathLike | int, partition: str | int | None = None
+    ) -> RemoteLogManifests:
+        """The remote log manifest of every bucket that has tiered log segments.
+
+        Arguments as :meth:`active_kv_snapshots`. Buckets with nothing in remote storage are
+        not listed; an unknown table id answers an empty listing (seen on the 1.0 line).
+        """
+        table_id, partition_id = await self._table_and_partition_ids(table, partition)
+        req = pb.ListRemoteLogManifestsRequest(table_id=table_id)
+        if partition_id is not None:
+            req.partition_id = partition_id
+        resp = await self._call(ApiKey.LIST_REMOTE_LOG_MANIFESTS, req, coordinator=True)
+        manifests = (
+            RemoteLogManifest(
+                table_id=m.table_bucket.table_id,
+                partition_id=_opt(m.table_bucket, "partition_id"),
+                bucket_id=m.table_bucket.bucket_id,
+                manifest_path=m.remote_log_manifest_path,
+                remote_log_end_offset=m.remote_log_end_offset,
+            )
+            for m in resp.manifests
+        )
+        return RemoteLogManifests(
+            table_id=table_id,
+            partition_id=partition_id,
+            manifests=tuple(
+                sorted(
+                    manifests,
+                    key=lambda m: (m.partition_id is not None, m.partition_id or 0, m.bucket_id),
+                )
+            ),
+        )
+
+    async def _table_and_partition_ids(
+        self, table: PathLike | int, partition: str | int | None
+    ) -> tuple[int, int | None]:
+        if isinstance(table, int) and not isinstance(table, bool):
+            if isinstance(partition, str):
+                raise ValueError("a partition name needs the table's path, not its id")
+            return table, partition
+        path = as_path(table)
+        table_id = (await self.table_info(path)).table_id
+        if isinstance(partition, str):
+            ids = {x.name: x.partition_id for x in await self.list_partitions(path)}
+            if partition not in ids:
+                raise PartitionNotExistError(f"partition {partition!r} of {path} does not exist")
+            return table_id, ids[partition]
+        return table_id, partition
+
+    # ------------------------------------------------------------------ end of 1.0 listings
 
 
 # =========================================================================== helpers

@@ -32,6 +32,8 @@ __all__ = [
     "AclBinding",
     "AclFilter",
     "AclListing",
+    "ActiveKvSnapshot",
+    "ActiveKvSnapshots",
     "ApiVersionRange",
     "AtTimestamp",
     "BucketInfo",
@@ -58,6 +60,8 @@ __all__ = [
     "PermissionType",
     "RebalanceProgress",
     "RebalanceStatus",
+    "RemoteLogManifest",
+    "RemoteLogManifests",
     "ResourceType",
     "SchemaInfo",
     "ServerInfo",
@@ -284,6 +288,70 @@ class KvSnapshots:
     table_id: int
     partition_id: int | None
     buckets: tuple[KvSnapshot, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveKvSnapshot:
+    """One KV snapshot the coordinator still keeps for a bucket (ListKvSnapshots, 1.0)."""
+
+    bucket_id: int
+    snapshot_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveKvSnapshots:
+    """ListKvSnapshots (Fluss 1.0): every snapshot still retained or held by a lease, per
+    bucket of a table (or of one partition). A bucket without any snapshot is not listed.
+
+    The server sends no log offsets here (GetLatestKvSnapshots has them for the latest).
+    """
+
+    table_id: int
+    partition_id: int | None
+    #: Sorted by bucket, then snapshot id.
+    snapshots: tuple[ActiveKvSnapshot, ...]
+
+    @property
+    def by_bucket(self) -> Mapping[int, tuple[int, ...]]:
+        """bucket_id -> its active snapshot ids, ascending."""
+        out: dict[int, list[int]] = {}
+        for s in self.snapshots:
+            out.setdefault(s.bucket_id, []).append(s.snapshot_id)
+        return MappingProxyType({b: tuple(ids) for b, ids in out.items()})
+
+    @property
+    def newest(self) -> Mapping[int, int]:
+        """bucket_id -> its highest active snapshot id."""
+        return MappingProxyType({b: ids[-1] for b, ids in self.by_bucket.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteLogManifest:
+    """A bucket whose log is partly in remote storage (ListRemoteLogManifests, 1.0)."""
+
+    table_id: int
+    partition_id: int | None
+    bucket_id: int
+    #: The manifest file in the cluster's remote data directory.
+    manifest_path: str
+    #: Offsets below this one are in remote storage (exclusive end).
+    remote_log_end_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteLogManifests:
+    """ListRemoteLogManifests (Fluss 1.0) for a table or one partition: only buckets that
+    have tiered segments are listed (none when tiering is off or has not run yet)."""
+
+    table_id: int
+    partition_id: int | None
+    #: Sorted by (partition, bucket).
+    manifests: tuple[RemoteLogManifest, ...]
+
+    @property
+    def end_offsets(self) -> Mapping[int, int]:
+        """bucket_id -> remote log end offset (for a single partition or a plain table)."""
+        return MappingProxyType({m.bucket_id: m.remote_log_end_offset for m in self.manifests})
 
 
 @dataclass(frozen=True, slots=True)

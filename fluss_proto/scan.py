@@ -16,8 +16,9 @@ Methods, chosen per bucket:
   dropped it). SCANNER_EXPIRED (66) / UNKNOWN_SCANNER_ID (67) restart the scan once from
   scratch (rows of the dead session are discarded: a new session is a new snapshot).
   TOO_MANY_SCANNERS (69) on open is retried twice after 100 / 200 ms (Fluss's own client
-  retries three times), then reported for that bucket. Only a fake server has exercised
-  this path: no Fluss 1.0 server was available (0.9.1 does not offer SCAN_KV).
+  retries three times), then reported for that bucket. Run live on a 1.0-line server
+  (all types, after upserts and deletes, against pyfluss lookups); the retry and expiry
+  paths only against a fake server.
 - **LimitScan** otherwise: primary-key tables on 0.9.1 get one value batch of up to
   ``limit`` rows in key order; log tables get the log batches from
   ``max(log start, high watermark - limit)`` on, of which the last ``limit`` rows are kept

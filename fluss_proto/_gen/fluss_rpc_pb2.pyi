@@ -799,3 +799,55 @@ class GetClusterHealthResponse(_message.Message):
     active_leader_replicas: int
     status: int
     def __init__(self, num_replicas: _Optional[int] = ..., in_sync_replicas: _Optional[int] = ..., num_leader_replicas: _Optional[int] = ..., active_leader_replicas: _Optional[int] = ..., status: _Optional[int] = ...) -> None: ...
+
+class PbTableBucket(_message.Message):
+    __slots__ = ("table_id", "partition_id", "bucket_id")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    bucket_id: int
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ...) -> None: ...
+
+class ListRemoteLogManifestsRequest(_message.Message):
+    __slots__ = ("table_id", "partition_id")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ...) -> None: ...
+
+class ListRemoteLogManifestsResponse(_message.Message):
+    __slots__ = ("manifests",)
+    MANIFESTS_FIELD_NUMBER: _ClassVar[int]
+    manifests: _containers.RepeatedCompositeFieldContainer[PbRemoteLogManifestEntry]
+    def __init__(self, manifests: _Optional[_Iterable[_Union[PbRemoteLogManifestEntry, _Mapping]]] = ...) -> None: ...
+
+class PbRemoteLogManifestEntry(_message.Message):
+    __slots__ = ("table_bucket", "remote_log_manifest_path", "remote_log_end_offset")
+    TABLE_BUCKET_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_MANIFEST_PATH_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    table_bucket: PbTableBucket
+    remote_log_manifest_path: str
+    remote_log_end_offset: int
+    def __init__(self, table_bucket: _Optional[_Union[PbTableBucket, _Mapping]] = ..., remote_log_manifest_path: _Optional[str] = ..., remote_log_end_offset: _Optional[int] = ...) -> None: ...
+
+class ListKvSnapshotsRequest(_message.Message):
+    __slots__ = ("table_id", "partition_id")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ...) -> None: ...
+
+class ListKvSnapshotsResponse(_message.Message):
+    __slots__ = ("table_id", "partition_id", "active_snapshots")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    active_snapshots: _containers.RepeatedCompositeFieldContainer[PbKvSnapshot]
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., active_snapshots: _Optional[_Iterable[_Union[PbKvSnapshot, _Mapping]]] = ...) -> None: ...

@@ -6,6 +6,7 @@ Pure functions over bytes: no I/O. Everything a decoder raises on malformed inpu
 Modules:
 
 - :mod:`.log_batch` - log record batches in a fetch blob (all magics; CRC-32C; statistics);
+- :mod:`.statistics` - the column statistics block of a 1.0 log batch (min, max, nulls);
 - :mod:`.arrow` - Fluss type -> Arrow type, and the ARROW records area -> ``pyarrow.RecordBatch``;
 - :mod:`.log_records` - records areas of the INDEXED and COMPACTED log formats;
 - :mod:`.kv_batch` - value batches of ScanKv / LimitScan on primary-key tables;
@@ -84,11 +85,14 @@ from fluss_proto.records.log_records import (
     row_batch_table,
 )
 from fluss_proto.records.rowtype import DataType, Field, as_data_type, as_row_type, row_type
+from fluss_proto.records.statistics import BatchStatistics, ColumnStatistics, parse_statistics
 
 __all__ = [
     "AmbiguousMagicError",
     "ArrowRecords",
+    "BatchStatistics",
     "ChangeType",
+    "ColumnStatistics",
     "CompactedRowDecoder",
     "CorruptBatchError",
     "CrcMismatchError",
@@ -118,6 +122,7 @@ __all__ = [
     "magic1_layout_for_version",
     "make_row_decoder",
     "parse_log_batch",
+    "parse_statistics",
     "read_log_batches",
     "read_value_batch",
     "row_batch_table",

@@ -319,6 +319,38 @@ async def test_snapshots_configs_acls_rebalance_lake_and_health(
         assert world.client.sent_api_keys[ApiKey.GET_CLUSTER_HEALTH] == before == 0
 
 
+async def test_storage_listings_per_generation(world: World, fluss_server: FlussServer) -> None:
+    """ListKvSnapshots / ListRemoteLogManifests: 1.0 answers (what gets listed once snapshots
+    and tiering happen is in test_storage_live.py); 0.9.1 gets nothing sent."""
+    admin, client = world.admin, world.client
+    table_id = (await admin.table_info(world.pk)).table_id
+    if fluss_server.is_1_0:
+        assert client.features.list_kv_snapshots and client.features.list_remote_log_manifests
+        for _ in range(3):  # a periodic snapshot (every 10 min here) may land in between
+            latest = await admin.latest_kv_snapshots(world.pk)
+            active = await admin.active_kv_snapshots(world.pk)
+            if latest == await admin.latest_kv_snapshots(world.pk):
+                break
+        assert (active.table_id, active.partition_id) == (table_id, None)
+        assert set(active.by_bucket) <= {0, 1}
+        for snap in latest.buckets:
+            if snap.exists:
+                assert snap.snapshot_id in active.by_bucket[snap.bucket_id]
+            else:
+                assert snap.bucket_id not in active.by_bucket
+        # 1 GB segments (the default) never roll here: nothing is tiered
+        manifests = await admin.remote_log_manifests(world.log8)
+        assert manifests.manifests == () and manifests.table_id != table_id
+    else:
+        assert not client.features.list_kv_snapshots
+        assert not client.features.list_remote_log_manifests
+        for call in (admin.active_kv_snapshots, admin.remote_log_manifests):
+            with pytest.raises(UnsupportedByServer):
+                await call(table_id)
+        assert client.sent_api_keys[ApiKey.LIST_KV_SNAPSHOTS] == 0
+        assert client.sent_api_keys[ApiKey.LIST_REMOTE_LOG_MANIFESTS] == 0
+
+
 async def test_tables_metadata_isolates_a_missing_table(world: World) -> None:
     admin = FlussAdmin(world.client)
     missing = TablePath(world.db, "never_created")

@@ -1,8 +1,9 @@
 """Table previews against the real cluster, checked value for value against pyfluss.
 
 pyfluss (the official client) writes the tables and reads them back (log scanner, record
-batch scanner, lookups); ``preview_table`` must return the same rows. Against Fluss 0.9.1
-primary-key tables go through LimitScan (SCAN_KV is a 1.0 API the server does not offer).
+batch scanner, lookups); ``preview_table`` must return the same rows. Primary-key tables go
+through ScanKv on the 1.0 line and through LimitScan on Fluss 0.9.1 (SCAN_KV is a 1.0 API
+the server does not offer); each generation asserts its own method.
 
 Types pyfluss writes from Python rows: every Fluss type (BOOLEAN, TINYINT, SMALLINT, INT,
 BIGINT, FLOAT, DOUBLE, DECIMAL compact and p>18, STRING incl. empty, BYTES, BINARY(n), DATE,
@@ -39,7 +40,11 @@ import pyarrow as pa
 import pytest
 import pytest_asyncio
 
+from fluss_proto._gen import fluss_rpc_pb2 as pb
+from fluss_proto.admin import FlussAdmin
+from fluss_proto.api_keys import ApiKey
 from fluss_proto.client import FlussClient
+from fluss_proto.records import Magic1Layout, read_log_batches
 from fluss_proto.scan import BucketStatus, ScanMethod, preview_table
 from konsole.localcluster.seed import wait_leaders
 from tests.conftest import FlussServer
@@ -232,10 +237,13 @@ async def _create(
     buckets: int = 3,
     partition_keys: list[str] | None = None,
     bucket_keys: list[str] | None = None,
+    stats: bool = False,
 ) -> None:
     kwargs: dict[str, Any] = {"bucket_count": buckets, "bucket_keys": bucket_keys or ["id"]}
     if partition_keys:
         kwargs["partition_keys"] = partition_keys
+    if stats:  # statistics of every column whose type has them (Fluss 1.0)
+        kwargs["properties"] = {"table.statistics.columns": "*"}
     descriptor = fluss.TableDescriptor(fluss.Schema(schema, primary_keys=pk), **kwargs)
     admin = conn.get_admin()
     async with asyncio.timeout(30):
@@ -305,6 +313,99 @@ async def test_every_type_matches_pyfluss_row_for_row(
         assert result.table.schema.field("c_dec38").type == pa.decimal128(38, 10)
         assert norm_rows(result.table.to_pylist()) == norm_rows(back), path
         assert set(result.table.column("_bucket").to_pylist()) == {0, 1, 2}
+
+
+def updated_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A whole new row for the same key: values changed, some set, some cleared."""
+    i = row["id"]
+    new = dict(row)
+    new.update(
+        {
+            "c_bool": not row.get("c_bool", False),
+            "c_i32": -i,
+            "c_str": f"updated {i} ✓",
+            "c_bytes": None,
+            "c_dec38": Decimal("-1.0000000001") * i,
+            "c_ts9": datetime(2030, 1, 1) + timedelta(microseconds=i),
+            "c_ltz3": None,
+            "c_arr": [i, None, i],
+            "c_map": {"u": i},
+            "c_row": {"x": -i, "y": None},
+        }
+    )
+    return new
+
+
+UPDATED = range(2, 10)  # includes the row of maximum values
+DELETED = [0, 1, *range(10, 15)]  # the all-NULL row, the minimum row and 5 plain ones
+
+
+async def test_pk_preview_after_upserts_and_deletes_matches_pyfluss_lookups(
+    world: World, fluss_server: FlussServer
+) -> None:
+    rows = all_type_rows()
+    path = fluss.TablePath(world.db, "types_pk_upd")
+    await _create(world.conn, path, SCHEMA, pk=["id"])
+    await _write(world.conn, path, rows)
+    await _write(world.conn, path, [updated_row(rows[i]) for i in UPDATED])
+    table = await asyncio.wait_for(world.conn.get_table(path), 30)
+    writer = table.new_upsert().create_writer()
+    handles = [writer.delete({"id": i}) for i in DELETED]
+    async with asyncio.timeout(60):
+        await writer.flush()
+        await asyncio.gather(*(h.wait() for h in handles))
+
+    back = await pf.read_pk_rows(world.conn, path, range(ROWS))
+    live = sorted(set(range(ROWS)) - set(DELETED))
+    assert [r["id"] for r in back] == live
+    assert all(r["c_str"] == f"updated {r['id']} ✓" for r in back if r["id"] in UPDATED)
+
+    result = await preview_table(world.client, f"{world.db}.types_pk_upd", limit=1000)
+    report = result.report
+    assert report.complete and report.rows_returned == len(live), report.summary_lines()
+    # ScanKv when the leaders advertise it (1.0), LimitScan on 0.9.1 (no SCAN_KV there)
+    assert world.client.features.scan_kv is fluss_server.is_1_0
+    expected = ScanMethod.SCAN_KV if fluss_server.is_1_0 else ScanMethod.LIMIT_SCAN
+    assert {b.method for b in report.buckets} == {expected}
+    for name, arrow_type in FLUSS_ARROW.items():
+        assert result.table.schema.field(name).type == arrow_type, name
+    assert norm_rows(result.table.to_pylist()) == norm_rows(back)
+    # a preview with a small limit stops early with what it has (and says so)
+    small = await preview_table(world.client, f"{world.db}.types_pk_upd", limit=5)
+    assert small.table.num_rows == 5 and small.report.limit_cut
+    assert set(small.table.column("id").to_pylist()) <= set(live)
+
+
+async def test_log_batches_with_statistics_per_generation(
+    world: World, fluss_server: FlussServer
+) -> None:
+    """``table.statistics.columns``: 1.0 takes it and pyfluss then writes magic-1 batches
+    with a statistics block (1.0 layout), which LimitScan and the tail must read; 0.9.1
+    refuses the property (INVALID_CONFIG_EXCEPTION, 39)."""
+    path = fluss.TablePath(world.db, "with_stats")
+    if not fluss_server.is_1_0:
+        with pytest.raises(fluss.FlussError) as info:
+            await _create(world.conn, path, SCHEMA, stats=True)
+        assert "table.statistics.columns" in str(info.value) and "39" in str(info.value)
+        return
+    await _create(world.conn, path, SCHEMA, stats=True)
+    rows = all_type_rows()
+    await _write(world.conn, path, rows)
+    back = await pf.read_all_log(world.conn, path, expected=ROWS, timeout_s=30)
+    assert len(back) == ROWS
+    # what the leaders hold: magic 1 with a statistics block
+    buckets = await FlussAdmin(world.client).bucket_metadata((world.db, "with_stats"))
+    fetch = pb.FetchLogRequest(follower_server_id=-1, max_bytes=16 << 20)
+    table = fetch.tables_req.add(table_id=buckets[0].table_id, projection_pushdown_enabled=False)
+    table.buckets_req.add(bucket_id=buckets[0].bucket_id, fetch_offset=0, max_fetch_bytes=1 << 20)
+    reply = await world.client.call(ApiKey.FETCH_LOG, fetch, node=buckets[0].leader_id)
+    records = reply.tables_resp[0].buckets_resp[0].records
+    batches = read_log_batches(records, magic1_layout=Magic1Layout.STATISTICS).batches
+    assert batches and all(b.magic == 1 and len(b.statistics) > 0 for b in batches)
+    for tail in (False, True):
+        result = await preview_table(world.client, f"{world.db}.with_stats", limit=1000, tail=tail)
+        assert result.report.complete and result.report.rows_returned == ROWS
+        assert norm_rows(result.table.to_pylist()) == norm_rows(back), tail
 
 
 async def test_nanoseconds_written_as_arrow_match_pyfluss_arrow(world: World) -> None:

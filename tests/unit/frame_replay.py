@@ -26,6 +26,8 @@ from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
 
 FRAMES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "frames"
+#: The same kind of capture from a Fluss 1.0-line server.
+FRAMES_DIR_1_0 = FRAMES_DIR / "fluss-1.0"
 
 
 @dataclass(frozen=True)
@@ -59,14 +61,14 @@ class Fixture:
 
 
 @cache
-def index() -> dict[str, Any]:
-    return json.loads((FRAMES_DIR / "index.json").read_text())
+def index(directory: Path = FRAMES_DIR) -> dict[str, Any]:
+    return json.loads((directory / "index.json").read_text())
 
 
 @cache
-def fixtures() -> dict[str, Fixture]:
+def fixtures(directory: Path = FRAMES_DIR) -> dict[str, Fixture]:
     out = {}
-    for name, info in sorted(index()["frames"].items()):
+    for name, info in sorted(index(directory)["frames"].items()):
         out[name] = Fixture(
             name=name,
             api=ApiKey(info["api_key"]),
@@ -74,8 +76,8 @@ def fixtures() -> dict[str, Fixture]:
             request_id=info["request_id"],
             server_type=info["server_type"],
             info=info,
-            request=(FRAMES_DIR / f"{name}.req.bin").read_bytes(),
-            response=(FRAMES_DIR / f"{name}.resp.bin").read_bytes(),
+            request=(directory / f"{name}.req.bin").read_bytes(),
+            response=(directory / f"{name}.resp.bin").read_bytes(),
         )
     return out
 
