@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Protocol
 
+from fluss_proto.cluster import format_address
 from fluss_proto.errors import (
     ConnectionClosedError,
     FlussError,
@@ -87,10 +88,6 @@ def default_error_from_code(
     return from_code(code, message, api=api, server=server)
 
 
-def _format_address(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
 class Connection:
     """A pipelined request/response connection to one Fluss server.
 
@@ -112,7 +109,7 @@ class Connection:
         """Wrap an already-open stream pair (used by :meth:`open`; needs a running loop)."""
         self.host = host
         self.port = port
-        self.address = _format_address(host, port)
+        self.address = format_address(host, port)
         self.label = label or self.address
         self.request_timeout = request_timeout
         self.max_frame_bytes = max_frame_bytes
@@ -145,7 +142,7 @@ class Connection:
         error_from_code: ErrorFromCode | None = None,
     ) -> Connection:
         """Open a TCP connection; failures become ``UnreachableError`` naming host:port."""
-        address = _format_address(host, port)
+        address = format_address(host, port)
         try:
             async with asyncio.timeout(connect_timeout):
                 reader, writer = await asyncio.open_connection(host, port, limit=_STREAM_LIMIT)

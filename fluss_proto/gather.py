@@ -54,27 +54,25 @@ from typing import Any
 from google.protobuf.message import Message
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto.admin import (
-    METADATA_CHUNK,
-    AdminClient,
-    FlussAdmin,
+from fluss_proto._replies import as_fluss_error
+from fluss_proto.admin import METADATA_CHUNK, AdminClient, FlussAdmin
+from fluss_proto.api_keys import ApiKey
+from fluss_proto.catalog import (
     api_versions_request,
-    as_fluss_error,
     metadata_request,
     normalise_table_error,
-    parse_metadata,
     partitions_from_response,
     server_info,
     table_info_from_metadata,
 )
-from fluss_proto.api_keys import ApiKey
-from fluss_proto.client import (
-    COORDINATOR,
+from fluss_proto.client import COORDINATOR
+from fluss_proto.cluster import (
     BucketMetadata,
     PartitionMetadata,
     ServerNode,
     TableMetadata,
     TablePath,
+    parse_metadata,
 )
 from fluss_proto.error_codes import (
     LeaderNotAvailableError,
@@ -447,9 +445,10 @@ class _Gather:
                 else:
                     self._table_failed(path, normalise_table_error(result, path))
             return
-        coordinator, tablets, tables, _ = parse_metadata(result)
+        reply = parse_metadata(result)
+        tables = reply.tables
         if self.servers is None:
-            self.servers = (coordinator, tablets)
+            self.servers = (reply.coordinator, reply.tablet_servers)
         for path in chunk:
             if not self._listed(path):
                 continue  # guessed from the previous view, and gone
@@ -563,7 +562,7 @@ class _Gather:
                     for pid in pids:
                         self._partition_failed(path, pid, err)
             return
-        found = parse_metadata(result)[3]
+        found = parse_metadata(result).partitions
         for path, pids in group:
             for pid in pids:
                 md = found.get(pid)
@@ -691,7 +690,7 @@ class _Gather:
             for key in asked:
                 self._fetch_failed(leader, key, err)
             return
-        server = self.admin._server_label(leader)
+        server = self.admin.server_label(leader)
         answered = 0
         for tr in result.tables_resp:
             table_id = tr.table_id
@@ -736,7 +735,7 @@ class _Gather:
         bucket_ids: list[int],
         result: Any,
     ) -> None:
-        server = self.admin._server_label(leader)
+        server = self.admin.server_label(leader)
         got: dict[int, tuple[int | None, FlussError | None]] = {}
         if isinstance(result, BaseException):
             err = as_fluss_error(result)

@@ -83,24 +83,22 @@ import pyarrow as pa
 from google.protobuf.message import Message
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto.admin import (
-    LIST_OFFSETS_KIND,
-    AdminClient,
-    BucketRef,
-    FlussAdmin,
+from fluss_proto._replies import as_fluss_error, body_error, needs_refresh, opt
+from fluss_proto.admin import AdminClient, FlussAdmin
+from fluss_proto.api_keys import ApiKey
+from fluss_proto.catalog import (
     metadata_request,
     normalise_table_error,
-    parse_metadata,
     partition_name_of,
     table_info_from_metadata,
 )
-from fluss_proto.api_keys import ApiKey
-from fluss_proto.client import (
+from fluss_proto.cluster import (
     BucketMetadata,
     PartitionMetadata,
     ServerApiVersions,
     TableMetadata,
     TablePath,
+    parse_metadata,
 )
 from fluss_proto.error_codes import (
     LeaderNotAvailableError,
@@ -109,15 +107,14 @@ from fluss_proto.error_codes import (
     TableNotExistError,
     TooManyScannersError,
     UnknownScannerIdError,
-    from_code,
 )
 from fluss_proto.errors import (
-    ConnectionFailure,
     DecodeError,
     FlussError,
     RequestTimeoutError,
     UnsupportedByServer,
 )
+from fluss_proto.leaders import LIST_OFFSETS_KIND, BucketRef
 from fluss_proto.model import EARLIEST, LATEST
 from fluss_proto.records import (
     ChangeType,
@@ -545,29 +542,6 @@ class _State:
             self.finish(BucketStatus.SCANNED if self.rows else BucketStatus.EMPTY)
 
 
-def _needs_refresh(err: BaseException | None) -> bool:
-    return bool(getattr(err, "refresh_metadata", False)) or isinstance(err, ConnectionFailure)
-
-
-def _as_fluss_error(exc: BaseException) -> FlussError:
-    if isinstance(exc, FlussError):
-        return exc
-    wrapped = FlussError(f"{type(exc).__name__}: {exc}")
-    wrapped.__cause__ = exc
-    return wrapped
-
-
-def _opt(msg: Message, name: str) -> Any:
-    return getattr(msg, name) if msg.HasField(name) else None
-
-
-def _body_error(resp: Message, api: ApiKey, server: str) -> FlussError | None:
-    code = _opt(resp, "error_code")
-    if not code:
-        return None
-    return from_code(code, _opt(resp, "error_message"), api=api.name, server=server)
-
-
 def _same_type(a: DataType, b: DataType) -> bool:
     return a.with_nullable(True) == b.with_nullable(True)
 
@@ -642,7 +616,7 @@ class _Runner:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # per-bucket failure: keep it typed, go on with the rest
-            err = _as_fluss_error(exc)
+            err = as_fluss_error(exc)
             for st in states:
                 st.finish(BucketStatus.FAILED, err)
 
@@ -722,7 +696,7 @@ class _Preview:
 
     async def load_table(self) -> tuple[TableMetadata, TableInfo]:
         resp = await self._table_metadata(metadata_request([self.path]))
-        table = parse_metadata(resp)[2].get(self.path)
+        table = parse_metadata(resp).tables.get(self.path)
         if table is None:
             raise TableNotExistError(f"Table '{self.path}' does not exist.")
         info = table_info_from_metadata(table)
@@ -759,7 +733,7 @@ class _Preview:
 
     async def partition_buckets(self, ids: Sequence[int]) -> dict[int, PartitionMetadata]:
         resp = await self._table_metadata(metadata_request([self.path], partition_ids=ids))
-        return {pid: p for pid, p in parse_metadata(resp)[3].items() if pid in set(ids)}
+        return {pid: p for pid, p in parse_metadata(resp).partitions.items() if pid in set(ids)}
 
     async def refresh_leaders(self, generation: int) -> None:
         """One GetMetadata for the table (and its scanned partitions), shared by callers."""
@@ -772,12 +746,12 @@ class _Preview:
                 )
             finally:
                 self._refresh_generation += 1
-            _, _, tables, partitions = parse_metadata(resp)
-            table = tables.get(self.path)
+            reply = parse_metadata(resp)
+            table = reply.tables.get(self.path)
             if table is not None:
                 for b in table.buckets:
                     self._leaders[(None, b.bucket_id)] = b.leader_id
-            for p in partitions.values():
+            for p in reply.partitions.values():
                 for b in p.buckets:
                     self._leaders[(p.partition_id, b.bucket_id)] = b.leader_id
 
@@ -1007,12 +981,12 @@ class _Preview:
                 req.partition_id = st.partition_id
             try:
                 resp = await self.call(st, ApiKey.LIMIT_SCAN, req, node)
-                err = _body_error(resp, ApiKey.LIMIT_SCAN, self.server(node))
+                err = body_error(resp, ApiKey.LIMIT_SCAN, self.server(node))
             except FlussError as exc:
                 err = exc
                 resp = None
             if err is not None:
-                if _needs_refresh(err) and await self.move_leader(st):
+                if needs_refresh(err) and await self.move_leader(st):
                     continue
                 raise err
             assert resp is not None
@@ -1096,10 +1070,10 @@ class _Preview:
                         return "unsupported"
                     raise
                 except FlussError as exc:
-                    if seq == 0 and _needs_refresh(exc) and await self.move_leader(st):
+                    if seq == 0 and needs_refresh(exc) and await self.move_leader(st):
                         return "moved"
                     raise
-                err = _body_error(resp, ApiKey.SCAN_KV, server)
+                err = body_error(resp, ApiKey.SCAN_KV, server)
                 if err is not None:
                     if isinstance(err, (ScannerExpiredError, UnknownScannerIdError)):
                         scanner_id = None  # the server has dropped the session already
@@ -1111,7 +1085,7 @@ class _Preview:
                     if isinstance(err, TooManyScannersError) and scanner_id is None:
                         st.error = err
                         return "busy"
-                    if seq == 0 and _needs_refresh(err) and await self.move_leader(st):
+                    if seq == 0 and needs_refresh(err) and await self.move_leader(st):
                         return "moved"
                     raise err
                 if resp.HasField("scanner_id"):
@@ -1231,7 +1205,7 @@ class _Preview:
             try:
                 resp = await self.call(None, ApiKey.FETCH_LOG, req, node)
             except FlussError as exc:
-                if _needs_refresh(exc):
+                if needs_refresh(exc):
                     await self._move_fetches(active, exc)
                     return
                 raise
@@ -1240,13 +1214,13 @@ class _Preview:
             by_key = {st.key: st for st in active}
             for t in resp.tables_resp:
                 for b in t.buckets_resp:
-                    state = by_key.get((_opt(b, "partition_id"), b.bucket_id))
+                    state = by_key.get((opt(b, "partition_id"), b.bucket_id))
                     if state is None:
                         continue
                     answered.add(state.key)
-                    err = _body_error(b, ApiKey.FETCH_LOG, server)
+                    err = body_error(b, ApiKey.FETCH_LOG, server)
                     if err is not None:
-                        if _needs_refresh(err) and not state.leader_retried:
+                        if needs_refresh(err) and not state.leader_retried:
                             moved.append(state)
                         else:
                             state.finish(BucketStatus.FAILED, err)
@@ -1315,7 +1289,7 @@ class _Preview:
         if st.next_offset >= st.end_offset:
             st.done_reading()
         elif st.idle_rounds >= _MAX_STALLED_ROUNDS:
-            hw = _opt(b, "high_watermark")
+            hw = opt(b, "high_watermark")
             st.detail = (
                 f"no records returned from offset {st.next_offset} (high watermark {hw}; "
                 "tiered to a lake, or a batch larger than "
