@@ -12,7 +12,7 @@ from google.protobuf.message import Message
 
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.error_codes import from_code
-from fluss_proto.errors import ConnectionFailure, FlussError
+from fluss_proto.errors import ConnectionFailedError, FlussError
 
 __all__ = ["as_fluss_error", "body_error", "needs_refresh", "opt"]
 
@@ -32,7 +32,7 @@ def body_error(resp: Message, api: ApiKey, server: str) -> FlussError | None:
 
 def needs_refresh(err: BaseException | None) -> bool:
     """Errors that a metadata refresh (and a new leader) may cure."""
-    return bool(getattr(err, "refresh_metadata", False)) or isinstance(err, ConnectionFailure)
+    return bool(getattr(err, "refresh_metadata", False)) or isinstance(err, ConnectionFailedError)
 
 
 def as_fluss_error(exc: BaseException) -> FlussError:

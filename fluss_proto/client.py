@@ -12,11 +12,11 @@ Shape (after aiokafka's ``client.py``):
   when credentials are configured, and only then carries requests.
 - Before a request is sent its version is negotiated against that server's advertisement:
   ``min(our max, server max)``, provided the ranges overlap. An API the server does not
-  advertise raises :class:`~fluss_proto.errors.UnsupportedByServer` at once and nothing is
+  advertise raises :class:`~fluss_proto.errors.UnsupportedByServerError` at once and nothing is
   sent: a Fluss server silently drops requests for APIs it does not serve, so the call
   would otherwise hang until its timeout (observed on 0.9.1: SCAN_KV gets no reply and the
   connection stays open).
-- Read-only by default: a mutating API raises :class:`~fluss_proto.errors.ReadOnlyViolation`
+- Read-only by default: a mutating API raises :class:`~fluss_proto.errors.ReadOnlyViolationError`
   before anything happens unless the client was created with ``allow_writes=True``;
   server-to-server (private) APIs are always refused; LOOKUP with
   ``insert_if_not_exists`` set counts as a write.
@@ -27,7 +27,7 @@ Shape (after aiokafka's ``client.py``):
   :class:`CoordinatorRedirect` to :attr:`FlussClient.events`. This path is exercised only
   against fake servers: no 1.0 server is available to test against.
 - Retries: read-only APIs only, retriable errors only (``ServerError.retriable``,
-  ``ConnectionFailure``, ``RequestTimeoutError``), at most ``retries`` extra attempts with
+  ``ConnectionFailedError``, ``RequestTimeoutError``), at most ``retries`` extra attempts with
   a short exponential backoff; metadata is refreshed first when the error calls for it
   (``refresh_metadata`` on the error class, or a lost/refused connection).
 
@@ -69,18 +69,18 @@ from fluss_proto.cluster import (
     parse_metadata,
     split_address,
 )
-from fluss_proto.connection import Connection
+from fluss_proto.connection import Connection, WireRequest
 from fluss_proto.errors import (
     AuthenticationError,
     ConnectionClosedError,
-    ConnectionFailure,
+    ConnectionFailedError,
     CoordinatorUnknownError,
     FlussError,
-    ReadOnlyViolation,
+    ReadOnlyViolationError,
     ServerError,
     UnknownNodeError,
     UnreachableError,
-    UnsupportedByServer,
+    UnsupportedByServerError,
 )
 from fluss_proto.sasl import SaslPlain, authenticate
 
@@ -93,6 +93,7 @@ __all__ = [
     "SERVER_TYPE_COORDINATOR",
     "SERVER_TYPE_TABLET",
     "BucketMetadata",
+    "CallItem",
     "ClientOptions",
     "ClusterMetadata",
     "CoordinatorRedirect",
@@ -139,6 +140,15 @@ def _request_mutates(api: ApiKey, request: object) -> bool:
         return True
     # A lookup may ask the server to insert missing keys: that is a write.
     return api is ApiKey.LOOKUP and bool(getattr(request, "insert_if_not_exists", False))
+
+
+class CallItem(NamedTuple):
+    """One request of :meth:`FlussClient.call_many` (a tuple: gather builds thousands)."""
+
+    #: A tablet server id, None (any server able to answer) or :data:`COORDINATOR`.
+    node: int | str | None
+    api: ApiKey | int
+    request: Message
 
 
 class _Target(NamedTuple):
@@ -495,7 +505,7 @@ class FlussClient:
         API is served by tablet servers, the coordinator for coordinator-only APIs).
         ``timeout`` bounds each attempt (default: the client's ``request_timeout``).
 
-        Raises :class:`ReadOnlyViolation` (nothing sent), :class:`UnsupportedByServer`
+        Raises :class:`ReadOnlyViolationError` (nothing sent), :class:`UnsupportedByServerError`
         (nothing sent), ``TypeError``/``ValueError`` for a malformed request, and the
         typed server / connection errors once retries are spent.
         """
@@ -504,11 +514,12 @@ class FlussClient:
 
     async def call_many(
         self,
-        items: Iterable[tuple[int | str | None, ApiKey | int, Message]],
+        items: Iterable[CallItem],
         *,
         timeout: float | None = None,
     ) -> list[Message | BaseException]:
-        """Send every ``(node, api, request)`` concurrently; results in the same order.
+        """Send every :class:`CallItem` (or plain ``(node, api, request)`` tuple)
+        concurrently; results in the same order.
 
         ``node`` is a tablet server id, None (any server) or :data:`COORDINATOR`. Requests
         to one server share its connection (pipelined). Each result is the response or the
@@ -578,7 +589,7 @@ class FlussClient:
                 for index in indices:
                     out[index] = (target, exc)
                 return
-            wire: list[tuple[int, int, bytes, str | None]] = []
+            wire: list[WireRequest] = []
             sent: list[int] = []
             for index in indices:
                 key, request = prepared[index][0], prepared[index][1]
@@ -587,7 +598,7 @@ class FlussClient:
                     out[index] = (target, _unsupported(key, info, target))
                     continue
                 # _admit checked the class and the required fields already
-                wire.append((int(key), version, request.SerializeToString(), key.name))
+                wire.append(WireRequest(int(key), version, request.SerializeToString(), key.name))
                 sent.append(index)
                 self.sent_api_keys[key] += 1
             if not wire:
@@ -624,12 +635,12 @@ class FlussClient:
             raise ValueError(f"unknown API key {api!r}")
         spec = API_INFO[key]
         if spec.private:
-            raise ReadOnlyViolation(
+            raise ReadOnlyViolationError(
                 f"{key.name} is a server-to-server API; fluss_proto never sends it"
             )
         if _request_mutates(key, request) and not self._allow_writes:
             what = "LOOKUP with insert_if_not_exists" if not spec.mutating else key.name
-            raise ReadOnlyViolation(
+            raise ReadOnlyViolationError(
                 f"{what} changes the cluster and this client is read-only (allow_writes=False)"
             )
         if key is ApiKey.AUTHENTICATE:
@@ -706,7 +717,7 @@ class FlussClient:
             failed.add(target.address)
         if isinstance(exc, (UnknownNodeError, CoordinatorUnknownError)):
             pass  # metadata was refreshed just before this was raised
-        elif isinstance(exc, ConnectionFailure) or getattr(exc, "refresh_metadata", False):
+        elif isinstance(exc, ConnectionFailedError) or getattr(exc, "refresh_metadata", False):
             await self._refresh_after_failure(key, target, exc)
         await asyncio.sleep(min(self.retry_backoff * 2**attempt, _MAX_BACKOFF))
 
@@ -798,7 +809,7 @@ class FlussClient:
             if info is None or info.advertises(key):
                 candidates.append(server)
         if not candidates and API_INFO[key].served_by == "tablet":
-            # None offers it: pick one anyway so the caller gets UnsupportedByServer.
+            # None offers it: pick one anyway so the caller gets UnsupportedByServerError.
             candidates = untried
         if candidates:
             ready = [s for s in candidates if self._is_ready(s.address)]
@@ -937,7 +948,7 @@ class FlussClient:
         if self._sasl is not None:
             version = info.negotiate(ApiKey.AUTHENTICATE)
             if version is None:
-                raise UnsupportedByServer(
+                raise UnsupportedByServerError(
                     ApiKey.AUTHENTICATE.name, target.address, "cannot authenticate with SASL"
                 )
             self.sent_api_keys[ApiKey.AUTHENTICATE] += 1
@@ -954,7 +965,7 @@ def _is_standby_answer(target: _Target, exc: FlussError) -> bool:
     )
 
 
-def _unsupported(key: ApiKey, info: ServerApiVersions, target: _Target) -> UnsupportedByServer:
+def _unsupported(key: ApiKey, info: ServerApiVersions, target: _Target) -> UnsupportedByServerError:
     advertised = info.versions.get(int(key))
     detail = (
         f"the {info.role} does not offer it"
@@ -962,7 +973,7 @@ def _unsupported(key: ApiKey, info: ServerApiVersions, target: _Target) -> Unsup
         else f"it offers versions {advertised[0]}..{advertised[1]}, "
         f"fluss_proto speaks 0..{API_INFO[key].max_version}"
     )
-    return UnsupportedByServer(key.name, target.address, detail)
+    return UnsupportedByServerError(key.name, target.address, detail)
 
 
 def _node_id(node: ServerNode) -> int:

@@ -24,7 +24,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from fluss_proto.cluster import format_address
 from fluss_proto.errors import (
@@ -46,7 +46,7 @@ from fluss_proto.frame import (
     parse_error_response,
 )
 
-__all__ = ["Connection", "ErrorFromCode", "default_error_from_code"]
+__all__ = ["Connection", "ErrorFromCode", "WireRequest", "default_error_from_code"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,16 @@ _CLOSE_WAIT_SECONDS = 1.0
 _STREAM_LIMIT = 1 << 20  # asyncio StreamReader buffer high-water mark
 _READ_CHUNK = 1 << 18  # most bytes taken from the StreamReader per read
 _warned_error_codes = False
+
+
+class WireRequest(NamedTuple):
+    """One request of :meth:`Connection.request_many` (a tuple: gather builds thousands)."""
+
+    api_key: int
+    api_version: int
+    body: bytes
+    #: Names the API in error texts; ``api_key=N`` when None.
+    api_name: str | None = None
 
 
 class ErrorFromCode(Protocol):
@@ -274,11 +284,12 @@ class Connection:
 
     async def request_many(
         self,
-        items: Sequence[tuple[int, int, bytes, str | None]],
+        items: Sequence[WireRequest],
         *,
         timeout: float | None = None,
     ) -> list[bytes | FlussError]:
-        """Send ``(api_key, api_version, body, api_name)`` requests in one write; wait for all.
+        """Send :class:`WireRequest` items (or plain ``(api_key, api_version, body,
+        api_name)`` tuples) in one write; wait for all.
 
         The batch form of :meth:`request`: one write and one drain for all the frames, and no
         task per request. Each result is that request's SUCCESS body or its typed error (an

@@ -65,7 +65,7 @@ from fluss_proto.catalog import (
     server_info,
     table_info_from_metadata,
 )
-from fluss_proto.client import COORDINATOR
+from fluss_proto.client import COORDINATOR, CallItem
 from fluss_proto.cluster import (
     BucketMetadata,
     PartitionMetadata,
@@ -80,7 +80,7 @@ from fluss_proto.error_codes import (
     TableNotExistError,
     from_code,
 )
-from fluss_proto.errors import ConnectionFailure, FlussError, ServerError
+from fluss_proto.errors import ConnectionFailedError, FlussError, ServerError
 from fluss_proto.model import (
     BucketView,
     ClusterView,
@@ -168,7 +168,7 @@ class _Round:
     """The requests of one round, each with the phase and function that take its answer."""
 
     def __init__(self) -> None:
-        self.requests: list[tuple[int | str | None, ApiKey, Message]] = []
+        self.requests: list[CallItem] = []
         self.handlers: list[tuple[int, Callable[[Any], None]]] = []
 
     def add(
@@ -179,7 +179,7 @@ class _Round:
         request: Message,
         handler: Callable[[Any], None],
     ) -> None:
-        self.requests.append((target, api, request))
+        self.requests.append(CallItem(target, api, request))
         self.handlers.append((phase, handler))
 
 
@@ -719,7 +719,7 @@ class _Gather:
         }
 
     def _fetch_failed(self, leader: int, key: Key, err: FlussError) -> None:
-        if _stale_leader(err) or isinstance(err, ConnectionFailure):
+        if _stale_leader(err) or isinstance(err, ConnectionFailedError):
             self._take(_LATEST, leader, key, None, err)
         elif key in self.leaders:
             # e.g. no READ permission, or our fetch offset out of range: ask ListOffsets
@@ -766,7 +766,7 @@ class _Gather:
             # the table or partition is gone, or the guessed leader moved: the next round
             # asks the new one
             return
-        stale = err is not None and (_stale_leader(err) or isinstance(err, ConnectionFailure))
+        stale = err is not None and (_stale_leader(err) or isinstance(err, ConnectionFailedError))
         if stale and self._refresh_once(place[0], place[1]):
             return  # asked again once fresh metadata is in
         self.answers[kind][key] = (asked, value, err)

@@ -20,6 +20,7 @@ from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto._replies import as_fluss_error, needs_refresh, opt
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.catalog import metadata_request
+from fluss_proto.client import CallItem
 from fluss_proto.cluster import (
     BucketMetadata,
     PartitionMetadata,
@@ -32,7 +33,7 @@ from fluss_proto.error_codes import (
     UnknownTableOrBucketError,
     from_code,
 )
-from fluss_proto.errors import FlussError
+from fluss_proto.errors import FlussError, NoBucketAnswerError
 from fluss_proto.model import AtTimestamp, BucketOffset, OffsetSpec
 
 __all__ = [
@@ -55,15 +56,9 @@ Outcomes = dict[tuple[int, tuple[int, int | None, int]], "LeaderOutcome"]
 class Batcher(Protocol):
     """What the leader calls need from :class:`~fluss_proto.admin.FlussAdmin`."""
 
-    async def batch(
-        self, items: Sequence[tuple[int | str | None, ApiKey, Message]]
-    ) -> list[Any]: ...
+    async def batch(self, items: Sequence[CallItem]) -> list[Any]: ...
 
     def server_label(self, node: int | str | None) -> str: ...
-
-
-class NoBucketAnswerError(FlussError):
-    """The leader's reply did not mention a bucket that was asked for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +287,7 @@ async def _leader_round(
         groups[(i, ref.leader_id, kind.group(ref))].append(ref)
     order = list(groups)
     results = await admin.batch(
-        [(g[1], kind.api, kind.build(groups[g], variants[g[0]])) for g in order]
+        [CallItem(g[1], kind.api, kind.build(groups[g], variants[g[0]])) for g in order]
     )
     labels: dict[int, str] = {}
     for g, result in zip(order, results, strict=True):
@@ -344,7 +339,7 @@ async def _fresh_leaders(
     paths = list(per_table)
     results = await admin.batch(
         [
-            (
+            CallItem(
                 None,
                 ApiKey.GET_METADATA,
                 metadata_request([p], partition_ids=sorted(per_table[p])),

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
 from typing import Any, ClassVar, NoReturn, Protocol, TypeVar
 
-from fluss_proto.errors import DecodeError
+from fluss_proto.errors import TableJsonError
 
 __all__ = [
     "AggFunction",
@@ -98,23 +98,6 @@ MAX_TYPE_DEPTH = 64
 _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
 _MAX_COMPACT_DECIMAL_PRECISION = 18  # Fluss Decimal.isCompact
-
-
-class TableJsonError(DecodeError):
-    """A table, schema, type or database JSON document is malformed.
-
-    ``path`` says where (``schema.columns[3].data_type``; ``<root>`` for the document itself),
-    ``reason`` what is wrong, ``column`` the name of the top-level column involved, if any.
-    """
-
-    def __init__(self, path: str, reason: str, *, column: str | None = None) -> None:
-        self.path = path or "<root>"
-        self.reason = reason
-        self.column = column
-        text = f"{self.path}: {reason}"
-        if column is not None:
-            text += f" (column {column!r})"
-        super().__init__(text)
 
 
 # ============================================================================ frozen mapping

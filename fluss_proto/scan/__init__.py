@@ -68,6 +68,7 @@ named in the report).
 
 from __future__ import annotations
 
+from fluss_proto.errors import PreviewArgumentError, SchemaMismatchError
 from fluss_proto.scan.constants import (
     BUCKET_COLUMN,
     CHANGE_TYPE_COLUMN,
@@ -85,10 +86,8 @@ from fluss_proto.scan.report import (
     BucketScan,
     BucketStatus,
     Preview,
-    PreviewArgumentError,
     ScanMethod,
     ScanReport,
-    SchemaMismatchError,
 )
 from fluss_proto.scan.run import ScanClient
 from fluss_proto.scan.runner import fair_quota

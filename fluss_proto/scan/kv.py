@@ -16,7 +16,7 @@ from fluss_proto.error_codes import (
 )
 from fluss_proto.errors import (
     FlussError,
-    UnsupportedByServer,
+    UnsupportedByServerError,
 )
 from fluss_proto.records.errors import CorruptBatchError
 from fluss_proto.scan.constants import (
@@ -25,13 +25,9 @@ from fluss_proto.scan.constants import (
     KV_OPEN_RETRIES,
 )
 from fluss_proto.scan.limit import limit_scan
-from fluss_proto.scan.report import (
-    ScanMethod,
-)
+from fluss_proto.scan.report import ScanMethod
 from fluss_proto.scan.run import PreviewRun
 from fluss_proto.scan.runner import BucketState
-
-# ------------------------------------------------------------------ ScanKv
 
 
 async def scan_kv(run: PreviewRun, st: BucketState) -> None:
@@ -91,7 +87,7 @@ async def _kv_session(
                 )
             try:
                 resp = await run.call(st, ApiKey.SCAN_KV, req, node)
-            except UnsupportedByServer:
+            except UnsupportedByServerError:
                 if seq == 0:
                     st.requests -= 1  # refused before anything was sent
                     return "unsupported"

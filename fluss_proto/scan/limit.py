@@ -6,13 +6,9 @@ from __future__ import annotations
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto._replies import body_error, needs_refresh
 from fluss_proto.api_keys import ApiKey
-from fluss_proto.errors import (
-    FlussError,
-)
+from fluss_proto.errors import FlussError
 from fluss_proto.scan.run import PreviewRun
 from fluss_proto.scan.runner import BucketState
-
-# ------------------------------------------------------------------ LimitScan
 
 
 async def limit_scan(run: PreviewRun, st: BucketState) -> None:

@@ -15,11 +15,10 @@ from fluss_proto.cluster import (
     TableMetadata,
     TablePath,
 )
-from fluss_proto.error_codes import (
-    PartitionNotExistError,
-)
+from fluss_proto.error_codes import PartitionNotExistError
 from fluss_proto.errors import (
     DecodeError,
+    PreviewArgumentError,
     RequestTimeoutError,
 )
 from fluss_proto.scan.constants import (
@@ -38,7 +37,6 @@ from fluss_proto.scan.report import (
     BucketScan,
     BucketStatus,
     Preview,
-    PreviewArgumentError,
     ScanMethod,
     ScanReport,
 )
@@ -135,9 +133,6 @@ def _output_schema(target: pa.Schema, *, log: bool, partitioned: bool) -> pa.Sch
     if partitioned:
         schema = schema.append(pa.field(PARTITION_COLUMN, pa.string(), False))
     return schema.append(pa.field(BUCKET_COLUMN, pa.int32(), False))
-
-
-# =========================================================================== entry point
 
 
 async def preview_table(

@@ -10,7 +10,6 @@ from typing import Any
 import pyarrow as pa
 
 from fluss_proto.errors import (
-    DecodeError,
     FlussError,
 )
 from fluss_proto.types import TableInfo
@@ -32,17 +31,6 @@ class BucketStatus(StrEnum):
     FAILED = "failed"
     #: Still running at the deadline; its rows so far are kept.
     TIMED_OUT = "timed out"
-
-
-class PreviewArgumentError(FlussError, ValueError):
-    """The request does not fit the table (e.g. a partition for a non-partitioned table)."""
-
-
-class SchemaMismatchError(DecodeError):
-    """A column kept its id across schemas but changed type (Fluss refuses that too)."""
-
-
-# =========================================================================== results
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,9 +34,7 @@ from fluss_proto.error_codes import (
     PartitionNotExistError,
     TableNotExistError,
 )
-from fluss_proto.errors import (
-    FlussError,
-)
+from fluss_proto.errors import FlussError, PreviewArgumentError, SchemaMismatchError
 from fluss_proto.records import (
     ChangeType,
     LogBatch,
@@ -56,10 +54,6 @@ from fluss_proto.scan.constants import (
     FLUSS_TYPE_KEY,
     KV_SESSIONS_PER_LEADER,
     OFFSET_COLUMN,
-)
-from fluss_proto.scan.report import (
-    PreviewArgumentError,
-    SchemaMismatchError,
 )
 from fluss_proto.scan.runner import BucketState, Deadline, RawValues, Runner
 from fluss_proto.types import DataType, LogFormat, Schema, TableInfo

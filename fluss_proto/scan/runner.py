@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from fluss_proto._replies import as_fluss_error
-from fluss_proto.errors import (
-    FlussError,
-)
+from fluss_proto.errors import FlussError
 from fluss_proto.records.kv_batch import ValueBatch
 from fluss_proto.scan.constants import (
     CANCEL_GRACE_S,
@@ -23,8 +21,6 @@ from fluss_proto.scan.report import (
     BucketStatus,
     ScanMethod,
 )
-
-# =========================================================================== internals
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,12 +8,8 @@ from collections.abc import Sequence
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto._replies import body_error, needs_refresh, opt
 from fluss_proto.api_keys import ApiKey
-from fluss_proto.error_codes import (
-    LeaderNotAvailableError,
-)
-from fluss_proto.errors import (
-    FlussError,
-)
+from fluss_proto.error_codes import LeaderNotAvailableError
+from fluss_proto.errors import FlussError
 from fluss_proto.leaders import LIST_OFFSETS_KIND, BucketRef
 from fluss_proto.model import EARLIEST, LATEST
 from fluss_proto.scan.constants import (
@@ -21,13 +17,9 @@ from fluss_proto.scan.constants import (
     MAX_FETCH_ROUNDS,
     MAX_STALLED_ROUNDS,
 )
-from fluss_proto.scan.report import (
-    BucketStatus,
-)
+from fluss_proto.scan.report import BucketStatus
 from fluss_proto.scan.run import PreviewRun
 from fluss_proto.scan.runner import BucketState
-
-# ------------------------------------------------------------------ FetchLog tail
 
 
 async def tail_buckets(run: PreviewRun, states: Sequence[BucketState]) -> None:
