@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# Fluss version for the live tests and the demo (default: the newest Maven Central serves).
+# Fluss version for the live tests and the demo (default: the pinned DEFAULT_VERSION in
+# konsole/localcluster/versions.py).
 FLUSS_VERSION ?= $(shell $(PYTHON) -c "import re;print(re.search(r'DEFAULT_VERSION = \"([^\"]+)\"', open('konsole/localcluster/versions.py').read()).group(1))")
 
 .PHONY: all venv jars demo test unit lint fmt proto proto-check fuzz bench clean
@@ -36,6 +37,7 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 fmt: venv
 	$(BIN)/ruff format .
