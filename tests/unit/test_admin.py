@@ -53,8 +53,8 @@ from fluss_proto.model import (
     RebalanceStatus,
     ResourceType,
 )
-from tests.unit.test_client import FakeCluster, FakeServer, Frame
-from tests.unit.test_client import connect as connect_fake
+from tests._testutil import FakeCluster, FakeServer, Frame
+from tests._testutil import connect as connect_fake
 
 pytestmark = pytest.mark.timeout(20)
 
