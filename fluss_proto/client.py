@@ -33,6 +33,11 @@ Shape (after aiokafka's ``client.py``):
 
 Nothing here logs request or response bodies, and no credential reaches a log line or an
 exception text.
+
+The class is built in layers, one job per module: ``_client_connections`` (connections and
+their handshake) <- ``_client_metadata`` (metadata cache, routing) <- ``_client_retries``
+(attempts, backoff, coordinator failover) <- :class:`FlussClient` here (lifecycle, views,
+``call`` / ``call_many``). All log to the ``fluss_proto.client`` logger.
 """
 
 from __future__ import annotations
@@ -40,15 +45,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from types import MappingProxyType, TracebackType
-from typing import Final, Literal, NamedTuple, TypedDict, Unpack
+from typing import NamedTuple, TypedDict, Unpack
 
 from google.protobuf.message import Message
 
-from fluss_proto import __version__, messages
+from fluss_proto import messages
+from fluss_proto._client_connections import (
+    _API_KEYS,
+    CLIENT_SOFTWARE_NAME,
+    CLIENT_SOFTWARE_VERSION,
+    COORDINATOR,
+    EVENTS_KEPT,
+    _is_standby_answer,
+    _node_id,
+    _request_mutates,
+    _short,
+    _Slot,
+    _Target,
+    _unsupported,
+)
+from fluss_proto._client_retries import _Retries
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import API_INFO, ApiKey
 from fluss_proto.cluster import (
@@ -66,23 +85,19 @@ from fluss_proto.cluster import (
     TableMetadata,
     TablePath,
     parse_bootstrap,
-    parse_metadata,
-    split_address,
 )
-from fluss_proto.connection import Connection, WireRequest
+from fluss_proto.connection import Connection as Connection  # re-exported: tests patch it
+from fluss_proto.connection import WireRequest
 from fluss_proto.errors import (
     AuthenticationError,
     ConnectionClosedError,
-    ConnectionFailedError,
     CoordinatorUnknownError,
     FlussError,
     ReadOnlyViolationError,
-    ServerError,
     UnknownNodeError,
     UnreachableError,
-    UnsupportedByServerError,
 )
-from fluss_proto.sasl import SaslPlain, authenticate
+from fluss_proto.sasl import SaslPlain
 
 __all__ = [
     "CLIENT_SOFTWARE_NAME",
@@ -111,36 +126,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Sent in every ApiVersionsRequest (the server ignores both values, but they are required).
-CLIENT_SOFTWARE_NAME: Final = "fluss_proto"
-CLIENT_SOFTWARE_VERSION: Final = __version__
-#: ``node`` value for :meth:`FlussClient.call_many` items meant for the coordinator.
-COORDINATOR: Final = "coordinator"
-#: How many :class:`CoordinatorRedirect` events :attr:`FlussClient.events` keeps.
-EVENTS_KEPT: Final = 256
-
-_NOT_COORDINATOR_LEADER = 65
-_MAX_BACKOFF = 2.0
-_METADATA_TABLET_CANDIDATES = 3  # tablet servers asked per refresh before other fallbacks
-_REASON_LIMIT = 200
-
-Role = Literal["coordinator", "tablet", "bootstrap"]
-
-
-def _short(exc: BaseException | str) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text[:_REASON_LIMIT]
-
-
-_API_KEYS: dict[int, ApiKey] = {int(k): k for k in ApiKey}
-
-
-def _request_mutates(api: ApiKey, request: object) -> bool:
-    if API_INFO[api].mutating:
-        return True
-    # A lookup may ask the server to insert missing keys: that is a write.
-    return api is ApiKey.LOOKUP and bool(getattr(request, "insert_if_not_exists", False))
-
 
 class CallItem(NamedTuple):
     """One request of :meth:`FlussClient.call_many` (a tuple: gather builds thousands)."""
@@ -149,30 +134,6 @@ class CallItem(NamedTuple):
     node: int | str | None
     api: ApiKey | int
     request: Message
-
-
-class _Target(NamedTuple):
-    address: str
-    role: Role
-    node_id: int | None = None
-
-    @property
-    def expected_type(self) -> int | None:
-        return {"coordinator": SERVER_TYPE_COORDINATOR, "tablet": SERVER_TYPE_TABLET}.get(self.role)
-
-
-class _Slot:
-    """The (at most one) live connection to one server address."""
-
-    __slots__ = ("conn", "info", "lock")
-
-    def __init__(self) -> None:
-        self.conn: Connection | None = None
-        self.info: ServerApiVersions | None = None
-        self.lock = asyncio.Lock()
-
-    def ready(self) -> bool:
-        return self.conn is not None and not self.conn.closed and self.info is not None
 
 
 # =========================================================================== the client
@@ -189,7 +150,7 @@ class ClientOptions(TypedDict, total=False):
     retry_backoff: float
 
 
-class FlussClient:
+class FlussClient(_Retries):
     """A read-mostly client for one Fluss cluster. Create it with :meth:`connect`."""
 
     def __init__(
@@ -375,118 +336,6 @@ class FlussClient:
         server = self._metadata.tablet_servers.get(node)
         return server.address if server else None
 
-    # ------------------------------------------------------------------ metadata
-
-    async def refresh_metadata(
-        self,
-        tables: Iterable[TablePath | tuple[str, str] | str] | None = None,
-        *,
-        partitions: Iterable[tuple[str, str, str]] | None = None,
-        partition_ids: Iterable[int] | None = None,
-    ) -> ClusterMetadata:
-        """Refresh servers (always) and the given tables / partitions from one server.
-
-        Asks a live tablet server first, then the coordinator, then the bootstrap list.
-        Without ``tables`` only the server list is refreshed; cached tables are kept.
-        ``partitions`` are ``(database, table, partition_name)``; ``partition_ids`` must
-        belong to tables also named in ``tables`` (a Fluss rule). Server errors about the
-        request itself (e.g. TABLE_NOT_EXIST) are raised as they are.
-        """
-        request = pb.MetadataRequest()
-        for value in tables or ():
-            path = TablePath.of(value)
-            request.table_path.add(database_name=path.database, table_name=path.table)
-        for database, table, partition in partitions or ():
-            request.partitions_path.add(
-                database_name=database, table_name=table, partition_name=partition
-            )
-        request.partitions_id.extend(int(p) for p in partition_ids or ())
-        return await self._refresh(request)
-
-    async def _refresh(
-        self, request: pb.MetadataRequest | None = None, *, avoid: Iterable[str] = ()
-    ) -> ClusterMetadata:
-        request = request if request is not None else pb.MetadataRequest()
-        avoid = frozenset(avoid)
-        servers_only = not (request.table_path or request.partitions_path or request.partitions_id)
-        generation = self._metadata_generation
-        async with self._metadata_lock:
-            if servers_only and self._metadata_generation != generation:
-                # Refreshed by someone else while we waited (a standby coordinator or a
-                # dead server would not have answered it, so ``avoid`` holds too).
-                return self._metadata
-            failures: list[str] = []
-            candidates = self._metadata_candidates(avoid)
-            for index, target in enumerate(candidates):
-                try:
-                    response = await self._request(target, ApiKey.GET_METADATA, request)
-                except AuthenticationError:
-                    raise
-                except ServerError as exc:
-                    if exc.code != _NOT_COORDINATOR_LEADER and not exc.retriable:
-                        raise
-                    failures.append(f"{target.address} ({_short(exc)})")
-                    continue
-                except FlussError as exc:
-                    failures.append(f"{target.address} ({_short(exc)})")
-                    continue
-                assert isinstance(response, pb.MetadataResponse)
-                last = index == len(candidates) - 1
-                if not response.tablet_servers and not last:
-                    # A server still starting lists no tablet servers; Fluss's own client
-                    # treats that as stale and asks elsewhere.
-                    failures.append(f"{target.address} (no tablet servers listed)")
-                    continue
-                self._apply_metadata(response, target.address)
-                return self._metadata
-            raise UnreachableError(
-                "could not refresh metadata from any server: "
-                + ("; ".join(failures) or "no server known")
-            )
-
-    def _metadata_candidates(self, avoid: frozenset[str]) -> list[_Target]:
-        md = self._metadata
-        tablets = [n for n in md.tablet_servers.values() if n.address not in avoid]
-        self._rng.shuffle(tablets)
-        tablets.sort(key=lambda n: not self._is_ready(n.address))  # connected first
-        out = [_Target(n.address, "tablet", n.node_id) for n in tablets]
-        out = out[:_METADATA_TABLET_CANDIDATES]
-        if md.coordinator is not None and md.coordinator.address not in avoid:
-            out.append(_Target(md.coordinator.address, "coordinator", md.coordinator.node_id))
-        seen = {t.address for t in out}
-        for address in self.bootstrap_servers:
-            if address not in seen and address not in avoid:
-                out.append(_Target(address, "bootstrap"))
-        return out
-
-    def _apply_metadata(self, response: pb.MetadataResponse, source: str) -> None:
-        old = self._metadata
-        reply = parse_metadata(response)
-        # None: the answering server does not know the coordinator (yet)
-        coordinator = reply.coordinator or old.coordinator
-        tables = {**old.tables, **reply.tables}
-        partitions = {**old.partitions, **reply.partitions}
-        self._metadata = ClusterMetadata(
-            coordinator=coordinator,
-            tablet_servers=MappingProxyType(reply.tablet_servers),
-            tables=MappingProxyType(tables),
-            partitions=MappingProxyType(partitions),
-            source=source,
-            refreshed_at=time.time(),
-        )
-        self._metadata_generation += 1
-        if (
-            old.coordinator is not None
-            and coordinator is not None
-            and old.coordinator.address != coordinator.address
-        ):
-            log.info(
-                "metadata from %s names a new coordinator: %s (was %s)",
-                source,
-                coordinator.address,
-                old.coordinator.address,
-            )
-
     # ------------------------------------------------------------------ calls
 
     async def call(
@@ -656,325 +505,3 @@ class FlussClient:
             missing = ", ".join(request.FindInitializationErrors())
             raise ValueError(f"{key.name} request lacks required fields: {missing}")
         return key
-
-    async def _call(
-        self,
-        key: ApiKey,
-        request: Message,
-        node: int | None,
-        coordinator: bool,
-        timeout: float | None,
-        prior: tuple[_Target | None, FlussError] | None = None,
-    ) -> Message:
-        """Attempts with retries; ``prior`` is a first attempt already made elsewhere
-        (``call_many``) and the error it ended with."""
-        read_only = not _request_mutates(key, request)
-        attempts = 1 + (self.retries if read_only else 0)
-        failed: set[str] = set()
-        start = 0
-        if prior is not None:
-            target, exc = prior
-            if target is not None and _is_standby_answer(target, exc):
-                assert isinstance(exc, ServerError)
-                try:
-                    return await self._follow_coordinator(target, key, request, timeout, exc)
-                except FlussError as follow_exc:
-                    exc = follow_exc
-            if attempts <= 1 or not exc.retriable:
-                raise exc
-            await self._after_failure(key, target, exc, failed, 0, attempts)
-            start = 1
-        for attempt in range(start, attempts):
-            target = None
-            try:
-                target = await self._resolve(key, node, coordinator, failed)
-                return await self._call_target(target, key, request, timeout)
-            except FlussError as exc:
-                if attempt + 1 >= attempts or not exc.retriable:
-                    raise
-                await self._after_failure(key, target, exc, failed, attempt, attempts)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _after_failure(
-        self,
-        key: ApiKey,
-        target: _Target | None,
-        exc: FlussError,
-        failed: set[str],
-        attempt: int,
-        attempts: int,
-    ) -> None:
-        """Between two attempts: note the server, refresh metadata if useful, back off."""
-        log.debug(
-            "%s to %s failed (%s); retry %d of %d",
-            key.name,
-            target.address if target else "?",
-            _short(exc),
-            attempt + 1,
-            attempts - 1,
-        )
-        if target is not None:
-            failed.add(target.address)
-        if isinstance(exc, (UnknownNodeError, CoordinatorUnknownError)):
-            pass  # metadata was refreshed just before this was raised
-        elif isinstance(exc, ConnectionFailedError) or getattr(exc, "refresh_metadata", False):
-            await self._refresh_after_failure(key, target, exc)
-        await asyncio.sleep(min(self.retry_backoff * 2**attempt, _MAX_BACKOFF))
-
-    async def _refresh_after_failure(
-        self, key: ApiKey, target: _Target | None, exc: FlussError
-    ) -> None:
-        avoid = {target.address} if target is not None else set()
-        try:
-            await self._refresh(avoid=avoid)
-        except AuthenticationError:
-            raise
-        except FlussError as refresh_exc:
-            log.debug("metadata refresh after a failure did not work: %s", _short(refresh_exc))
-            return
-        new = self._metadata.coordinator
-        if (
-            target is not None
-            and target.role == "coordinator"
-            and new is not None
-            and new.address != target.address
-        ):
-            self._record_redirect(target.address, new.address, key, type(exc).__name__)
-
-    async def _call_target(
-        self, target: _Target, key: ApiKey, request: Message, timeout: float | None
-    ) -> Message:
-        try:
-            return await self._request(target, key, request, timeout=timeout)
-        except ServerError as exc:
-            if not _is_standby_answer(target, exc):
-                raise
-            return await self._follow_coordinator(target, key, request, timeout, exc)
-
-    async def _follow_coordinator(
-        self,
-        target: _Target,
-        key: ApiKey,
-        request: Message,
-        timeout: float | None,
-        exc: ServerError,
-    ) -> Message:
-        """A standby coordinator answered 65: find the active one and retry there once."""
-        try:
-            await self._refresh(avoid={target.address})
-        except FlussError as refresh_exc:
-            log.info(
-                "%s answered NOT_COORDINATOR_LEADER and no other server could name the "
-                "active coordinator: %s",
-                target.address,
-                _short(refresh_exc),
-            )
-            raise exc from None
-        new = self._metadata.coordinator
-        if new is None or new.address == target.address:
-            raise exc
-        self._record_redirect(target.address, new.address, key, exc.name)
-        return await self._request(
-            _Target(new.address, "coordinator", new.node_id), key, request, timeout=timeout
-        )
-
-    def _record_redirect(self, old: str, new: str, key: ApiKey, reason: str) -> None:
-        event = CoordinatorRedirect(old, new, time.time(), key.name, reason)
-        self.events.append(event)
-        log.info("coordinator moved from %s to %s (%s, during %s)", old, new, reason, key.name)
-
-    # ------------------------------------------------------------------ routing
-
-    async def _resolve(
-        self, key: ApiKey, node: int | None, coordinator: bool, failed: set[str]
-    ) -> _Target:
-        if coordinator or (node is None and API_INFO[key].served_by == "coordinator"):
-            return await self._coordinator_target()
-        if node is not None:
-            return await self._node_target(node)
-        target = self._pick_any(key, failed)
-        if target is None:
-            await self._refresh()
-            target = self._pick_any(key, failed) or self._pick_any(key, set())
-        if target is None:
-            raise UnreachableError(f"no live server known that could answer {key.name}")
-        return target
-
-    def _pick_any(self, key: ApiKey, failed: set[str]) -> _Target | None:
-        md = self._metadata
-        untried = [s for s in md.tablet_servers.values() if s.address not in failed]
-        candidates = []
-        for server in untried:
-            info = self._api_versions.get(server.address)
-            if info is None or info.advertises(key):
-                candidates.append(server)
-        if not candidates and API_INFO[key].served_by == "tablet":
-            # None offers it: pick one anyway so the caller gets UnsupportedByServerError.
-            candidates = untried
-        if candidates:
-            ready = [s for s in candidates if self._is_ready(s.address)]
-            server = self._rng.choice(ready or candidates)
-            return _Target(server.address, "tablet", server.node_id)
-        if (
-            API_INFO[key].served_by == "both"
-            and md.coordinator is not None
-            and md.coordinator.address not in failed
-        ):
-            return _Target(md.coordinator.address, "coordinator", md.coordinator.node_id)
-        return None
-
-    async def _coordinator_target(self) -> _Target:
-        if self._metadata.coordinator is None:
-            await self._refresh()
-        coordinator = self._metadata.coordinator
-        if coordinator is None:
-            raise CoordinatorUnknownError("no server could name the coordinator")
-        return _Target(coordinator.address, "coordinator", coordinator.node_id)
-
-    async def _node_target(self, node: int) -> _Target:
-        server = self._metadata.tablet_servers.get(node)
-        if server is None:
-            await self._refresh()
-            server = self._metadata.tablet_servers.get(node)
-        if server is None:
-            known = sorted(self._metadata.tablet_servers)
-            raise UnknownNodeError(
-                f"tablet server {node} is not in the cluster metadata (alive: {known})"
-            )
-        return _Target(server.address, "tablet", server.node_id)
-
-    def _is_ready(self, address: str) -> bool:
-        slot = self._slots.get(address)
-        return slot is not None and slot.ready()
-
-    # ------------------------------------------------------------------ wire
-
-    async def _request(
-        self, target: _Target, key: ApiKey, request: Message, *, timeout: float | None = None
-    ) -> Message:
-        """One attempt: connect if needed, check the API is offered, send, decode."""
-        conn, info = await self._ensure(target)
-        version = info.negotiate(key)
-        if version is None:
-            raise _unsupported(key, info, target)
-        body = messages.encode_request(key, request)
-        self.sent_api_keys[key] += 1
-        try:
-            raw = await conn.request(int(key), version, body, timeout=timeout, api_name=key.name)
-        except AuthenticationError as exc:
-            raise self._explain_auth(exc, target) from exc
-        return messages.decode_response(key, raw)
-
-    def _explain_auth(self, exc: FlussError, target: _Target) -> FlussError:
-        """A server asking for SASL from a client without credentials gets named as such."""
-        if (
-            self._sasl is None
-            and isinstance(exc, AuthenticationError)
-            and isinstance(exc, ServerError)
-        ):
-            explained = AuthenticationError(
-                f"{target.address} requires SASL authentication and this client has no "
-                f"credentials (server said: {_short(exc.message or exc.name)})"
-            )
-            explained.__cause__ = exc
-            return explained
-        return exc
-
-    async def _ensure(self, target: _Target) -> tuple[Connection, ServerApiVersions]:
-        """The ready connection to ``target``, opening and handshaking it if needed."""
-        if self._closed:
-            raise ConnectionClosedError("the client is closed")
-        slot = self._slots.get(target.address)
-        if slot is None:
-            slot = self._slots[target.address] = _Slot()
-        if slot.ready():
-            assert slot.conn is not None and slot.info is not None
-            return slot.conn, slot.info
-        async with slot.lock:
-            if slot.ready():
-                assert slot.conn is not None and slot.info is not None
-                return slot.conn, slot.info
-            stale, slot.conn, slot.info = slot.conn, None, None
-            if stale is not None:
-                await stale.close()  # already shut down; this reaps its reader task
-            host, port = split_address(target.address)
-            conn = await Connection.open(
-                host,
-                port,
-                connect_timeout=self.connect_timeout,
-                request_timeout=self.request_timeout,
-            )
-            try:
-                info = await self._handshake(conn, target)
-                if self._closed:
-                    raise ConnectionClosedError("the client is closed")
-            except BaseException:
-                await conn.close()
-                raise
-            slot.conn, slot.info = conn, info
-            return conn, info
-
-    async def _handshake(self, conn: Connection, target: _Target) -> ServerApiVersions:
-        request = pb.ApiVersionsRequest(
-            client_software_name=CLIENT_SOFTWARE_NAME,
-            client_software_version=CLIENT_SOFTWARE_VERSION,
-        )
-        self.sent_api_keys[ApiKey.API_VERSIONS] += 1
-        raw = await conn.request(
-            int(ApiKey.API_VERSIONS),
-            0,
-            messages.encode_request(ApiKey.API_VERSIONS, request),
-            timeout=self.connect_timeout,
-            api_name=ApiKey.API_VERSIONS.name,
-        )
-        response = messages.decode_response(ApiKey.API_VERSIONS, raw)
-        assert isinstance(response, pb.ApiVersionsResponse)
-        info = ServerApiVersions(
-            address=target.address,
-            server_type=response.server_type if response.HasField("server_type") else None,
-            versions=MappingProxyType(
-                {v.api_key: (v.min_version, v.max_version) for v in response.api_versions}
-            ),
-            recorded_at=time.time(),
-        )
-        self._api_versions[target.address] = info
-        log.debug("%s is a %s offering %d APIs", target.address, info.role, len(info.versions))
-        expected = target.expected_type
-        if expected is not None and info.server_type is not None and info.server_type != expected:
-            raise ConnectionClosedError(
-                f"{target.address} is a {info.role}, but metadata says it is a {target.role} "
-                "(stale metadata?)"
-            )
-        if self._sasl is not None:
-            version = info.negotiate(ApiKey.AUTHENTICATE)
-            if version is None:
-                raise UnsupportedByServerError(
-                    ApiKey.AUTHENTICATE.name, target.address, "cannot authenticate with SASL"
-                )
-            self.sent_api_keys[ApiKey.AUTHENTICATE] += 1
-            await authenticate(conn, self._sasl, timeout=self.connect_timeout, version=version)
-        return info
-
-
-def _is_standby_answer(target: _Target, exc: FlussError) -> bool:
-    """A standby coordinator's NOT_COORDINATOR_LEADER: follow to the active one."""
-    return (
-        isinstance(exc, ServerError)
-        and exc.code == _NOT_COORDINATOR_LEADER
-        and target.role == "coordinator"
-    )
-
-
-def _unsupported(key: ApiKey, info: ServerApiVersions, target: _Target) -> UnsupportedByServerError:
-    advertised = info.versions.get(int(key))
-    detail = (
-        f"the {info.role} does not offer it"
-        if advertised is None
-        else f"it offers versions {advertised[0]}..{advertised[1]}, "
-        f"fluss_proto speaks 0..{API_INFO[key].max_version}"
-    )
-    return UnsupportedByServerError(key.name, target.address, detail)
-
-
-def _node_id(node: ServerNode) -> int:
-    return node.node_id
