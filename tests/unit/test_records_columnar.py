@@ -31,10 +31,9 @@ from fluss_proto.records import (
 )
 from fluss_proto.records.columnar import compile_columnar
 from fluss_proto.records.log_records import iter_raw_records
-from tests._testutil import assert_same_outcome, assert_same_table, outcome
+from tests._testutil import SCALAR_CASES, assert_same_outcome, assert_same_table, outcome
 from tests.unit import records_encoder as enc
 from tests.unit.records_encoder import Ts
-from tests.unit.test_records_rows import SCALAR_CASES
 
 T = DataType
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
