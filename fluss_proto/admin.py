@@ -38,6 +38,8 @@ from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto._replies import as_fluss_error, opt
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.catalog import (
+    PARTITION_SEPARATOR,
+    TABLE_INFO_CACHE,
     PathLike,
     api_versions_request,
     as_path,
@@ -119,6 +121,8 @@ from fluss_proto.types import (
 __all__ = [
     "LIST_OFFSETS_KIND",
     "METADATA_CHUNK",
+    "PARTITION_SEPARATOR",
+    "TABLE_INFO_CACHE",
     "TABLE_STATS_KIND",
     "AdminClient",
     "BucketRef",

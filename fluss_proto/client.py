@@ -79,12 +79,14 @@ from fluss_proto.cluster import (
     ClusterMetadata,
     CoordinatorRedirect,
     Features,
+    MetadataReply,
     PartitionMetadata,
     ServerApiVersions,
     ServerNode,
     TableMetadata,
     TablePath,
     parse_bootstrap,
+    parse_metadata,
 )
 from fluss_proto.connection import Connection as Connection  # re-exported: tests patch it
 from fluss_proto.connection import WireRequest
@@ -115,6 +117,7 @@ __all__ = [
     "CoordinatorUnknownError",
     "Features",
     "FlussClient",
+    "MetadataReply",
     "PartitionMetadata",
     "ServerApiVersions",
     "ServerNode",
@@ -122,6 +125,7 @@ __all__ = [
     "TablePath",
     "UnknownNodeError",
     "parse_bootstrap",
+    "parse_metadata",
 ]
 
 log = logging.getLogger(__name__)
