@@ -1,6 +1,7 @@
 """fluss_proto: a pure-Python client for the Apache Fluss binary RPC protocol.
 
-Layering (imports point one way): frame -> connection -> client -> admin / scan.
+Layering (imports point one way): frame -> connection -> client -> admin / gather / scan;
+the value types they share (table paths, servers, metadata) live in ``cluster`` (no I/O).
 This package knows nothing of konsole's UI or its SQLite history.
 """
 

@@ -15,10 +15,9 @@ Routing follows Fluss's own admin client:
   table and partition for ListOffsets; per table for GetTableStats, whose buckets carry
   their partition), all leaders at once (``call_many``).
 
-Leader-routed calls keep errors per bucket. A bucket whose error means "your metadata is
-stale" (NOT_LEADER_OR_FOLLOWER 12, UNKNOWN_TABLE_OR_BUCKET 21, LEADER_NOT_AVAILABLE 44, a
-lost connection or an unknown node) is retried once, after one concurrent metadata refresh
-of the tables concerned; a bucket still failing keeps its typed error.
+Leader-routed calls keep errors per bucket (see :mod:`fluss_proto.leaders`, which also
+retries stale-metadata failures once). Catalog requests and reply conversions live in
+:mod:`fluss_proto.catalog`; this module holds the one :class:`FlussAdmin` class.
 
 Metadata is read with GetMetadata requests of our own (the client's cache is not
 modified). Partitioned tables carry no table-level buckets in GetMetadata (observed on
@@ -30,23 +29,34 @@ Counters: :attr:`FlussAdmin.round_trips` counts awaited batches (a ``call`` or o
 
 from __future__ import annotations
 
-import functools
-from collections import defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
+from fluss_proto._replies import as_fluss_error, opt
 from fluss_proto.api_keys import ApiKey
-from fluss_proto.client import (
-    CLIENT_SOFTWARE_NAME,
-    CLIENT_SOFTWARE_VERSION,
-    COORDINATOR,
-    BucketMetadata,
+from fluss_proto.catalog import (
+    PARTITION_SEPARATOR,
+    TABLE_INFO_CACHE,
+    PathLike,
+    api_versions_request,
+    as_path,
+    bucket_info,
+    is_partitioned,
+    metadata_request,
+    missing_table,
+    normalise_table_error,
+    partition_name_of,
+    partitions_from_response,
+    pb_path,
+    server_info,
+    table_info_from_metadata,
+)
+from fluss_proto.client import COORDINATOR, CallItem
+from fluss_proto.cluster import (
     ClusterMetadata,
-    PartitionMetadata,
     ServerNode,
     TableMetadata,
     TablePath,
@@ -55,26 +65,31 @@ from fluss_proto.client import (
 from fluss_proto.error_codes import (
     LakeSnapshotNotExistError,
     LakeStorageNotConfiguredError,
-    LeaderNotAvailableError,
     NoRebalanceInProgressError,
     PartitionNotExistError,
     SecurityDisabledError,
-    TableNotExistError,
-    UnknownServerError,
-    UnknownTableOrBucketError,
-    from_code,
 )
-from fluss_proto.errors import ConnectionFailure, FlussError, ServerError
+from fluss_proto.errors import FlussError, ServerError
+from fluss_proto.leaders import (
+    LIST_OFFSETS_KIND,
+    TABLE_STATS_KIND,
+    BucketRef,
+    LeaderKind,
+    LeaderOutcome,
+    NoBucketAnswerError,
+    Outcomes,
+    Placement,
+    bucket_offset,
+    leader_calls,
+    select_buckets,
+)
 from fluss_proto.model import (
     AclBinding,
     AclFilter,
     AclListing,
     ActiveKvSnapshot,
     ActiveKvSnapshots,
-    ApiVersionRange,
-    AtTimestamp,
     BucketInfo,
-    BucketOffset,
     BucketRebalance,
     BucketStats,
     ClusterHealth,
@@ -103,16 +118,15 @@ from fluss_proto.model import (
 )
 from fluss_proto.types import (
     DatabaseInfo,
-    FrozenDict,
-    TableDescriptor,
     TableInfo,
     parse_schema,
-    parse_table_descriptor,
 )
 
 __all__ = [
     "LIST_OFFSETS_KIND",
     "METADATA_CHUNK",
+    "PARTITION_SEPARATOR",
+    "TABLE_INFO_CACHE",
     "TABLE_STATS_KIND",
     "AdminClient",
     "BucketRef",
@@ -131,15 +145,10 @@ __all__ = [
     "table_info_from_metadata",
 ]
 
-PathLike = TablePath | tuple[str, str] | str
 #: Most table paths put in one GetMetadata request (the server answered 300 paths with
 #: ~165 KB in one reply on 0.9.1; chunks keep single replies moderate on big clusters and
 #: are sent concurrently, so they cost no extra round trip).
 METADATA_CHUNK = 500
-#: Parsed table documents kept (per distinct table JSON); a poll meets the same ones again.
-TABLE_INFO_CACHE = 4096
-#: Separator Fluss puts between partition values in a partition name.
-PARTITION_SEPARATOR = "$"
 
 
 class AdminClient(Protocol):
@@ -160,267 +169,10 @@ class AdminClient(Protocol):
 
     async def call_many(
         self,
-        items: Iterable[tuple[int | str | None, ApiKey | int, Message]],
+        items: Iterable[CallItem],
         *,
         timeout: float | None = None,
     ) -> list[Message | BaseException]: ...
-
-
-class NoBucketAnswerError(FlussError):
-    """The leader's reply did not mention a bucket that was asked for."""
-
-
-@dataclass(frozen=True, slots=True)
-class BucketRef:
-    """One bucket to ask a leader about."""
-
-    path: TablePath
-    table_id: int
-    partition_id: int | None
-    partition_name: str | None
-    bucket_id: int
-    leader_id: int | None
-
-    @property
-    def key(self) -> tuple[int, int | None, int]:
-        return (self.table_id, self.partition_id, self.bucket_id)
-
-
-class _Outcome(NamedTuple):  # a tuple: thousands are built per gather
-    leader_id: int | None
-    value: Any
-    error: FlussError | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Placement:
-    """GetMetadata result for one table and the partitions asked for."""
-
-    table: TableMetadata
-    partitions: tuple[PartitionMetadata, ...]
-    partitioned: bool
-
-    def refs(self) -> list[BucketRef]:
-        if not self.partitioned:
-            return [
-                _ref(self.table.path, self.table.table_id, None, None, b)
-                for b in self.table.buckets
-            ]
-        return [
-            _ref(self.table.path, self.table.table_id, p.partition_id, p.partition_name, b)
-            for p in self.partitions
-            for b in p.buckets
-        ]
-
-
-def _ref(
-    path: TablePath, table_id: int, pid: int | None, pname: str | None, b: BucketMetadata
-) -> BucketRef:
-    return BucketRef(path, table_id, pid, pname, b.bucket_id, b.leader_id)
-
-
-def as_path(value: PathLike | Any) -> TablePath:
-    """A TablePath from a TablePath, ``(db, table)``, ``"db.table"``, or any object with
-    ``database_name`` and ``table_name`` attributes (e.g. pyfluss's TablePath)."""
-    database, table = getattr(value, "database_name", None), getattr(value, "table_name", None)
-    if database is not None and table is not None:
-        return TablePath(str(database), str(table))
-    return TablePath.of(value)
-
-
-def partition_name_of(spec: Iterable[tuple[str, str]]) -> str:
-    """Fluss's partition name: the values in partition-key order joined by ``$``."""
-    return PARTITION_SEPARATOR.join(value for _key, value in spec)
-
-
-def _pb_path(path: TablePath) -> pb.PbTablePath:
-    return pb.PbTablePath(database_name=path.database, table_name=path.table)
-
-
-def _opt(msg: Message, name: str) -> Any:
-    return getattr(msg, name) if msg.HasField(name) else None
-
-
-def metadata_request(
-    tables: Iterable[TablePath] = (),
-    *,
-    partition_ids: Iterable[int] = (),
-    partition_names: Iterable[tuple[TablePath, str]] = (),
-) -> pb.MetadataRequest:
-    req = pb.MetadataRequest()
-    for path in tables:
-        req.table_path.add(database_name=path.database, table_name=path.table)
-    for path, name in partition_names:
-        req.partitions_path.add(
-            database_name=path.database, table_name=path.table, partition_name=name
-        )
-    req.partitions_id.extend(partition_ids)
-    return req
-
-
-def table_info_from_metadata(t: TableMetadata) -> TableInfo:
-    """A TableInfo from GetMetadata's table entry (same JSON as GetTableInfo's).
-
-    Memoised: a poll sees the same tables again and again, and TableInfo is immutable.
-    """
-    return _table_info(
-        t.path, t.table_id, t.schema_id, t.table_json, t.created_time, t.modified_time,
-        t.remote_data_dir,
-    )  # fmt: skip
-
-
-@functools.lru_cache(maxsize=TABLE_INFO_CACHE)
-def _table_info(
-    path: TablePath,
-    table_id: int,
-    schema_id: int,
-    table_json: bytes,
-    created_ms: int,
-    modified_ms: int,
-    remote_data_dir: str | None,
-) -> TableInfo:
-    return TableInfo.from_descriptor(
-        path.database,
-        path.table,
-        table_id=table_id,
-        schema_id=schema_id,
-        descriptor=_descriptor(table_json),
-        created_ms=created_ms,
-        modified_ms=modified_ms,
-        remote_data_dir=remote_data_dir,
-    )
-
-
-@functools.lru_cache(maxsize=TABLE_INFO_CACHE)
-def _descriptor(table_json: bytes) -> TableDescriptor:
-    return parse_table_descriptor(table_json)
-
-
-def _is_partitioned(t: TableMetadata) -> bool:
-    return bool(_descriptor(t.table_json).partition_keys)
-
-
-def normalise_table_error(exc: BaseException, path: TablePath) -> BaseException:
-    """Fluss 0.9.1 answers GetMetadata for a missing table with UNKNOWN_SERVER_ERROR (-1)
-    whose text wraps ``TableNotExistException``; give that its proper type (code 7)."""
-    if isinstance(exc, UnknownServerError) and "TableNotExistException" in (exc.message or ""):
-        return TableNotExistError(
-            f"Table '{path}' does not exist (reported as UNKNOWN_SERVER_ERROR "
-            "wrapping TableNotExistException)",
-            api=exc.api,
-            server=exc.server,
-        )
-    return exc
-
-
-def _needs_refresh(err: BaseException | None) -> bool:
-    """Errors that a metadata refresh (and a new leader) may cure."""
-    return bool(getattr(err, "refresh_metadata", False)) or isinstance(err, ConnectionFailure)
-
-
-def as_fluss_error(exc: BaseException) -> FlussError:
-    if isinstance(exc, FlussError):
-        return exc
-    if isinstance(exc, Exception):
-        wrapped = FlussError(f"{type(exc).__name__}: {exc}")
-        wrapped.__cause__ = exc
-        return wrapped
-    raise exc  # CancelledError, KeyboardInterrupt...
-
-
-class _LeaderKind:
-    """How one leader-routed API is grouped, built and parsed."""
-
-    api: ApiKey
-
-    def group(self, ref: BucketRef) -> Hashable:
-        raise NotImplementedError
-
-    def build(self, refs: Sequence[BucketRef], variant: Any) -> Message:
-        raise NotImplementedError
-
-    def parse(
-        self, resp: Message, refs: Sequence[BucketRef], server: str
-    ) -> dict[tuple[int, int | None, int], tuple[Any, FlussError | None]]:
-        raise NotImplementedError
-
-
-class _ListOffsets(_LeaderKind):
-    api = ApiKey.LIST_OFFSETS
-
-    def group(self, ref: BucketRef) -> Hashable:
-        return (ref.table_id, ref.partition_id)
-
-    def build(self, refs: Sequence[BucketRef], variant: OffsetSpec) -> Message:
-        first = refs[0]
-        req = pb.ListOffsetsRequest(
-            follower_server_id=-1,
-            offset_type=variant.offset_type,
-            table_id=first.table_id,
-            bucket_id=[r.bucket_id for r in refs],
-        )
-        if first.partition_id is not None:
-            req.partition_id = first.partition_id
-        if isinstance(variant, AtTimestamp):
-            req.startTimestamp = variant.ms
-        return req
-
-    def parse(
-        self, resp: Message, refs: Sequence[BucketRef], server: str
-    ) -> dict[tuple[int, int | None, int], tuple[Any, FlussError | None]]:
-        assert isinstance(resp, pb.ListOffsetsResponse)
-        first = refs[0]
-        out: dict[tuple[int, int | None, int], tuple[Any, FlussError | None]] = {}
-        for b in resp.buckets_resp:
-            key = (first.table_id, first.partition_id, b.bucket_id)
-            if b.HasField("error_code") and b.error_code != 0:
-                out[key] = (
-                    None,
-                    from_code(
-                        b.error_code, _opt(b, "error_message"), api=self.api.name, server=server
-                    ),
-                )
-            elif b.HasField("offset"):
-                out[key] = (b.offset, None)
-        return out
-
-
-class _TableStats(_LeaderKind):
-    api = ApiKey.GET_TABLE_STATS
-
-    def group(self, ref: BucketRef) -> Hashable:
-        return ref.table_id
-
-    def build(self, refs: Sequence[BucketRef], variant: Any) -> Message:
-        req = pb.GetTableStatsRequest(table_id=refs[0].table_id)
-        for r in refs:
-            item = req.buckets_req.add(bucket_id=r.bucket_id)
-            if r.partition_id is not None:
-                item.partition_id = r.partition_id
-        return req
-
-    def parse(
-        self, resp: Message, refs: Sequence[BucketRef], server: str
-    ) -> dict[tuple[int, int | None, int], tuple[Any, FlussError | None]]:
-        assert isinstance(resp, pb.GetTableStatsResponse)
-        table_id = refs[0].table_id
-        out: dict[tuple[int, int | None, int], tuple[Any, FlussError | None]] = {}
-        for b in resp.buckets_resp:
-            key = (table_id, _opt(b, "partition_id"), b.bucket_id)
-            if b.HasField("error_code") and b.error_code != 0:
-                out[key] = (
-                    None,
-                    from_code(
-                        b.error_code, _opt(b, "error_message"), api=self.api.name, server=server
-                    ),
-                )
-            else:
-                out[key] = (_opt(b, "row_count"), None)
-        return out
-
-
-_LIST_OFFSETS = _ListOffsets()
-_TABLE_STATS = _TableStats()
 
 
 class FlussAdmin:
@@ -428,7 +180,7 @@ class FlussAdmin:
 
     Whole-call failures raise the client's typed errors (e.g.
     :class:`~fluss_proto.error_codes.TableNotExistError`,
-    :class:`~fluss_proto.errors.UnsupportedByServer`); leader-routed calls keep errors per
+    :class:`~fluss_proto.errors.UnsupportedByServerError`); leader-routed calls keep errors per
     bucket instead.
     """
 
@@ -455,7 +207,7 @@ class FlussAdmin:
             api, request, node=node, coordinator=coordinator, timeout=self._timeout
         )
 
-    async def batch(self, items: Sequence[tuple[int | str | None, ApiKey, Message]]) -> list[Any]:
+    async def batch(self, items: Sequence[CallItem]) -> list[Any]:
         """Send ``items`` concurrently (one round trip); results or exceptions, in order."""
         if not items:
             return []
@@ -467,7 +219,8 @@ class FlussAdmin:
                 raise result  # cancellation and the like are not per-item failures
         return results
 
-    def _server_label(self, node: int | str | None) -> str:
+    def server_label(self, node: int | str | None) -> str:
+        """The address of ``node`` (a tablet server id or COORDINATOR) for error texts."""
         md = self._client.metadata
         if node == COORDINATOR:
             return md.coordinator.address if md.coordinator else "coordinator"
@@ -484,8 +237,8 @@ class FlussAdmin:
         server that cannot be reached keeps its place with ``error`` set.
         """
         resp = await self._call(ApiKey.GET_METADATA, pb.MetadataRequest())
-        coordinator, tablets, _, _ = parse_metadata(resp)
-        return await self._servers_with_versions(coordinator, tablets)
+        reply = parse_metadata(resp)
+        return await self._servers_with_versions(reply.coordinator, reply.tablet_servers)
 
     async def _servers_with_versions(
         self, coordinator: ServerNode | None, tablets: Mapping[int, ServerNode]
@@ -496,7 +249,7 @@ class FlussAdmin:
         for node_id in sorted(tablets):
             targets.append(("tablet", tablets[node_id], node_id))
         results = await self.batch(
-            [(t, ApiKey.API_VERSIONS, api_versions_request()) for _, _, t in targets]
+            [CallItem(t, ApiKey.API_VERSIONS, api_versions_request()) for _, _, t in targets]
         )
         return tuple(
             server_info(role, node, result)  # type: ignore[arg-type]
@@ -536,20 +289,20 @@ class FlussAdmin:
 
     async def table_exists(self, path: PathLike) -> bool:
         p = as_path(path)
-        resp = await self._call(ApiKey.TABLE_EXISTS, pb.TableExistsRequest(table_path=_pb_path(p)))
+        resp = await self._call(ApiKey.TABLE_EXISTS, pb.TableExistsRequest(table_path=pb_path(p)))
         return bool(resp.exists)
 
     async def table_info(self, path: PathLike) -> TableInfo:
         p = as_path(path)
         resp = await self._call(
-            ApiKey.GET_TABLE_INFO, pb.GetTableInfoRequest(table_path=_pb_path(p))
+            ApiKey.GET_TABLE_INFO, pb.GetTableInfoRequest(table_path=pb_path(p))
         )
         return TableInfo.from_response(p.database, p.table, resp)
 
     async def table_schema(self, path: PathLike, schema_id: int | None = None) -> SchemaInfo:
         """The latest schema, or the one with ``schema_id`` (SCHEMA_NOT_EXIST if unknown)."""
         p = as_path(path)
-        req = pb.GetTableSchemaRequest(table_path=_pb_path(p))
+        req = pb.GetTableSchemaRequest(table_path=pb_path(p))
         if schema_id is not None:
             req.schema_id = schema_id
         resp = await self._call(ApiKey.GET_TABLE_SCHEMA, req)
@@ -559,7 +312,7 @@ class FlussAdmin:
         """Partitions by id. A non-partitioned table raises TableNotPartitionedError (37)."""
         p = as_path(path)
         resp = await self._call(
-            ApiKey.LIST_PARTITION_INFOS, pb.ListPartitionInfosRequest(table_path=_pb_path(p))
+            ApiKey.LIST_PARTITION_INFOS, pb.ListPartitionInfosRequest(table_path=pb_path(p))
         )
         return partitions_from_response(resp)
 
@@ -583,7 +336,7 @@ class FlussAdmin:
         # server takes 0.1-0.45 s (measured with 300 tables), so big lookups go there.
         target = COORDINATOR if len(wanted) > 1 else None
         results = await self.batch(
-            [(target, ApiKey.GET_METADATA, metadata_request(chunk)) for chunk in chunks]
+            [CallItem(target, ApiKey.GET_METADATA, metadata_request(chunk)) for chunk in chunks]
         )
         # No coordinator (crashed, failing over): any tablet server can answer. A server's
         # verdict on the tables themselves (e.g. one was dropped) is not worth a second ask.
@@ -594,7 +347,7 @@ class FlussAdmin:
         ]
         if target is COORDINATOR and failed:
             again = await self.batch(
-                [(None, ApiKey.GET_METADATA, metadata_request(chunks[i])) for i in failed]
+                [CallItem(None, ApiKey.GET_METADATA, metadata_request(chunks[i])) for i in failed]
             )
             for i, result in zip(failed, again, strict=True):
                 results[i] = result
@@ -607,49 +360,49 @@ class FlussAdmin:
                 else:
                     retry.extend(chunk)
                 continue
-            tables = parse_metadata(result)[2]
+            tables = parse_metadata(result).tables
             for path in chunk:
-                out[path] = tables.get(path) or _missing_table(path)
+                out[path] = tables.get(path) or missing_table(path)
         if retry:
             singles = await self.batch(
-                [(None, ApiKey.GET_METADATA, metadata_request([p])) for p in retry]
+                [CallItem(None, ApiKey.GET_METADATA, metadata_request([p])) for p in retry]
             )
             for path, result in zip(retry, singles, strict=True):
                 if isinstance(result, BaseException):
                     out[path] = as_fluss_error(normalise_table_error(result, path))
                     continue
-                out[path] = parse_metadata(result)[2].get(path) or _missing_table(path)
+                out[path] = parse_metadata(result).tables.get(path) or missing_table(path)
         return {p: out[p] for p in wanted}
 
-    async def _placement(self, path: TablePath, partition: str | int | None) -> _Placement:
+    async def _placement(self, path: TablePath, partition: str | int | None) -> Placement:
         """Table metadata plus the partitions asked for (all when ``partition`` is None)."""
         if partition is None:
             resp = await self._table_metadata_call(path, metadata_request([path]))
-            table = parse_metadata(resp)[2].get(path)
+            table = parse_metadata(resp).tables.get(path)
             if table is None:
-                raise _missing_table(path)
-            if not _is_partitioned(table):
-                return _Placement(table, (), False)
+                raise missing_table(path)
+            if not is_partitioned(table):
+                return Placement(table, (), False)
             parts = await self.list_partitions(path)
             if not parts:
-                return _Placement(table, (), True)
+                return Placement(table, (), True)
             req = metadata_request([path], partition_ids=[p.partition_id for p in parts])
         elif isinstance(partition, str):
             req = metadata_request([path], partition_names=[(path, partition)])
         else:
             req = metadata_request([path], partition_ids=[int(partition)])
         resp = await self._table_metadata_call(path, req)
-        _, _, tables, partitions = parse_metadata(resp)
-        table = tables.get(path)
+        reply = parse_metadata(resp)
+        table = reply.tables.get(path)
         if table is None:
-            raise _missing_table(path)
+            raise missing_table(path)
         chosen = tuple(
             sorted(
-                (p for p in partitions.values() if p.table_id == table.table_id),
+                (p for p in reply.partitions.values() if p.table_id == table.table_id),
                 key=lambda p: p.partition_id,
             )
         )
-        return _Placement(table, chosen, True)
+        return Placement(table, chosen, True)
 
     async def _table_metadata_call(self, path: TablePath, req: pb.MetadataRequest) -> Any:
         try:
@@ -671,9 +424,9 @@ class FlussAdmin:
         placement = await self._placement(as_path(path), partition)
         if not placement.partitioned:
             t = placement.table
-            return tuple(_bucket_info(t.table_id, None, None, b) for b in t.buckets)
+            return tuple(bucket_info(t.table_id, None, None, b) for b in t.buckets)
         return tuple(
-            _bucket_info(p.table_id, p.partition_id, p.partition_name, b)
+            bucket_info(p.table_id, p.partition_id, p.partition_name, b)
             for p in placement.partitions
             for b in p.buckets
         )
@@ -682,124 +435,16 @@ class FlussAdmin:
 
     async def leader_calls(
         self,
-        kind: _LeaderKind,
+        kind: LeaderKind,
         refs: Sequence[BucketRef],
         variants: Sequence[Any] = (None,),
-    ) -> dict[tuple[int, tuple[int, int | None, int]], _Outcome]:
+    ) -> Outcomes:
         """Ask each bucket's leader, grouped per leader, once per variant, concurrently.
 
         Returns ``(variant index, (table_id, partition_id, bucket_id)) -> outcome``.
         Stale-metadata failures are retried once after a metadata refresh.
         """
-        jobs = [(i, ref) for i in range(len(variants)) for ref in refs]
-        outcomes, retry = await self._leader_round(kind, jobs, variants)
-        if retry:
-            leaders = await self._fresh_leaders([ref for _, ref in retry])
-            again = [
-                (i, replace(ref, leader_id=leaders[ref.key]))
-                for i, ref in retry
-                if ref.key in leaders
-            ]
-            if again:
-                second, _ = await self._leader_round(kind, again, variants)
-                outcomes.update(second)
-        return outcomes
-
-    async def _leader_round(
-        self,
-        kind: _LeaderKind,
-        jobs: Sequence[tuple[int, BucketRef]],
-        variants: Sequence[Any],
-    ) -> tuple[
-        dict[tuple[int, tuple[int, int | None, int]], _Outcome],
-        list[tuple[int, BucketRef]],
-    ]:
-        outcomes: dict[tuple[int, tuple[int, int | None, int]], _Outcome] = {}
-        retry: list[tuple[int, BucketRef]] = []
-        groups: dict[tuple[int, int, Hashable], list[BucketRef]] = defaultdict(list)
-        for i, ref in jobs:
-            if ref.leader_id is None:
-                err = LeaderNotAvailableError(
-                    f"bucket {ref.bucket_id} of {ref.path} has no leader in the metadata",
-                    api=kind.api.name,
-                )
-                outcomes[(i, ref.key)] = _Outcome(None, None, err)
-                retry.append((i, ref))
-                continue
-            groups[(i, ref.leader_id, kind.group(ref))].append(ref)
-        order = list(groups)
-        results = await self.batch(
-            [(g[1], kind.api, kind.build(groups[g], variants[g[0]])) for g in order]
-        )
-        labels: dict[int, str] = {}
-        for g, result in zip(order, results, strict=True):
-            i, leader, _ = g
-            refs = groups[g]
-            if isinstance(result, BaseException):
-                failure = as_fluss_error(result)
-                for ref in refs:
-                    outcomes[(i, ref.key)] = _Outcome(leader, None, failure)
-                    if _needs_refresh(failure):
-                        retry.append((i, ref))
-                continue
-            server = labels.get(leader)
-            if server is None:
-                server = labels[leader] = self._server_label(leader)
-            try:
-                answers = kind.parse(result, refs, server)
-            except FlussError as exc:
-                answers = {ref.key: (None, exc) for ref in refs}
-            for ref in refs:
-                key = ref.key
-                answer = answers.get(key)
-                if answer is None:
-                    answer = (
-                        None,
-                        NoBucketAnswerError(
-                            f"{kind.api.name} reply from {server} did not mention bucket "
-                            f"{ref.bucket_id} of {ref.path}"
-                        ),
-                    )
-                outcomes[(i, key)] = _Outcome(leader, *answer)
-                if answer[1] is not None and _needs_refresh(answer[1]):
-                    retry.append((i, ref))
-        return outcomes, retry
-
-    async def _fresh_leaders(
-        self, refs: Sequence[BucketRef]
-    ) -> dict[tuple[int, int | None, int], int | None]:
-        """Current leaders of ``refs``: one GetMetadata per table, all at once.
-
-        Buckets whose table (or partition) could not be refreshed are left out.
-        """
-        per_table: dict[TablePath, set[int]] = defaultdict(set)
-        for ref in refs:
-            ids = per_table[ref.path]
-            if ref.partition_id is not None:
-                ids.add(ref.partition_id)
-        paths = list(per_table)
-        results = await self.batch(
-            [
-                (
-                    None,
-                    ApiKey.GET_METADATA,
-                    metadata_request([p], partition_ids=sorted(per_table[p])),
-                )
-                for p in paths
-            ]
-        )
-        leaders: dict[tuple[int, int | None, int], int | None] = {}
-        for result in results:
-            if isinstance(result, BaseException):
-                continue
-            _, _, tables, partitions = parse_metadata(result)
-            for t in tables.values():
-                for b in t.buckets:
-                    leaders[(t.table_id, None, b.bucket_id)] = b.leader_id
-            for p in partitions.values():
-                for b in p.buckets:
-                    leaders[(p.table_id, p.partition_id, b.bucket_id)] = b.leader_id
-        return leaders
+        return await leader_calls(self, kind, refs, variants)
 
     async def list_offsets(
         self,
@@ -816,28 +461,28 @@ class FlussAdmin:
         """
         p = as_path(path)
         placement = await self._placement(p, partition)
-        refs = _select(placement, buckets)
-        outcomes = await self.leader_calls(_LIST_OFFSETS, refs, [spec])
+        refs = select_buckets(placement, buckets)
+        outcomes = await self.leader_calls(LIST_OFFSETS_KIND, refs, [spec])
         return OffsetsResult(
             table_path=p,
             table_id=placement.table.table_id,
             spec=spec,
-            buckets=tuple(_bucket_offset(ref, outcomes.get((0, ref.key))) for ref in refs),
+            buckets=tuple(bucket_offset(ref, outcomes.get((0, ref.key))) for ref in refs),
         )
 
     async def table_stats(self, path: PathLike, partition: str | int | None = None) -> TableStats:
         """Row counts per bucket via GetTableStats (one request per leader, concurrently).
 
         A leader that does not advertise GET_TABLE_STATS gets nothing sent; its buckets
-        carry :class:`~fluss_proto.errors.UnsupportedByServer`.
+        carry :class:`~fluss_proto.errors.UnsupportedByServerError`.
         """
         p = as_path(path)
         placement = await self._placement(p, partition)
-        refs = _select(placement, None)
-        outcomes = await self.leader_calls(_TABLE_STATS, refs)
+        refs = select_buckets(placement, None)
+        outcomes = await self.leader_calls(TABLE_STATS_KIND, refs)
         stats = []
         for ref in refs:
-            o = outcomes.get((0, ref.key)) or _Outcome(ref.leader_id, None, None)
+            o = outcomes.get((0, ref.key)) or LeaderOutcome(ref.leader_id, None, None)
             stats.append(
                 BucketStats(
                     ref.table_id, ref.partition_id, ref.bucket_id, o.leader_id, o.value, o.error
@@ -856,7 +501,7 @@ class FlussAdmin:
         ``partition`` (a name, or an id resolved through ListPartitionInfos).
         """
         p = as_path(path)
-        req = pb.GetLatestKvSnapshotsRequest(table_path=_pb_path(p))
+        req = pb.GetLatestKvSnapshotsRequest(table_path=pb_path(p))
         if isinstance(partition, int):
             names = {x.partition_id: x.name for x in await self.list_partitions(p)}
             if partition not in names:
@@ -867,9 +512,9 @@ class FlussAdmin:
         resp = await self._call(ApiKey.GET_LATEST_KV_SNAPSHOTS, req)
         return KvSnapshots(
             table_id=resp.table_id,
-            partition_id=_opt(resp, "partition_id"),
+            partition_id=opt(resp, "partition_id"),
             buckets=tuple(
-                KvSnapshot(s.bucket_id, _opt(s, "snapshot_id"), _opt(s, "log_offset"))
+                KvSnapshot(s.bucket_id, opt(s, "snapshot_id"), opt(s, "log_offset"))
                 for s in sorted(resp.latest_snapshots, key=lambda s: s.bucket_id)
             ),
         )
@@ -882,7 +527,7 @@ class FlussAdmin:
         No snapshot (53) or no lake storage (40) gives ``exists=False`` with the reason.
         """
         p = as_path(path)
-        req = pb.GetLakeSnapshotRequest(table_path=_pb_path(p))
+        req = pb.GetLakeSnapshotRequest(table_path=pb_path(p))
         if snapshot_id is not None:
             req.snapshot_id = snapshot_id
         if readable:
@@ -898,10 +543,10 @@ class FlussAdmin:
             snapshot_id=resp.snapshotId,
             buckets=tuple(
                 LakeBucket(
-                    _opt(b, "partition_id"),
-                    _opt(b, "partition_name"),
+                    opt(b, "partition_id"),
+                    opt(b, "partition_name"),
                     b.bucket_id,
-                    _opt(b, "log_offset"),
+                    opt(b, "log_offset"),
                 )
                 for b in resp.bucket_snapshots
             ),
@@ -914,8 +559,7 @@ class FlussAdmin:
             ApiKey.DESCRIBE_CLUSTER_CONFIGS, pb.DescribeClusterConfigsRequest(), coordinator=True
         )
         return tuple(
-            ConfigEntry(c.config_key, _opt(c, "config_value"), c.config_source)
-            for c in resp.configs
+            ConfigEntry(c.config_key, opt(c, "config_value"), c.config_source) for c in resp.configs
         )
 
     async def list_acls(self, filter: AclFilter | None = None) -> AclListing:
@@ -965,19 +609,19 @@ class FlussAdmin:
             resp = await self._call(ApiKey.LIST_REBALANCE_PROGRESS, req, coordinator=True)
         except NoRebalanceInProgressError:
             return RebalanceProgress(None, None)
-        status = _opt(resp, "rebalance_status")
+        status = opt(resp, "rebalance_status")
         return RebalanceProgress(
-            rebalance_id=_opt(resp, "rebalance_id"),
+            rebalance_id=opt(resp, "rebalance_id"),
             status=enum_or_int(RebalanceStatus, status) if status is not None else None,
             tables=tuple(
                 TableRebalance(
                     t.table_id,
                     tuple(
                         BucketRebalance(
-                            partition_id=_opt(b.rebalance_plan, "partition_id"),
+                            partition_id=opt(b.rebalance_plan, "partition_id"),
                             bucket_id=b.rebalance_plan.bucket_id,
-                            original_leader=_opt(b.rebalance_plan, "original_leader"),
-                            new_leader=_opt(b.rebalance_plan, "new_leader"),
+                            original_leader=opt(b.rebalance_plan, "original_leader"),
+                            new_leader=opt(b.rebalance_plan, "new_leader"),
                             original_replicas=tuple(b.rebalance_plan.original_replicas),
                             new_replicas=tuple(b.rebalance_plan.new_replicas),
                             status=enum_or_int(RebalanceStatus, b.rebalance_status),
@@ -992,7 +636,7 @@ class FlussAdmin:
     async def cluster_health(self) -> ClusterHealth:
         """GetClusterHealth (Fluss 1.0 only), asked of the coordinator.
 
-        A 0.9 coordinator does not offer it: :class:`~fluss_proto.errors.UnsupportedByServer`
+        A 0.9 coordinator does not offer it: :class:`~fluss_proto.errors.UnsupportedByServerError`
         is raised and nothing is sent.
         """
         resp = await self._call(
@@ -1030,7 +674,7 @@ class FlussAdmin:
         resp = await self._call(ApiKey.LIST_KV_SNAPSHOTS, req, coordinator=True)
         return ActiveKvSnapshots(
             table_id=resp.table_id,
-            partition_id=_opt(resp, "partition_id"),
+            partition_id=opt(resp, "partition_id"),
             snapshots=tuple(
                 sorted(
                     # the server always sets snapshot_id here (it is optional in the message)
@@ -1060,7 +704,7 @@ class FlussAdmin:
         manifests = (
             RemoteLogManifest(
                 table_id=m.table_bucket.table_id,
-                partition_id=_opt(m.table_bucket, "partition_id"),
+                partition_id=opt(m.table_bucket, "partition_id"),
                 bucket_id=m.table_bucket.bucket_id,
                 manifest_path=m.remote_log_manifest_path,
                 remote_log_end_offset=m.remote_log_end_offset,
@@ -1096,113 +740,5 @@ class FlussAdmin:
 
     # ------------------------------------------------------------------ end of 1.0 listings
 
-
-# =========================================================================== helpers
-
-
-def api_versions_request() -> pb.ApiVersionsRequest:
-    return pb.ApiVersionsRequest(
-        client_software_name=CLIENT_SOFTWARE_NAME,
-        client_software_version=CLIENT_SOFTWARE_VERSION,
-    )
-
-
-def server_info(role: str, node: ServerNode, result: Any) -> ServerInfo:
-    """A ServerInfo from metadata plus an ApiVersions reply (or the exception instead)."""
-    base: dict[str, Any] = {
-        "node_id": node.node_id,
-        "role": role,
-        "host": node.host,
-        "port": node.port,
-        "rack": node.rack,
-    }
-    if isinstance(result, BaseException):
-        return ServerInfo(**base, error=as_fluss_error(result))
-    if result is None:
-        return ServerInfo(**base)
-    return ServerInfo(
-        **base,
-        server_type=_opt(result, "server_type"),
-        api_versions=tuple(
-            sorted(
-                (
-                    ApiVersionRange(v.api_key, v.min_version, v.max_version)
-                    for v in result.api_versions
-                ),
-                key=lambda v: v.api_key,
-            )
-        ),
-    )
-
-
-def partitions_from_response(resp: pb.ListPartitionInfosResponse) -> tuple[PartitionInfo, ...]:
-    out = []
-    for info in resp.partitions_info:
-        spec = [(kv.key, kv.value) for kv in info.partition_spec.partition_key_values]
-        out.append(
-            PartitionInfo(
-                partition_id=info.partition_id,
-                name=partition_name_of(spec),
-                spec=FrozenDict(dict(spec)),
-                remote_data_dir=_opt(info, "remote_data_dir"),
-            )
-        )
-    return tuple(sorted(out, key=lambda p: p.partition_id))
-
-
-def _missing_table(path: TablePath) -> ServerError:
-    return TableNotExistError(
-        f"Table '{path}' is not in the metadata reply", api=ApiKey.GET_METADATA.name
-    )
-
-
-def _bucket_info(
-    table_id: int, pid: int | None, pname: str | None, b: BucketMetadata
-) -> BucketInfo:
-    return BucketInfo(
-        table_id=table_id,
-        partition_id=pid,
-        partition_name=pname,
-        bucket_id=b.bucket_id,
-        leader_id=b.leader_id,
-        replica_ids=b.replica_ids,
-        leader_epoch=b.leader_epoch,
-    )
-
-
-def _select(placement: _Placement, buckets: Iterable[int] | None) -> list[BucketRef]:
-    refs = placement.refs()
-    if buckets is None:
-        return refs
-    wanted = list(dict.fromkeys(int(b) for b in buckets))
-    known = {(r.partition_id, r.bucket_id): r for r in refs}
-    out: list[BucketRef] = []
-    parts: list[tuple[int | None, str | None]] = (
-        [(p.partition_id, p.partition_name) for p in placement.partitions]
-        if placement.partitioned
-        else [(None, None)]
-    )
-    for pid, pname in parts:
-        for b in wanted:
-            ref = known.get((pid, b))
-            if ref is None:  # not in the metadata: asked with no leader -> typed error
-                ref = BucketRef(placement.table.path, placement.table.table_id, pid, pname, b, None)
-            out.append(ref)
-    return out
-
-
-def _bucket_offset(ref: BucketRef, outcome: _Outcome | None) -> BucketOffset:
-    if outcome is None:  # pragma: no cover - every job gets an outcome
-        outcome = _Outcome(ref.leader_id, None, UnknownTableOrBucketError("no outcome"))
-    return BucketOffset(
-        table_id=ref.table_id,
-        partition_id=ref.partition_id,
-        bucket_id=ref.bucket_id,
-        leader_id=outcome.leader_id,
-        offset=outcome.value,
-        error=outcome.error,
-    )
-
-
-LIST_OFFSETS_KIND: _LeaderKind = _LIST_OFFSETS
-TABLE_STATS_KIND: _LeaderKind = _TABLE_STATS
+    # Older name, used by gather.
+    _server_label = server_label

@@ -24,8 +24,9 @@ import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
+from fluss_proto.cluster import format_address
 from fluss_proto.errors import (
     ConnectionClosedError,
     FlussError,
@@ -45,7 +46,7 @@ from fluss_proto.frame import (
     parse_error_response,
 )
 
-__all__ = ["Connection", "ErrorFromCode", "default_error_from_code"]
+__all__ = ["Connection", "ErrorFromCode", "WireRequest", "default_error_from_code"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,16 @@ _CLOSE_WAIT_SECONDS = 1.0
 _STREAM_LIMIT = 1 << 20  # asyncio StreamReader buffer high-water mark
 _READ_CHUNK = 1 << 18  # most bytes taken from the StreamReader per read
 _warned_error_codes = False
+
+
+class WireRequest(NamedTuple):
+    """One request of :meth:`Connection.request_many` (a tuple: gather builds thousands)."""
+
+    api_key: int
+    api_version: int
+    body: bytes
+    #: Names the API in error texts; ``api_key=N`` when None.
+    api_name: str | None = None
 
 
 class ErrorFromCode(Protocol):
@@ -87,10 +98,6 @@ def default_error_from_code(
     return from_code(code, message, api=api, server=server)
 
 
-def _format_address(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
 class Connection:
     """A pipelined request/response connection to one Fluss server.
 
@@ -112,7 +119,7 @@ class Connection:
         """Wrap an already-open stream pair (used by :meth:`open`; needs a running loop)."""
         self.host = host
         self.port = port
-        self.address = _format_address(host, port)
+        self.address = format_address(host, port)
         self.label = label or self.address
         self.request_timeout = request_timeout
         self.max_frame_bytes = max_frame_bytes
@@ -145,7 +152,7 @@ class Connection:
         error_from_code: ErrorFromCode | None = None,
     ) -> Connection:
         """Open a TCP connection; failures become ``UnreachableError`` naming host:port."""
-        address = _format_address(host, port)
+        address = format_address(host, port)
         try:
             async with asyncio.timeout(connect_timeout):
                 reader, writer = await asyncio.open_connection(host, port, limit=_STREAM_LIMIT)
@@ -277,11 +284,12 @@ class Connection:
 
     async def request_many(
         self,
-        items: Sequence[tuple[int, int, bytes, str | None]],
+        items: Sequence[WireRequest],
         *,
         timeout: float | None = None,
     ) -> list[bytes | FlussError]:
-        """Send ``(api_key, api_version, body, api_name)`` requests in one write; wait for all.
+        """Send :class:`WireRequest` items (or plain ``(api_key, api_version, body,
+        api_name)`` tuples) in one write; wait for all.
 
         The batch form of :meth:`request`: one write and one drain for all the frames, and no
         task per request. Each result is that request's SUCCESS body or its typed error (an

@@ -6,9 +6,41 @@ Two families:
   ``error_codes`` (unknown codes become ``UnknownServerCodeError``, never a crash).
 
 Every error message is built from fields we control; secrets are never part of them.
+
+This module is the one home of fluss_proto's own error classes (the per-code server errors
+are generated in ``error_codes``; the record decoders' errors, which carry batch positions,
+live in ``records.errors``). Every class name ends in ``Error``; the older names
+(``ConnectionFailure``, ``UnsupportedByServer``, ``NoMessagesForApi``,
+``ReadOnlyViolation``) stay as aliases.
 """
 
 from __future__ import annotations
+
+__all__ = [
+    "AuthenticationError",
+    "ConnectionClosedError",
+    "ConnectionFailedError",
+    "ConnectionFailure",
+    "CoordinatorUnknownError",
+    "DecodeError",
+    "FlussError",
+    "FrameTooLargeError",
+    "NoBucketAnswerError",
+    "NoMessagesForApi",
+    "NoMessagesForApiError",
+    "PreviewArgumentError",
+    "ProtocolError",
+    "ReadOnlyViolation",
+    "ReadOnlyViolationError",
+    "RequestTimeoutError",
+    "SchemaMismatchError",
+    "ServerError",
+    "TableJsonError",
+    "UnknownNodeError",
+    "UnreachableError",
+    "UnsupportedByServer",
+    "UnsupportedByServerError",
+]
 
 
 class FlussError(Exception):
@@ -29,17 +61,17 @@ class DecodeError(ProtocolError):
     """A message body, record batch or row could not be decoded."""
 
 
-class ConnectionFailure(FlussError):
+class ConnectionFailedError(FlussError):
     """The connection failed or was closed; pending requests fail with this."""
 
     retriable = True
 
 
-class ConnectionClosedError(ConnectionFailure):
+class ConnectionClosedError(ConnectionFailedError):
     """The connection was closed (by us, by the peer, or after a fatal error)."""
 
 
-class UnreachableError(ConnectionFailure):
+class UnreachableError(ConnectionFailedError):
     """No connection could be opened to any of the given servers."""
 
 
@@ -57,7 +89,7 @@ class RequestTimeoutError(FlussError):
     retriable = True
 
 
-class UnsupportedByServer(FlussError):
+class UnsupportedByServerError(FlussError):
     """The server does not advertise the API (or version) the caller asked for."""
 
     def __init__(self, api: str, server: str, detail: str = "") -> None:
@@ -71,11 +103,11 @@ class AuthenticationError(FlussError):
     """SASL authentication failed; the message carries the server's reason, never a password."""
 
 
-class NoMessagesForApi(FlussError, LookupError):
+class NoMessagesForApiError(FlussError, LookupError):
     """fluss_proto has no message definitions for this API (it is not in the .proto)."""
 
 
-class ReadOnlyViolation(FlussError):
+class ReadOnlyViolationError(FlussError):
     """A mutating API was requested on a client created without write capability."""
 
 
@@ -110,3 +142,39 @@ class ServerError(FlussError):
         if where:
             text += f" [{where}]"
         super().__init__(text)
+
+
+class PreviewArgumentError(FlussError, ValueError):
+    """The request does not fit the table (e.g. a partition for a non-partitioned table)."""
+
+
+class NoBucketAnswerError(FlussError):
+    """The leader's reply did not mention a bucket that was asked for."""
+
+
+class SchemaMismatchError(DecodeError):
+    """A column kept its id across schemas but changed type (Fluss refuses that too)."""
+
+
+class TableJsonError(DecodeError):
+    """A table, schema, type or database JSON document is malformed.
+
+    ``path`` says where (``schema.columns[3].data_type``; ``<root>`` for the document itself),
+    ``reason`` what is wrong, ``column`` the name of the top-level column involved, if any.
+    """
+
+    def __init__(self, path: str, reason: str, *, column: str | None = None) -> None:
+        self.path = path or "<root>"
+        self.reason = reason
+        self.column = column
+        text = f"{self.path}: {reason}"
+        if column is not None:
+            text += f" (column {column!r})"
+        super().__init__(text)
+
+
+# Older names (before every class ended in "Error"); kept so existing imports work.
+ConnectionFailure = ConnectionFailedError
+UnsupportedByServer = UnsupportedByServerError
+NoMessagesForApi = NoMessagesForApiError
+ReadOnlyViolation = ReadOnlyViolationError

@@ -22,12 +22,13 @@ from google.protobuf.message import Message
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
-from fluss_proto.errors import DecodeError, NoMessagesForApi
+from fluss_proto.errors import DecodeError, NoMessagesForApi, NoMessagesForApiError
 
 __all__ = [
     "MESSAGES",
     "ApiMessages",
     "NoMessagesForApi",
+    "NoMessagesForApiError",
     "decode_message",
     "decode_request",
     "decode_response",
@@ -137,12 +138,12 @@ MESSAGES: Mapping[ApiKey, ApiMessages] = _build()
 
 
 def messages_for(api: ApiKey | int) -> ApiMessages:
-    """The message pair of ``api``; :class:`NoMessagesForApi` when the .proto lacks it."""
+    """The message pair of ``api``; :class:`NoMessagesForApiError` when the .proto lacks it."""
     key = _as_key(api)
     try:
         return MESSAGES[key]
     except KeyError:
-        raise NoMessagesForApi(
+        raise NoMessagesForApiError(
             f"{key.name} has no message definitions in fluss_proto (not in fluss_rpc.proto)"
         ) from None
 
@@ -240,7 +241,7 @@ def _as_key(api: ApiKey | int) -> ApiKey:
     try:
         return ApiKey(api)
     except ValueError:
-        raise NoMessagesForApi(f"unknown API key {api!r}") from None
+        raise NoMessagesForApiError(f"unknown API key {api!r}") from None
 
 
 _KEYS: dict[int, ApiKey] = {int(k): k for k in ApiKey}

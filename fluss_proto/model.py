@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Literal, TypeVar
 
 from fluss_proto.api_keys import API_INFO, ApiKey, api_key_or_none
-from fluss_proto.client import TablePath
+from fluss_proto.cluster import TablePath
 from fluss_proto.errors import FlussError
 from fluss_proto.types import FrozenDict, Schema, TableInfo
 

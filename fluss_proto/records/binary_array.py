@@ -51,7 +51,10 @@ __all__ = ["compile_array_reader", "compile_map_reader", "fixed_part_size"]
 
 ArrayReader = Callable[[bytes, int, int], list[Any]]
 MapReader = Callable[[bytes, int, int], list[tuple[Any, Any]]]
-RowFormat = str  # "compacted" | "indexed"
+#: Compiles the values reader of a nested ROW: ``compile_compacted_row`` or
+#: ``compile_indexed_row``. Passed in by the row module (a nested ROW has the format of the
+#: row around it), so this module imports neither row module.
+RowCompiler = Callable[[DataType, Mode], Callable[[bytes, int, int], list[Any]]]
 
 _HIGH_BIT = 1 << 63
 _INT32 = struct.Struct("<i")
@@ -130,7 +133,7 @@ def _region(slot: int, start: int, end: int, what: str) -> tuple[int, int]:
     return a, b
 
 
-def compile_array_reader(elem: DataType, fmt: RowFormat, mode: Mode) -> ArrayReader:
+def compile_array_reader(elem: DataType, compile_row: RowCompiler, mode: Mode) -> ArrayReader:
     """A function ``(buf, start, end) -> list`` decoding a BinaryArray of ``elem``."""
     root = elem.root
     prim = _PRIMITIVE.get(root)
@@ -178,21 +181,21 @@ def compile_array_reader(elem: DataType, fmt: RowFormat, mode: Mode) -> ArrayRea
         return _slot_reader(decimal_element)
     if root == "ARRAY":
         assert elem.element is not None
-        inner = compile_array_reader(elem.element, fmt, mode)
+        inner = compile_array_reader(elem.element, compile_row, mode)
         return _slot_reader(_nested(inner, "ARRAY"))
     if root == "MAP":
-        inner_map = compile_map_reader(elem, fmt, mode)
+        inner_map = compile_map_reader(elem, compile_row, mode)
         return _slot_reader(_nested(inner_map, "MAP"))
     if root == "ROW":
-        return _slot_reader(_nested(_row_reader(elem, fmt, mode), "ROW"))
+        return _slot_reader(_nested(_row_reader(elem, compile_row, mode), "ROW"))
     raise TypeError(f"unsupported array element type {elem}")  # pragma: no cover
 
 
-def compile_map_reader(map_type: DataType, fmt: RowFormat, mode: Mode) -> MapReader:
+def compile_map_reader(map_type: DataType, compile_row: RowCompiler, mode: Mode) -> MapReader:
     """A function ``(buf, start, end) -> [(key, value), ...]`` decoding a BinaryMap."""
     assert map_type.key is not None and map_type.value is not None
-    keys_reader = compile_array_reader(map_type.key, fmt, mode)
-    values_reader = compile_array_reader(map_type.value, fmt, mode)
+    keys_reader = compile_array_reader(map_type.key, compile_row, mode)
+    values_reader = compile_array_reader(map_type.value, compile_row, mode)
 
     def read_map(buf: bytes, start: int, end: int) -> list[tuple[Any, Any]]:
         if end - start < 4:
@@ -212,12 +215,9 @@ def compile_map_reader(map_type: DataType, fmt: RowFormat, mode: Mode) -> MapRea
     return read_map
 
 
-def _row_reader(row: DataType, fmt: RowFormat, mode: Mode) -> Callable[[bytes, int, int], Any]:
-    # Imported here: the row modules import this one.
-    if fmt == "indexed":
-        from fluss_proto.records.indexed_row import compile_indexed_row as compile_row
-    else:
-        from fluss_proto.records.compacted_row import compile_compacted_row as compile_row
+def _row_reader(
+    row: DataType, compile_row: RowCompiler, mode: Mode
+) -> Callable[[bytes, int, int], Any]:
     read_values = compile_row(row, mode)
     names = row.field_names
 

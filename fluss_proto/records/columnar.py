@@ -51,7 +51,7 @@ import numpy as np
 import pyarrow as pa
 
 from fluss_proto.records._values import MALFORMED
-from fluss_proto.records.compacted_row import compile_compacted_payload
+from fluss_proto.records.compacted_fields import compile_compacted_payload
 from fluss_proto.records.errors import RecordDecodeError
 from fluss_proto.records.rowtype import DataType, is_compact_decimal, is_compact_timestamp
 

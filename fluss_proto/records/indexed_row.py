@@ -199,10 +199,10 @@ def compile_indexed_field(dt: DataType, mode: Mode) -> FieldReader:
         return read_ts
     if root == "ARRAY":
         assert dt.element is not None
-        read_array = compile_array_reader(dt.element, "indexed", mode)
+        read_array = compile_array_reader(dt.element, compile_indexed_row, mode)
         return lambda buf, pos, length: read_array(buf, pos, pos + length)
     if root == "MAP":
-        read_map = compile_map_reader(dt, "indexed", mode)
+        read_map = compile_map_reader(dt, compile_indexed_row, mode)
         return lambda buf, pos, length: read_map(buf, pos, pos + length)
     if root == "ROW":
         read_values = compile_indexed_row(dt, mode)

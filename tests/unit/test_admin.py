@@ -53,8 +53,8 @@ from fluss_proto.model import (
     RebalanceStatus,
     ResourceType,
 )
-from tests.unit.test_client import FakeCluster, FakeServer, Frame
-from tests.unit.test_client import connect as connect_fake
+from tests._testutil import FakeCluster, FakeServer, Frame, default_apis
+from tests._testutil import connect as connect_fake
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -818,8 +818,6 @@ async def test_cluster_health_through_the_real_client_and_a_standby_coordinator(
     async with FakeCluster(tablets=2, fluss_1_0=True) as fc:
         standby = fc.coordinator
         standby.standby = True
-        from tests.unit.test_client import default_apis
-
         active = fc.add(
             FakeServer(
                 1,

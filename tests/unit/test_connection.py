@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
-import logging
 import socket
 import struct
 import sys
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 import pytest
 
@@ -26,139 +21,16 @@ from fluss_proto.errors import (
     UnreachableError,
 )
 from fluss_proto.frame import MAX_REQUEST_ID
+from tests._testutil import (
+    Peer,
+    PeerHandler,
+    PeerServer,
+    echo_of,
+    hang,
+    no_asyncio_complaints,  # noqa: F401  (autouse fixture)
+)
 
 pytestmark = pytest.mark.timeout(10)
-
-
-# --------------------------------------------------------------------------- fake server
-
-
-def varint(value: int) -> bytes:
-    if value < 0:
-        value += 1 << 64
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def error_body(code: int, message: str | None = None) -> bytes:
-    out = b"\x08" + varint(code)
-    if message is not None:
-        raw = message.encode()
-        out += b"\x12" + varint(len(raw)) + raw
-    return out
-
-
-@dataclass
-class Req:
-    api_key: int
-    version: int
-    request_id: int
-    body: bytes
-
-
-class Peer:
-    """The server side of one accepted connection."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-
-    async def read_request(self) -> Req:
-        (length,) = struct.unpack(">i", await self.reader.readexactly(4))
-        payload = await self.reader.readexactly(length)
-        api_key, version, request_id = struct.unpack_from(">hhi", payload)
-        return Req(api_key, version, request_id, payload[8:])
-
-    def raw(self, data: bytes) -> None:
-        self.writer.write(data)
-
-    def frame(self, payload: bytes) -> None:
-        self.writer.write(struct.pack(">i", len(payload)) + payload)
-
-    def success(self, request_id: int, body: bytes) -> None:
-        self.frame(b"\x00" + struct.pack(">i", request_id) + body)
-
-    def error(self, request_id: int, code: int, message: str | None = None) -> None:
-        self.frame(b"\x01" + struct.pack(">i", request_id) + error_body(code, message))
-
-    def failure(self, code: int, message: str | None = None) -> None:
-        self.frame(b"\x02" + error_body(code, message))
-
-    async def echo_forever(self) -> None:
-        while True:
-            req = await self.read_request()
-            self.success(req.request_id, echo_of(req))
-
-
-def echo_of(req: Req) -> bytes:
-    return struct.pack(">hhi", req.api_key, req.version, req.request_id) + req.body
-
-
-Handler = Callable[[Peer], Awaitable[None]]
-
-
-class FakeServer:
-    def __init__(self, handler: Handler) -> None:
-        self.handler = handler
-        self.port = 0
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    async def __aenter__(self) -> FakeServer:
-        self._server = await asyncio.start_server(self._on_client, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        try:
-            await self.handler(Peer(reader, writer))
-            await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        except asyncio.CancelledError:
-            # Finish normally: Python 3.11's start_server callback calls task.exception() on
-            # the handler task, which raises (and gets logged) when the task was cancelled.
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-            self._tasks.discard(task)
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._server.wait_closed()
-
-    async def connect(self, **kwargs: object) -> Connection:
-        kwargs.setdefault("connect_timeout", 2.0)
-        kwargs.setdefault("request_timeout", 2.0)
-        return await Connection.open("127.0.0.1", self.port, **kwargs)  # type: ignore[arg-type]
-
-
-async def hang(_: Peer) -> None:
-    await asyncio.Event().wait()
-
-
-@pytest.fixture(autouse=True)
-def no_asyncio_complaints(caplog):
-    """No 'Task was destroyed', 'exception was never retrieved' or similar loop errors."""
-    caplog.set_level(logging.DEBUG)
-    yield
-    gc.collect()
-    records = caplog.get_records("setup") + caplog.get_records("call") + caplog.records
-    bad = [r for r in records if r.name == "asyncio" and r.levelno >= logging.WARNING]
-    assert not bad, [r.getMessage() for r in bad]
 
 
 # --------------------------------------------------------------------------- basics
@@ -168,7 +40,7 @@ async def test_round_trip_sends_exact_header_and_body():
     async def handler(peer: Peer) -> None:
         await peer.echo_forever()
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         assert not conn.closed
         assert await conn.request(1012, 3, b"abc") == struct.pack(">hhi", 1012, 3, 0) + b"abc"
         assert await conn.request(1000, 0, b"") == struct.pack(">hhi", 1000, 0, 1)
@@ -185,7 +57,7 @@ async def test_request_ids_count_up_from_zero_and_wrap():
             seen.append(req.request_id)
             peer.success(req.request_id, b"")
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         for _ in range(3):
             await conn.request(1000, 0, b"")
         conn._next_id = MAX_REQUEST_ID - 1
@@ -195,7 +67,7 @@ async def test_request_ids_count_up_from_zero_and_wrap():
 
 
 async def test_id_allocation_skips_ids_in_use():
-    async with FakeServer(hang) as server, await server.connect() as conn:
+    async with PeerServer(hang) as server, await server.connect() as conn:
         loop = asyncio.get_running_loop()
         conn._pending[0] = loop.create_future()
         conn._abandoned[1] = None
@@ -214,7 +86,7 @@ async def test_pipelined_requests_answered_in_reverse_order():
         await peer.writer.drain()
         await hang(peer)
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         results = await asyncio.gather(
             *(conn.request(1012, 0, str(i).encode()) for i in range(count))
         )
@@ -233,7 +105,7 @@ async def test_out_of_order_pair():
         peer.success(first.request_id, b"first")
         await hang(peer)
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         slow = asyncio.create_task(conn.request(1015, 0, b"fetch"))
         await asyncio.sleep(0.01)
         fast = await conn.request(1012, 0, b"meta")
@@ -259,7 +131,7 @@ async def test_error_response_raises_server_error_and_keeps_connection():
         calls.append((code, message, api, server))
         return ServerError(message, api=api, server=server, code=code)
 
-    async with FakeServer(handler) as server, await server.connect(error_from_code=hook) as conn:
+    async with PeerServer(handler) as server, await server.connect(error_from_code=hook) as conn:
         with pytest.raises(ServerError) as info:
             await conn.request(1012, 0, b"", api_name="GetMetadata")
         assert info.value.code == 12
@@ -281,7 +153,7 @@ async def test_error_response_with_default_hook():
         peer.error(req.request_id, 15, "no such table")
         await hang(peer)
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         with pytest.raises(ServerError) as info:
             await conn.request(1007, 0, b"", api_name="GetTableInfo")
         assert info.value.code == 15
@@ -296,7 +168,7 @@ async def test_garbage_error_body_fails_only_that_request():
         peer.frame(b"\x01" + struct.pack(">i", req.request_id) + b"\x08")
         await peer.echo_forever()
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         with pytest.raises(DecodeError):
             await conn.request(1012, 0, b"")
         assert not conn.closed
@@ -310,7 +182,7 @@ async def test_server_failure_fails_everything_and_closes():
         peer.failure(-1, "frame too long")
         await hang(peer)
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         results = await asyncio.gather(
             *(conn.request(1012, 0, b"") for _ in range(3)), return_exceptions=True
         )
@@ -331,7 +203,7 @@ async def test_server_failure_with_garbage_body():
         peer.frame(b"\x02\xff")
         await hang(peer)
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         with pytest.raises(DecodeError):
             await conn.request(1012, 0, b"")
         assert conn.closed
@@ -340,8 +212,8 @@ async def test_server_failure_with_garbage_body():
 # --------------------------------------------------------------------------- broken streams
 
 
-async def _expect_fatal(handler: Handler, error: type[Exception], match: str, **kw) -> None:
-    async with FakeServer(handler) as server, await server.connect(**kw) as conn:
+async def _expect_fatal(handler: PeerHandler, error: type[Exception], match: str, **kw) -> None:
+    async with PeerServer(handler) as server, await server.connect(**kw) as conn:
         results = await asyncio.gather(
             conn.request(1012, 0, b"a"), conn.request(1012, 0, b"b"), return_exceptions=True
         )
@@ -427,7 +299,7 @@ async def test_logs_never_contain_bodies(caplog):
         peer.success(req.request_id + 1, b"hunter2-response")
         await hang(peer)
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         with pytest.raises(ProtocolError):
             await conn.request(1038, 0, b"\x00user\x00hunter2")
     assert "hunter2" not in caplog.text
@@ -437,7 +309,7 @@ async def test_logs_never_contain_bodies(caplog):
 
 
 async def test_request_timeout_when_never_answered():
-    async with FakeServer(hang) as server, await server.connect() as conn:
+    async with PeerServer(hang) as server, await server.connect() as conn:
         loop = asyncio.get_running_loop()
         start = loop.time()
         with pytest.raises(RequestTimeoutError, match=r"GetMetadata .* timed out after 0.2s"):
@@ -448,7 +320,7 @@ async def test_request_timeout_when_never_answered():
 
 
 async def test_connection_default_request_timeout():
-    async with FakeServer(hang) as server, await server.connect(request_timeout=0.1) as conn:
+    async with PeerServer(hang) as server, await server.connect(request_timeout=0.1) as conn:
         with pytest.raises(RequestTimeoutError, match=r"0\.1s"):
             await conn.request(1012, 0, b"")
 
@@ -461,7 +333,7 @@ async def test_late_response_after_timeout_is_discarded():
         peer.success(second.request_id, b"fresh")
         await peer.echo_forever()
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         with pytest.raises(RequestTimeoutError):
             await conn.request(1015, 0, b"", timeout=0.1)
         assert await conn.request(1012, 0, b"") == b"fresh"
@@ -485,7 +357,7 @@ async def test_close_fails_pending_and_is_idempotent():
             if count == 5:
                 received.set()
 
-    async with FakeServer(handler) as server:
+    async with PeerServer(handler) as server:
         conn = await server.connect()
         tasks = [asyncio.create_task(conn.request(1012, 0, b"")) for _ in range(5)]
         await asyncio.wait_for(received.wait(), 2)
@@ -505,7 +377,7 @@ async def test_async_with_closes():
     async def handler(peer: Peer) -> None:
         await peer.echo_forever()
 
-    async with FakeServer(handler) as server:
+    async with PeerServer(handler) as server:
         async with await server.connect() as conn:
             await conn.request(1000, 0, b"")
         assert conn.closed
@@ -522,7 +394,7 @@ async def test_cancel_after_write_forgets_the_id():
         peer.success(second.request_id, b"second")
         await peer.echo_forever()
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         task = asyncio.create_task(conn.request(1015, 0, b""))
         await asyncio.wait_for(got_first.wait(), 2)
         task.cancel()
@@ -542,7 +414,7 @@ async def test_cancel_before_write_sends_nothing():
             seen.append(req.request_id)
             peer.success(req.request_id, b"")
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         async with conn._write_lock:
             task = asyncio.create_task(conn.request(1012, 0, b""))
             await asyncio.sleep(0.01)
@@ -558,7 +430,7 @@ async def test_cancel_before_write_sends_nothing():
 
 
 async def test_timeout_while_waiting_to_write():
-    async with FakeServer(hang) as server, await server.connect() as conn:
+    async with PeerServer(hang) as server, await server.connect() as conn:
         async with conn._write_lock:
             with pytest.raises(RequestTimeoutError):
                 await conn.request(1012, 0, b"", timeout=0.05)
@@ -575,7 +447,7 @@ async def test_write_failing_part_way_closes_the_connection(monkeypatch):
         got_first.set()
         await hang(peer)
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         pending = asyncio.create_task(conn.request(1012, 0, b""))
         await asyncio.wait_for(got_first.wait(), 2)
 
@@ -615,7 +487,7 @@ async def test_open_timeout_is_unreachable(monkeypatch):
 
 
 async def test_label_appears_in_errors():
-    async with FakeServer(hang) as server, await server.connect(label="coordinator") as conn:
+    async with PeerServer(hang) as server, await server.connect(label="coordinator") as conn:
         with pytest.raises(RequestTimeoutError, match=rf"coordinator \(127.0.0.1:{server.port}\)"):
             await conn.request(1012, 0, b"", timeout=0.05)
 
@@ -654,7 +526,7 @@ async def test_request_many_is_one_write_and_takes_answers_in_any_order():
                 peer.success(req.request_id, echo_of(req))
         await peer.echo_forever()
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         sent: list[bytes] = []
         original = conn._writer.write
         conn._writer.write = lambda data: (sent.append(data), original(data))[1]  # type: ignore[method-assign]
@@ -685,7 +557,7 @@ async def test_request_many_times_out_only_the_unanswered_and_drops_their_late_a
         peer.success(second.request_id, b"late")  # after the timeout: dropped silently
         await peer.echo_forever()
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         results = await conn.request_many([(1, 0, b"", "Q"), (2, 0, b"", "S")], timeout=0.2)
         assert results[0] == b"quick"
         assert isinstance(results[1], RequestTimeoutError) and "S to" in str(results[1])
@@ -702,7 +574,7 @@ async def test_request_many_on_a_connection_lost_mid_batch_fails_the_rest_typed(
         await peer.writer.drain()
         peer.writer.transport.abort()
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         results = await conn.request_many([(1, 0, b"", None), (2, 0, b"", None)])
         assert results[0] == b"one"
         assert isinstance(results[1], ConnectionClosedError)
@@ -722,7 +594,7 @@ async def test_request_many_cancelled_forgets_the_batch_and_keeps_the_connection
             peer.success(req.request_id, b"late")
         await peer.echo_forever()
 
-    async with FakeServer(handler) as server, await server.connect() as conn:
+    async with PeerServer(handler) as server, await server.connect() as conn:
         task = asyncio.create_task(conn.request_many([(1, 0, b"", None)] * 3))
         await got.wait()
         task.cancel()

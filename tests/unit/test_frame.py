@@ -20,6 +20,7 @@ from fluss_proto.frame import (
     encode_request,
     parse_error_response,
 )
+from tests._testutil import error_body
 
 # At least 2,000 examples per fuzz test; more when a bigger profile is loaded (`make fuzz`).
 FUZZ = settings(
@@ -30,31 +31,6 @@ FUZZ = settings(
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def varint(value: int) -> bytes:
-    """Protobuf varint; negative values are sign-extended to 64 bits (10 bytes)."""
-    if value < 0:
-        value += 1 << 64
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def error_body(code: int | None, message: str | bytes | None = None) -> bytes:
-    out = b""
-    if code is not None:
-        out += b"\x08" + varint(code)
-    if message is not None:
-        raw = message.encode() if isinstance(message, str) else message
-        out += b"\x12" + varint(len(raw)) + raw
-    return out
 
 
 def prefixed(payload: bytes) -> bytes:

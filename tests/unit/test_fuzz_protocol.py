@@ -38,6 +38,7 @@ from fluss_proto.api_keys import ApiKey
 from fluss_proto.client import FlussClient
 from fluss_proto.connection import Connection
 from fluss_proto.errors import DecodeError, FlussError, ProtocolError, UnreachableError
+from tests._testutil import varint
 from tests.unit.frame_replay import (
     Raw,
     Received,
@@ -97,16 +98,6 @@ def test_budget_is_enough() -> None:
 
 
 # =========================================================================== helpers
-
-
-def varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
 
 
 def wire_field(number: int, wire_type: int, payload: bytes | int) -> bytes:

@@ -5,7 +5,6 @@ row-at-a-time reference decoder: table-driven per type, real fixtures, random sc
 from __future__ import annotations
 
 import json
-import math
 import struct
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
@@ -17,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from fluss_proto.errors import DecodeError
 from fluss_proto.records import (
     CompactedRowDecoder,
     DataType,
@@ -33,9 +31,9 @@ from fluss_proto.records import (
 )
 from fluss_proto.records.columnar import compile_columnar
 from fluss_proto.records.log_records import iter_raw_records
+from tests._testutil import SCALAR_CASES, assert_same_outcome, assert_same_table, outcome
 from tests.unit import records_encoder as enc
 from tests.unit.records_encoder import Ts
-from tests.unit.test_records_rows import SCALAR_CASES
 
 T = DataType
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -55,75 +53,6 @@ FUZZ = settings(
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def _cell(v: Any) -> Any:
-    if isinstance(v, float) and math.isnan(v):
-        return "NaN"
-    if isinstance(v, list):
-        return [_cell(x) for x in v]
-    if isinstance(v, tuple):
-        return tuple(_cell(x) for x in v)
-    if isinstance(v, dict):
-        return {k: _cell(x) for k, x in v.items()}
-    return v
-
-
-def _storage_type(t: pa.DataType) -> pa.DataType:
-    """``t`` with every temporal type replaced by its integer storage, so that values
-    Python's datetime cannot hold (e.g. a timestamp of -2**63 ms) still compare."""
-    if pa.types.is_timestamp(t) or pa.types.is_time64(t) or pa.types.is_date64(t):
-        return pa.int64()
-    if pa.types.is_time32(t) or pa.types.is_date32(t):
-        return pa.int32()
-    if pa.types.is_map(t):
-        key, item = t.key_field, t.item_field
-        return pa.map_(
-            pa.field(key.name, _storage_type(key.type), key.nullable),
-            pa.field(item.name, _storage_type(item.type), item.nullable),
-        )
-    if pa.types.is_list(t):
-        f = t.value_field
-        return pa.list_(pa.field(f.name, _storage_type(f.type), f.nullable))
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _storage_type(f.type), f.nullable) for f in t])
-    return t
-
-
-def _values(column: pa.ChunkedArray) -> Any:
-    return _cell(column.cast(_storage_type(column.type)).to_pylist())
-
-
-def assert_same_table(got: pa.Table, want: pa.Table) -> None:
-    """Equal schemas and values (NaN equal to NaN, as Table.equals does not do)."""
-    assert got.schema == want.schema
-    assert got.num_rows == want.num_rows
-    for name in want.column_names:
-        a, b = got.column(name), want.column(name)
-        # NaN (also nested in lists, maps, structs) is compared as a value
-        assert a.equals(b) or _values(a) == _values(b), (name, a, b)
-    try:
-        want.validate(full=True)
-    except pa.ArrowInvalid:  # e.g. a TIME outside one day: pyarrow.array takes it as it is
-        got.validate()
-    else:
-        got.validate(full=True)
-
-
-def outcome(fn: Any, *args: Any) -> tuple[Any, ...]:
-    """``("ok", table)`` or ``("error", type, message)``; only DecodeErrors are expected."""
-    try:
-        return ("ok", fn(*args))
-    except DecodeError as exc:
-        return ("error", type(exc), str(exc))
-
-
-def assert_same_outcome(got: tuple[Any, ...], want: tuple[Any, ...]) -> None:
-    assert got[0] == want[0], (got, want)
-    if got[0] == "ok":
-        assert_same_table(got[1], want[1])
-    else:
-        assert got[1:] == want[1:]
 
 
 def batch_of(rt: DataType, rows: list[list[Any]], schema_id: int = 1) -> bytes:

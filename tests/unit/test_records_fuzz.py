@@ -1,4 +1,16 @@
-"""Fuzz every record decoder: on arbitrary or mutated bytes only DecodeError may escape."""
+"""Fuzz every record decoder against a reference, on arbitrary and mutated bytes.
+
+Only DecodeError may escape, and where a second decoder exists the two must agree
+(the same rows, or the same typed error):
+
+- rows: the columnar path against the row-at-a-time reference (``reference_table``), and
+  decoded values written again by the tests' encoder (``records_encoder``) decode the same;
+- log batches: ``read_log_batches``, ``iter_log_batches`` and ``parse_log_batch`` agree,
+  and every parsed batch written again by the tests' encoder gives back its bytes;
+- Arrow: every message fluss_proto decodes, pyarrow's stream reader decodes the same;
+- value batches: row-at-a-time against columnar, and the batch written again gives back
+  its bytes.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +21,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fluss_proto.errors import DecodeError
 from fluss_proto.records import (
     CompactedRowDecoder,
     DataType,
     IndexedRowDecoder,
     Magic1Layout,
+    RowDecodeError,
     decode_arrow_batch,
     decode_arrow_message,
     decode_row_batch,
@@ -32,6 +45,9 @@ from fluss_proto.records import (
     to_arrow_schema,
     value_batch_table,
 )
+from fluss_proto.records.arrow import _fix_empty_compressed_buffers
+from fluss_proto.records.log_batch import LogBatch
+from tests._testutil import _cell, assert_same_outcome, outcome
 from tests.unit import records_encoder as enc
 
 # At least 1,000 examples per fuzz test; more with a bigger profile (`make fuzz`).
@@ -119,9 +135,125 @@ REAL_DECODER = CompactedRowDecoder(
 )
 
 
-def only_decode_errors(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-    with contextlib.suppress(DecodeError):
-        fn(*args, **kwargs)
+def rows_agree(decoder: Any, encode: Callable[[DataType, list[Any]], bytes], data: bytes) -> None:
+    """Columnar and row-at-a-time agree on ``data``; decoded values survive re-encoding."""
+    assert_same_outcome(outcome(decoder.to_table, [data]), outcome(decoder.reference_table, [data]))
+    got = outcome(decoder.decode_values, data)
+    if got[0] == "ok" and not _replaced_text(got[1]):
+        again = encode(decoder.row_type, got[1])
+        assert _cell(decoder.decode_values(again)) == _cell(got[1])
+
+
+def _replaced_text(value: Any) -> bool:
+    """A string decoded with U+FFFD for invalid UTF-8: it no longer has its byte length, so
+    a fixed-length CHAR written again would not fit."""
+    if isinstance(value, str):
+        return "\ufffd" in value
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_replaced_text(v) for v in value)
+    return False
+
+
+def batch_bytes(data: bytes, batch: LogBatch) -> bytes:
+    return bytes(data[batch.position : batch.position + batch.size])
+
+
+def reencodes(data: bytes, batch: LogBatch, check_crc: bool) -> None:
+    """The batch written again from its parsed fields is its own bytes (the CRC field
+    aside when it was not checked)."""
+    raw = batch_bytes(data, batch)
+    if batch.attributes not in (0, 1):  # the encoder writes only the append-only flag
+        return
+    fields: dict[str, Any] = {
+        "magic": batch.magic,
+        "base_offset": batch.base_offset,
+        "record_count": batch.record_count,
+        "last_offset_delta": batch.last_offset_delta,
+        "commit_timestamp": batch.commit_timestamp,
+        "schema_id": batch.schema_id,
+        "append_only": batch.append_only,
+        "writer_id": batch.writer_id,
+        "batch_sequence": batch.batch_sequence,
+        "leader_epoch": batch.leader_epoch,
+        "statistics": bytes(batch.statistics),
+    }
+    crc_at = batch.crc_start - 4
+    candidates = []
+    for layout in ("0.9", "1.0"):
+        with contextlib.suppress(ValueError):  # statistics on a layout without them
+            candidates.append(enc.log_batch(bytes(batch.records), layout=layout, **fields))
+    if check_crc:
+        assert raw in candidates
+    else:
+        masked = raw[:crc_at] + raw[crc_at + 4 :]
+        assert masked in [c[:crc_at] + c[crc_at + 4 :] for c in candidates]
+
+
+def pyarrow_reads(payload: bytes, schema: pa.Schema) -> pa.RecordBatch | None:
+    """The message read by pyarrow's stream reader (the schema message before it), fully
+    validated; None when pyarrow cannot read it. The same Java-compatibility rewrite of
+    empty compressed buffers is applied first (see ``_fix_empty_compressed_buffers``)."""
+    stream = (
+        schema.serialize().to_pybytes()
+        + _fix_empty_compressed_buffers(payload)
+        + b"\xff\xff\xff\xff\x00\x00\x00\x00"
+    )
+    try:
+        batch = pa.ipc.open_stream(pa.py_buffer(stream)).read_next_batch()
+        batch.validate(full=True)
+    except (pa.ArrowException, ValueError, OSError, EOFError, TypeError, IndexError, StopIteration):
+        return None
+    return batch
+
+
+def arrow_agrees(payload: bytes, schema: pa.Schema) -> None:
+    """fluss_proto decodes a message only when pyarrow reads the same batch from it."""
+    ours = outcome(decode_arrow_message, payload, schema)
+    if ours[0] == "ok":
+        reference = pyarrow_reads(payload, schema)
+        assert reference is not None
+        assert ours[1].equals(reference)
+
+
+def arrow_batch_agrees(batch: LogBatch, schema: pa.Schema) -> None:
+    got = outcome(decode_arrow_batch, batch, schema)
+    if got[0] != "ok" or got[1].num_rows == 0:
+        return
+    records = got[1]
+    assert records.num_rows == batch.record_count
+    payload = (
+        bytes(batch.records) if batch.append_only else bytes(batch.records[batch.record_count :])
+    )
+    reference = pyarrow_reads(payload, schema)
+    assert reference is not None and records.data.equals(reference)
+
+
+def value_batch_agrees(data: bytes, decoder: Any) -> None:
+    """Row-at-a-time and columnar decoding of a value batch agree; the batch written again
+    from its records gives back its bytes."""
+    split = outcome(read_value_batch, data)
+    rows = outcome(decode_value_batch, data, decoder)
+    table = outcome(value_batch_table, data, decoder)
+    if split[0] != "ok":
+        assert rows[:2] == table[:2] == split[:2]
+        return
+    batch = split[1]
+    again = enc.value_batch(
+        [(r.schema_id, bytes(r.buffer[r.start : r.end])) for r in batch.records]
+    )
+    # magic, count and records are the input's (its declared length may cover more bytes
+    # than the records take: the reader accepts that)
+    assert again[4:] == bytes(data[4 : len(again)])
+    # the columnar path against the row-at-a-time reference of the same (Arrow) values;
+    # Python values (decode_value_batch) may fail where Arrow's do not (a TIME past one day)
+    reference = outcome(
+        decoder.reference_table, [(r.buffer, r.start, r.end) for r in batch.records]
+    )
+    assert_same_outcome(table, reference)
+    if rows[0] == "ok" and table[0] == "ok":
+        assert table[1].num_rows == len(rows[1])
 
 
 @st.composite
@@ -149,34 +281,32 @@ def mutated(draw: st.DrawFn, base: bytes) -> bytes:
 @FUZZ
 @given(st.binary(max_size=300))
 def test_compacted_row_arbitrary_bytes(data: bytes) -> None:
-    only_decode_errors(COMPACTED.decode, data)
+    rows_agree(COMPACTED, enc.compacted_row, data)
 
 
 @FUZZ
 @given(mutated(VALID_COMPACTED))
 def test_compacted_row_mutated(data: bytes) -> None:
-    only_decode_errors(COMPACTED.decode, data)
-    only_decode_errors(COMPACTED.to_table, [data])
+    rows_agree(COMPACTED, enc.compacted_row, data)
 
 
 @FUZZ
 @given(st.binary(max_size=300))
 def test_indexed_row_arbitrary_bytes(data: bytes) -> None:
-    only_decode_errors(INDEXED.decode, data)
+    rows_agree(INDEXED, enc.indexed_row, data)
 
 
 @FUZZ
 @given(mutated(VALID_INDEXED))
 def test_indexed_row_mutated(data: bytes) -> None:
-    only_decode_errors(INDEXED.decode, data)
-    only_decode_errors(INDEXED.to_table, [data])
+    rows_agree(INDEXED, enc.indexed_row, data)
 
 
 @FUZZ
 @given(st.lists(st.binary(max_size=60), max_size=4))
 def test_columnar_arbitrary_rows(rows: list[bytes]) -> None:
-    only_decode_errors(COMPACTED.to_table, rows)
-    only_decode_errors(INDEXED.to_table, rows)
+    for decoder in (COMPACTED, INDEXED):
+        assert_same_outcome(outcome(decoder.to_table, rows), outcome(decoder.reference_table, rows))
 
 
 # ------------------------------------------------------------------ log batches
@@ -185,49 +315,85 @@ def test_columnar_arbitrary_rows(rows: list[bytes]) -> None:
 @FUZZ
 @given(st.binary(max_size=200), st.booleans(), st.sampled_from(list(Magic1Layout)))
 def test_log_batches_arbitrary_bytes(data: bytes, check_crc: bool, layout: Magic1Layout) -> None:
-    only_decode_errors(read_log_batches, data, check_crc=check_crc, magic1_layout=layout)
-    only_decode_errors(read_log_batches, data, check_crc=check_crc)
-    only_decode_errors(lambda: list(iter_log_batches(data, allow_incomplete_tail=False)))
-    only_decode_errors(parse_log_batch, data, check_crc=check_crc, magic1_layout=layout)
+    whole = outcome(read_log_batches, data, check_crc=check_crc, magic1_layout=layout)
+    lazily = outcome(
+        lambda: list(iter_log_batches(data, check_crc=check_crc, magic1_layout=layout))
+    )
+    strict = outcome(
+        lambda: list(
+            iter_log_batches(
+                data, check_crc=check_crc, magic1_layout=layout, allow_incomplete_tail=False
+            )
+        )
+    )
+    first = outcome(parse_log_batch, data, check_crc=check_crc, magic1_layout=layout)
+    outcome(read_log_batches, data, check_crc=check_crc)  # the layout guessed: errors only
+    assert whole[0] == lazily[0]
+    if whole[0] != "ok":
+        assert whole[1:] == lazily[1:]
+        return
+    batches = whole[1].batches
+    assert batches == lazily[1]
+    if strict[0] == "ok":  # no incomplete tail allowed: the same batches, nothing left over
+        assert strict[1] == batches and whole[1].bytes_remaining == 0
+    if batches:
+        assert first[0] == "ok" and first[1] == batches[0]
+    for batch in batches:
+        reencodes(data, batch, check_crc)
 
 
 @st.composite
-def framed_batches(draw: st.DrawFn) -> bytes:
+def framed_batches(draw: st.DrawFn) -> tuple[bytes, dict[str, Any]]:
     """A well-framed batch (valid CRC) around arbitrary header values and records."""
-    return enc.log_batch(
-        draw(st.binary(max_size=120)),
-        magic=draw(st.sampled_from([0, 1, 2])),
-        layout=draw(st.sampled_from(["0.9", "1.0"])),
-        record_count=draw(st.integers(-2, 6)),
-        append_only=draw(st.booleans()),
-        statistics=b"",
-    )
+    fields = {
+        "records": draw(st.binary(max_size=120)),
+        "magic": draw(st.sampled_from([0, 1, 2])),
+        "layout": draw(st.sampled_from(["0.9", "1.0"])),
+        "record_count": draw(st.integers(-2, 6)),
+        "append_only": draw(st.booleans()),
+    }
+    return enc.log_batch(statistics=b"", **fields), fields
 
 
 @FUZZ
 @given(framed_batches(), st.sampled_from(list(Magic1Layout)))
-def test_records_areas_of_framed_batches(raw: bytes, layout: Magic1Layout) -> None:
-    try:
-        batches = read_log_batches(raw, magic1_layout=layout).batches
-    except DecodeError:
+def test_records_areas_of_framed_batches(
+    case: tuple[bytes, dict[str, Any]], layout: Magic1Layout
+) -> None:
+    raw, fields = case
+    got = outcome(read_log_batches, raw, magic1_layout=layout)
+    same_layout = fields["magic"] != 1 or layout.value == fields["layout"]
+    if same_layout and got[0] == "ok":
+        # read with the layout it was written in: the header comes back as written
+        (batch,) = got[1].batches
+        assert (batch.magic, batch.record_count, batch.append_only) == (
+            fields["magic"],
+            fields["record_count"],
+            fields["append_only"],
+        )
+        assert bytes(batch.records) == fields["records"] and batch.size == len(raw)
+    if got[0] != "ok":
         return
-    for batch in batches:
-        only_decode_errors(decode_arrow_batch, batch, SMALL_SCHEMA)
-        only_decode_errors(decode_row_batch, batch, CompactedRowDecoder(SMALL))
-        only_decode_errors(decode_row_batch, batch, IndexedRowDecoder(SMALL))
-        only_decode_errors(row_batch_table, batch, CompactedRowDecoder(SMALL))
+    for batch in got[1].batches:
+        reencodes(raw, batch, check_crc=True)
+        arrow_batch_agrees(batch, SMALL_SCHEMA)
+        for decoder in (CompactedRowDecoder(SMALL), IndexedRowDecoder(SMALL)):
+            rows = outcome(decode_row_batch, batch, decoder)
+            table = outcome(row_batch_table, batch, decoder, with_metadata=False)
+            assert rows[0] == table[0] or (rows[0] == "ok" and table[1] is RowDecodeError)
+            if rows[0] == "ok" and table[0] == "ok":  # BIGINT and STRING: the same values
+                assert table[1].to_pylist() == [r.row for r in rows[1]]
 
 
 @FUZZ
 @given(mutated(REAL_LOG))
 def test_real_log_blob_mutated(data: bytes) -> None:
-    schema = REAL_LOG_SCHEMA
-    try:
-        batches = read_log_batches(data, check_crc=False).batches
-    except DecodeError:
+    got = outcome(read_log_batches, data, check_crc=False)
+    if got[0] != "ok":
         return
-    for batch in batches:
-        only_decode_errors(decode_arrow_batch, batch, schema)
+    for batch in got[1].batches:
+        reencodes(data, batch, check_crc=False)
+        arrow_batch_agrees(batch, REAL_LOG_SCHEMA)
 
 
 @FUZZ
@@ -242,14 +408,14 @@ def test_real_log_blob_mutated(data: bytes) -> None:
     )
 )
 def test_arrow_message_mutated(data: bytes) -> None:
-    only_decode_errors(decode_arrow_message, data, SMALL_SCHEMA)
+    arrow_agrees(data, SMALL_SCHEMA)
 
 
 @FUZZ
 @given(st.binary(max_size=200))
 def test_arrow_message_arbitrary_bytes(data: bytes) -> None:
-    only_decode_errors(decode_arrow_message, b"\xff\xff\xff\xff" + data, SMALL_SCHEMA)
-    only_decode_errors(decode_arrow_message, data, SMALL_SCHEMA)
+    arrow_agrees(b"\xff\xff\xff\xff" + data, SMALL_SCHEMA)
+    arrow_agrees(data, SMALL_SCHEMA)
 
 
 # ------------------------------------------------------------------ value batches
@@ -258,15 +424,13 @@ def test_arrow_message_arbitrary_bytes(data: bytes) -> None:
 @FUZZ
 @given(st.binary(max_size=200))
 def test_value_batch_arbitrary_bytes(data: bytes) -> None:
-    only_decode_errors(read_value_batch, data)
-    only_decode_errors(decode_value_batch, data, COMPACTED)
-    only_decode_errors(decode_value_batch, data, {1: INDEXED})
-    only_decode_errors(value_batch_table, data, COMPACTED)
-    only_decode_errors(split_value, data)
+    value_batch_agrees(data, COMPACTED)
+    value_batch_agrees(data, INDEXED)
+    outcome(decode_value_batch, data, {1: INDEXED})
+    outcome(split_value, data)
 
 
 @FUZZ
 @given(mutated(REAL_VALUES))
 def test_real_value_batch_mutated(data: bytes) -> None:
-    only_decode_errors(decode_value_batch, data, REAL_DECODER)
-    only_decode_errors(value_batch_table, data, REAL_DECODER)
+    value_batch_agrees(data, REAL_DECODER)

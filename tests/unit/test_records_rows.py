@@ -24,76 +24,13 @@ from fluss_proto.records import (
     row_type,
 )
 from fluss_proto.records._values import read_varint32, read_varint64
+from tests._testutil import SCALAR_CASES
 from tests.unit import records_encoder as enc
 from tests.unit.records_encoder import Ts
 
 T = DataType
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
-
-# (type, values) — every value is written, decoded and compared (None = NULL).
-SCALAR_CASES: list[tuple[DataType, list[Any]]] = [
-    (T("BOOLEAN"), [True, False, None]),
-    (T("TINYINT"), [0, 1, -1, -128, 127, None]),
-    (T("SMALLINT"), [0, -1, -32768, 32767, None]),
-    (T("INTEGER"), [0, 1, 127, 128, -1, I32_MIN, I32_MAX, 300, None]),
-    (T("BIGINT"), [0, 1, -1, I64_MIN, I64_MAX, 2**35, -(2**35), None]),
-    (T("FLOAT"), [0.0, 1.5, -2.25, float("inf"), float("-inf"), 3.4028234663852886e38, None]),
-    (T("DOUBLE"), [0.0, -0.0, 1e-300, -1.7976931348623157e308, 5e-324, float("inf"), None]),
-    (T("STRING"), ["", "a", "1234567", "12345678", "ünïcödé ✓ 😀", "x" * 300, None]),
-    (T("CHAR", length=5), ["", "ab", "abcde", None]),
-    (T("BYTES"), [b"", b"\x00", bytes(range(7)), bytes(range(8)), bytes(range(256)) * 2, None]),
-    (T("BINARY", length=4), [b"abcd", b"\x00\x01\x02\x03", None]),
-    (
-        T("DECIMAL", precision=10, scale=2),
-        [Decimal("0.00"), Decimal("12.34"), Decimal("-99999999.99"), Decimal("-0.01"), None],
-    ),
-    (
-        T("DECIMAL", precision=18, scale=0),
-        [Decimal(10**18 - 1), Decimal(-(10**18) + 1), None],
-    ),
-    (
-        T("DECIMAL", precision=38, scale=10),
-        [
-            Decimal("0E-10"),
-            Decimal("1234567890123456789012345678.0123456789"),
-            Decimal("-9999999999999999999999999999.9999999999"),
-            Decimal("-0.0000000001"),
-            None,
-        ],
-    ),
-    (
-        T("DECIMAL", precision=20, scale=0),
-        [Decimal(-1), Decimal(2**63), Decimal(-(2**64)), Decimal(10**20 - 1)],
-    ),
-    (T("DATE"), [date(1970, 1, 1), date(1969, 12, 31), date(1, 1, 1), date(9999, 12, 31), None]),
-    (T("TIME", precision=3), [time(0), time(23, 59, 59, 999000), time(12, 0, 0, 1000), None]),
-    (T("TIME", precision=0), [time(1, 2, 3), None]),
-    (
-        T("TIMESTAMP", precision=3),
-        [
-            datetime(1970, 1, 1),
-            datetime(2024, 2, 29, 12, 0, 0, 123000),
-            datetime(1969, 12, 31, 23, 59, 59, 999000),
-            datetime(1, 1, 1),
-            datetime(9999, 12, 31, 23, 59, 59, 999000),
-            None,
-        ],
-    ),
-    (
-        T("TIMESTAMP", precision=6),
-        [datetime(2024, 1, 1, 0, 0, 0, 1), datetime(1900, 1, 1, 0, 0, 0, 999999), None],
-    ),
-    (
-        T("TIMESTAMP", precision=9),
-        [Ts(0, 999_999), Ts(-1, 1), Ts(-86_400_001, 123_456), Ts(1_704_067_200_123, 456_789)],
-    ),
-    (
-        T("TIMESTAMP_LTZ", precision=3),
-        [datetime(2024, 1, 1, tzinfo=UTC), datetime(1960, 6, 1, 1, 2, 3, tzinfo=UTC), None],
-    ),
-    (T("TIMESTAMP_LTZ", precision=9), [Ts(-5, 999_999), Ts(1, 0), None]),
-]
 
 
 def expected(dt: DataType, value: Any) -> Any:

@@ -1,0 +1,282 @@
+"""The entry point: :func:`preview_table` chooses buckets and a scan mode, runs them under
+one deadline and assembles the rows and the report."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+import pyarrow as pa
+
+from fluss_proto.cluster import (
+    BucketMetadata,
+    PartitionMetadata,
+    TableMetadata,
+    TablePath,
+)
+from fluss_proto.error_codes import PartitionNotExistError
+from fluss_proto.errors import (
+    DecodeError,
+    PreviewArgumentError,
+    RequestTimeoutError,
+)
+from fluss_proto.scan.constants import (
+    BUCKET_COLUMN,
+    CHANGE_TYPE_COLUMN,
+    DEFAULT_FETCH_MAX_BYTES,
+    DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
+    DEFAULT_KV_BATCH_BYTES,
+    MAX_LIMIT,
+    OFFSET_COLUMN,
+    PARTITION_COLUMN,
+)
+from fluss_proto.scan.kv import scan_kv, wait_closers
+from fluss_proto.scan.limit import limit_scan
+from fluss_proto.scan.report import (
+    BucketScan,
+    BucketStatus,
+    Preview,
+    ScanMethod,
+    ScanReport,
+)
+from fluss_proto.scan.run import PreviewRun, ScanClient
+from fluss_proto.scan.runner import BucketState, Deadline, RawValues, fair_quota
+from fluss_proto.scan.tail import tail_buckets
+
+
+def _bucket_states(
+    table: TableMetadata | None,
+    partitions: Sequence[tuple[int, str, PartitionMetadata | None]],
+    method: ScanMethod,
+    keep_last: bool,
+) -> list[BucketState]:
+    def make(pid: int | None, pname: str | None, b: BucketMetadata) -> BucketState:
+        return BucketState(pid, pname, b.bucket_id, b.leader_id, method, keep_last)
+
+    states: list[BucketState] = []
+    if table is not None:
+        states.extend(make(None, None, b) for b in sorted(table.buckets, key=_bucket_id))
+    for pid, name, meta in partitions:
+        if meta is None:
+            continue
+        states.extend(make(pid, name, b) for b in sorted(meta.buckets, key=_bucket_id))
+    return states
+
+
+def _bucket_id(b: BucketMetadata) -> int:
+    return b.bucket_id
+
+
+def _take(run: PreviewRun, st: BucketState, take: int) -> pa.Table:
+    """The ``take`` first (key scans) or last (log reads) rows of a bucket, decoding only
+    the value records that are shown."""
+    chunks = list(reversed(st.chunks)) if st.keep_last else list(st.chunks)
+    picked: list[pa.Table] = []
+    left = take
+    for chunk in chunks:
+        if left <= 0:
+            break
+        n = min(left, chunk.num_rows)
+        start = chunk.num_rows - n if st.keep_last else 0
+        if isinstance(chunk, RawValues):
+            first = chunk.start + start
+            picked.append(run.values_table(chunk.batch, first, first + n))
+        else:
+            picked.append(chunk.slice(start, n))
+        left -= n
+    if st.keep_last:
+        picked.reverse()
+    return picked[0] if len(picked) == 1 else pa.concat_tables(picked)
+
+
+def _assemble(
+    run: PreviewRun, states: Sequence[BucketState], limit: int, partitioned: bool
+) -> tuple[pa.Table, list[int]]:
+    counts = [st.rows for st in states]
+    quota = fair_quota(counts, limit)
+    assert run.target_schema is not None
+    any_log = run.tail or (run.info is not None and not run.info.is_pk_table)
+    pieces: list[pa.Table] = []
+    for i, (st, take) in enumerate(zip(states, quota, strict=True)):
+        if not take:
+            continue
+        try:
+            data = _take(run, st, take)
+        except DecodeError as exc:  # a row that does not decode fails its bucket only
+            st.chunks.clear()
+            st.status, st.error = BucketStatus.FAILED, exc
+            quota[i] = 0
+            continue
+        if partitioned:
+            data = data.append_column(
+                pa.field(PARTITION_COLUMN, pa.string(), False),
+                pa.repeat(pa.scalar(st.partition_name or str(st.partition_id)), take),
+            )
+        data = data.append_column(
+            pa.field(BUCKET_COLUMN, pa.int32(), False),
+            pa.repeat(pa.scalar(st.bucket_id, pa.int32()), take),
+        )
+        pieces.append(data)
+    schema = _output_schema(run.target_schema, log=any_log, partitioned=partitioned)
+    if not pieces:
+        return schema.empty_table(), quota
+    table = pa.concat_tables(pieces)
+    return table.cast(schema) if table.schema != schema else table, quota
+
+
+def _output_schema(target: pa.Schema, *, log: bool, partitioned: bool) -> pa.Schema:
+    schema = target
+    if log:
+        schema = schema.append(pa.field(OFFSET_COLUMN, pa.int64(), False))
+        schema = schema.append(pa.field(CHANGE_TYPE_COLUMN, pa.string(), False))
+    if partitioned:
+        schema = schema.append(pa.field(PARTITION_COLUMN, pa.string(), False))
+    return schema.append(pa.field(BUCKET_COLUMN, pa.int32(), False))
+
+
+async def preview_table(
+    client: ScanClient,
+    path: TablePath | tuple[str, str] | str,
+    *,
+    partition: str | int | None = None,
+    limit: int = 100,
+    tail: bool = False,
+    deadline_s: float = 10.0,
+    max_partitions: int = 8,
+    batch_size_bytes: int = DEFAULT_KV_BATCH_BYTES,
+    fetch_max_bytes: int = DEFAULT_FETCH_MAX_BYTES,
+    fetch_max_bytes_per_bucket: int = DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
+) -> Preview:
+    """Preview up to ``limit`` rows of ``path`` within ``deadline_s`` seconds.
+
+    ``partition``: a partition name (``"2024$eu"``), ``"k=v/k2=v2"``, a partition id, or
+    ``"all"``/None (every partition, the newest ``max_partitions``). ``tail``: read the last
+    rows of each bucket's log through FetchLog (for a primary-key table: its changelog).
+
+    Raises before any bucket is read: ``ValueError`` / :class:`PreviewArgumentError` for
+    arguments that do not fit (bad limit, a partition on a non-partitioned table),
+    :class:`~fluss_proto.error_codes.TableNotExistError`,
+    :class:`~fluss_proto.error_codes.PartitionNotExistError`, connection errors, and
+    :class:`~fluss_proto.errors.RequestTimeoutError` when the table's metadata did not come
+    within the deadline. Per-bucket failures and timeouts are kept in the report.
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise PreviewArgumentError(f"limit must be an integer in 1..{MAX_LIMIT}, got {limit!r}")
+    if not deadline_s > 0:
+        raise PreviewArgumentError(f"deadline_s must be positive, got {deadline_s!r}")
+    if max_partitions < 1:
+        raise PreviewArgumentError(f"max_partitions must be at least 1, got {max_partitions!r}")
+    if batch_size_bytes < 1 or fetch_max_bytes < 1 or fetch_max_bytes_per_bucket < 1:
+        raise PreviewArgumentError("byte budgets must be positive")
+    table_path = TablePath.of(path)
+    started = time.monotonic()
+    deadline = Deadline(deadline_s)
+    run = PreviewRun(
+        client,
+        table_path,
+        limit=limit,
+        tail=tail,
+        deadline=deadline,
+        batch_size_bytes=batch_size_bytes,
+        fetch_max_bytes=fetch_max_bytes,
+        fetch_max_bytes_per_bucket=fetch_max_bytes_per_bucket,
+    )
+    try:
+        try:
+            async with asyncio.timeout(deadline.remaining()):
+                table_md, info = await run.load_table()
+                chosen: list[tuple[int, str]] = []
+                skipped: list[str] = []
+                parts: dict[int, PartitionMetadata] = {}
+                if info.is_partitioned:
+                    chosen, skipped = await run.choose_partitions(info, partition, max_partitions)
+                    run.partition_ids = [pid for pid, _ in chosen]
+                    if chosen:
+                        parts = await run.partition_buckets(run.partition_ids)
+                elif partition is not None and partition != "all":
+                    raise PreviewArgumentError(
+                        f"{table_path} is not partitioned; no partition can be chosen"
+                    )
+        except TimeoutError:
+            raise RequestTimeoutError(
+                f"the metadata of {table_path} did not arrive within {deadline_s}s"
+            ) from None
+        if tail:
+            method, keep_last = ScanMethod.FETCH_LOG_TAIL, True
+        elif info.is_pk_table:
+            method, keep_last = ScanMethod.SCAN_KV, False
+        else:
+            method, keep_last = ScanMethod.LIMIT_SCAN, True
+        states = _bucket_states(
+            None if info.is_partitioned else table_md,
+            [(pid, name, parts.get(pid)) for pid, name in chosen],
+            method,
+            keep_last,
+        )
+        missing = [(pid, name) for pid, name in chosen if pid not in parts]
+        for pid, name in missing:  # dropped between listing and metadata
+            st = BucketState(pid, name, -1, None, method, keep_last)
+            st.finish(BucketStatus.FAILED, PartitionNotExistError(f"partition {name} vanished"))
+            states.append(st)
+        for st in states:
+            run.leaders[st.key] = st.leader_id
+            st.started = time.monotonic()
+        live = [st for st in states if st.status is None]
+        if tail:
+            run.runner.spawn(live, tail_buckets(run, live))
+        else:
+            for st in live:
+                work = scan_kv(run, st) if method is ScanMethod.SCAN_KV else limit_scan(run, st)
+                run.runner.spawn([st], work)
+        await run.runner.run()
+        timed_out = RequestTimeoutError(f"the preview deadline of {deadline_s}s passed")
+        for st in states:
+            if st.status is None:
+                st.finish(BucketStatus.TIMED_OUT, timed_out)
+    finally:
+        await run.runner.cancel_all()
+        await wait_closers(run)
+    table, quota = _assemble(run, states, limit, info.is_partitioned)
+    rows_read = sum(st.rows for st in states)
+    buckets = tuple(
+        BucketScan(
+            partition_id=st.partition_id,
+            partition_name=st.partition_name,
+            bucket_id=st.bucket_id,
+            leader_id=st.leader_id,
+            method=st.method,
+            status=st.status or BucketStatus.TIMED_OUT,
+            rows_read=st.rows,
+            rows_returned=q,
+            error=st.error,
+            detail=st.detail,
+            requests=st.requests,
+            limit_reached=st.limit_reached,
+            reopened=st.reopened,
+            sessions_closed=st.sessions_closed,
+            start_offset=st.start_offset,
+            end_offset=st.end_offset,
+            earliest_offset=st.earliest_offset,
+            elapsed_s=((st.ended or time.monotonic()) - st.started) if st.started else 0.0,
+        )
+        for st, q in zip(states, quota, strict=True)
+    )
+    report = ScanReport(
+        table_path=str(table_path),
+        table_id=info.table_id,
+        primary_key=info.is_pk_table,
+        tail=tail,
+        limit=limit,
+        buckets=buckets,
+        rows_returned=table.num_rows,
+        rows_read=rows_read,
+        limit_cut=rows_read > table.num_rows or any(b.limit_reached for b in buckets),
+        elapsed_s=time.monotonic() - started,
+        deadline_s=deadline_s,
+        partitions=tuple(name for _, name in chosen),
+        partitions_skipped=tuple(skipped),
+        schema_ids=tuple(sorted(run.schema_ids_seen)),
+        schema_id=info.schema_id,
+    )
+    return Preview(table=table, report=report, info=info)

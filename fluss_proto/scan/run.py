@@ -1,0 +1,445 @@
+"""One preview run: table facts, leaders, schema cache and row decoding, shared by the
+scan modes (:mod:`.limit`, :mod:`.kv`, :mod:`.tail`)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+from google.protobuf.message import Message
+
+from fluss_proto._gen import fluss_rpc_pb2 as pb
+from fluss_proto.admin import AdminClient, FlussAdmin
+from fluss_proto.api_keys import ApiKey
+from fluss_proto.catalog import (
+    metadata_request,
+    normalise_table_error,
+    partition_name_of,
+    table_info_from_metadata,
+)
+from fluss_proto.cluster import (
+    PartitionMetadata,
+    ServerApiVersions,
+    TableMetadata,
+    TablePath,
+    parse_metadata,
+)
+from fluss_proto.error_codes import (
+    LeaderNotAvailableError,
+    PartitionNotExistError,
+    TableNotExistError,
+)
+from fluss_proto.errors import FlussError, PreviewArgumentError, SchemaMismatchError
+from fluss_proto.records import (
+    ChangeType,
+    LogBatch,
+    decode_arrow_batch,
+    make_row_decoder,
+    read_log_batches,
+    read_value_batch,
+    row_batch_table,
+    to_arrow_schema,
+)
+from fluss_proto.records._base import RowDecoder
+from fluss_proto.records.errors import CorruptBatchError
+from fluss_proto.records.kv_batch import ValueBatch
+from fluss_proto.records.log_batch import Magic1Layout, magic1_layout_for_api_keys
+from fluss_proto.scan.constants import (
+    CHANGE_TYPE_COLUMN,
+    FLUSS_TYPE_KEY,
+    KV_SESSIONS_PER_LEADER,
+    OFFSET_COLUMN,
+)
+from fluss_proto.scan.runner import BucketState, Deadline, RawValues, Runner
+from fluss_proto.types import DataType, LogFormat, Schema, TableInfo
+
+
+class ScanClient(AdminClient, Protocol):
+    """What the preview needs from a client (:class:`~fluss_proto.client.FlussClient`)."""
+
+    def api_versions_of(
+        self, node: int | None = None, *, coordinator: bool = False
+    ) -> ServerApiVersions | None: ...
+
+
+def _same_type(a: DataType, b: DataType) -> bool:
+    return a.with_nullable(True) == b.with_nullable(True)
+
+
+def _column_mapping(source: Schema, target: Schema) -> list[int | None]:
+    """For each target column, its index in ``source`` (None = absent: reads as NULL)."""
+    by_id = all(c.column_id is not None for c in (*source.columns, *target.columns))
+    index = {(c.column_id if by_id else c.name): i for i, c in enumerate(source.columns)}
+    out: list[int | None] = []
+    for col in target.columns:
+        i = index.get(col.column_id if by_id else col.name)
+        if i is not None and not _same_type(source.columns[i].type, col.type):
+            raise SchemaMismatchError(
+                f"column {col.name!r} is {source.columns[i].type} in an older schema and "
+                f"{col.type} now"
+            )
+        out.append(i)
+    return out
+
+
+class PreviewRun:
+    """One preview run: table facts, schema cache, leaders, workers."""
+
+    def __init__(
+        self,
+        client: ScanClient,
+        path: TablePath,
+        *,
+        limit: int,
+        tail: bool,
+        deadline: Deadline,
+        batch_size_bytes: int,
+        fetch_max_bytes: int,
+        fetch_max_bytes_per_bucket: int,
+    ) -> None:
+        self.client = client
+        self.path = path
+        self.limit = limit
+        self.tail = tail
+        self.deadline = deadline
+        self.batch_size_bytes = batch_size_bytes
+        self.fetch_max_bytes = fetch_max_bytes
+        self.fetch_max_bytes_per_bucket = fetch_max_bytes_per_bucket
+        self.admin = FlussAdmin(client, timeout=deadline.seconds)  # type: ignore[arg-type]
+        self.runner = Runner(deadline)
+        self.closers: set[asyncio.Task[None]] = set()
+        self.info: TableInfo | None = None
+        self.partition_ids: list[int] = []
+        self._schemas: dict[int, Schema] = {}
+        self._schema_fetches: dict[int, asyncio.Task[Schema]] = {}
+        self._mappings: dict[int, list[int | None]] = {}
+        self._arrow_schemas: dict[int, pa.Schema] = {}
+        self._row_decoders: dict[tuple[int, str], RowDecoder] = {}
+        self.schema_ids_seen: set[int] = set()
+        self.target_schema: pa.Schema | None = None
+        self._refresh_lock = asyncio.Lock()
+        self.refresh_generation = 0
+        self.leaders: dict[tuple[int | None, int], int | None] = {}
+        self.kv_slots: dict[int, asyncio.Semaphore] = defaultdict(
+            lambda: asyncio.Semaphore(KV_SESSIONS_PER_LEADER)
+        )
+
+    # ------------------------------------------------------------------ metadata
+
+    async def _table_metadata(self, req: pb.MetadataRequest) -> pb.MetadataResponse:
+        try:
+            resp = await self.client.call(ApiKey.GET_METADATA, req, timeout=self.deadline.timeout())
+        except FlussError as exc:
+            typed = normalise_table_error(exc, self.path)
+            if typed is exc:
+                raise
+            raise typed from exc
+        assert isinstance(resp, pb.MetadataResponse)
+        return resp
+
+    async def load_table(self) -> tuple[TableMetadata, TableInfo]:
+        resp = await self._table_metadata(metadata_request([self.path]))
+        table = parse_metadata(resp).tables.get(self.path)
+        if table is None:
+            raise TableNotExistError(f"Table '{self.path}' does not exist.")
+        info = table_info_from_metadata(table)
+        self.info = info
+        self._schemas[info.schema_id] = info.schema
+        self.target_schema = _with_fluss_types(to_arrow_schema(info.schema), info.schema)
+        return table, info
+
+    async def choose_partitions(
+        self, info: TableInfo, partition: str | int | None, max_partitions: int
+    ) -> tuple[list[tuple[int, str]], list[str]]:
+        """(partition id, name) pairs to scan, and the names left out by max_partitions."""
+        parts = await self.admin.list_partitions(self.path)
+        by_id = sorted(((p.partition_id, p.name) for p in parts), key=lambda p: p[0])
+        if partition is None or partition == "all":
+            chosen = by_id[-max_partitions:] if max_partitions < len(by_id) else by_id
+            skipped = [name for pid, name in by_id if (pid, name) not in chosen]
+            return chosen, skipped
+        if isinstance(partition, int) or (isinstance(partition, str) and partition.isdigit()):
+            pid = int(partition)
+            match = [p for p in by_id if p[0] == pid]
+            if not match and isinstance(partition, str):
+                match = [p for p in by_id if p[1] == partition]
+        else:
+            name = _partition_name(partition, info.partition_keys)
+            match = [p for p in by_id if p[1] == name]
+        if not match:
+            known = ", ".join(name for _, name in by_id[:10]) or "none"
+            raise PartitionNotExistError(
+                f"partition {partition!r} of {self.path} does not exist (partitions: {known}"
+                f"{', ...' if len(by_id) > 10 else ''})"
+            )
+        return match, []
+
+    async def partition_buckets(self, ids: Sequence[int]) -> dict[int, PartitionMetadata]:
+        resp = await self._table_metadata(metadata_request([self.path], partition_ids=ids))
+        return {pid: p for pid, p in parse_metadata(resp).partitions.items() if pid in set(ids)}
+
+    async def refresh_leaders(self, generation: int) -> None:
+        """One GetMetadata for the table (and its scanned partitions), shared by callers."""
+        async with self._refresh_lock:
+            if self.refresh_generation != generation:
+                return  # someone refreshed while we waited
+            try:
+                resp = await self._table_metadata(
+                    metadata_request([self.path], partition_ids=self.partition_ids)
+                )
+            finally:
+                self.refresh_generation += 1
+            reply = parse_metadata(resp)
+            table = reply.tables.get(self.path)
+            if table is not None:
+                for b in table.buckets:
+                    self.leaders[(None, b.bucket_id)] = b.leader_id
+            for p in reply.partitions.values():
+                for b in p.buckets:
+                    self.leaders[(p.partition_id, b.bucket_id)] = b.leader_id
+
+    async def move_leader(self, st: BucketState) -> bool:
+        """Refresh once for this bucket; True when it may be tried again (on a new leader)."""
+        if st.leader_retried:
+            return False
+        st.leader_retried = True
+        await self.refresh_leaders(self.refresh_generation)
+        st.leader_id = self.leaders.get(st.key, st.leader_id)
+        return st.leader_id is not None
+
+    async def leader_of(self, st: BucketState) -> int:
+        if st.leader_id is None and not await self.move_leader(st):
+            raise LeaderNotAvailableError(
+                f"{st.label} of {self.path} has no leader in the metadata"
+            )
+        assert st.leader_id is not None
+        return st.leader_id
+
+    def server(self, node: int) -> str:
+        server = self.client.metadata.tablet_servers.get(node)
+        return server.address if server is not None else f"node {node}"
+
+    def magic1_layout(self, node: int) -> Magic1Layout | None:
+        info = self._versions(node)
+        return magic1_layout_for_api_keys(info.versions) if info is not None else None
+
+    def _versions(self, node: int) -> ServerApiVersions | None:
+        getter = getattr(self.client, "api_versions_of", None)
+        return getter(node) if getter is not None else None
+
+    def offers_scan_kv(self, node: int) -> bool | None:
+        info = self._versions(node)
+        return None if info is None else info.advertises(ApiKey.SCAN_KV)
+
+    # ------------------------------------------------------------------ schemas & decoding
+
+    async def ensure_schemas(self, ids: Iterable[int]) -> None:
+        missing = [i for i in set(ids) if i not in self._schemas]
+        if missing:
+            await asyncio.gather(*(self._schema(i) for i in missing))
+
+    async def _schema(self, schema_id: int) -> Schema:
+        """GetTableSchema(schema_id), once per id however many batches ask at once."""
+        if schema_id in self._schemas:
+            return self._schemas[schema_id]
+        task = self._schema_fetches.get(schema_id)
+        if task is None:
+            task = asyncio.ensure_future(self._fetch_schema(schema_id))
+            self._schema_fetches[schema_id] = task
+        try:
+            schema = await asyncio.shield(task)
+        except BaseException:
+            if task.done():  # a failed fetch may be tried again by a later batch
+                self._schema_fetches.pop(schema_id, None)
+            raise
+        self._schemas[schema_id] = schema
+        return schema
+
+    async def _fetch_schema(self, schema_id: int) -> Schema:
+        return (await self.admin.table_schema(self.path, schema_id)).schema
+
+    def _mapping(self, schema_id: int) -> list[int | None] | None:
+        assert self.info is not None
+        if schema_id == self.info.schema_id:
+            return None
+        if schema_id not in self._mappings:
+            self._mappings[schema_id] = _column_mapping(self._schemas[schema_id], self.info.schema)
+        return self._mappings[schema_id]
+
+    def _arrow_schema(self, schema_id: int) -> pa.Schema:
+        if schema_id not in self._arrow_schemas:
+            self._arrow_schemas[schema_id] = to_arrow_schema(self._schemas[schema_id])
+        return self._arrow_schemas[schema_id]
+
+    def _row_decoder(self, schema_id: int, fmt: str) -> RowDecoder:
+        key = (schema_id, fmt)
+        if key not in self._row_decoders:
+            self._row_decoders[key] = make_row_decoder(self._schemas[schema_id], fmt)
+        return self._row_decoders[key]
+
+    def _to_target(self, data: pa.Table, schema_id: int) -> pa.Table:
+        """A decoded table of ``schema_id`` -> the latest schema (column ids), with metadata."""
+        self.schema_ids_seen.add(schema_id)
+        target = self.target_schema
+        assert target is not None
+        mapping = self._mapping(schema_id)
+        if mapping is None:
+            columns = data.columns
+        else:
+            n = data.num_rows
+            columns = [
+                data.column(i) if i is not None else pa.nulls(n, type=target.field(j).type)
+                for j, i in enumerate(mapping)
+            ]
+        return pa.Table.from_arrays(columns, schema=target)
+
+    async def receive_values(self, records: bytes, st: BucketState) -> None:
+        """A value batch (ScanKv, LimitScan on a PK table): split it into records now (bad
+        framing fails the bucket at once), fetch the schemas it names, and keep the rows
+        undecoded: only the rows the preview shows are decoded (:meth:`values_table`)."""
+        if not records:
+            return
+        batch = read_value_batch(records, bucket=st.label)
+        await self.ensure_schemas(np.unique(batch.schema_ids).tolist())
+        if len(batch):
+            st.add(RawValues(batch, 0, len(batch)))
+
+    def values_table(self, batch: ValueBatch, start: int, stop: int) -> pa.Table:
+        """Decode rows ``start:stop`` of a value batch (schemas already fetched) into the
+        latest schema, through the decoders' columnar path (``decode_table``)."""
+        assert self.info is not None
+        fmt = str(self.info.kv_format)
+        ids = batch.schema_ids[start:stop]
+        # Consecutive runs of one schema id keep the batch's (key) order.
+        cuts = [0, *(np.flatnonzero(ids[1:] != ids[:-1]) + 1).tolist(), len(ids)]
+        pieces: list[pa.Table] = []
+        for a, b in itertools.pairwise(cuts):
+            if a == b:
+                continue
+            schema_id = int(ids[a])
+            decoded = self._row_decoder(schema_id, fmt).decode_table(
+                batch.buffer, batch.starts[start + a : start + b], batch.ends[start + a : start + b]
+            )
+            pieces.append(self._to_target(decoded, schema_id))
+        if not pieces:
+            return self._empty(log=False)
+        return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
+
+    async def decode_log(
+        self,
+        records: bytes,
+        st: BucketState,
+        node: int,
+        *,
+        min_offset: int | None = None,
+        end_offset: int | None = None,
+    ) -> tuple[pa.Table, int | None, int]:
+        """A log blob -> (rows with _offset/_change_type, next offset, bytes left over).
+
+        Rows below ``min_offset`` or at/after ``end_offset`` are dropped. The next offset is
+        that of the last complete batch (None when there was none); an incomplete trailing
+        batch is not an error (its bytes are the third value).
+        """
+        if not records:
+            return self._empty(log=True), None, 0
+        batches = read_log_batches(
+            records, magic1_layout=self.magic1_layout(node), check_crc=True, bucket=st.label
+        )
+        await self.ensure_schemas(b.schema_id for b in batches if b.record_count)
+        pieces = []
+        for b in batches:
+            if b.record_count == 0:
+                continue
+            if min_offset is not None and b.next_offset <= min_offset:
+                continue
+            if end_offset is not None and b.base_offset >= end_offset:
+                continue
+            pieces.append(self._log_batch_table(b, min_offset, end_offset))
+        if not pieces:
+            table = self._empty(log=True)
+        else:
+            table = pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
+        return table, batches.next_offset, batches.bytes_remaining
+
+    def _log_batch_table(
+        self, b: LogBatch, min_offset: int | None, end_offset: int | None
+    ) -> pa.Table:
+        assert self.info is not None
+        if b.looks_like_arrow:
+            rec = decode_arrow_batch(b, self._arrow_schema(b.schema_id))
+            data = pa.Table.from_batches([rec.data])
+            n = data.num_rows
+            if rec.change_types is None:
+                kinds = pa.repeat(pa.scalar(ChangeType.APPEND_ONLY.short_string), n)
+            else:
+                kinds = pa.array([c.short_string for c in rec.change_types], pa.string())
+            offsets = pa.array(range(b.base_offset, b.base_offset + n), pa.int64())
+        else:
+            fmt = self.info.log_format
+            if fmt is LogFormat.ARROW:
+                raise CorruptBatchError(
+                    "a log batch without an Arrow message in an ARROW table",
+                    bucket=b.bucket,
+                    offset=b.base_offset,
+                )
+            full = row_batch_table(b, self._row_decoder(b.schema_id, str(fmt)))
+            offsets = full.column("_offset")
+            kinds = full.column("_change_type")
+            data = full.drop_columns(["_offset", "_change_type", "_timestamp"])
+        table = self._to_target(data, b.schema_id)
+        table = table.append_column(pa.field(OFFSET_COLUMN, pa.int64(), False), offsets)
+        table = table.append_column(pa.field(CHANGE_TYPE_COLUMN, pa.string(), False), kinds)
+        first, last = b.base_offset, b.base_offset + table.num_rows  # [first, last)
+        lo = max(0, (min_offset - first) if min_offset is not None else 0)
+        hi = table.num_rows - max(0, (last - end_offset) if end_offset is not None else 0)
+        if lo > 0 or hi < table.num_rows:
+            table = table.slice(lo, max(0, hi - lo))
+        return table
+
+    def _empty(self, *, log: bool) -> pa.Table:
+        assert self.target_schema is not None
+        schema = self.target_schema
+        if log:
+            schema = schema.append(pa.field(OFFSET_COLUMN, pa.int64(), False))
+            schema = schema.append(pa.field(CHANGE_TYPE_COLUMN, pa.string(), False))
+        return schema.empty_table()
+
+    # ------------------------------------------------------------------ calls
+
+    async def call(self, st: BucketState | None, api: ApiKey, req: Message, node: int) -> Any:
+        if st is not None:
+            st.requests += 1
+        return await self.client.call(api, req, node=node, timeout=self.deadline.timeout())
+
+
+def _partition_name(partition: str | int, keys: Sequence[str]) -> str:
+    """``"a$b"`` stays; ``"k1=a/k2=b"`` (or with commas) becomes ``"a$b"`` in key order."""
+    text = str(partition)
+    if "=" not in text:
+        return text
+    pairs: dict[str, str] = {}
+    for part in text.replace(",", "/").split("/"):
+        if not part:
+            continue
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise PreviewArgumentError(f"bad partition spec {text!r} (want k=v/k2=v2)")
+        pairs[key.strip()] = value.strip()
+    if set(pairs) != set(keys):
+        raise PreviewArgumentError(
+            f"partition spec {text!r} must name exactly the partition keys {list(keys)}"
+        )
+    return partition_name_of((k, pairs[k]) for k in keys)
+
+
+def _with_fluss_types(schema: pa.Schema, fluss: Schema) -> pa.Schema:
+    fields = [
+        f.with_metadata({FLUSS_TYPE_KEY: str(c.type).encode()})
+        for f, c in zip(schema, fluss.columns, strict=True)
+    ]
+    return pa.schema(fields)

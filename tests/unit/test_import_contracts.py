@@ -1,0 +1,81 @@
+"""The import-linter contracts in pyproject.toml fail when a layer is crossed.
+
+`make lint` runs `lint-imports` on the tree as it is (all contracts kept). Here each
+contract is shown to break: a copy of the packages gets one forbidden import, and
+`lint-imports` run on the copy must name that contract as broken.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+pytestmark = [
+    pytest.mark.timeout(120),
+    pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter is not installed"),
+]
+
+
+def _copy_tree(dest: Path) -> None:
+    for package in ("fluss_proto", "store", "konsole"):
+        shutil.copytree(
+            ROOT / package, dest / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy(ROOT / "pyproject.toml", dest / "pyproject.toml")
+
+
+def _lint(cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"], cwd=cwd, capture_output=True, text=True, check=False
+    )
+
+
+def test_the_copied_tree_keeps_every_contract(tmp_path: Path) -> None:
+    _copy_tree(tmp_path)
+    done = _lint(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        ("fluss_proto/_probe.py", "import store", "fluss_proto imports neither store nor konsole"),
+        ("fluss_proto/_probe.py", "import konsole", "fluss_proto imports neither store nor"),
+        ("store/_probe.py", "import textual", "store imports neither textual nor konsole"),
+        ("store/_probe.py", "import konsole.render", "store imports neither textual nor"),
+        (
+            "konsole/localcluster/_probe.py",
+            "from fluss_proto._gen import fluss_rpc_pb2",
+            "konsole.localcluster does not reach into fluss_proto._gen",
+        ),
+        (
+            "fluss_proto/records/binary_array.py",
+            "from fluss_proto.records import compacted_row",
+            "records: row decoders above the nested-value readers",
+        ),
+        (
+            "fluss_proto/records/compacted_fields.py",
+            "from fluss_proto.records import columnar",
+            "records: row decoders above the nested-value readers",
+        ),
+    ],
+)
+def test_a_forbidden_import_breaks_its_contract(
+    tmp_path: Path, module: str, line: str, contract: str
+) -> None:
+    _copy_tree(tmp_path)
+    target = tmp_path / module
+    text = target.read_text() if target.exists() else ""
+    target.write_text(text + f"\n{line}  # noqa\n")
+    done = _lint(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    broken = [ln for ln in done.stdout.splitlines() if " BROKEN" in ln]
+    assert len(broken) == 1 and broken[0].startswith(contract), done.stdout
