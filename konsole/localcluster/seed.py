@@ -42,6 +42,7 @@ __all__ = [
     "SeedError",
     "SeedReport",
     "SeededTable",
+    "demo_descriptor",
     "demo_rows",
     "plan_table",
     "seed_demo",
@@ -396,6 +397,14 @@ def demo_rows(name: str, scale: int = 1) -> list[Row]:
     if spec is None:
         raise KeyError(name)
     return spec.rows(random.Random(f"{_SEED}:{spec.name}"), scale)
+
+
+def demo_descriptor(name: str, replication_factor: int = 1) -> fluss.TableDescriptor:
+    """The pyfluss descriptor seed_demo creates ``name`` ("db.table") with."""
+    spec = next((s for s in _SPECS if s.name == name), None)
+    if spec is None:
+        raise KeyError(name)
+    return _descriptor(spec, replication_factor)
 
 
 # --- server side ----------------------------------------------------------------------------
