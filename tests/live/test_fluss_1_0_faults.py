@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import struct
 import subprocess
@@ -336,6 +337,86 @@ async def close_quietly(conn: fluss.FlussConnection) -> None:
     with contextlib.suppress(TimeoutError, fluss.FlussError):
         await asyncio.wait_for(conn.close(), 5)
     await asyncio.sleep(0.3)
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _child_main(args: list[str]) -> None:
+    """In a child process: write with pyfluss, print what happened as JSON, and leave
+    without closing (a stuck pyfluss writer keeps retrying inside its process; in the test
+    process it would starve later pyfluss connections: 2 cores, 2 runtime threads)."""
+    bootstrap, database, table, mode, count, bound = args
+    n, bound_s = int(count), float(bound)
+
+    async def run() -> dict[str, Any]:
+        conn = await pf.connect(bootstrap)
+        target = await conn.get_table(fluss.TablePath(database, table))
+        handles: list[Any]
+        if mode == "append":
+            appender = target.new_append().create_writer()
+            handles = [appender.append(row) for row in pf.expected_rows(n, start=1000)]
+            writer: Any = appender
+        else:
+            upserter = target.new_upsert().create_writer()
+            wide = "x" * 1000
+            handles = [
+                upserter.upsert({"id": i % 20_000, "name": wide, "amount": None, "ts": None})
+                for i in range(n)
+            ]
+            writer = upserter
+        t0 = time.monotonic()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(bound_s):
+                await writer.flush()
+        outcome: dict[str, Any] = {"flush_s": round(time.monotonic() - t0, 1)}
+        for handle in handles[-300:]:
+            try:
+                await asyncio.wait_for(handle.wait(), 0.02)
+                key = "acknowledged"
+            except TimeoutError:
+                key = "pending"
+            except fluss.FlussError as exc:
+                key = f"error {exc.error_code}"
+            outcome[key] = outcome.get(key, 0) + 1
+        return outcome
+
+    print(json.dumps(asyncio.run(run())), flush=True)
+    os._exit(0)
+
+
+async def write_in_child(
+    cluster: Cluster, path: fluss.TablePath, mode: str, count: int, bound_s: float
+) -> dict[str, Any]:
+    """pyfluss ``mode`` ("append"/"upsert") of ``count`` rows in a child process; what the
+    last (up to) 300 write handles said after a flush bounded by ``bound_s``."""
+    code = (
+        "import sys; from tests.live.test_fluss_1_0_faults import _child_main; "
+        "_child_main(sys.argv[1:])"
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        code,
+        cluster.bootstrap,
+        path.database_name,
+        path.table_name,
+        mode,
+        str(count),
+        str(bound_s),
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), bound_s + 60)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
+    assert proc.returncode == 0 and out.strip(), err.decode()[-2000:]
+    result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return result
 
 
 # ------------------------------------------------------------------ 1. start, as a user would
@@ -689,29 +770,8 @@ async def test_disk_write_lock_seen_from_the_server_side(
     # just never complete (it retries); appends to the other servers' buckets do.
     leaders = await leader_of(client, TablePath(lock_tables.db, "locked_log"))
     cluster.record("locked_log_leaders", leaders)
-    conn = await pf.connect(cluster.bootstrap)
-    outcome: dict[str, int] = {}
-    try:
-        table = await conn.get_table(lock_tables.log)
-        writer = table.new_append().create_writer()
-        handles = [writer.append(row) for row in pf.expected_rows(30, start=1000)]
-        t0 = time.monotonic()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(8):
-                await writer.flush()
-        flush_s = time.monotonic() - t0
-        for handle in handles:
-            try:
-                await asyncio.wait_for(handle.wait(), 0.05)
-                key = "acknowledged"
-            except TimeoutError:
-                key = "pending"
-            except fluss.FlussError as exc:
-                key = f"error {exc.error_code}"
-            outcome[key] = outcome.get(key, 0) + 1
-        cluster.record("pyfluss_append_while_locked", {"flush_s": round(flush_s, 1), **outcome})
-    finally:
-        await close_quietly(conn)
+    outcome = await write_in_child(cluster, lock_tables.log, "append", 30, 8)
+    cluster.record("pyfluss_append_while_locked", outcome)
     if FAULTY in leaders.values():
         assert outcome.get("pending", 0) > 0, outcome
 
@@ -833,31 +893,10 @@ async def test_kv_backpressure_metrics_and_typed_rejection(
         cluster.record("pressed_pk_leaders", leaders)
         assert on_faulty, f"no bucket of the table landed on tablet server {FAULTY}: {leaders}"
 
-        table = await conn.get_table(pk)
-        writer = table.new_upsert().create_writer()
-        wide = "x" * 1000
-        t0 = time.monotonic()
-        # ~6 MB of upserts, queued at once (bounded: pyfluss blocks the thread when its
-        # buffer is full, so the volume stays below that), then one bounded flush.
-        handles = [
-            writer.upsert({"id": i % 20_000, "name": wide, "amount": None, "ts": None})
-            for i in range(6_000)
-        ]
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(10):
-                await writer.flush()
-        flush_s = time.monotonic() - t0
-        outcome: dict[str, int] = {}
-        for handle in handles[-300:]:
-            try:
-                await asyncio.wait_for(handle.wait(), 0.02)
-                key = "acknowledged"
-            except TimeoutError:
-                key = "pending"
-            except fluss.FlussError as exc:
-                key = f"error {exc.error_code}"
-            outcome[key] = outcome.get(key, 0) + 1
-        cluster.record("pyfluss_upserts_under_pressure", {"flush_s": round(flush_s, 1), **outcome})
+        # ~6 MB of upserts queued at once (bounded volume: pyfluss blocks the calling
+        # thread once its buffer is full), then one bounded flush.
+        outcome = await write_in_child(cluster, pk, "upsert", 6_000, 10)
+        cluster.record("pyfluss_upserts_under_pressure", outcome)
 
         v2 = await raw(ts["endpoint"], ApiKey.PUT_KV, 2, header_only_put_kv(table_id, on_faulty[0]))
         v1 = await raw(ts["endpoint"], ApiKey.PUT_KV, 1, header_only_put_kv(table_id, on_faulty[0]))
@@ -905,9 +944,12 @@ async def test_normal_settings_accept_writes_again(
         ts["endpoint"], ApiKey.PRODUCE_LOG, 0, empty_produce_log(lock_tables.log_id)
     )
     assert produce == b"", produce  # the empty ProduceLog is accepted: no lock any more
-    # pyfluss writes again, into tables created after the restart: a pyfluss write into
-    # a bucket whose only replica came back with a restart has hung for good here (fresh
-    # connection, leaders listed; see docs/protocol.md), which is not what is tested.
+    # pyfluss writes again: into the tables it was refused on (in a child process, like
+    # the refused writes) and into tables created after the restart (here).
+    for path, mode in ((lock_tables.log, "append"), (lock_tables.pk, "upsert")):
+        outcome = await write_in_child(cluster, path, mode, 30, 20)
+        cluster.record(f"pyfluss_{mode}_after_normal_restart", outcome)
+        assert outcome.get("acknowledged") == 30, outcome
     conn = await pf.connect(cluster.bootstrap)
     try:
         log = await pf.create_log_table(conn, lock_tables.db, "after_log", buckets=3)
