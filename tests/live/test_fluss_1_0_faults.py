@@ -351,7 +351,10 @@ def _child_main(args: list[str]) -> None:
 
     async def run() -> dict[str, Any]:
         conn = await pf.connect(bootstrap)
-        target = await conn.get_table(fluss.TablePath(database, table))
+        path = fluss.TablePath(database, table)
+        target = await conn.get_table(path)
+        # A pyfluss write into a bucket without a leader never completes: wait first.
+        leaders = await wait_leaders(conn.get_admin(), path, target.get_table_info().num_buckets)
         handles: list[Any]
         if mode == "append":
             appender = target.new_append().create_writer()
@@ -369,7 +372,7 @@ def _child_main(args: list[str]) -> None:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(bound_s):
                 await writer.flush()
-        outcome: dict[str, Any] = {"flush_s": round(time.monotonic() - t0, 1)}
+        outcome: dict[str, Any] = {"leaders": leaders, "flush_s": round(time.monotonic() - t0, 1)}
         for handle in handles[-300:]:
             try:
                 await asyncio.wait_for(handle.wait(), 0.02)
@@ -946,6 +949,13 @@ async def test_normal_settings_accept_writes_again(
     assert produce == b"", produce  # the empty ProduceLog is accepted: no lock any more
     # pyfluss writes again: into the tables it was refused on (in a child process, like
     # the refused writes) and into tables created after the restart (here).
+    for name in ("locked_log", "locked_pk"):
+
+        async def led(name: str = name) -> bool:
+            leaders = await leader_of(client, TablePath(lock_tables.db, name))
+            return all(leader is not None and leader >= 0 for leader in leaders.values())
+
+        assert await until(led, 30, every=0.5) is not None
     for path, mode in ((lock_tables.log, "append"), (lock_tables.pk, "upsert")):
         outcome = await write_in_child(cluster, path, mode, 30, 20)
         cluster.record(f"pyfluss_{mode}_after_normal_restart", outcome)
