@@ -297,16 +297,17 @@ def cluster(fluss_1_0: FlussServer, tmp_path_factory: pytest.TempPathFactory) ->
         str(run_dir),
     )
     lc = LocalCluster(run_dir)
+    facts: dict[str, Any] = {}
     try:
+        # a failed start stops what it started; the finally below checks that too
         assert started.returncode == 0, started.stderr
-        c = Cluster(lc, json.loads(started.stdout), {})
+        c = Cluster(lc, json.loads(started.stdout), facts)
         c.record("cli_start_seconds", round(time.monotonic() - t0, 1))
         yield c
     finally:
         lc.stop(timeout=60)
-        (run_dir / "faults-facts.json").parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(NameError):
-            (run_dir / "faults-facts.json").write_text(json.dumps(c.facts, indent=2, default=str))
+        if run_dir.is_dir():
+            (run_dir / "faults-facts.json").write_text(json.dumps(facts, indent=2, default=str))
         assert our_java_processes(lc.run_dir) == [], "Java processes of the fault cluster remain"
 
 
