@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import random
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -81,6 +82,8 @@ class SeededTable:
     # "complete": existed with all its rows, untouched; "completed": existed with fewer
     # rows, they were written; "recreated": a half-written log table, dropped and rewritten
     action: Action = "created"
+    # Why the first attempt at this table failed, when it took a second one (None: it did not)
+    first_attempt_failed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,8 @@ class SeedReport:
             }[t.action]
             parts = f", partitions {','.join(t.partitions)}" if t.partitions else ""
             records = "?" if t.log_records is None else t.log_records
+            if t.first_attempt_failed:
+                state += f"; retried after: {t.first_attempt_failed}"
             lines.append(
                 f"  {t.name:<40} {t.kind:<3} buckets={t.buckets}{parts}"
                 f"  log records={records}  ({state})"
@@ -700,15 +705,19 @@ async def seed_demo(
             )
         # Sequential on purpose: a few thousand rows take well under a second each.
         for spec in _SPECS:
+            first_failure: str | None = None
             for attempt in range(1, _ATTEMPTS + 1):
                 try:
-                    tables.append(
-                        await _seed_table(conn, spec, replication_factor, scale, recreate)
-                    )
+                    table = await _seed_table(conn, spec, replication_factor, scale, recreate)
+                    tables.append(dataclasses.replace(table, first_attempt_failed=first_failure))
                     break
                 except SeedError as exc:
                     if attempt == _ATTEMPTS:
-                        raise
+                        raise SeedError(
+                            spec.name,
+                            f"{exc.reason} (the first attempt failed too: {first_failure})",
+                        ) from exc.__cause__
+                    first_failure = exc.reason
                     # Start over on a fresh connection: the table is measured again, so a
                     # write that half landed is completed, not duplicated.
                     await _close(conn)

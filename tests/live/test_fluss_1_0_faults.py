@@ -459,7 +459,7 @@ def seed_lines(out: str) -> dict[str, str]:
     """table -> its state text in the report of `konsole cluster seed`."""
     found = {}
     for line in out.splitlines():
-        match = re.match(r"\s+(\S+)\s.*\((.*)\)$", line)
+        match = re.match(r"\s+(\S+)\s.*?  \((.*)\)$", line)
         if match:
             found[match.group(1)] = match.group(2)
     return found
@@ -472,11 +472,12 @@ async def test_seed_completes_and_a_rerun_completes_a_half_done_seed(cluster: Cl
     assert first.returncode == 0, first.stderr
     states = seed_lines(first.stdout)
     assert set(states) == set(DEMO_TABLES)
-    assert all(s.startswith("created") for s in states.values()), first.stdout
-    for name in DEMO_TABLES:
-        assert f"log records={len(demo_rows(name))} " in next(
-            line for line in first.stdout.splitlines() if f" {name} " in f" {line} "
-        ), first.stdout
+    # A table whose first attempt failed (seen once: a pyfluss write that never finished)
+    # is completed by the second one, and the report says so.
+    retried = {n: st for n, st in states.items() if "retried after:" in st}
+    cluster.record("seed_tables_retried", retried)
+    assert all(s.startswith("created") for n, s in states.items() if n not in retried), states
+    assert_seeded(first.stdout)
 
     # What the issue saw after a seed died: a PK table created with no rows, the last
     # table absent; plus a log table holding part of its rows.
@@ -504,19 +505,25 @@ async def test_seed_completes_and_a_rerun_completes_a_half_done_seed(cluster: Cl
     again = await asyncio.to_thread(konsole, "cluster", "seed", "--run-dir", cluster.run_dir)
     assert again.returncode == 0, again.stderr
     states = seed_lines(again.stdout)
-    assert states[PREVIEW_TABLE] == "existed incomplete, 40 rows written", again.stdout
-    assert states["go_sensor_demo.sensor_readings"] == "created, 1200 rows", again.stdout
+    assert states[PREVIEW_TABLE].startswith("existed incomplete, 40 rows written"), again.stdout
+    assert states["go_sensor_demo.sensor_readings"].startswith("created, 1200 rows"), again.stdout
     assert states["demo.order_events"].startswith("half-written log table recreated"), again.stdout
     assert states["demo.customer_profile"] == "existed complete, untouched"
+    assert_seeded(again.stdout)
 
     third = await asyncio.to_thread(konsole, "cluster", "seed", "--run-dir", cluster.run_dir)
     assert third.returncode == 0, third.stderr
     assert set(seed_lines(third.stdout).values()) == {"existed complete, untouched"}
     assert "0 rows written" in third.stdout.splitlines()[0]
-    for line in third.stdout.splitlines()[1:]:
+    assert_seeded(third.stdout)
+
+
+def assert_seeded(report: str) -> None:
+    """Every demo table holds its rows: log tables exactly, PK tables (changelog records)
+    at least one per row."""
+    for line in report.splitlines()[1:]:
         name = line.split()[0]
         records = int(re.search(r"log records=(\d+)", line).group(1))  # type: ignore[union-attr]
-        # the log tables hold exactly their rows; the PK tables at least one change each
         assert records >= len(demo_rows(name)), line
         if " log " in line:
             assert records == len(demo_rows(name)), line

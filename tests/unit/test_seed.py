@@ -195,6 +195,9 @@ async def test_a_stuck_write_is_retried_on_a_fresh_connection(fake: FakeCluster)
     assert table.action == "recreated"  # the 3 rows that landed are not duplicated
     assert fake.records[table.name] == expected(table.name)
     assert fake.connections == 2
+    assert table.first_attempt_failed == "writing 1200 rows did not finish within 0.2 s"
+    assert "retried after: writing 1200 rows did not finish within 0.2 s" in str(report)
+    assert all(t.first_attempt_failed is None for t in report.tables if t is not table)
 
 
 async def test_a_table_that_keeps_failing_is_named_with_its_cause(fake: FakeCluster) -> None:
@@ -218,6 +221,7 @@ async def test_a_table_that_keeps_failing_is_named_with_its_cause(fake: FakeClus
     text = str(err)
     assert name in text and "writing 40 rows did not finish within 0.2 s" in text
     assert "4 of 6 tables were seeded before it" in text
+    assert "the first attempt failed too: writing 40 rows" in text
     assert isinstance(err.__cause__, TimeoutError)
 
 
