@@ -975,7 +975,7 @@ async def test_normal_settings_accept_writes_again(
         await close_quietly(conn)
 
     # And into the tables it was refused on (in a child process, like the refused writes).
-    # Not asserted: in 3 of 5 runs the bucket on this server kept pyfluss's appends pending
+    # Not asserted: in 2 of 5 runs the bucket on this server kept pyfluss's appends pending
     # (fresh process, leaders listed), while the others took them; what the server saw of
     # those appends is recorded next to the outcome.
     for name in ("locked_log", "locked_pk"):
