@@ -11,12 +11,8 @@ from typing import Any
 import click
 
 from konsole import __version__
-from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, ClusterError, LocalCluster
-from konsole.localcluster.cluster import ClusterAlreadyRunning
-from konsole.localcluster.distribution import DistributionError
-from konsole.localcluster.jars import JarFetchError
-from konsole.localcluster.java import JavaError
-from konsole.localcluster.versions import UnknownVersionError
+from konsole.errors import ClusterAlreadyRunningError, ClusterError, ExitCode, KonsoleError
+from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, LocalCluster
 from konsole.preview_cmd import preview
 
 RUN_DIR_OPTION = click.option(
@@ -34,10 +30,20 @@ FLUSS_HOME_OPTION = click.option(
     help="Run the servers from this unpacked Fluss distribution (lib/, plugins/) instead of "
     "jars fetched with Maven; the version is read from it.",
 )
-START_ERRORS = (ClusterError, JavaError, JarFetchError, UnknownVersionError, DistributionError)
 
 
-@click.group()
+class KonsoleGroup(click.Group):
+    """Catches konsole's own failures once, for every command: one line, its exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KonsoleError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(int(exc.exit_code))
+
+
+@click.group(cls=KonsoleGroup)
 @click.version_option(__version__, prog_name="konsole")
 def main() -> None:
     """konsole: an operations and monitoring console for Apache Fluss."""
@@ -48,7 +54,7 @@ def cluster() -> None:
     """Run a real local Fluss cluster on 127.0.0.1 from the published jars."""
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = ExitCode.FAILED) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
 
@@ -130,12 +136,10 @@ def cluster_start(
             settings=settings,
             ready_timeout=timeout,
         )
-    except ClusterAlreadyRunning as exc:
+    except ClusterAlreadyRunningError as exc:
         click.echo(f"error: {exc}", err=True)
         _print_description(lc.describe(), as_json)
-        sys.exit(1)
-    except START_ERRORS as exc:
-        _fail(str(exc))
+        sys.exit(ExitCode.FAILED)
     _print_description(desc, as_json)
 
 
@@ -150,10 +154,7 @@ def cluster_start(
 def cluster_stop(timeout: float, run_dir: Path | None) -> None:
     """Stop every server of the local cluster (tablet servers first)."""
     lc = LocalCluster(run_dir)
-    try:
-        stopped = lc.stop(timeout=timeout)
-    except ClusterError as exc:
-        _fail(str(exc))
+    stopped = lc.stop(timeout=timeout)
     if not stopped:
         click.echo(f"nothing is running in {lc.run_dir}")
     else:
@@ -166,15 +167,12 @@ def cluster_stop(timeout: float, run_dir: Path | None) -> None:
 def cluster_status(as_json: bool, run_dir: Path | None) -> None:
     """Describe the local cluster; exit 0 when running, 3 when not."""
     lc = LocalCluster(run_dir)
-    try:
-        desc = lc.status()
-    except ClusterError as exc:
-        _fail(str(exc))
+    desc = lc.status()
     if desc is None:
         click.echo(f"no cluster in {lc.run_dir}")
-        sys.exit(3)
+        sys.exit(ExitCode.UNKNOWN)
     _print_description(desc, as_json)
-    sys.exit(0 if desc["running"] else 3)
+    sys.exit(ExitCode.OK if desc["running"] else ExitCode.UNKNOWN)
 
 
 def _server_command(name: str, help_text: str):  # type: ignore[no-untyped-def]
@@ -194,19 +192,16 @@ def _server_command(name: str, help_text: str):  # type: ignore[no-untyped-def]
     @RUN_DIR_OPTION
     def command(role: str, server_id: int, settings: tuple[str, ...], run_dir: Path | None) -> None:
         lc = LocalCluster(run_dir)
-        try:
-            if settings and name != "start-server":
-                raise ClusterError("--set is for start-server")
-            if name == "kill":
-                lc.kill(role, server_id)
-            elif name == "stop-server":
-                lc.stop_server(role, server_id)
-            else:
-                info = lc.start_server(role, server_id, settings=settings)
-                click.echo(f"{info.role} {info.id} running, pid {info.pid}")
-                return
-        except ClusterError as exc:
-            _fail(str(exc))
+        if settings and name != "start-server":
+            raise ClusterError("--set is for start-server")
+        if name == "kill":
+            lc.kill(role, server_id)
+        elif name == "stop-server":
+            lc.stop_server(role, server_id)
+        else:
+            info = lc.start_server(role, server_id, settings=settings)
+            click.echo(f"{info.role} {info.id} running, pid {info.pid}")
+            return
         click.echo(f"{role} {server_id}: {'killed' if name == 'kill' else 'stopped'}")
 
     return command
@@ -223,11 +218,7 @@ def cluster_fetch(version: str) -> None:
     """Download the Fluss server jars for VERSION into the cache (no-op when cached)."""
     from konsole.localcluster.jars import ensure_jars
 
-    try:
-        lib = ensure_jars(version)
-    except (JarFetchError, UnknownVersionError) as exc:
-        _fail(str(exc))
-    click.echo(str(lib))
+    click.echo(str(ensure_jars(version)))
 
 
 @cluster.command("seed")
@@ -273,11 +264,7 @@ def demo(
     from konsole.localcluster.seed import seed_demo_sync
 
     lc = LocalCluster(run_dir or default_run_dir().with_name("demo-cluster"))
-    try:
-        desc = lc.start(version, fluss_home=fluss_home, tablet_servers=tablet_servers)
-    except START_ERRORS as exc:
-        _fail(str(exc))
-        return
+    desc = lc.start(version, fluss_home=fluss_home, tablet_servers=tablet_servers)
     try:
         click.echo(
             str(

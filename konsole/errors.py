@@ -1,7 +1,8 @@
 """konsole's own failures and its exit codes.
 
 :class:`KonsoleError` is the base of every failure konsole raises on purpose (local cluster
-runner, jar fetch, Java, unknown version, configuration), so a command can catch them once.
+runner, jar fetch, Java, unknown version, configuration; the demo seed's ``SeedError`` lives
+beside the seed), so a command can catch them once.
 Errors of the wire protocol stay :class:`fluss_proto.errors.FlussError`.
 
 :class:`ExitCode` follows monitoring-plugin habits (0 OK, 1 WARNING, 2 CRITICAL,
@@ -11,13 +12,21 @@ status``, and the coming ``check``, ``watch`` and ``record``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
+from pathlib import Path
 
-__all__ = ["ExitCode", "KonsoleError"]
-
-
-class KonsoleError(Exception):
-    """Base of konsole's own failures; the message is meant for the operator."""
+__all__ = [
+    "ClusterAlreadyRunningError",
+    "ClusterError",
+    "DistributionError",
+    "ExitCode",
+    "JarFetchError",
+    "JavaError",
+    "KonsoleError",
+    "ProfileError",
+    "UnknownVersionError",
+]
 
 
 class ExitCode(IntEnum):
@@ -35,3 +44,71 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
     #: Stopped by SIGTERM (128 + 15).
     TERMINATED = 143
+    #: For commands that act rather than look (``cluster start``, ``seed``): it failed.
+    FAILED = 1
+
+
+class KonsoleError(Exception):
+    """Base of konsole's own failures; the message is meant for the operator.
+
+    The CLI catches it once (``konsole.cli``), prints ``error: <message>`` and exits with
+    :attr:`exit_code`.
+    """
+
+    exit_code: ExitCode = ExitCode.FAILED
+
+
+# ----------------------------------------------------------------------- local cluster
+
+
+class ClusterError(KonsoleError):
+    """The local cluster could not do what was asked; the message says why."""
+
+
+class ClusterAlreadyRunningError(ClusterError):
+    """A live cluster holds the run dir: nothing was started."""
+
+
+class DistributionError(KonsoleError):
+    """The server jars cannot be used; the message is one line saying what is missing."""
+
+
+class JarFetchError(KonsoleError):
+    """Maven could not provide the jars; the message is Maven's error summary."""
+
+
+class JavaError(KonsoleError):
+    """No Java runtime, or one too old for the Fluss servers."""
+
+
+class UnknownVersionError(KonsoleError, ValueError):
+    """A ``--version`` the runner does not know how to fetch."""
+
+    def __init__(self, version: str, supported: Iterable[str] = ()) -> None:
+        known = ", ".join(supported)
+        super().__init__(f"unknown Fluss version {version!r}; supported: {known}")
+
+
+# ----------------------------------------------------------------------- configuration
+
+
+class ProfileError(KonsoleError):
+    """Bad configuration: one line naming the file, the line and the key where known."""
+
+    exit_code = ExitCode.UNKNOWN
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: Path | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.path, self.line, self.key, self.reason = path, line, key, message
+        where = str(path) if path else ""
+        if path and line:
+            where += f":{line}"
+        if key:
+            where += f"{': ' if where else ''}{key}"
+        super().__init__(f"{where}: {message}" if where else message)

@@ -29,6 +29,7 @@ import platformdirs
 
 from fluss_proto.client import parse_bootstrap
 from fluss_proto.sasl import SaslPlain
+from konsole.errors import ProfileError
 
 __all__ = [
     "CONFIG_ENV",
@@ -46,26 +47,6 @@ __all__ = [
 DEFAULT_BOOTSTRAP: Final = "localhost:9123"
 CONFIG_ENV: Final = "KONSOLE_CONFIG"
 BOOTSTRAP_ENV: Final = "FLUSS_BOOTSTRAP"
-
-
-class ProfileError(Exception):
-    """Bad configuration: one line naming the file, the line and the key where known."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: Path | None = None,
-        line: int | None = None,
-        key: str | None = None,
-    ) -> None:
-        self.path, self.line, self.key, self.reason = path, line, key, message
-        where = str(path) if path else ""
-        if path and line:
-            where += f":{line}"
-        if key:
-            where += f"{': ' if where else ''}{key}"
-        super().__init__(f"{where}: {message}" if where else message)
 
 
 @dataclass(frozen=True, slots=True)

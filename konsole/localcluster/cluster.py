@@ -28,6 +28,7 @@ from typing import Any
 
 import platformdirs
 
+from konsole.errors import ClusterAlreadyRunningError, ClusterError
 from konsole.localcluster import jars
 from konsole.localcluster.distribution import Distribution, from_home, from_maven
 from konsole.localcluster.java import find_java
@@ -64,12 +65,8 @@ PLAIN_LOGIN_MODULE = "org.apache.fluss.security.auth.sasl.plain.PlainLoginModule
 BIND_RETRIES = 3
 
 
-class ClusterError(RuntimeError):
-    """The local cluster could not do what was asked; the message says why."""
-
-
-class ClusterAlreadyRunning(ClusterError):
-    pass
+# Kept importable from here; the classes live with konsole's other errors.
+ClusterAlreadyRunning = ClusterAlreadyRunningError
 
 
 @dataclass
@@ -221,7 +218,7 @@ class LocalCluster:
             lookup(version)
         existing = self.load()
         if existing is not None and self._any_alive(existing):
-            raise ClusterAlreadyRunning(
+            raise ClusterAlreadyRunningError(
                 f"a cluster is already running in {self.run_dir}; "
                 "use `konsole cluster status` or `konsole cluster stop`"
             )

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from konsole.errors import DistributionError
+
 SERVER_JAR = "fluss-server-*.jar"
 PROMETHEUS_JAR = "fluss-metrics-prometheus-*.jar"
 # Read to learn the Java release the server was compiled for (class file major - 44).
@@ -22,8 +24,7 @@ PROBE_CLASS = "org/apache/fluss/server/coordinator/CoordinatorServer.class"
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:[-.].*)?$")
 
 
-class DistributionError(RuntimeError):
-    """The jars cannot be used; the message is one line saying what is missing."""
+__all__ = ["Distribution", "DistributionError", "from_home", "from_maven", "parse_version"]
 
 
 def parse_version(version: str) -> tuple[int, int, int]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import platformdirs
 
+from konsole.errors import JarFetchError
 from konsole.localcluster.versions import lookup
 
 COMPLETE_MARKER = ".complete"
@@ -25,8 +26,7 @@ PROMETHEUS_ARTIFACT = "org.apache.fluss:fluss-metrics-prometheus:{version}:jar"
 MAVEN_TIMEOUT_S = 1200
 
 
-class JarFetchError(RuntimeError):
-    """Maven could not provide the jars; the message is Maven's error summary."""
+__all__ = ["JarFetchError", "cache_root", "ensure_jars", "is_cached", "lib_dir"]
 
 
 def cache_root() -> Path:

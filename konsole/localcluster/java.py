@@ -9,11 +9,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from konsole.errors import JavaError
+
 MIN_JAVA = 11  # Fluss servers need Java 11+; the official image runs 17.
 
 
-class JavaError(RuntimeError):
-    pass
+__all__ = ["MIN_JAVA", "JavaError", "JavaRuntime", "find_java", "java_major"]
 
 
 @dataclass(frozen=True)

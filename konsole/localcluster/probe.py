@@ -11,9 +11,9 @@ import socket
 import struct
 from dataclasses import dataclass
 
-from fluss_proto._gen import fluss_rpc_pb2 as pb
+from fluss_proto import frame, messages
 from fluss_proto.api_keys import ApiKey
-from fluss_proto.frame import ResponseKind, decode_response, encode_request
+from fluss_proto.cluster import parse_metadata
 
 
 @dataclass(frozen=True)
@@ -27,25 +27,24 @@ def probe_metadata(host: str, port: int, timeout: float = 2.0) -> MetadataView |
     try:
         with socket.create_connection((host, port), timeout=timeout) as s:
             s.settimeout(timeout)
-            body = pb.MetadataRequest().SerializeToString()
-            s.sendall(encode_request(int(ApiKey.GET_METADATA), 0, 0, body))
+            body = messages.encode_request(
+                ApiKey.GET_METADATA, messages.request_class(ApiKey.GET_METADATA)()
+            )
+            s.sendall(frame.encode_request(int(ApiKey.GET_METADATA), 0, 0, body))
             (length,) = struct.unpack(">i", _recv_exact(s, 4))
             if not 0 < length < 64 * 1024 * 1024:
                 return None
-            frame = decode_response(_recv_exact(s, length))
+            reply = frame.decode_response(_recv_exact(s, length))
     except (OSError, ValueError):
         return None
-    if frame.kind is not ResponseKind.SUCCESS:
+    if reply.kind is not frame.ResponseKind.SUCCESS:
         return None
-    resp = pb.MetadataResponse()
     try:
-        resp.ParseFromString(frame.body)
+        md = parse_metadata(messages.decode_response(ApiKey.GET_METADATA, reply.body))  # type: ignore[arg-type]
     except Exception:  # a half-started server may answer oddly; it is simply not ready
         return None
-    coord = None
-    if resp.HasField("coordinator_server"):
-        coord = (resp.coordinator_server.host, resp.coordinator_server.port)
-    return MetadataView(coord, frozenset(ts.node_id for ts in resp.tablet_servers))
+    coord = None if md.coordinator is None else (md.coordinator.host, md.coordinator.port)
+    return MetadataView(coord, frozenset(md.tablet_servers))
 
 
 def _recv_exact(s: socket.socket, n: int) -> bytes:

@@ -38,6 +38,8 @@ from typing import Any, Literal, TypeVar
 import fluss
 import pyarrow as pa
 
+from konsole.errors import KonsoleError
+
 __all__ = [
     "DEMO_TABLES",
     "SeedError",
@@ -124,7 +126,7 @@ class SeedReport:
         return "\n".join(lines)
 
 
-class SeedError(RuntimeError):
+class SeedError(KonsoleError):
     """A demo table could not be seeded. The message names the table, the step and the
     cause; ``done`` holds the tables seeded before it (their report lines)."""
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from konsole.errors import UnknownVersionError
+
+__all__ = ["DEFAULT_VERSION", "SUPPORTED_VERSIONS", "FlussVersion", "UnknownVersionError"]
+
 
 @dataclass(frozen=True)
 class FlussVersion:
@@ -32,14 +36,8 @@ SUPPORTED_VERSIONS: dict[str, FlussVersion] = {
 DEFAULT_VERSION = "0.9.1-incubating"
 
 
-class UnknownVersionError(ValueError):
-    def __init__(self, version: str) -> None:
-        supported = ", ".join(SUPPORTED_VERSIONS)
-        super().__init__(f"unknown Fluss version {version!r}; supported: {supported}")
-
-
 def lookup(version: str) -> FlussVersion:
     try:
         return SUPPORTED_VERSIONS[version]
     except KeyError:
-        raise UnknownVersionError(version) from None
+        raise UnknownVersionError(version, SUPPORTED_VERSIONS) from None
