@@ -240,7 +240,7 @@ def cluster_fetch(version: str) -> None:
 @RUN_DIR_OPTION
 def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
     """Write the demo tables with pyfluss (the official Python client)."""
-    from konsole.localcluster.seed import seed_demo_sync
+    from konsole.localcluster.seed import SeedError, seed_demo_sync
 
     lc = LocalCluster(run_dir)
     replication = 1
@@ -252,7 +252,11 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
         bootstrap = desc["bootstrap_servers"]
         n_ts = sum(1 for p in desc["processes"] if p["role"] == "tablet-server")
         replication = min(3, n_ts)
-    report = seed_demo_sync(bootstrap, replication_factor=replication)
+    try:
+        report = seed_demo_sync(bootstrap, replication_factor=replication)
+    except SeedError as exc:
+        _fail(f"{exc}; run `konsole cluster seed` again to complete it")
+        return
     click.echo(str(report))
 
 

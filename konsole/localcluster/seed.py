@@ -1,11 +1,21 @@
 """Deterministic demo data for a local Fluss cluster, written through pyfluss.
 
-Idempotency policy: *create-if-absent, write only into tables this call created*.
-Each table is created with ``ignore_if_exists=False`` and a TABLE_ALREADY_EXIST answer
-means "someone seeded it before": we report it and write nothing, so a rerun never
-duplicates log rows. Creation is the server-side arbiter, so two concurrent seeders
-cannot both write the same table. A seed that died half way (table created, rows not
-flushed) is not repaired by a rerun; ``recreate=True`` drops the demo tables first.
+Idempotency policy: *a rerun completes what is missing and duplicates nothing*. A table
+this call created gets its rows. A table that existed is measured first (sum of its
+latest offsets, i.e. log records or changelog records) against the rows it should hold:
+- at least that many: complete, left untouched;
+- a primary-key table with fewer: every row is upserted again (upserts are idempotent);
+- a log table with none: its rows are appended;
+- a log table with some but fewer: it is dropped, created again and written (appending
+  would duplicate the rows that did land, and which ones did is not knowable cheaply).
+Partitions are created (if absent) every time, so a seed that died between creating a
+table and its partitions is completed as well. Two seeders running at the same moment
+against one cluster may therefore both write one table; seeding is a set-up step, not a
+concurrent one. ``recreate=True`` drops the demo tables first.
+
+Every step is bounded in time. A step that fails (a timeout, a server error) is tried once
+more on a fresh pyfluss connection (a stuck pyfluss writer stalls its whole connection);
+if that fails too, :class:`SeedError` names the table, the step and the cause.
 
 Every table's rows come from ``random.Random`` seeded with the table's name, so reruns
 (and re-creations) produce byte-identical data. Log tables declare bucket keys so the
@@ -18,27 +28,41 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import fluss
 import pyarrow as pa
 
-__all__ = ["DEMO_TABLES", "SeedReport", "SeededTable", "demo_rows", "seed_demo", "seed_demo_sync"]
+__all__ = [
+    "DEMO_TABLES",
+    "SeedError",
+    "SeedReport",
+    "SeededTable",
+    "demo_descriptor",
+    "demo_rows",
+    "plan_table",
+    "seed_demo",
+    "seed_demo_sync",
+]
 
 _SEED = "konsole-demo-v1"
 _CENTS = Decimal("0.01")
 # Bounds on every server round trip: a pyfluss write into a partition that does not exist
 # never completes (no error), so nothing here may wait unbounded.
 _ADMIN_TIMEOUT_S = 30.0
-_WRITE_TIMEOUT_S = 120.0
+_WRITE_TIMEOUT_S = 60.0
+_ATTEMPTS = 2  # per table: the second one on a fresh connection
 _CLOSE_TIMEOUT_S = 10.0
 _SETTLE_S = 0.3
 
 Row = dict[str, Any]
+_T = TypeVar("_T")
+#: What a seed did to one table.
+Action = Literal["created", "complete", "completed", "recreated"]
 
 
 @dataclass(frozen=True)
@@ -50,10 +74,13 @@ class SeededTable:
     buckets: int
     partitioned: bool
     partitions: tuple[str, ...]  # partition values, () for unpartitioned tables
-    rows_written: int  # by this call; 0 when the table existed already
-    created: bool  # False: the table existed, so it was left untouched
+    rows_written: int  # by this call; 0 when the table was complete already
+    created: bool  # True: this call created the table (action "created" or "recreated")
     # sum of latest offsets (None: no bucket leader yet); == rows_written after a fresh seed
     log_records: int | None
+    # "complete": existed with all its rows, untouched; "completed": existed with fewer
+    # rows, they were written; "recreated": a half-written log table, dropped and rewritten
+    action: Action = "created"
 
 
 @dataclass(frozen=True)
@@ -77,7 +104,12 @@ class SeedReport:
         # Human-readable for the CLI, which prints str(report); repr stays the dataclass one.
         lines = [f"seeded {self.bootstrap}: {self.rows_written} rows written"]
         for t in self.tables:
-            state = f"created, {t.rows_written} rows" if t.created else "existed, untouched"
+            state = {
+                "created": f"created, {t.rows_written} rows",
+                "complete": "existed complete, untouched",
+                "completed": f"existed incomplete, {t.rows_written} rows written",
+                "recreated": f"half-written log table recreated, {t.rows_written} rows",
+            }[t.action]
             parts = f", partitions {','.join(t.partitions)}" if t.partitions else ""
             records = "?" if t.log_records is None else t.log_records
             lines.append(
@@ -85,6 +117,28 @@ class SeedReport:
                 f"  log records={records}  ({state})"
             )
         return "\n".join(lines)
+
+
+class SeedError(RuntimeError):
+    """A demo table could not be seeded. The message names the table, the step and the
+    cause; ``done`` holds the tables seeded before it (their report lines)."""
+
+    def __init__(self, table: str, reason: str, done: tuple[SeededTable, ...] = ()) -> None:
+        self.table = table
+        self.reason = reason
+        self.done = done
+        super().__init__(f"{table}: {reason}")
+
+    def with_done(self, done: tuple[SeededTable, ...]) -> SeedError:
+        err = SeedError(self.table, self.reason, done)
+        err.__cause__ = self.__cause__
+        return err
+
+    def __str__(self) -> str:
+        text = f"seeding {self.table} failed: {self.reason}"
+        if self.done:
+            text += f" ({len(self.done)} of {len(_SPECS)} tables were seeded before it)"
+        return text
 
 
 @dataclass(frozen=True)
@@ -345,6 +399,14 @@ def demo_rows(name: str, scale: int = 1) -> list[Row]:
     return spec.rows(random.Random(f"{_SEED}:{spec.name}"), scale)
 
 
+def demo_descriptor(name: str, replication_factor: int = 1) -> fluss.TableDescriptor:
+    """The pyfluss descriptor seed_demo creates ``name`` ("db.table") with."""
+    spec = next((s for s in _SPECS if s.name == name), None)
+    if spec is None:
+        raise KeyError(name)
+    return _descriptor(spec, replication_factor)
+
+
 # --- server side ----------------------------------------------------------------------------
 
 
@@ -373,7 +435,7 @@ async def _create_table(admin: fluss.FlussAdmin, spec: _TableSpec, rf: int) -> b
             return False
         # A 0.9.1 coordinator racing two creates of one table answers the loser with a
         # generic error (-1, "Fail to register schema ... NodeExists"), not code 8; if
-        # the table shows up shortly, another seeder won and will write it.
+        # the table shows up shortly, another seeder won.
         for _ in range(10):
             if await admin.table_exists(spec.path):
                 return False
@@ -382,8 +444,35 @@ async def _create_table(admin: fluss.FlussAdmin, spec: _TableSpec, rf: int) -> b
     return True
 
 
-async def _write(conn: fluss.FlussConnection, spec: _TableSpec, rows: list[Row]) -> None:
-    await write_table_rows(await conn.get_table(spec.path), rows)
+def plan_table(kind: Literal["pk", "log"], created: bool, records: int, expected: int) -> Action:
+    """What to do with one demo table, from what the server holds (see the module docs).
+
+    ``records`` is the sum of the table's latest offsets: the log records of a log table,
+    the changelog records of a primary-key table (one per upsert, so >= its rows).
+    """
+    if created:
+        return "created"
+    if records >= expected:
+        return "complete"
+    if kind == "pk" or records == 0:
+        return "completed"
+    return "recreated"
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, fluss.FlussError):
+        return f"{exc.message or type(exc).__name__} (error code {exc.error_code})"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+async def _step(table: str, what: str, timeout_s: float, aw: Awaitable[_T]) -> _T:
+    """``aw`` bounded by ``timeout_s``; a failure becomes a SeedError naming table and step."""
+    try:
+        return await asyncio.wait_for(aw, timeout_s)
+    except TimeoutError as exc:
+        raise SeedError(table, f"{what} did not finish within {timeout_s:g} s") from exc
+    except fluss.FlussError as exc:
+        raise SeedError(table, f"{what} failed: {_describe(exc)}") from exc
 
 
 async def write_table_rows(
@@ -435,9 +524,9 @@ async def wait_leaders(
     path: fluss.TablePath,
     buckets: int,
     partitions: Iterable[str] = (),
-) -> None:
+) -> bool:
     """Wait (bounded: ~10 s per table or partition) until every bucket of a new table (or
-    of its new ``partitions``) has a leader.
+    of its new ``partitions``) has a leader; False if some still had none at the end.
 
     create_table / create_partition return before the coordinator has elected the bucket
     leaders; a pyfluss writer that looks the table up in that window may never send its
@@ -447,6 +536,7 @@ async def wait_leaders(
     ids = list(range(buckets))
     latest = fluss.OffsetSpec.latest()
     targets: list[str | None] = list(partitions) or [None]
+    ready = True
     for part in targets:
         for _ in range(100):
             try:
@@ -457,28 +547,85 @@ async def wait_leaders(
                 break
             except fluss.FlussError:
                 await asyncio.sleep(0.1)
+        else:
+            ready = False
+    return ready
+
+
+async def _prepare(admin: fluss.FlussAdmin, spec: _TableSpec, rf: int) -> bool:
+    """Create the table (if absent) and its partitions (always: an earlier seed may have
+    died in between), then wait for bucket leaders. True if this call created the table."""
+    name = spec.name
+    created = await _step(
+        name, "creating the table", _ADMIN_TIMEOUT_S, _create_table(admin, spec, rf)
+    )
+    # pyfluss never creates partitions on write: a record for a missing partition hangs
+    # for ever and stalls the connection's writer, so create them up front.
+    for part in spec.partitions:
+        await _step(
+            name,
+            f"creating partition {part}",
+            _ADMIN_TIMEOUT_S,
+            admin.create_partition(
+                spec.path, {str(spec.partition_key): part}, ignore_if_exists=True
+            ),
+        )
+    leaders = await _step(
+        name,
+        "waiting for bucket leaders",
+        _ADMIN_TIMEOUT_S,
+        wait_leaders(admin, spec.path, spec.buckets, spec.partitions),
+    )
+    if not leaders:
+        raise SeedError(name, "some buckets still had no leader after ~10 s")
+    return created
 
 
 async def _seed_table(
     conn: fluss.FlussConnection, spec: _TableSpec, rf: int, scale: int, recreate: bool
 ) -> SeededTable:
     admin = conn.get_admin()
-    async with asyncio.timeout(_ADMIN_TIMEOUT_S):
-        if recreate:
-            await admin.drop_table(spec.path, ignore_if_not_exists=True)
-        created = await _create_table(admin, spec, rf)
-        if created:
-            # pyfluss never creates partitions on write: a record for a missing partition
-            # hangs for ever and stalls the connection's writer, so create them up front.
-            for part in spec.partitions:
-                await admin.create_partition(
-                    spec.path, {str(spec.partition_key): part}, ignore_if_exists=True
-                )
-            await wait_leaders(admin, spec.path, spec.buckets, spec.partitions)
-    rows = demo_rows(spec.name, scale) if created else []
+    name = spec.name
+    if recreate:
+        await _step(
+            name,
+            "dropping the table",
+            _ADMIN_TIMEOUT_S,
+            admin.drop_table(spec.path, ignore_if_not_exists=True),
+        )
+    created = await _prepare(admin, spec, rf)
+    expected = demo_rows(name, scale)
+    kind: Literal["pk", "log"] = "pk" if spec.primary_keys else "log"
+    action: Action = "created"
+    if not created:
+        held = await _step(
+            name,
+            "counting its records",
+            _ADMIN_TIMEOUT_S,
+            _log_records(admin, spec.path, spec.buckets, spec.partitions),
+        )
+        if held is None:
+            raise SeedError(name, "its latest offsets could not be read (no bucket leader?)")
+        action = plan_table(kind, created, held, len(expected))
+        if action == "recreated":
+            await _step(
+                name,
+                f"dropping the half-written table ({held} of {len(expected)} records)",
+                _ADMIN_TIMEOUT_S,
+                admin.drop_table(spec.path, ignore_if_not_exists=True),
+            )
+            await _prepare(admin, spec, rf)
+    rows = [] if action == "complete" else expected
     if rows:
-        await _write(conn, spec, rows)
-    async with asyncio.timeout(_ADMIN_TIMEOUT_S):
+        table = await _step(name, "opening the table", _ADMIN_TIMEOUT_S, conn.get_table(spec.path))
+        await _step(
+            name,
+            f"writing {len(rows)} rows",
+            _WRITE_TIMEOUT_S,
+            write_table_rows(table, rows, _WRITE_TIMEOUT_S + 1),
+        )
+
+    async def describe() -> SeededTable:
         # Report what the server holds, not the spec: an old seed may differ.
         info = await admin.get_table_info(spec.path)
         partitions: tuple[str, ...] = ()
@@ -486,16 +633,33 @@ async def _seed_table(
             infos = await admin.list_partition_infos(spec.path)
             partitions = tuple(sorted(p.partition_name for p in infos))
         log_records = await _log_records(admin, spec.path, info.num_buckets, partitions)
-    return SeededTable(
-        name=spec.name,
-        kind="pk" if info.has_primary_key() else "log",
-        buckets=info.num_buckets,
-        partitioned=info.is_partitioned(),
-        partitions=partitions,
-        rows_written=len(rows),
-        created=created,
-        log_records=log_records,
-    )
+        return SeededTable(
+            name=name,
+            kind="pk" if info.has_primary_key() else "log",
+            buckets=info.num_buckets,
+            partitioned=info.is_partitioned(),
+            partitions=partitions,
+            rows_written=len(rows),
+            created=action in ("created", "recreated"),
+            log_records=log_records,
+            action=action,
+        )
+
+    return await _step(name, "reading its description back", _ADMIN_TIMEOUT_S, describe())
+
+
+async def _connect(config: fluss.Config) -> fluss.FlussConnection:
+    return await asyncio.wait_for(fluss.FlussConnection.create(config), _ADMIN_TIMEOUT_S)
+
+
+async def _close(conn: fluss.FlussConnection) -> None:
+    # close() waits for undelivered records; bound it so a stuck write cannot hang us.
+    with contextlib.suppress(TimeoutError, fluss.FlussError):
+        await asyncio.wait_for(conn.close(), _CLOSE_TIMEOUT_S)
+    # pyfluss' tokio threads may still be handing results back to Python just after
+    # close(); if the interpreter exits right then it aborts (SIGABRT, ~1 run in 10
+    # for short CLI processes). A short pause with the loop alive avoids it.
+    await asyncio.sleep(_SETTLE_S)
 
 
 async def seed_demo(
@@ -506,37 +670,59 @@ async def seed_demo(
     recreate: bool = False,
     client_properties: Mapping[str, str] | None = None,
 ) -> SeedReport:
-    """Create the demo databases/tables and fill the ones this call created.
+    """Create the demo databases/tables and fill whatever is missing (see the module docs).
 
     ``scale`` multiplies the row counts (about 3,500 rows at 1). ``recreate`` drops the
-    demo tables first, e.g. to repair a seed that was interrupted. ``client_properties``
-    go into the pyfluss Config as is (e.g. "security.protocol": "sasl",
-    "security.sasl.mechanism"/"username"/"password" for a SASL listener); pyfluss
-    rejects unknown keys.
+    demo tables first. ``client_properties`` go into the pyfluss Config as is (e.g.
+    "security.protocol": "sasl", "security.sasl.mechanism"/"username"/"password" for a
+    SASL listener); pyfluss rejects unknown keys.
+
+    Raises :class:`SeedError` (table, step, cause, and the tables done before it) when a
+    table cannot be seeded in two attempts.
     """
     if replication_factor < 1 or scale < 1:
         raise ValueError("replication_factor and scale must be >= 1")
     config = fluss.Config({**(client_properties or {}), "bootstrap.servers": bootstrap})
-    conn = await asyncio.wait_for(fluss.FlussConnection.create(config), _ADMIN_TIMEOUT_S)
     try:
-        admin = conn.get_admin()
-        async with asyncio.timeout(_ADMIN_TIMEOUT_S):
-            for db in dict.fromkeys(s.database for s in _SPECS):
-                await admin.create_database(
+        conn = await _connect(config)
+    except (TimeoutError, fluss.FlussError) as exc:
+        raise SeedError(bootstrap, f"connecting failed: {_describe(exc)}") from exc
+    tables: list[SeededTable] = []
+    try:
+        for db in dict.fromkeys(s.database for s in _SPECS):
+            await _step(
+                db,
+                "creating the database",
+                _ADMIN_TIMEOUT_S,
+                conn.get_admin().create_database(
                     db, fluss.DatabaseDescriptor(comment="konsole demo data"), ignore_if_exists=True
-                )
+                ),
+            )
         # Sequential on purpose: a few thousand rows take well under a second each.
-        tables = [
-            await _seed_table(conn, spec, replication_factor, scale, recreate) for spec in _SPECS
-        ]
+        for spec in _SPECS:
+            for attempt in range(1, _ATTEMPTS + 1):
+                try:
+                    tables.append(
+                        await _seed_table(conn, spec, replication_factor, scale, recreate)
+                    )
+                    break
+                except SeedError as exc:
+                    if attempt == _ATTEMPTS:
+                        raise
+                    # Start over on a fresh connection: the table is measured again, so a
+                    # write that half landed is completed, not duplicated.
+                    await _close(conn)
+                    try:
+                        conn = await _connect(config)
+                    except (TimeoutError, fluss.FlussError) as conn_exc:
+                        raise SeedError(
+                            spec.name,
+                            f"{exc.reason}; reconnecting failed: {_describe(conn_exc)}",
+                        ) from conn_exc
+    except SeedError as exc:
+        raise exc.with_done(tuple(tables)) from exc.__cause__
     finally:
-        # close() waits for undelivered records; bound it so a stuck write cannot hang us.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(conn.close(), _CLOSE_TIMEOUT_S)
-        # pyfluss' tokio threads may still be handing results back to Python just after
-        # close(); if the interpreter exits right then it aborts (SIGABRT, ~1 run in 10
-        # for short CLI processes). A short pause with the loop alive avoids it.
-        await asyncio.sleep(_SETTLE_S)
+        await _close(conn)
     return SeedReport(bootstrap=bootstrap, tables=tuple(tables))
 
 
