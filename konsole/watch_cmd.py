@@ -138,8 +138,8 @@ def health_line(health: Health, fmt: str) -> str:
 def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Callable[[], Any]]:
     """A live poller for ``profile`` and the coroutine function that releases it."""
     from fluss_proto.client import FlussClient
+    from fluss_proto.coordinators import probe_coordinators
     from fluss_proto.model import ClusterView
-    from konsole.coordinators import probe_coordinator
     from konsole.metrics import Scraper
     from konsole.poller import Poller, PollerConfig
 
@@ -163,7 +163,7 @@ def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Call
     poller = Poller(
         config,
         connect=connect,
-        probe=lambda a: probe_coordinator(a, timeout=config.probe_timeout, sasl=sasl),
+        probe=lambda a: probe_coordinators(a, timeout=config.probe_timeout, sasl=sasl),
         scrape=scraper.scrape,
         endpoints=endpoints,
     )
