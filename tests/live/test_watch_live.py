@@ -33,6 +33,7 @@ from fluss_proto.client import FlussClient
 from fluss_proto.coordinators import probe_coordinators
 from fluss_proto.gather import gather_cluster
 from konsole.localcluster import LocalCluster
+from konsole.localcluster.seed import wait_leaders
 from tests.conftest import TABLET_SERVERS, FlussServer, our_java_processes
 from tests.live import pyfluss_data as pf
 
@@ -235,6 +236,28 @@ async def pyfluss(bootstrap: str, db: str) -> Any:
         await pf.close_connection(conn)
 
 
+async def new_log_table(
+    conn: Any, db: str, prefix: str, *, buckets: int, replication_factor: int = 1
+) -> tuple[str, Any]:
+    """A new log table whose buckets all have a leader: (name, pyfluss TablePath).
+
+    Fluss 0.9.1's coordinator now and then never elects leaders for a new table (the
+    bench met it too); pyfluss then hangs on the first write. Such a table is dropped and
+    another name is tried, so the watch's events for the final one are unambiguous.
+    """
+    admin = conn.get_admin()
+    for _ in range(3):
+        name = pf.unique_name(prefix)
+        async with asyncio.timeout(60):
+            path = await pf.create_log_table(
+                conn, db, name, buckets=buckets, replication_factor=replication_factor
+            )
+            if await wait_leaders(admin, path, buckets):
+                return name, path
+            await admin.drop_table(path, ignore_if_not_exists=True)
+    raise AssertionError(f"3 new tables in {db} never got bucket leaders")
+
+
 async def leaders_of(bootstrap: str, table: str) -> Counter[int]:
     """Bucket leaders of ``db.table`` per tablet server, read with our own gather."""
     client = await FlussClient.connect(bootstrap, connect_timeout=5.0, request_timeout=10.0)
@@ -260,12 +283,11 @@ def only_1_0(watched: Watched) -> None:
 
 async def test_tablet_server_stopped_and_started(watched: Watched) -> None:
     w = watched.watch
-    name = pf.unique_name("replicated")
     async with pyfluss(watched.bootstrap, watched.db) as conn:
         mark = w.mark()
         # 6 buckets with 3 replicas each: every tablet server holds every bucket.
-        path = await pf.create_log_table(
-            conn, watched.db, name, buckets=6, replication_factor=TABLET_SERVERS
+        name, path = await new_log_table(
+            conn, watched.db, "replicated", buckets=6, replication_factor=TABLET_SERVERS
         )
         await pf.write_rows(conn, path, 60)
     table = f"{watched.db}.{name}"
@@ -297,11 +319,10 @@ async def test_tablet_server_stopped_and_started(watched: Watched) -> None:
 
 async def test_table_created_and_dropped(watched: Watched) -> None:
     w = watched.watch
-    name = pf.unique_name("created")
-    table = f"{watched.db}.{name}"
     async with pyfluss(watched.bootstrap, watched.db) as conn:
         mark = w.mark()
-        path = await pf.create_log_table(conn, watched.db, name, buckets=2)
+        name, path = await new_log_table(conn, watched.db, "created", buckets=2)
+        table = f"{watched.db}.{name}"
         created = await w.wait(mark, "table_created", table, timeout=30)
         mark = w.mark()
         async with asyncio.timeout(30):
@@ -313,11 +334,10 @@ async def test_table_created_and_dropped(watched: Watched) -> None:
 
 async def test_ingest_stalled_after_pyfluss_stops_writing(watched: Watched) -> None:
     w = watched.watch
-    name = pf.unique_name("ingest")
-    table = f"{watched.db}.{name}"
     async with pyfluss(watched.bootstrap, watched.db) as conn:
         mark = w.mark()
-        path = await pf.create_log_table(conn, watched.db, name, buckets=2)
+        name, path = await new_log_table(conn, watched.db, "ingest", buckets=2)
+        table = f"{watched.db}.{name}"
         await w.wait(mark, "table_created", table, timeout=30)
         # Two writes a poll apart: the watch sees the log end offsets advance.
         await pf.write_rows(conn, path, 50)
