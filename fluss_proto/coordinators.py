@@ -43,6 +43,7 @@ __all__ = ["CoordinatorProbe", "CoordinatorRole", "probe_coordinators"]
 CoordinatorRole = Literal["active", "standby", "unreachable", "tablet-server"]
 
 _NOT_COORDINATOR_LEADER: Final = 65
+_AUTHORIZATION_FAILED: Final = 48
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +54,8 @@ class CoordinatorProbe:
     role: CoordinatorRole
     #: Seconds from connecting to the decisive answer (None when unreachable).
     latency_s: float | None = None
-    #: Why the address is "unreachable"; on an "active" one, the error its ListDatabases
-    #: answered with (e.g. a missing permission), if any.
+    #: Why the address is "unreachable"; on an "active" one, the authorization error its
+    #: ListDatabases answered with, if any.
     error: FlussError | None = None
 
     @property
@@ -72,8 +73,9 @@ async def probe_coordinators(
 
     ``timeout`` bounds each probe as a whole (connect, handshake, request). A rejected
     SASL login makes the address "unreachable" with that error (it could not be told to
-    be active); a server error other than 65 on ListDatabases means the address served
-    it, so it is "active" with that error.
+    be active), and so does any other server error on ListDatabases except an
+    authorization failure (48): only the leader checks permissions, so that address is
+    "active", with the error.
     """
     wanted = parse_bootstrap(addresses if isinstance(addresses, str) else list(addresses))
     return tuple(await asyncio.gather(*(_probe(a, timeout, sasl) for a in wanted)))
@@ -113,8 +115,11 @@ async def _probe(address: str, timeout: float, sasl: SaslPlain | None) -> Coordi
             except ServerError as exc:
                 if _is_not_leader(exc):
                     return CoordinatorProbe(address, "standby", time.monotonic() - t0)
-                # It served the request (e.g. refused it for lack of permission): only
-                # the leader does that, so it is active; the error is kept for the caller.
+                if exc.code != _AUTHORIZATION_FAILED:
+                    raise
+                # It checked the caller's permission, which only the leader does (a
+                # standby answers 65 first): active, with the error kept for the caller.
+                # Other errors (a coordinator still starting, say) say nothing of the role.
                 return CoordinatorProbe(address, "active", time.monotonic() - t0, exc)
             return CoordinatorProbe(address, "active", time.monotonic() - t0)
     except TimeoutError:

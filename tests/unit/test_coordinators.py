@@ -66,21 +66,24 @@ async def test_a_0_9_coordinator_is_active_and_sasl_is_used_when_given() -> None
     assert "nope" not in str(bad[0].error)
 
 
-async def test_an_error_other_than_65_on_list_databases_means_active() -> None:
-    """Only the leader serves ListDatabases at all: refusing it for lack of permission
-    still says "active" (the error is kept)."""
+@pytest.mark.parametrize(
+    ("code", "role"), [(48, "active"), (41, "unreachable"), (-1, "unreachable")]
+)
+async def test_server_errors_on_list_databases(code: int, role: str) -> None:
+    """Refused for lack of permission: only the leader checks permissions, so "active"
+    (the error kept); any other error says nothing of the role."""
     server = FakeServer(
         1,
         apis=default_apis(1, fluss_1_0=True),
-        handlers={ApiKey.LIST_DATABASES: lambda _s, _f: Err(41, "no DESCRIBE permission")},
+        handlers={ApiKey.LIST_DATABASES: lambda _s, _f: Err(code, "refused: because")},
     )
     await server.start()
     try:
         (probe,) = await probe_coordinators(server.address, timeout=1.0)
     finally:
         await server.stop()
-    assert probe.role == "active"
-    assert probe.error is not None and "no DESCRIBE permission" in str(probe.error)
+    assert probe.role == role
+    assert probe.error is not None and "because" in str(probe.error)
 
 
 async def test_a_standby_refusing_the_sasl_handshake_with_65_is_standby() -> None:
