@@ -221,6 +221,12 @@ def watched(
     finally:
         if watch is not None:
             watch.stop()
+            # Kept beside the cluster's logs for a post-mortem.
+            with watch.lock:
+                (run_dir / "watch.jsonl").write_text(
+                    "".join(json.dumps(ln.data) + "\n" for ln in watch.lines)
+                )
+                (run_dir / "watch.stderr").write_text("".join(f"{e}\n" for e in watch.stderr))
         lc.stop(timeout=60)
         leftover = our_java_processes(run_dir)
         assert not leftover, f"Java processes of the test cluster remain: {leftover}"
