@@ -217,6 +217,9 @@ def watched(
         db = pf.unique_name("watch")
         yield Watched(fluss_server, lc, description, watch, db)
         assert watch.proc.poll() is None, "the watch process exited during the tests"
+        # Fluss's NO_LEADER (-1) once showed up as "tablet-server -1" (leaders moving to it).
+        negative = [ln.data for ln in watch.events() if "tablet-server -" in json.dumps(ln.data)]
+        assert not negative, negative
         assert watch.stop() == 0
     finally:
         if watch is not None:
