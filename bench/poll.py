@@ -17,10 +17,21 @@ leader, replicas and epoch).
   followed by its latest offsets, tables concurrently);
 - (c), (c0) the floors: the exact requests (a) and (a0) send, recorded once and
   pre-encoded, written on already-open asyncio connections, all of one server's frames in
-  one write, every server at once, awaiting every response frame without decoding it.
+  one write, every server at once, awaiting every response frame without decoding it;
+- (s) what konsole's poller does with (a)'s view on top of the gather, no I/O:
+  ``ClusterSnapshot.assemble`` and ``events.advance`` (which runs ``health.evaluate``)
+  on the latest guided view, with server metrics parsed from real scrapes of the
+  cluster's servers, the event state carried from rep to rep as ``konsole watch`` does;
+- (m) parsing those scrapes (``konsole.metrics.parse_metrics`` over the texts, no I/O),
+  reported beside (s): a poll pays it too, but it is the scrape's cost, not the events'.
+
+The CPU that (s) adds to a guided poll is reported as (s) / (a), client CPU against
+client CPU (goal: at most 25%).
 
 Set-up (bounded in time): without ``--bootstrap`` a LocalCluster with 1 coordinator and 3
-tablet servers is started in a temporary run dir and stopped at the end. Tables
+tablet servers is started in a temporary run dir and stopped at the end; its servers'
+metrics endpoints are scraped once for (s) and (m) (with ``--bootstrap``, give them with
+``--metrics URL``; without any, (s) runs without metrics and says so). Tables
 ``konsole_bench.bench_000`` .. are log tables created with pyfluss (``--tables`` x
 ``--buckets``, replication factor ``--rf``, default 1), reused when they exist; a few rows
 go to the first ``--written-tables`` tables when they are new, so offsets are non-trivial.
@@ -380,7 +391,61 @@ async def pyfluss_close(conn: fluss.FlussConnection) -> None:
     await asyncio.sleep(0.3)  # let pyfluss' threads settle
 
 
-async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
+# =========================================================================== (s) konsole
+
+
+async def scrape_texts(urls: list[str]) -> list[tuple[str, str]]:
+    """(url, Prometheus text) of each endpoint that answers (loopback, no proxy)."""
+    import httpx
+
+    async with httpx.AsyncClient(timeout=10.0, trust_env=False) as http:
+        answers = await asyncio.gather(*(http.get(u) for u in urls), return_exceptions=True)
+    return [
+        (url, answer.text)
+        for url, answer in zip(urls, answers, strict=True)
+        if isinstance(answer, httpx.Response) and answer.status_code == 200
+    ]
+
+
+def parse_all(texts: list[tuple[str, str]]) -> tuple[Any, ...]:
+    from konsole.metrics import parse_metrics
+
+    now = time.time()
+    return tuple(parse_metrics(text, url=url, scraped_at=now) for url, text in texts)
+
+
+class KonsoleStep:
+    """(s): one poll's snapshot, events and health over a given view, state carried."""
+
+    def __init__(self, coordinator: str, metrics: tuple[Any, ...]) -> None:
+        from konsole.events import EventState
+        from konsole.snapshot import CoordinatorRole, CoordinatorStatus
+
+        self.metrics = metrics
+        self.coordinators = (CoordinatorStatus(coordinator, CoordinatorRole.ACTIVE),)
+        self.state = EventState()
+        self.seq = 0
+        self.events = 0
+
+    def step(self, view: Any) -> Any:
+        from konsole.events import advance
+        from konsole.snapshot import ClusterSnapshot
+
+        self.seq += 1
+        snapshot = ClusterSnapshot.assemble(
+            seq=self.seq,
+            taken_at=time.time(),
+            latency_s=0.0,
+            view=view,
+            coordinators=self.coordinators,
+            metrics=self.metrics,
+        )
+        events, self.state = advance(self.state, snapshot)
+        self.events += len(events)
+        return self.state.health
+
+
+async def run(args: argparse.Namespace, bootstrap: str, metrics_urls: list[str]) -> dict[str, Any]:
     gather_cluster = load_gather()
     client = await FlussClient.connect(bootstrap)
     pconn: fluss.FlussConnection | None = None
@@ -436,8 +501,24 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
             last = await gather_cluster(client, previous=last)
             return last
 
+        texts = await scrape_texts(metrics_urls) if metrics_urls else []
+        scraped = parse_all(texts)
+        if not scraped:
+            log("note: no metrics scraped; (s) runs without server metrics")
+        coordinator = view.coordinator.address if view.coordinator else bootstrap
+        konsole_step = KonsoleStep(coordinator, scraped)
+        konsole_step.step(last)  # the baseline: the first snapshot of a stream gives no event
+
+        async def konsole_s() -> Any:
+            return konsole_step.step(last)
+
+        async def metrics_m() -> Any:
+            return parse_all(texts)
+
         methods: dict[str, Callable[[], Awaitable[Any]]] = {
             "a": guided,
+            "s": konsole_s,
+            "m": metrics_m,
             "a0": lambda: gather_cluster(client),
             "b": lambda: pyfluss_poll(admin),
             "c": lambda: floor.poll(),  # type: ignore[union-attr]
@@ -468,6 +549,9 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
                 break
         summary = {
             "bootstrap": bootstrap,
+            "metrics_endpoints": len(texts),
+            "metrics_bytes": sum(len(t) for _, t in texts),
+            "events_in_reps": konsole_step.events,
             "tablet_servers": len(view.tablet_servers),
             "tables": len(view.tables),
             "bench_tables": len(names),
@@ -483,6 +567,8 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
             "b": "(b) pyfluss",
             "c": "(c) raw-RPC floor of (a)",
             "c0": "(c0) raw-RPC floor of (a0)",
+            "s": "(s) snapshot+events+health on (a)",
+            "m": "(m) parse the metrics scrapes",
         }
         rpcs = {
             "a": (f"{extra['a'][0]} RPCs", f"{extra['a'][1]}"),
@@ -490,6 +576,8 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
             "b": (f"{extra['b'][0]} calls", f"{extra['b'][1]} stages"),
             "c": (f"{recorded.count} RPCs", "1"),
             "c0": (f"{recorded_cold.count} RPCs", "1"),
+            "s": ("-", "-"),
+            "m": (f"{len(texts)} texts", "-"),
         }
         for key, values in times.items():
             summary["methods"][key] = {
@@ -508,6 +596,11 @@ async def run(args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
             "ours/floor": med["a"] / med["c"],
             "first/pyfluss": med["a0"] / med["b"],
             "first/floor": med["a0"] / med["c0"],
+        }
+        cpu_of = {k: v["cpu_ms"] for k, v in summary["methods"].items()}
+        summary["added_cpu"] = {
+            "snapshot_events_health/guided": cpu_of["s"] / cpu_of["a"],
+            "metrics_parse/guided": cpu_of["m"] / cpu_of["a"],
         }
         return summary
     finally:
@@ -541,6 +634,13 @@ def print_table(s: dict[str, Any]) -> None:
         f"first poll: ours/pyfluss = {r['first/pyfluss']:.2f}  "
         f"ours/floor = {r['first/floor']:.2f}"
     )
+    added = s["added_cpu"]
+    print(
+        f"client CPU added to a guided poll: snapshot+events+health (s)/(a) = "
+        f"{added['snapshot_events_health/guided']:.1%} (goal <= 25%); metrics parse (m)/(a) = "
+        f"{added['metrics_parse/guided']:.1%} of {s['metrics_endpoints']} scrapes "
+        f"({s['metrics_bytes'] / 1024:.0f} KiB); {s['events_in_reps']} events in the reps"
+    )
     if any(s["pyfluss_retries"].values()):
         print(f"note: pyfluss calls retried during the measured polls: {s['pyfluss_retries']}")
     if s["gather_errors"]:
@@ -567,6 +667,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--budget", type=float, default=120.0, help="seconds for the reps")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument(
+        "--metrics",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a server's Prometheus endpoint for (s) and (m), with --bootstrap (repeatable)",
+    )
     args = parser.parse_args(argv)
     if min(args.tables, args.buckets, args.rf, args.reps) < 1 or args.warmup < 0:
         parser.error("--tables, --buckets, --rf and --reps must be >= 1, --warmup >= 0")
@@ -584,7 +691,10 @@ def main(argv: list[str] | None = None) -> int:
         bootstrap = str(desc["bootstrap_servers"])
         if not args.bootstrap:
             log(f"started a {desc['version']} cluster: {bootstrap}")
-        summary = asyncio.run(bounded(run(args, bootstrap)))
+        urls = list(args.metrics) or [
+            str(p["metrics_url"]) for p in desc.get("processes", ()) if p.get("metrics_url")
+        ]
+        summary = asyncio.run(bounded(run(args, bootstrap, urls)))
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

@@ -300,11 +300,17 @@ class Features:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+#: LeaderAndIsr.NO_LEADER: the leader id Fluss puts in metadata for a bucket whose leader
+#: is gone (seen live: an RF-1 bucket while its only tablet server is down).
+NO_LEADER: Final = -1
+
+
 def _buckets(items: Iterable[pb.PbBucketMetadata]) -> tuple[BucketMetadata, ...]:
     return tuple(
         BucketMetadata(
             bucket_id=b.bucket_id,
-            leader_id=b.leader_id if b.HasField("leader_id") else None,
+            # Absent or NO_LEADER (any negative id): no leader.
+            leader_id=b.leader_id if b.HasField("leader_id") and b.leader_id >= 0 else None,
             replica_ids=tuple(b.replica_id),
             leader_epoch=b.leader_epoch if b.HasField("leader_epoch") else None,
         )

@@ -34,7 +34,7 @@ from fluss_proto.client import (
     parse_bootstrap,
 )
 from fluss_proto.connection import Connection
-from fluss_proto.errors import FlussError, RequestTimeoutError, ServerError
+from fluss_proto.errors import AuthenticationError, FlussError, RequestTimeoutError, ServerError
 from fluss_proto.sasl import SaslPlain, authenticate
 
 __all__ = ["CoordinatorProbe", "CoordinatorRole", "probe_coordinators"]
@@ -43,6 +43,7 @@ __all__ = ["CoordinatorProbe", "CoordinatorRole", "probe_coordinators"]
 CoordinatorRole = Literal["active", "standby", "unreachable", "tablet-server"]
 
 _NOT_COORDINATOR_LEADER: Final = 65
+_AUTHORIZATION_FAILED: Final = 48
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +54,8 @@ class CoordinatorProbe:
     role: CoordinatorRole
     #: Seconds from connecting to the decisive answer (None when unreachable).
     latency_s: float | None = None
-    #: Why the address is "unreachable" (also set for an unexpected server error).
+    #: Why the address is "unreachable"; on an "active" one, the authorization error its
+    #: ListDatabases answered with, if any.
     error: FlussError | None = None
 
     @property
@@ -69,9 +71,11 @@ async def probe_coordinators(
 ) -> tuple[CoordinatorProbe, ...]:
     """Probe every address (``"h:p,h:p"`` or a list), in the order given.
 
-    ``timeout`` bounds each probe as a whole (connect, handshake, request). A server
-    error other than 65 (e.g. a rejected SASL login) makes the address "unreachable" with
-    that error: it could not be told to be active.
+    ``timeout`` bounds each probe as a whole (connect, handshake, request). A rejected
+    SASL login makes the address "unreachable" with that error (it could not be told to
+    be active), and so does any other server error on ListDatabases except an
+    authorization failure (48): only the leader checks permissions, so that address is
+    "active", with the error.
     """
     wanted = parse_bootstrap(addresses if isinstance(addresses, str) else list(addresses))
     return tuple(await asyncio.gather(*(_probe(a, timeout, sasl) for a in wanted)))
@@ -91,8 +95,16 @@ async def _probe(address: str, timeout: float, sasl: SaslPlain | None) -> Coordi
             server_type = versions.server_type if versions.HasField("server_type") else None
             if server_type == SERVER_TYPE_TABLET:
                 return CoordinatorProbe(address, "tablet-server", time.monotonic() - t0)
+            if server_type not in (None, SERVER_TYPE_COORDINATOR):
+                raise FlussError(f"{address} says it is server type {server_type}")
             if sasl is not None:
-                await authenticate(conn, sasl, timeout=timeout, version=_auth_version(versions))
+                try:
+                    await authenticate(conn, sasl, timeout=timeout, version=_auth_version(versions))
+                except AuthenticationError as exc:
+                    # A standby may refuse the handshake itself with 65.
+                    if _is_not_leader(exc.__cause__):
+                        return CoordinatorProbe(address, "standby", time.monotonic() - t0)
+                    raise
             try:
                 await conn.request(
                     int(ApiKey.LIST_DATABASES),
@@ -101,11 +113,14 @@ async def _probe(address: str, timeout: float, sasl: SaslPlain | None) -> Coordi
                     api_name=ApiKey.LIST_DATABASES.name,
                 )
             except ServerError as exc:
-                if exc.code != _NOT_COORDINATOR_LEADER:
+                if _is_not_leader(exc):
+                    return CoordinatorProbe(address, "standby", time.monotonic() - t0)
+                if exc.code != _AUTHORIZATION_FAILED:
                     raise
-                return CoordinatorProbe(address, "standby", time.monotonic() - t0)
-            if server_type not in (None, SERVER_TYPE_COORDINATOR):
-                raise FlussError(f"{address} says it is server type {server_type}")
+                # It checked the caller's permission, which only the leader does (a
+                # standby answers 65 first): active, with the error kept for the caller.
+                # Other errors (a coordinator still starting, say) say nothing of the role.
+                return CoordinatorProbe(address, "active", time.monotonic() - t0, exc)
             return CoordinatorProbe(address, "active", time.monotonic() - t0)
     except TimeoutError:
         error: FlussError = RequestTimeoutError(f"{address} did not answer within {timeout}s")
@@ -115,6 +130,10 @@ async def _probe(address: str, timeout: float, sasl: SaslPlain | None) -> Coordi
     finally:
         if conn is not None:
             await conn.close()
+
+
+def _is_not_leader(exc: BaseException | None) -> bool:
+    return isinstance(exc, ServerError) and exc.code == _NOT_COORDINATOR_LEADER
 
 
 async def _api_versions(conn: Connection) -> pb.ApiVersionsResponse:

@@ -86,6 +86,8 @@ class Subject:
 
 
 CLUSTER: Final = Subject("cluster", "cluster")
+#: Servers that left with their disk write lock engaged, remembered until they return.
+MAX_GONE_LOCKED: Final = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -656,10 +658,16 @@ class _Step:
                 f"table {name}: no more KV backpressure rejections",
                 {"cause": "kv_backpressure"},
             )
-        # forget servers that are gone from metadata (bounded state)
+        # Bounded state: keep servers in metadata or scraped this poll (a restarted server
+        # answers metrics before it is back in metadata: forgetting it then would report
+        # its write lock again every poll), and servers that went away while locked (their
+        # writes_accepted is owed when they come back), at most MAX_GONE_LOCKED of those.
         alive = self.cur.tablet_server_ids or frozenset()
         names = {f"tablet-server {i}" for i in alive}
-        self.updates["disks"] = MappingProxyType({k: v for k, v in disks.items() if k in names})
+        names |= {m.subject for m in self.cur.metrics if m.role == "tablet"}
+        gone_locked = [k for k, (locked, _) in disks.items() if k not in names and locked]
+        keep = names | set(gone_locked[-MAX_GONE_LOCKED:])
+        self.updates["disks"] = MappingProxyType({k: v for k, v in disks.items() if k in keep})
         self.updates["kv_rejections"] = MappingProxyType(
             {k: v for k, v in rejections.items() if k[0] in names}
         )
@@ -726,12 +734,20 @@ class _Step:
             severity,
             CLUSTER,
             f"health {old.status.name} -> {health.status.name}"
-            + (f": {health.reasons[0]}" if health.reasons else ""),
+            + (f": {cause}" if (cause := _cause(health)) else ""),
             {"old": old.status.name, "new": health.status.name, "reasons": list(health.reasons)},
         )
 
 
 # =========================================================================== helpers
+
+
+def _cause(health: Health) -> str | None:
+    """The first finding that has the new status: the reason the status is what it is."""
+    for finding in health.findings:
+        if finding.status == health.status:
+            return str(finding)
+    return health.reasons[0] if health.reasons else None
 
 
 def _key(bucket: BucketView) -> tuple[int, int | None, int]:

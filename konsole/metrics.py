@@ -289,6 +289,7 @@ def parse_metrics(
             value = _number(sample.value)
             labels = sample.labels
             if name.startswith(_TABLE):
+                role = "tablet"
                 key = (labels.get("database", ""), labels.get("table", ""))
                 short = name[len(_TABLE) :]
                 if value is not None:

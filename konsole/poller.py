@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from fluss_proto.admin import FlussAdmin
+from fluss_proto.coordinators import CoordinatorProbe, probe_coordinators
 from fluss_proto.gather import gather_cluster
 from fluss_proto.model import ClusterHealth, ClusterView
-from konsole.coordinators import ProbeResult, probe_coordinator
 from konsole.metrics import MetricsError, MetricsResult, ServerMetrics
 from konsole.profiles import MetricsEndpoint, Profile
-from konsole.snapshot import ClusterSnapshot, CoordinatorStatus
+from konsole.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
 
 __all__ = ["PollClient", "Poller", "PollerConfig", "fetch_cluster_health"]
 
@@ -49,7 +49,8 @@ class PollClient(Protocol):
 GatherFn = Callable[..., Awaitable[ClusterView]]
 ConnectFn = Callable[[], Awaitable[Any]]
 HealthFn = Callable[[Any], Awaitable[ClusterHealth | None]]
-ProbeFn = Callable[[str], Awaitable[ProbeResult]]
+#: Probes every address at once (fluss_proto.coordinators.probe_coordinators' shape).
+ProbeFn = Callable[[Sequence[str]], Awaitable[Sequence[CoordinatorProbe]]]
 ScrapeFn = Callable[[Sequence[MetricsEndpoint]], Awaitable[Sequence[MetricsResult]]]
 EndpointsFn = Callable[[ClusterView | None], Sequence[MetricsEndpoint]]
 
@@ -121,7 +122,7 @@ class Poller:
         self._connect = connect
         self._gather = gather
         self._health = health
-        self._probe = probe or (lambda a: probe_coordinator(a, timeout=config.probe_timeout))
+        self._probe = probe or (lambda a: probe_coordinators(a, timeout=config.probe_timeout))
         self._scrape = scrape
         self._endpoints = endpoints
         self._clock = clock
@@ -236,19 +237,23 @@ class Poller:
         return _Gathered(view_result, None, health_result)
 
     async def _probe_part(self, addresses: Sequence[str]) -> tuple[CoordinatorStatus, ...]:
-        results = await asyncio.gather(*(self._probe(a) for a in addresses), return_exceptions=True)
+        if not addresses:
+            return ()
+        try:
+            probes = await self._probe(addresses)
+        except Exception as exc:  # the probe never raises; a fake or a bug might
+            log.debug("coordinator probes failed: %s", _text(exc))
+            return ()
         statuses: list[CoordinatorStatus] = []
-        for address, result in zip(addresses, results, strict=True):
-            if isinstance(result, BaseException):
-                if not isinstance(result, Exception):
-                    raise result
-                log.debug("probe of %s failed: %s", address, _text(result))
+        for probe in probes:
+            if probe.role == "tablet-server":
+                # A bootstrap address that is a tablet server: never probed again.
+                self._tablets.add(probe.address)
+                self._learned.pop(probe.address, None)
                 continue
-            if result.is_tablet:
-                self._tablets.add(address)
-                self._learned.pop(address, None)
-                continue
-            statuses.append(result.status)
+            error = _text(probe.error) if probe.error is not None else None
+            role = CoordinatorRole(probe.role)
+            statuses.append(CoordinatorStatus(probe.address, role, error, probe.latency_s))
         return tuple(statuses)
 
     async def _scrape_part(self, guide: ClusterView | None) -> Sequence[MetricsResult]:

@@ -26,11 +26,12 @@ import json
 import re
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from konsole.errors import ExitCode
+from konsole.errors import ExitCode, ProfileError
 from konsole.render import (  # json_rows, json_values, text_table: re-exported
     CELL_WIDTH,
     json_rows,
@@ -40,8 +41,10 @@ from konsole.render import (  # json_rows, json_values, text_table: re-exported
     text_table,
     type_label,
 )
+from konsole.watch_cmd import connection_options, resolve_from_options
 
 if TYPE_CHECKING:
+    from fluss_proto.sasl import SaslPlain
     from fluss_proto.scan import Preview
 
 __all__ = [
@@ -84,13 +87,7 @@ class _PreviewCommand(click.Command):
 
 @click.command("preview", cls=_PreviewCommand)
 @click.argument("table", metavar="DB.TABLE")
-@click.option(
-    "--bootstrap",
-    envvar="FLUSS_BOOTSTRAP",
-    default=DEFAULT_BOOTSTRAP,
-    show_default=True,
-    help="Bootstrap servers, comma-separated (env FLUSS_BOOTSTRAP).",
-)
+@connection_options
 @click.option(
     "--partition",
     default=None,
@@ -117,7 +114,11 @@ class _PreviewCommand(click.Command):
 )
 def preview(
     table: str,
-    bootstrap: str,
+    profile: str | None,
+    bootstrap: str | None,
+    local: bool,
+    run_dir: Path | None,
+    config_path: Path | None,
     partition: str | None,
     limit: int,
     tail: bool,
@@ -132,12 +133,15 @@ def preview(
         if problem := invalid_name(ident):
             raise _usage(f"{kind} name {ident!r} is invalid: {problem}")
     try:
-        from fluss_proto.client import parse_bootstrap
-
-        parse_bootstrap(bootstrap)
-    except ValueError as exc:
-        raise _usage(f"--bootstrap: {exc}") from None
-    code = asyncio.run(_run(bootstrap, (database, name), partition, limit, tail, fmt, timeout))
+        chosen = resolve_from_options(profile, bootstrap, local, run_dir, config_path)
+        sasl = chosen.sasl()  # a missing password variable is bad configuration too
+    except ProfileError as exc:
+        raise _usage(str(exc)) from None
+    code = asyncio.run(
+        _run(
+            ",".join(chosen.bootstrap), (database, name), partition, limit, tail, fmt, timeout, sasl
+        )
+    )
     sys.exit(code)
 
 
@@ -149,6 +153,7 @@ async def _run(
     tail: bool,
     fmt: str,
     timeout: float,
+    sasl: SaslPlain | None = None,
 ) -> ExitCode:
     from fluss_proto.client import FlussClient
     from fluss_proto.errors import FlussError
@@ -161,6 +166,7 @@ async def _run(
             connect_timeout=min(timeout, 10.0),
             request_timeout=timeout,
             retries=1,
+            sasl=sasl,
         )
     except FlussError as exc:
         _error(f"cannot reach the cluster at {bootstrap}: {exc}")

@@ -138,8 +138,8 @@ def health_line(health: Health, fmt: str) -> str:
 def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Callable[[], Any]]:
     """A live poller for ``profile`` and the coroutine function that releases it."""
     from fluss_proto.client import FlussClient
+    from fluss_proto.coordinators import probe_coordinators
     from fluss_proto.model import ClusterView
-    from konsole.coordinators import probe_coordinator
     from konsole.metrics import Scraper
     from konsole.poller import Poller, PollerConfig
 
@@ -163,7 +163,7 @@ def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Call
     poller = Poller(
         config,
         connect=connect,
-        probe=lambda a: probe_coordinator(a, timeout=config.probe_timeout, sasl=sasl),
+        probe=lambda a: probe_coordinators(a, timeout=config.probe_timeout, sasl=sasl),
         scrape=scraper.scrape,
         endpoints=endpoints,
     )
@@ -191,6 +191,9 @@ async def watch_loop(
     config = EventConfig(rules=profile.health)
     state = EventState()
     shown = None
+    #: The unread items last reported: a cluster with a dead server would otherwise repeat
+    #: the same line every poll (seen live), burying the diagnostics that change.
+    unread: tuple[tuple[str, str], ...] = ()
     async for snapshot in poller.snapshots(stop):
         events, state = advance(state, snapshot, config=config)
         for event in events:
@@ -205,8 +208,17 @@ async def watch_loop(
                 f"({snapshot.consecutive_failures} in a row): {snapshot.error}; "
                 f"next poll in {poller.next_delay():g}s"
             )
-        elif snapshot.errors:
-            err(f"konsole watch: poll {snapshot.seq}: {len(snapshot.errors)} item(s) not read")
+        else:
+            now = tuple(sorted({(e.scope, e.subject) for e in snapshot.errors}))
+            if now != unread and now:
+                first = snapshot.errors[0]
+                err(
+                    f"konsole watch: poll {snapshot.seq}: {len(snapshot.errors)} item(s) not "
+                    f"read (first: {first.subject}: {first.message})"
+                )
+            elif now != unread:
+                err(f"konsole watch: poll {snapshot.seq}: every item read again")
+            unread = now
         if max_polls is not None and snapshot.seq >= max_polls:
             return
 

@@ -885,3 +885,24 @@ async def test_call_many_follows_a_standby_coordinator():
             assert [e.new_address for e in client.events] == [active.address]
             assert client.coordinator is not None
             assert client.coordinator.address == active.address
+
+
+def test_no_leader_minus_one_in_metadata_is_no_leader() -> None:
+    """Fluss writes LeaderAndIsr.NO_LEADER (-1) as the leader of a bucket whose leader is
+    gone (seen live: an RF-1 bucket while its tablet server was down); it is not a server."""
+    from fluss_proto.client import parse_metadata
+
+    resp = pb.MetadataResponse()
+    table = resp.table_metadata.add(
+        table_id=7, schema_id=1, table_json=b"{}", created_time=1, modified_time=2
+    )
+    table.table_path.CopyFrom(pb.PbTablePath(database_name="db", table_name="t"))
+    table.bucket_metadata.add(bucket_id=0, leader_id=-1, replica_id=[2], leader_epoch=4)
+    table.bucket_metadata.add(bucket_id=1, leader_id=0, replica_id=[0])
+    table.bucket_metadata.add(bucket_id=2, replica_id=[1])
+    part = resp.partition_metadata.add(table_id=7, partition_id=3, partition_name="p")
+    part.bucket_metadata.add(bucket_id=0, leader_id=-1, replica_id=[2])
+    reply = parse_metadata(resp)
+    leaders = [b.leader_id for b in reply.tables[TablePath("db", "t")].buckets]
+    assert leaders == [None, 0, None]
+    assert [b.leader_id for b in reply.partitions[3].buckets] == [None]

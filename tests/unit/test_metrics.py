@@ -60,35 +60,56 @@ def fixture(name: str, *, trailing_comma: bool = True) -> str:
             },
         ),
         (
+            # a real capture: tablet server 2 restarted with its disk write limit below
+            # its usage (1.0-SNAPSHOT, after `konsole cluster seed`)
             "tablet-server-1.0.txt",
             {
                 "role": "tablet",
                 "server_id": "2",
                 "host": "127.0.0.1",
-                "disk_usage_ratio": 0.9312,
+                "disk_usage_ratio": 0.7047212420458407,
                 "disk_write_locked": True,
-                "under_replicated": 4,
-                "under_min_isr": 1,
-                "isr_shrinks_rate": 0.2,
-                "bytes_in_rate": 2048.5,
-                "replication_out_rate": 90.0,
-                "request_rate": 9.5,
-                "request_error_rate": 2.0,
-                "kv_rejections": 17.0,
-                "heap_ratio": 0.96,
+                "under_replicated": 0,
+                "under_min_isr": 0,
+                "isr_shrinks_rate": 0.0,
+                "leader_count": 0,
+                "replica_count": 26,
+                "bytes_in_rate": 0.0,
+                "replication_out_rate": 0.0,
+                "request_rate": 0.016666666666666666,
+                "request_error_rate": 0.0,
+                "kv_rejections": 0.0,
+                "heap_used": 57850192.0,
+                "heap_max": 805306368.0,
             },
         ),
         (
+            # a real capture of the active coordinator (the second one, after a failover)
             "coordinator-1.0.txt",
             {
                 "role": "coordinator",
-                "server_id": "0",
+                "server_id": "3ec1c553-64d1-4112-92b6-d6b384128fb5",  # not a number at 1.0
+                "host": "127.0.0.1",
                 "active_coordinator_count": 1,
                 "alive_coordinator_count": 2,
-                "active_tablet_server_count": 2,
-                "offline_bucket_count": 3,
-                "bucket_count": 48,
+                "active_tablet_server_count": 3,
+                "offline_bucket_count": 0,
+                "table_count": 6,
+                "bucket_count": 26,
                 "partition_count": 3,
+                "heap_max": 536870912.0,
+            },
+        ),
+        (
+            # a standby coordinator exports no coordinator gauges at all, only the JVM's
+            "coordinator-standby-1.0.txt",
+            {
+                "role": "coordinator",
+                "server_id": "1233fe89-143f-4868-ad7a-6497d1be17de",
+                "active_coordinator_count": None,
+                "alive_coordinator_count": None,
+                "table_count": None,
+                "heap_used": 42001688.0,
             },
         ),
     ],
@@ -104,11 +125,24 @@ def test_parse_fixture(name: str, expected: dict[str, Any], trailing_comma: bool
 def test_table_metrics() -> None:
     metrics = parse_metrics(fixture("tablet-server-1.0.txt"), url="u", scraped_at=0)
     by_name = {t.name: t for t in metrics.tables}
-    assert set(by_name) == {"shop.orders-pk"}  # only KV tables have backpressure families
-    pk = by_name["shop.orders-pk"]
-    assert (pk.kv_pressure, pk.kv_rejections) == (0.85, 17.0)
-    assert metrics.requests["putKv"] == (6.0, 2.0)
+    # only KV (primary-key) tables have backpressure families; log tables have none
+    assert set(by_name) == {"demo.customer_profile", "go_sensor_demo.sensor_info"}
+    pk = by_name["demo.customer_profile"]
+    assert (pk.kv_pressure, pk.kv_rejections) == (0.0, 0.0)
+    assert metrics.requests["putKv"] == (0.0, 0.0)
+    assert metrics.requests["metadata"] == pytest.approx((0.016666666666666666, 0.0))
     assert metrics.subject == "tablet-server 2"
+
+
+def test_table_labels_are_raw_at_1_0() -> None:
+    """At 1.0 label values are not character-filtered (0.9.1 turns '-' and '.' into '_')."""
+    text = (
+        "# TYPE fluss_tabletserver_table_kvBackpressureRejectionsTotal gauge\n"
+        "fluss_tabletserver_table_kvBackpressureRejectionsTotal"
+        '{database="shop",server_id="2",table="orders-pk",} 17.0\n'
+    )
+    metrics = parse_metrics(text, url="u", scraped_at=0)
+    assert [(t.name, t.kv_rejections) for t in metrics.tables] == [("shop.orders-pk", 17.0)]
 
 
 def test_0_9_1_has_no_table_families_we_read() -> None:

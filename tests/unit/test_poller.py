@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.errors import UnreachableError
 from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
-from konsole.coordinators import ProbeResult
 from konsole.metrics import MetricsResult
 from konsole.poller import Poller, PollerConfig
 from konsole.profiles import MetricsEndpoint, Profile
-from konsole.snapshot import CoordinatorRole, CoordinatorStatus
+from konsole.snapshot import CoordinatorRole
 from tests.unit.cluster_builders import addr, metrics_error, table, tm, view
 
 V = view(tables=[table("db.t", 1, [(0, (0, 1), 5)])])
@@ -98,13 +98,15 @@ class Fakes:
             raise self.health_result
         return self.health_result
 
-    async def probe(self, address: str) -> ProbeResult:
-        self.probed.append(address)
+    async def probe(self, addresses: Sequence[str]) -> tuple[CoordinatorProbe, ...]:
+        self.probed.extend(addresses)
         await asyncio.sleep(self.delay)
-        role = self.roles.get(address, "unreachable")
-        if role == "tablet":
-            return ProbeResult(CoordinatorStatus(address, CoordinatorRole.UNREACHABLE), True)
-        return ProbeResult(CoordinatorStatus(address, CoordinatorRole(role)))
+        roles = {"tablet": "tablet-server"}
+        return tuple(
+            CoordinatorProbe(a, roles.get(r, r))  # type: ignore[arg-type]
+            for a in addresses
+            for r in [self.roles.get(a, "unreachable")]
+        )
 
     async def scrape(self, endpoints: Sequence[MetricsEndpoint]) -> Sequence[MetricsResult]:
         self.scraped.append(tuple(endpoints))

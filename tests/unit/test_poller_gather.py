@@ -3,17 +3,17 @@ in-process fake cluster (real request and response messages, no sockets)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.client import Features, TablePath
+from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.model import HealthStatus
-from konsole.coordinators import ProbeResult
 from konsole.events import EventKind, EventState, advance
 from konsole.health import HealthRules, evaluate
 from konsole.poller import Poller, PollerConfig
-from konsole.snapshot import CoordinatorRole, CoordinatorStatus
 from tests.unit.test_admin import FakeClient, FakeTable
 
 
@@ -42,8 +42,8 @@ def poller(client: PollableFake) -> Poller:
     async def connect() -> PollableFake:
         return client
 
-    async def probe(address: str) -> ProbeResult:
-        return ProbeResult(CoordinatorStatus(address, CoordinatorRole.ACTIVE))
+    async def probe(addresses: Sequence[str]) -> tuple[CoordinatorProbe, ...]:
+        return tuple(CoordinatorProbe(a, "active") for a in addresses)
 
     return Poller(PollerConfig(coordinators=("127.0.0.1:9000",)), connect=connect, probe=probe)
 

@@ -183,3 +183,15 @@ def test_profiles_empty_or_bad(tmp_path: Path, config: str | None, code: int, wo
     result = CliRunner().invoke(main, ["profiles", "--config", str(path)])
     assert result.exit_code == code
     assert words in result.output
+
+
+def test_unread_items_are_reported_when_they_change_not_every_poll(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Live, a stopped server's scrape failed every poll and stderr repeated the same line
+    once a second: now a line comes when the set of unread items changes."""
+    fake_poller(monkeypatch, Fakes(views=[FULL] * 5))
+    result = CliRunner().invoke(main, ["watch", "--bootstrap", "127.0.0.1:9123", "--count", "5"])
+    assert result.exit_code == 0, result.output
+    lines = [ln for ln in result.stderr.splitlines() if "not read" in ln]
+    assert len(lines) == 1 and "poll 1: 1 item(s) not read (first: " in lines[0]
