@@ -681,16 +681,16 @@ def main(argv: list[str] | None = None) -> int:
     from konsole.localcluster.cluster import temporary_cluster
 
     own = (
-        contextlib.nullcontext({"bootstrap_servers": args.bootstrap})
+        contextlib.nullcontext(None)
         if args.bootstrap
         else temporary_cluster(
             args.version, tablet_servers=3, prefix="konsole-bench-", ready_timeout=180
         )
     )
     with own as desc:
-        bootstrap = str(desc["bootstrap_servers"])
-        if not args.bootstrap:
-            log(f"started a {desc['version']} cluster: {bootstrap}")
+        bootstrap = args.bootstrap or desc.bootstrap_servers
+        if desc is not None:
+            log(f"started a {desc.version} cluster: {bootstrap}")
         urls = list(args.metrics) or [
             str(p["metrics_url"]) for p in desc.get("processes", ()) if p.get("metrics_url")
         ]

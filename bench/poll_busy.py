@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     from konsole.localcluster.cluster import temporary_cluster
 
     own = (
-        contextlib.nullcontext({"bootstrap_servers": args.bootstrap})
+        contextlib.nullcontext(None)
         if args.bootstrap
         else temporary_cluster(
             args.version,
@@ -269,9 +269,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     with own as desc:
-        bootstrap = str(desc["bootstrap_servers"])
-        if not args.bootstrap:
-            log(f"started a {desc['version']} cluster: {bootstrap}")
+        bootstrap = args.bootstrap or desc.bootstrap_servers
+        if desc is not None:
+            log(f"started a {desc.version} cluster: {bootstrap}")
         summary = asyncio.run(bounded(run(args, bootstrap)))
     if args.json:
         print(json.dumps(summary, indent=2))

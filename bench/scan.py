@@ -366,14 +366,14 @@ def main(argv: list[str] | None = None) -> int:
     from konsole.localcluster.cluster import temporary_cluster
 
     own = (
-        contextlib.nullcontext({"bootstrap_servers": args.bootstrap})
+        contextlib.nullcontext(None)
         if args.bootstrap
         else temporary_cluster(
             tablet_servers=args.tablet_servers, prefix="konsole-bench-scan-", ready_timeout=180
         )
     )
     with own as desc:
-        out = asyncio.run(run(str(desc["bootstrap_servers"]), args))
+        out = asyncio.run(run(args.bootstrap or desc.bootstrap_servers, args))
     if args.json:
         print(json.dumps(out, indent=2))
     else:

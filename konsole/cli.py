@@ -13,6 +13,7 @@ import click
 from konsole import __version__
 from konsole.errors import ClusterAlreadyRunningError, ClusterError, ExitCode, KonsoleError
 from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, LocalCluster
+from konsole.localcluster.cluster import ClusterDescription
 from konsole.preview_cmd import preview
 
 RUN_DIR_OPTION = click.option(
@@ -59,23 +60,23 @@ def _fail(message: str, code: int = ExitCode.FAILED) -> None:
     sys.exit(code)
 
 
-def _print_description(desc: dict[str, Any], as_json: bool) -> None:
+def _print_description(desc: ClusterDescription, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(desc, indent=2))
+        click.echo(json.dumps(desc.to_dict(), indent=2))
         return
-    click.echo(f"Fluss {desc['version']} in {desc['run_dir']}")
-    if desc.get("fluss_home"):
-        click.echo(f"  distribution: {desc['fluss_home']}")
-    click.echo(f"  bootstrap servers: {desc['bootstrap_servers']}")
-    if desc["sasl"]["enabled"]:
-        click.echo(f"  SASL/PLAIN users: {', '.join(desc['sasl']['users'])}")
-    for p in desc["processes"]:
-        state = f"pid {p['pid']}" if p["alive"] else "stopped"
-        if p.get("coordinator_role"):
-            state += f" {p['coordinator_role']}"
-        ports = " ".join(f"{k}={v}" for k, v in p["ports"].items())
-        click.echo(f"  {p['role']:<14} {p['id']:<3} {state:<20} {ports}")
-        click.echo(f"  {'':<14} log {p['log']}")
+    click.echo(f"Fluss {desc.version} in {desc.run_dir}")
+    if desc.fluss_home:
+        click.echo(f"  distribution: {desc.fluss_home}")
+    click.echo(f"  bootstrap servers: {desc.bootstrap_servers}")
+    if desc.sasl.enabled:
+        click.echo(f"  SASL/PLAIN users: {', '.join(desc.sasl.users)}")
+    for p in desc.processes:
+        state = f"pid {p.pid}" if p.alive else "stopped"
+        if p.coordinator_role:
+            state += f" {p.coordinator_role}"
+        ports = " ".join(f"{k}={v}" for k, v in p.ports.items())
+        click.echo(f"  {p.role:<14} {p.id:<3} {state:<20} {ports}")
+        click.echo(f"  {'':<14} log {p.log}")
 
 
 @cluster.command("start")
@@ -172,7 +173,7 @@ def cluster_status(as_json: bool, run_dir: Path | None) -> None:
         click.echo(f"no cluster in {lc.run_dir}")
         sys.exit(ExitCode.UNKNOWN)
     _print_description(desc, as_json)
-    sys.exit(ExitCode.OK if desc["running"] else ExitCode.UNKNOWN)
+    sys.exit(ExitCode.OK if desc.running else ExitCode.UNKNOWN)
 
 
 def _server_command(name: str, help_text: str):  # type: ignore[no-untyped-def]
@@ -237,11 +238,11 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
     replication = 1
     if bootstrap is None:
         desc = lc.status()
-        if desc is None or not desc["running"]:
+        if desc is None or not desc.running:
             _fail(f"no running cluster in {lc.run_dir}; pass --bootstrap or start one")
             return
-        bootstrap = desc["bootstrap_servers"]
-        n_ts = sum(1 for p in desc["processes"] if p["role"] == "tablet-server")
+        bootstrap = desc.bootstrap_servers
+        n_ts = len(desc.of_role("tablet-server"))
         replication = min(3, n_ts)
     try:
         report = seed_demo_sync(bootstrap, replication_factor=replication)
@@ -267,9 +268,7 @@ def demo(
     desc = lc.start(version, fluss_home=fluss_home, tablet_servers=tablet_servers)
     try:
         click.echo(
-            str(
-                seed_demo_sync(desc["bootstrap_servers"], replication_factor=min(3, tablet_servers))
-            )
+            str(seed_demo_sync(desc.bootstrap_servers, replication_factor=min(3, tablet_servers)))
         )
         _print_description(desc, as_json=False)
         # The Textual console is not there yet: the demo holds the cluster until asked.

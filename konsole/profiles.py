@@ -417,7 +417,8 @@ def _split_dotted(name: str) -> list[str]:
 
 
 def profile_from_local(description: Mapping[str, Any]) -> Profile:
-    """A profile for the local cluster, from ``LocalCluster.describe()``'s dict."""
+    """A profile for the local cluster, from the JSON shape of its description
+    (``LocalCluster.describe().to_dict()``, as ``konsole cluster status --json`` prints it)."""
     bootstrap = description.get("bootstrap_servers")
     if not bootstrap:
         raise ProfileError("the local cluster description names no bootstrap servers")

@@ -103,10 +103,13 @@ def resolve_from_options(
             description = cluster.status()
         except ClusterError as exc:
             raise ProfileError(f"--local: {exc}") from None
-        if description is None or not description.get("running"):
+        if description is None or not description.running:
             raise ProfileError(f"--local: no running local cluster in {cluster.run_dir}")
     return resolve_profile(
-        profile=profile, bootstrap=bootstrap, local=description, config_path=config_path
+        profile=profile,
+        bootstrap=bootstrap,
+        local=None if description is None else description.to_dict(),
+        config_path=config_path,
     )
 
 

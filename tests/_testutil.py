@@ -44,6 +44,7 @@ from fluss_proto.error_codes import (
 )
 from fluss_proto.errors import DecodeError, RequestTimeoutError, UnsupportedByServer
 from fluss_proto.records import DataType, as_row_type, to_arrow_schema
+from konsole.localcluster.cluster import ClusterDescription, ProcessInfo, SaslInfo
 from tests.unit import records_encoder as enc
 from tests.unit.records_encoder import Ts
 
@@ -1025,3 +1026,19 @@ SCALAR_CASES: list[tuple[DataType, list[Any]]] = [
     ),
     (T("TIMESTAMP_LTZ", precision=9), [Ts(-5, 999_999), Ts(1, 0), None]),
 ]
+
+
+def local_description(bootstrap: str, *processes: ProcessInfo) -> ClusterDescription:
+    """A running local cluster's description, as ``LocalCluster.status()`` returns it."""
+    return ClusterDescription(
+        version="0.9.1-incubating",
+        fluss_home=None,
+        run_dir="/tmp/run",
+        running=True,
+        bootstrap_servers=bootstrap,
+        internal_bootstrap_servers=bootstrap,
+        sasl=SaslInfo(False),
+        zookeeper="127.0.0.1:2181",
+        ready_seconds=1.0,
+        processes=processes,
+    )

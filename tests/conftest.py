@@ -117,9 +117,10 @@ def fluss_cluster(
     """A real cluster (1 coordinator, 3 tablet servers) on loopback per generation."""
     run_dir = tmp_path_factory.mktemp(f"fluss-cluster-{fluss_server.generation}")
     cluster = LocalCluster(run_dir)
-    desc = cluster.start(
+    # The JSON shape (what `konsole cluster start --json` prints), plus the runner itself.
+    desc: dict[str, Any] = cluster.start(
         **fluss_server.start_kwargs(), tablet_servers=TABLET_SERVERS, ready_timeout=180
-    )
+    ).to_dict()
     desc["cluster"] = cluster
     try:
         yield desc

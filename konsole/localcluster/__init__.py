@@ -4,14 +4,22 @@ Used by `konsole cluster ...`, `konsole demo` and the live test suite. Nothing h
 built from source: the server comes from the released ``fluss-server`` fat jar.
 """
 
-from konsole.localcluster.cluster import ClusterError, LocalCluster, ProcessInfo
+from konsole.localcluster.cluster import (
+    ClusterDescription,
+    ClusterError,
+    LocalCluster,
+    ProcessInfo,
+    SaslInfo,
+)
 from konsole.localcluster.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS, FlussVersion
 
 __all__ = [
     "DEFAULT_VERSION",
     "SUPPORTED_VERSIONS",
+    "ClusterDescription",
     "ClusterError",
     "FlussVersion",
     "LocalCluster",
     "ProcessInfo",
+    "SaslInfo",
 ]

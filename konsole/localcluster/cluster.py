@@ -94,6 +94,57 @@ class ProcessInfo:
     coordinator_role: str | None = None
 
 
+@dataclass(frozen=True)
+class SaslInfo:
+    """SASL/PLAIN on the client listeners: user names only (passwords are never kept)."""
+
+    enabled: bool
+    users: tuple[str, ...] = ()
+    mechanism: str = "PLAIN"
+
+    def to_dict(self) -> dict[str, Any]:
+        if not self.enabled:
+            return {"enabled": False}
+        return {"enabled": True, "mechanism": self.mechanism, "users": list(self.users)}
+
+
+@dataclass(frozen=True)
+class ClusterDescription:
+    """What ``start`` and ``status`` report: the cluster as its processes are now."""
+
+    version: str
+    #: The unpacked distribution the servers run from, or None for jars fetched with Maven.
+    fluss_home: str | None
+    run_dir: str
+    running: bool
+    #: Client listeners, comma-separated (SASL ones when SASL is on).
+    bootstrap_servers: str
+    #: The plaintext internal listeners, comma-separated.
+    internal_bootstrap_servers: str
+    sasl: SaslInfo
+    zookeeper: str
+    ready_seconds: float | None
+    processes: tuple[ProcessInfo, ...]
+
+    def of_role(self, role: str) -> tuple[ProcessInfo, ...]:
+        return tuple(p for p in self.processes if p.role == role)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``konsole cluster start/status --json``."""
+        return {
+            "version": self.version,
+            "fluss_home": self.fluss_home,
+            "run_dir": self.run_dir,
+            "running": self.running,
+            "bootstrap_servers": self.bootstrap_servers,
+            "internal_bootstrap_servers": self.internal_bootstrap_servers,
+            "sasl": self.sasl.to_dict(),
+            "zookeeper": self.zookeeper,
+            "ready_seconds": self.ready_seconds,
+            "processes": [asdict(p) for p in self.processes],
+        }
+
+
 @dataclass
 class ClusterState:
     version: str
@@ -193,7 +244,7 @@ class LocalCluster:
         settings: Iterable[str] = (),
         ready_timeout: float = 120.0,
         progress: Callable[[str], None] | None = None,
-    ) -> dict[str, Any]:
+    ) -> ClusterDescription:
         """Start a cluster from published jars (``version``) or a distribution (``fluss_home``).
 
         Every argument and the distribution are checked before anything starts.
@@ -699,7 +750,7 @@ class LocalCluster:
                 return sid
         return None
 
-    def describe(self, state: ClusterState | None = None) -> dict[str, Any]:
+    def describe(self, state: ClusterState | None = None) -> ClusterDescription:
         state = state or self._require_state()
         infos = [self._info(s) for s in state.servers]
         if any(i.role == COORDINATOR and i.alive for i in infos):
@@ -718,26 +769,20 @@ class LocalCluster:
         bootstrap = [i.endpoint for i in infos if i.role in (COORDINATOR, TABLET_SERVER)]
         internal = [f"{HOST}:{s.ports['rpc']}" for s in state.servers if s.role != ZOOKEEPER]
         zk = self._server(state, ZOOKEEPER, 0)
-        return {
-            "version": state.version,
-            "fluss_home": state.fluss_home,
-            "run_dir": str(self.run_dir),
-            "running": any(i.alive for i in infos),
-            "bootstrap_servers": ",".join(b for b in bootstrap if b),
-            "internal_bootstrap_servers": ",".join(internal),
-            "sasl": {
-                "enabled": bool(state.sasl_users),
-                "mechanism": "PLAIN",
-                "users": state.sasl_users,
-            }
-            if state.sasl_users
-            else {"enabled": False},
-            "zookeeper": f"{HOST}:{zk.ports['client']}",
-            "ready_seconds": state.ready_seconds,
-            "processes": [asdict(i) for i in infos],
-        }
+        return ClusterDescription(
+            version=state.version,
+            fluss_home=state.fluss_home,
+            run_dir=str(self.run_dir),
+            running=any(i.alive for i in infos),
+            bootstrap_servers=",".join(b for b in bootstrap if b),
+            internal_bootstrap_servers=",".join(internal),
+            sasl=SaslInfo(bool(state.sasl_users), tuple(state.sasl_users)),
+            zookeeper=f"{HOST}:{zk.ports['client']}",
+            ready_seconds=state.ready_seconds,
+            processes=tuple(infos),
+        )
 
-    def status(self) -> dict[str, Any] | None:
+    def status(self) -> ClusterDescription | None:
         state = self.load()
         return None if state is None else self.describe(state)
 
@@ -797,7 +842,7 @@ def _scrape(port: int, timeout: float = 2.0) -> str | None:
 @contextlib.contextmanager
 def temporary_cluster(
     version: str | None = None, *, tablet_servers: int = 1, prefix: str = "konsole-", **start: Any
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[ClusterDescription]:
     """A cluster in a temporary run dir for the duration of a ``with`` block (benchmarks,
     scripts); stopped and removed on exit. Yields the description from ``start``."""
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:

@@ -224,7 +224,7 @@ async def test_same_client_survives_a_tablet_server_restart(
     def ts2_alive() -> bool:
         return any(
             p["role"] == "tablet-server" and p["id"] == 2 and p["alive"]
-            for p in cluster.describe()["processes"]
+            for p in cluster.describe().to_dict()["processes"]
         )
 
     request = pb.ListDatabasesRequest()
@@ -279,7 +279,7 @@ def sasl_cluster(
         tablet_servers=1,
         sasl=[f"admin:{ADMIN_PASSWORD}"],
         ready_timeout=180,
-    )
+    ).to_dict()
     try:
         yield desc
     finally:

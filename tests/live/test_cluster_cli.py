@@ -152,9 +152,9 @@ def test_port_taken_means_another_port(
         desc = lc.start(
             **fluss_server.start_kwargs(), tablet_servers=1, progress=lambda _line: None
         )
-        zk_port = desc["processes"][0]["ports"]["client"]
+        zk_port = desc.processes[0].ports["client"]
         assert zk_port != taken
-        assert metadata_ids(desc["processes"][1]["ports"]["rpc"]) == {0}
+        assert metadata_ids(desc.processes[1].ports["rpc"]) == {0}
     finally:
         lc.stop()
         squatter.close()

@@ -62,7 +62,7 @@ def tiered_cluster(
     cluster = LocalCluster(tmp_path_factory.mktemp("fluss-tiered"))
     desc = cluster.start(
         **fluss_1_0.start_kwargs(), tablet_servers=1, settings=SETTINGS, ready_timeout=180
-    )
+    ).to_dict()
     try:
         yield desc
     finally:

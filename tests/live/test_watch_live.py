@@ -206,7 +206,7 @@ def watched(
             tablet_servers=TABLET_SERVERS,
             coordinators=2 if fluss_server.is_1_0 else 1,
             ready_timeout=180,
-        )
+        ).to_dict()
         watch = Watch.start(run_dir)
         # The first health line comes after the first poll: the baseline is set.
         deadline = time.monotonic() + 60
@@ -417,10 +417,8 @@ async def test_standby_coordinator_killed_gives_standby_lost(
     assert active_id in (0, 1)
     standby_id = 1 - active_id
     standby = watched.coordinator_address(standby_id)
-    state = watched.lc.status() or {}
-    running = {
-        p["id"] for p in state.get("processes", ()) if p["role"] == "coordinator" and p["alive"]
-    }
+    state = watched.lc.status()
+    running = {p.id for p in state.of_role("coordinator") if p.alive} if state else set()
     mark = w.mark()
     if standby_id not in running:  # killed by the failover test: back as a standby
         await asyncio.to_thread(watched.lc.start_server, "coordinator", standby_id, 120.0)

@@ -236,10 +236,48 @@ def test_description_hides_passwords(tmp_path: Path) -> None:
     assert secret in (Path(state.servers[1].config_dir) / "server.yaml").read_text()
     desc = cluster.describe(state)
     # ... and nothing the runner describes or saves
-    assert secret not in json.dumps(desc) and desc["sasl"]["users"] == ["admin"]
+    assert secret not in json.dumps(desc.to_dict()) and desc.sasl.users == ("admin",)
+    assert desc.to_dict()["sasl"] == {"enabled": True, "mechanism": "PLAIN", "users": ["admin"]}
     assert secret not in cluster.state_path.read_text()
     assert secret not in repr(cluster.load())
     # clients use the SASL listener; servers talk on the internal one
     coord = state.servers[1]
-    assert desc["bootstrap_servers"].split(",")[0] == f"127.0.0.1:{coord.ports['client']}"
-    assert not desc["running"]
+    assert desc.bootstrap_servers.split(",")[0] == f"127.0.0.1:{coord.ports['client']}"
+    assert not desc.running
+
+
+def test_description_json_shape_is_the_cli_contract(tmp_path: Path) -> None:
+    """`cluster start/status --json` print ``to_dict()``: keys and nesting stay as they were."""
+    cluster = LocalCluster(tmp_path)
+    doc = cluster.describe(_state(cluster, users=False)).to_dict()
+    assert list(doc) == [
+        "version",
+        "fluss_home",
+        "run_dir",
+        "running",
+        "bootstrap_servers",
+        "internal_bootstrap_servers",
+        "sasl",
+        "zookeeper",
+        "ready_seconds",
+        "processes",
+    ]
+    assert doc["sasl"] == {"enabled": False}
+    assert [p["role"] for p in doc["processes"]] == [
+        "zookeeper",
+        "coordinator",
+        "tablet-server",
+        "tablet-server",
+    ]
+    assert set(doc["processes"][1]) == {
+        "role",
+        "id",
+        "pid",
+        "alive",
+        "ports",
+        "log",
+        "metrics_url",
+        "endpoint",
+        "coordinator_role",
+    }
+    json.dumps(doc)  # plain JSON values only

@@ -11,6 +11,8 @@ from click.testing import CliRunner
 
 from fluss_proto.errors import UnreachableError
 from konsole import cli
+from konsole.localcluster.cluster import ClusterDescription
+from tests._testutil import local_description
 
 
 @pytest.fixture
@@ -65,8 +67,8 @@ def test_local_uses_the_running_cluster(
         def __init__(self, run_dir: Path | None) -> None:
             assert run_dir == tmp_path
 
-        def status(self) -> dict[str, Any]:
-            return {"running": True, "bootstrap_servers": "127.0.0.1:35783", "processes": []}
+        def status(self) -> ClusterDescription:
+            return local_description("127.0.0.1:35783")
 
     import konsole.localcluster
 

@@ -11,8 +11,10 @@ from click.testing import CliRunner
 
 from konsole import watch_cmd
 from konsole.cli import main
+from konsole.localcluster.cluster import ClusterDescription, ProcessInfo
 from konsole.poller import Poller, PollerConfig
 from konsole.profiles import Profile
+from tests._testutil import local_description
 from tests.unit.cluster_builders import table, view
 from tests.unit.test_poller import Fakes
 
@@ -86,19 +88,18 @@ def test_watch_uses_the_local_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path:
         def __init__(self, run_dir: Path | None) -> None:
             self.run_dir = run_dir
 
-        def status(self) -> dict[str, Any]:
-            return {
-                "running": True,
-                "bootstrap_servers": "127.0.0.1:35783",
-                "processes": [
-                    {
-                        "role": "coordinator",
-                        "id": 0,
-                        "endpoint": "127.0.0.1:35783",
-                        "metrics_url": "http://127.0.0.1:50235/metrics",
-                    }
-                ],
-            }
+        def status(self) -> ClusterDescription:
+            coordinator = ProcessInfo(
+                role="coordinator",
+                id=0,
+                pid=1,
+                alive=True,
+                ports={},
+                log="log",
+                metrics_url="http://127.0.0.1:50235/metrics",
+                endpoint="127.0.0.1:35783",
+            )
+            return local_description("127.0.0.1:35783", coordinator)
 
     import konsole.localcluster
 
