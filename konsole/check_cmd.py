@@ -24,23 +24,11 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import click
 
-from konsole.check import (
-    FORMATS,
-    CheckError,
-    CheckResult,
-    ExitCode,
-    Thresholds,
-    assess,
-    failure,
-    parse_thresholds,
-    render,
-    rules_with_thresholds,
-    timeout_result,
-)
 from konsole.profiles import Profile, ProfileError
 from konsole.watch_cmd import connection_options, resolve_from_options
 
 if TYPE_CHECKING:
+    from konsole.check import CheckResult, Thresholds
     from konsole.health import HealthRules
     from konsole.metrics import Scraper
     from konsole.poller import Poller
@@ -57,6 +45,12 @@ POLL_SHARE: Final = 0.8
 REQUEST_SHARE: Final = 0.3
 #: Seconds between the two metrics looks that tell whether KV rejections are rising.
 KV_WINDOW: Final = 1.0
+#: konsole.check.FORMATS, repeated so that importing the CLI does not import the check
+#: (and the metrics stack under it) for every other command.
+FORMATS: Final = ("nagios", "json", "text")
+#: Exit codes (konsole.check.ExitCode) used before the check module is imported.
+_UNKNOWN: Final = 3
+_CRITICAL: Final = 2
 
 
 # =========================================================================== history
@@ -230,6 +224,7 @@ async def look(
 ) -> CheckResult:
     """Poll once (and scrape again when KV rejections might be rising); never past
     ``deadline`` (monotonic)."""
+    from konsole.check import ExitCode, assess, failure, timeout_result
     from konsole.health import evaluate
 
     left = deadline - time.monotonic()
@@ -278,10 +273,12 @@ class _CheckCommand(click.Command):
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as exc:
             click.echo(f"FLUSS UNKNOWN: {exc.format_message()}")
-            sys.exit(ExitCode.UNKNOWN)
+            sys.exit(_UNKNOWN)
 
 
 def _finish(result: CheckResult, fmt: str) -> None:
+    from konsole.check import render
+
     click.echo(render(result, fmt))
     sys.stdout.flush()
     sys.exit(result.exit_code)
@@ -302,6 +299,16 @@ def run_check(
     started: float | None = None,
 ) -> CheckResult:
     """Everything `konsole check` does but printing and exiting (tests call it)."""
+    from konsole.check import (
+        CheckError,
+        ExitCode,
+        failure,
+        parse_thresholds,
+        render,
+        rules_with_thresholds,
+        timeout_result,
+    )
+
     started = time.monotonic() - process_age() if started is None else started
     deadline = started + timeout
     cluster: dict[str, Any] = {}
@@ -322,7 +329,7 @@ def run_check(
     watchdog = Watchdog(
         deadline - WATCHDOG_MARGIN,
         render(timeout_result(timeout, cluster=cluster), fmt),
-        ExitCode.CRITICAL,
+        _CRITICAL,
     ).start()
     try:
         result = asyncio.run(

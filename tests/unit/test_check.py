@@ -707,3 +707,23 @@ def test_a_cancelled_watchdog_stays_quiet() -> None:
 
 def test_unused_range_type_is_exported() -> None:
     assert Range(0, 1, False, "1").alerts(2)
+
+
+def test_the_cli_does_not_import_the_check_for_other_commands() -> None:
+    from konsole import check
+
+    assert check_cmd.FORMATS == check.FORMATS
+    code = "import sys, konsole.cli; print('konsole.check' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.strip() == "False"
+
+
+def test_metrics_endpoint_answering_500_is_a_warning_never_ok() -> None:
+    s = snap(
+        view(tables=[T]), metrics=[tm(0), tm(2)], metrics_errors=[metrics_error(1, "http_status")]
+    )
+    r = result_of(s)
+    assert r.status is ExitCode.WARNING
+    assert ("metrics_unknown", "tablet-server 1") in {(f.rule, f.subject) for f in r.findings}
