@@ -20,8 +20,9 @@ monitoring system runs it (interpreter start-up and imports included):
 Set-up as in bench/poll.py (its ``ensure_tables``): without ``--bootstrap`` a LocalCluster
 with 1 coordinator and 3 tablet servers in a temporary run dir, stopped at the end; tables
 ``konsole_bench.bench_000`` .. (``--tables`` x ``--buckets``, RF ``--rf``), reused when they
-exist. Then ``--reps`` runs of each process, interleaved; median and p90 wall time, and the
-ratio check / pyfluss (goal: <= 0.5).
+exist. Then ``--reps`` runs of each process, interleaved; median and p90 wall time, median
+CPU time (user + system of the process, all its threads), the ratios check / pyfluss (goal
+for the wall time: <= 0.5) and the load average (other work on the machine shows there).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import asyncio
 import contextlib
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -93,12 +95,18 @@ asyncio.run(main(sys.argv[1]))
 """
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    t0 = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
+    """Wall time and CPU time (user + system, all threads) of one process."""
+    t0, c0 = time.perf_counter(), _children_cpu()
     proc = subprocess.run(
         cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=PROCESS_LIMIT_S
     )
-    return time.perf_counter() - t0, proc.returncode, proc.stdout
+    return time.perf_counter() - t0, _children_cpu() - c0, proc.returncode, proc.stdout
 
 
 async def prepare(args: argparse.Namespace, bootstrap: str) -> None:
@@ -129,12 +137,14 @@ def run(args: argparse.Namespace, bootstrap: str, run_dir: str | None) -> dict[s
         methods["a+"] = [*check, "--local", "--run-dir", run_dir, "--format", "json"]
     facts: dict[str, Any] = {}
     times: dict[str, list[float]] = {k: [] for k in methods}
+    cpus: dict[str, list[float]] = {k: [] for k in methods}
     codes: dict[str, set[int]] = {k: set() for k in methods}
     for rep in range(args.warmup + args.reps):
         for key, cmd in methods.items():
-            wall, code, out = timed(cmd, env)
+            wall, cpu, code, out = timed(cmd, env)
             if rep >= args.warmup:
                 times[key].append(wall)
+                cpus[key].append(cpu)
                 codes[key].add(code)
             if key == "b" and code == 0:
                 facts["pyfluss"] = json.loads(out.strip().splitlines()[-1])
@@ -162,6 +172,7 @@ def run(args: argparse.Namespace, bootstrap: str, run_dir: str | None) -> dict[s
                 "label": labels[k],
                 "median_s": statistics.median(v),
                 "p90_s": percentile(v, 0.9),
+                "cpu_s": statistics.median(cpus[k]),
                 "exit_codes": sorted(codes[k]),
             }
             for k, v in times.items()
@@ -169,6 +180,9 @@ def run(args: argparse.Namespace, bootstrap: str, run_dir: str | None) -> dict[s
     }
     med = {k: v["median_s"] for k, v in summary["methods"].items()}
     summary["ratios"] = {f"{k}/b": med[k] / med["b"] for k in med if k != "b"}
+    cpu = {k: v["cpu_s"] for k, v in summary["methods"].items()}
+    summary["cpu_ratios"] = {f"{k}/b": cpu[k] / cpu["b"] for k in cpu if k != "b"}
+    summary["load_average"] = os.getloadavg()
     return summary
 
 
@@ -177,12 +191,17 @@ def print_table(s: dict[str, Any]) -> None:
         f"{s['bench_tables']} bench tables x {s['buckets_per_table']} buckets; "
         f"{s['reps']} reps; facts: {s['facts']}"
     )
-    print(f"{'process':42} {'median s':>9} {'p90 s':>7} {'exit codes':>11}")
+    print(f"{'process':42} {'median s':>9} {'p90 s':>7} {'CPU s':>7} {'exit codes':>11}")
     for m in s["methods"].values():
         codes = ",".join(str(c) for c in m["exit_codes"])
-        print(f"{m['label']:42} {m['median_s']:>9.3f} {m['p90_s']:>7.3f} {codes:>11}")
+        print(
+            f"{m['label']:42} {m['median_s']:>9.3f} {m['p90_s']:>7.3f} {m['cpu_s']:>7.3f} "
+            f"{codes:>11}"
+        )
     ratios = "  ".join(f"{k} = {v:.2f}" for k, v in s["ratios"].items())
-    print(f"ratios (goal a/b <= 0.5): {ratios}")
+    cpu = "  ".join(f"{k} = {v:.2f}" for k, v in s["cpu_ratios"].items())
+    load = ", ".join(f"{x:.1f}" for x in s["load_average"])
+    print(f"wall-time ratios (goal a/b <= 0.5): {ratios}; CPU ratios: {cpu}; load {load}")
 
 
 def main(argv: list[str] | None = None) -> int:

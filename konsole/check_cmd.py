@@ -40,9 +40,14 @@ WATCHDOG_MARGIN: Final = 0.15
 #: Of the time left when the poll starts, the share the poll may use (the rest: a second
 #: metrics look for KV rejections, rendering, closing connections).
 POLL_SHARE: Final = 0.8
-#: One request's share of the poll: bootstrap, warm-up and the gather can each meet a
-#: silent (SIGSTOPped) server in turn and must still leave time for the others.
+#: One request's share of the poll: the warm-up and the gather can each meet a silent
+#: (SIGSTOPped) server in turn and must still leave time for the rest, so the poll ends
+#: with what the other servers said instead of timing out as a whole.
 REQUEST_SHARE: Final = 0.3
+#: No retries (the client's default is 2): against a silent server every attempt redoes
+#: the handshake and waits a whole request timeout; one look cannot afford that. The
+#: gather still asks a tablet server when the coordinator does not answer.
+RETRIES: Final = 0
 #: Seconds between the two metrics looks that tell whether KV rejections are rising.
 KV_WINDOW: Final = 1.0
 #: konsole.check.FORMATS, repeated so that importing the CLI does not import the check
@@ -144,12 +149,13 @@ def build_check_poller(
     from konsole.poller import Poller, PollerConfig
 
     sasl = profile.sasl()  # a missing password variable is bad configuration (UNKNOWN)
-    request_timeout = max(0.1, min(profile.request_timeout, poll_timeout * REQUEST_SHARE))
-    connect_timeout = max(0.1, min(profile.connect_timeout, poll_timeout * REQUEST_SHARE))
-    side_timeout = max(0.1, poll_timeout * 0.5)
+    # Rounded: the values show up in error texts ("timed out after 0.87s").
+    request_timeout = round(max(0.1, min(profile.request_timeout, poll_timeout * REQUEST_SHARE)), 2)
+    connect_timeout = round(max(0.1, min(profile.connect_timeout, poll_timeout * REQUEST_SHARE)), 2)
+    side_timeout = round(max(0.1, poll_timeout * 0.5), 2)
     config = PollerConfig.from_profile(
         profile,
-        poll_timeout=poll_timeout,
+        poll_timeout=round(poll_timeout, 2),
         probe_timeout=min(side_timeout, profile.connect_timeout, profile.request_timeout),
         earliest_every=1_000_000,  # one look: latest offsets only
     )
@@ -163,6 +169,7 @@ def build_check_poller(
                 sasl=sasl,
                 connect_timeout=connect_timeout,
                 request_timeout=request_timeout,
+                retries=RETRIES,
             )
         except AuthenticationError as exc:
             rejected.append(str(exc))

@@ -125,6 +125,8 @@ def run_check(*args: str, timeout: float, password: str = PASSWORD) -> Checked:
     )
     elapsed = time.monotonic() - t0
     result = Checked(proc.returncode, proc.stdout, proc.stderr, elapsed)
+    # Shown with -rP: what each check answered, and how long it took.
+    print(f"[{elapsed:.2f}s, exit {result.code}] {result.stdout.strip()[:600]}")
     # Never past --timeout (process start to exit; spawning is in the measured time).
     assert elapsed < timeout + 0.5, f"check ran {elapsed:.2f}s with -t {timeout:g}: {result}"
     assert result.first.startswith(("FLUSS ", '{"schema": "konsole.check/1"')), result

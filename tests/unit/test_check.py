@@ -727,3 +727,8 @@ def test_metrics_endpoint_answering_500_is_a_warning_never_ok() -> None:
     r = result_of(s)
     assert r.status is ExitCode.WARNING
     assert ("metrics_unknown", "tablet-server 1") in {(f.rule, f.subject) for f in r.findings}
+
+
+def test_process_age_counts_the_interpreter_start() -> None:
+    age = check_cmd.process_age()
+    assert 0.0 <= age <= 5.0
