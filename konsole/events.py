@@ -8,8 +8,9 @@ polls). ``diff(previous, current)`` is ``advance`` from a state built out of ``p
 alone, so it cannot see a stall yet.
 
 Events are grouped by cause and subject, with a count and a few samples: a tablet server
-leaving with 500 leaders gives server_left, one leaders_moved, one replicas_offline (and
-bucket_offline for leaders that found no new home), not one event per bucket. The set of
+leaving with 500 leaders gives server_left, one leaders_moved, one replicas_offline, one
+under_replicated (and bucket_offline for leaders that found no new home), not one event
+per bucket. The set of
 kinds is closed (:class:`EventKind`); docs/events-and-health.md describes each one.
 """
 
@@ -24,7 +25,7 @@ from typing import Any, Final
 
 from fluss_proto.model import BucketView, ClusterView, HealthStatus, TableView
 from konsole.health import Health, HealthRules, evaluate
-from konsole.snapshot import ClusterSnapshot, bucket_name
+from konsole.snapshot import ClusterSnapshot, bucket_name, table_names
 
 __all__ = [
     "Event",
@@ -208,6 +209,8 @@ class _Step:
         self.t = current.taken_at
         self.events: list[Event] = []
         self.updates: dict[str, Any] = {}
+        #: Replicas placed on servers that are not alive, by server (current view).
+        self.dead_now: dict[int, list[str]] = {}
 
     def emit(
         self,
@@ -264,6 +267,7 @@ class _Step:
             self._coordinators(first)
         base = self.state.baseline
         if cur.ok and cur.view is not None:
+            self.dead_now = _replicas_on_dead(cur.view)
             if base is not None and base.view is not None:
                 self._servers(base.view, cur.view)
                 self._buckets(base.view, cur.view)
@@ -343,9 +347,10 @@ class _Step:
     def _servers(self, base: ClusterView, cur: ClusterView) -> None:
         before = {s.node_id: s for s in base.tablet_servers}
         now = {s.node_id: s for s in cur.tablet_servers}
-        led = Counter(b.leader_id for b in base.buckets if b.leader_id is not None)
-        for node_id in sorted(before.keys() - now.keys()):
-            n = led[node_id]
+        left = sorted(before.keys() - now.keys())
+        led = Counter(b.leader_id for b in base.buckets if b.leader_id in left) if left else {}
+        for node_id in left:
+            n = led.get(node_id, 0)
             self.emit(
                 EventKind.SERVER_LEFT,
                 Severity.WARNING,
@@ -364,18 +369,13 @@ class _Step:
             )
 
     def _buckets(self, base: ClusterView, cur: ClusterView) -> None:
-        before = {_key(b): b for b in base.buckets}
+        names_now = table_names(cur)
         moved: dict[int, list[tuple[str, int]]] = defaultdict(list)
         offline: dict[int | None, list[str]] = defaultdict(list)
         online: dict[int, list[str]] = defaultdict(list)
-        for bucket in cur.buckets:
-            old = before.get(_key(bucket))
-            if old is None:
-                continue
+        for bucket, old in _leader_changes(base, cur):
             was, now = old.leader_id, bucket.leader_id
-            if was == now:
-                continue
-            name = bucket_name(cur, bucket)
+            name = bucket_name(cur, bucket, names_now)
             if now is None:
                 offline[was].append(name)
             elif was is None:
@@ -419,7 +419,7 @@ class _Step:
             )
         # replicas placed on servers that are not alive: one event per newly gone server
         gone_before = _replicas_on_dead(base)
-        for server, names in sorted(_replicas_on_dead(cur).items()):
+        for server, names in sorted(self.dead_now.items()):
             if gone_before.get(server):
                 continue
             self.emit(
@@ -667,7 +667,9 @@ class _Step:
 
     def _under_replicated(self) -> None:
         cur = self.cur
-        known: list[int] = []
+        # Replicas on servers that are gone are out of sync whatever else says so.
+        offline = sum(len(names) for names in self.dead_now.values())
+        known: list[int] = [offline]
         per_server: dict[str, int] = {}
         if cur.health is not None:
             known.append(max(0, cur.health.num_replicas - cur.health.in_sync_replicas))
@@ -675,14 +677,15 @@ class _Step:
         if reported:
             per_server = {m.subject: m.under_replicated or 0 for m in reported}
             known.append(sum(per_server.values()))
-        if not known:
-            return
         now = max(known)
         was = self.state.under_replicated
         self.updates["under_replicated"] = now
         if was is None:
             return
-        details: dict[str, Any] = {"servers": {k: v for k, v in sorted(per_server.items()) if v}}
+        details: dict[str, Any] = {
+            "servers": {k: v for k, v in sorted(per_server.items()) if v},
+            "replicas_offline": offline,
+        }
         if cur.health is not None:
             details["replicas"] = cur.health.num_replicas
             details["in_sync_replicas"] = cur.health.in_sync_replicas
@@ -735,6 +738,30 @@ def _key(bucket: BucketView) -> tuple[int, int | None, int]:
     return bucket.table_id, bucket.partition_id, bucket.bucket_id
 
 
+def _leaders(table: TableView) -> list[tuple[int | None, int, int | None]]:
+    return [(b.partition_id, b.bucket_id, b.leader_id) for b in table.buckets]
+
+
+def _leader_changes(base: ClusterView, cur: ClusterView) -> list[tuple[BucketView, BucketView]]:
+    """(current, previous) for each bucket present in both whose leader changed.
+
+    Tables whose buckets kept their leaders are skipped in one comparison each: on a
+    steady cluster this is the whole work of a poll.
+    """
+    before = {t.table_id: t for t in base.tables if t.table_id is not None}
+    changes: list[tuple[BucketView, BucketView]] = []
+    for table in cur.tables:
+        old_table = before.get(table.table_id) if table.table_id is not None else None
+        if old_table is None or _leaders(old_table) == _leaders(table):
+            continue
+        old = {_key(b): b for b in old_table.buckets}
+        for bucket in table.buckets:
+            previous = old.get(_key(bucket))
+            if previous is not None and previous.leader_id != bucket.leader_id:
+                changes.append((bucket, previous))
+    return changes
+
+
 def _recreated(old: TableView, new: TableView) -> bool:
     return old.table_id is not None and new.table_id is not None and old.table_id != new.table_id
 
@@ -750,11 +777,15 @@ def _log_end(table: TableView) -> int | None:
 
 def _replicas_on_dead(view: ClusterView) -> dict[int, list[str]]:
     alive = {s.node_id for s in view.tablet_servers}
+    placed = {r for t in view.tables for b in t.buckets for r in b.replica_ids}
+    if placed <= alive:
+        return {}
+    names = table_names(view)
     out: dict[int, list[str]] = defaultdict(list)
     for bucket in view.buckets:
         for replica in bucket.replica_ids:
             if replica not in alive:
-                out[replica].append(bucket_name(view, bucket))
+                out[replica].append(bucket_name(view, bucket, names))
     return out
 
 

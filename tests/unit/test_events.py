@@ -125,13 +125,18 @@ CASES: list[tuple[str, list[ClusterSnapshot], list[tuple[str, str]]]] = [
             ("server_left", "tablet-server 2"),
             ("leaders_moved", "tablet-server 2"),
             ("replicas_offline", "tablet-server 2"),
+            ("under_replicated", "cluster"),
             ("health_changed", "cluster"),
         ],
     ),
     (
         "server joined",
         [s(view((0, 1), tables=[T]), metrics=all_metrics((0, 1))), s()],
-        [("server_joined", "tablet-server 2"), ("health_changed", "cluster")],
+        [
+            ("server_joined", "tablet-server 2"),
+            ("replicas_in_sync", "cluster"),
+            ("health_changed", "cluster"),
+        ],
     ),
     (
         "bucket offline",
@@ -392,15 +397,17 @@ def test_a_server_with_500_leaders_leaving_gives_a_handful_of_events() -> None:
         s(view((1,), tables=[after]), metrics=all_metrics((1,))),
     )
     events = steps[-1]
-    assert len(events) <= 6
+    assert len(events) == 6
     by_kind = {e.kind: e for e in events}
     assert set(by_kind) == {
         K.SERVER_LEFT,
         K.LEADERS_MOVED,
         K.BUCKET_OFFLINE,
         K.REPLICAS_OFFLINE,
+        K.UNDER_REPLICATED,
         K.HEALTH_CHANGED,
     }
+    assert by_kind[K.UNDER_REPLICATED].count == n + 10
     assert by_kind[K.SERVER_LEFT].details["leaders_before"] == n
     assert by_kind[K.LEADERS_MOVED].count == n // 2
     assert by_kind[K.LEADERS_MOVED].details["to"] == {"1": n // 2}

@@ -111,6 +111,12 @@ def test_watch_uses_the_local_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert asked[0].coordinators == ("127.0.0.1:35783",)
 
 
+def test_watch_local_without_a_running_cluster_is_bad_configuration(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["watch", "--local", "--run-dir", str(tmp_path / "none")])
+    assert result.exit_code == 3
+    assert "no running local cluster in" in result.stderr
+
+
 CONFIG = """\
 [profiles.prod]
 bootstrap = "127.0.0.1:9123"
