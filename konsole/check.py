@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from fluss_proto.model import HealthStatus
 from konsole.health import Health, HealthRules
-from konsole.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name
+from konsole.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name, table_names
 
 __all__ = [
     "JSON_SCHEMA",
@@ -411,8 +411,9 @@ def _bucket_lines(s: ClusterSnapshot) -> tuple[list[str], list[str], list[str]]:
     if view is None:
         return [], [], []
     alive = {t.node_id for t in view.tablet_servers}
+    tables = table_names(view)
     offline = [
-        bucket_name(view, b)
+        bucket_name(view, b, tables)
         for b in view.buckets
         if b.leader_id is None or b.leader_id not in alive
     ]
@@ -420,16 +421,16 @@ def _bucket_lines(s: ClusterSnapshot) -> tuple[list[str], list[str], list[str]]:
     for b in view.buckets:
         for r in b.replica_ids:
             if r not in alive:
-                per_server.setdefault(r, []).append(bucket_name(view, b))
+                per_server.setdefault(r, []).append(bucket_name(view, b, tables))
     lines = []
     if offline:
         lines.append(f"offline buckets (no active leader): {_named(offline)}")
-    for server, names in sorted(per_server.items()):
+    for server, buckets in sorted(per_server.items()):
         lines.append(
             f"under-replicated buckets (a replica on tablet-server {server}, not alive): "
-            f"{_named(names)}"
+            f"{_named(buckets)}"
         )
-    under = sorted({n for names in per_server.values() for n in names})
+    under = sorted({n for buckets in per_server.values() for n in buckets})
     return lines, offline, under
 
 
