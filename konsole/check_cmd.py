@@ -361,7 +361,7 @@ def run_check(
     return result
 
 
-@click.command("check", cls=_CheckCommand)
+@click.command("check", cls=_CheckCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @connection_options
 @click.option(
     "-w",

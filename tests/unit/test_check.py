@@ -732,3 +732,9 @@ def test_metrics_endpoint_answering_500_is_a_warning_never_ok() -> None:
 def test_process_age_counts_the_interpreter_start() -> None:
     age = check_cmd.process_age()
     assert 0.0 <= age <= 5.0
+
+
+def test_help_with_h_as_plugins_do() -> None:
+    result = CliRunner().invoke(main, ["check", "-h"])
+    assert result.exit_code == 0
+    assert "-w, --warning RULE=RANGE" in result.output
