@@ -40,10 +40,11 @@ WATCHDOG_MARGIN: Final = 0.15
 #: Of the time left when the poll starts, the share the poll may use (the rest: a second
 #: metrics look for KV rejections, rendering, closing connections).
 POLL_SHARE: Final = 0.8
-#: One request's share of the poll: the warm-up and the gather can each meet a silent
-#: (SIGSTOPped) server in turn and must still leave time for the rest, so the poll ends
-#: with what the other servers said instead of timing out as a whole.
-REQUEST_SHARE: Final = 0.3
+#: One request's share of the poll. A silent (SIGSTOPped) server can be met four times in
+#: a row: the client's warm-up, the gather's ApiVersions, its FetchLog, and the one re-ask
+#: after fresh metadata; the poll must still end with what the other servers said
+#: instead of timing out as a whole.
+REQUEST_SHARE: Final = 0.2
 #: No retries (the client's default is 2): against a silent server every attempt redoes
 #: the handshake and waits a whole request timeout; one look cannot afford that. The
 #: gather still asks a tablet server when the coordinator does not answer.
