@@ -158,7 +158,11 @@ MEASURES: Final[tuple[MeasureSpec, ...]] = (
     MeasureSpec("disk_usage_max", "", 0, 1, "highest data disk usage ratio of a tablet server"),
     MeasureSpec("write_locked_servers", "", 0, None, "tablet servers with the disk write lock"),
     MeasureSpec(
-        "kv_rejections", "c", 0, None, "writes rejected by KV backpressure since server start"
+        "kv_rejections",
+        "c",
+        0,
+        None,
+        "write requests rejected by KV backpressure since server start",
     ),
     MeasureSpec("stalled_tables", "", 0, None, "tables whose ingest stopped (needs history)"),
     MeasureSpec("poll_latency", "s", 0, None, "seconds the poll took"),

@@ -352,7 +352,7 @@ def _kv_rejections(snapshot: ClusterSnapshot, previous: ClusterSnapshot | None) 
             HealthStatus.YELLOW,
             "kv_rejections",
             f"table {name}",
-            f"{sum(servers.values()):g} writes rejected by KV backpressure{within} on "
+            f"{sum(servers.values()):g} write requests rejected by KV backpressure{within} on "
             + ", ".join(sorted(servers)),
         )
         for name, servers in sorted(rising.items())

@@ -345,7 +345,7 @@ def test_kv_rejections_rising_between_two_looks_warn_naming_the_table() -> None:
     assert r.status is ExitCode.WARNING
     (f,) = r.findings
     assert (f.rule, f.subject) == ("kv_rejections", "table db.k")
-    assert f.reason == "4 writes rejected by KV backpressure within 1.0s on tablet-server 0"
+    assert f.reason == "4 write requests rejected by KV backpressure within 1.0s on tablet-server 0"
     assert evaluate(later).status is G  # one look alone: old rejections are no finding
     assert evaluate(first, previous=first).status is G  # not rising
 
@@ -673,7 +673,7 @@ def test_kv_rejections_rising_look_twice(monkeypatch: pytest.MonkeyPatch) -> Non
     )
     result = run(monkeypatch, rising)
     assert result.exit_code == 1, result.output
-    assert "[WARNING] table db.k: 5 writes rejected by KV backpressure" in result.stdout
+    assert "[WARNING] table db.k: 5 write requests rejected by KV backpressure" in result.stdout
     assert "'kv_rejections'=8c;;;0" in result.stdout
     steady = Script(metrics=[[tm(0, tables=[kv("db.k", rejections=3)]), tm(1), tm(2)]])
     result = run(monkeypatch, steady)
