@@ -61,6 +61,7 @@ fuzz: venv
 bench: jars
 	$(BIN)/python bench/poll.py
 	$(BIN)/python bench/poll_busy.py
+	$(BIN)/python bench/check.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .run

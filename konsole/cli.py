@@ -286,5 +286,9 @@ from konsole.watch_cmd import profiles, watch  # noqa: E402  (kept at the end: a
 main.add_command(watch)
 main.add_command(profiles)
 
+from konsole.check_cmd import check  # noqa: E402  (kept at the end: a small, separate edit)
+
+main.add_command(check)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

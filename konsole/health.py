@@ -85,8 +85,17 @@ def worst(statuses: Iterable[HealthStatus]) -> HealthStatus:
     return max(statuses, key=_RANK.__getitem__, default=HealthStatus.GREEN)
 
 
-def evaluate(snapshot: ClusterSnapshot | None, rules: HealthRules | None = None) -> Health:
-    """The health of ``snapshot`` under ``rules`` (default thresholds when None)."""
+def evaluate(
+    snapshot: ClusterSnapshot | None,
+    rules: HealthRules | None = None,
+    *,
+    previous: ClusterSnapshot | None = None,
+) -> Health:
+    """The health of ``snapshot`` under ``rules`` (default thresholds when None).
+
+    ``previous``, an earlier look at the same cluster, lets the rules that need two
+    observations (KV backpressure rejections rising) see a change; without it they are quiet.
+    """
     rules = rules or HealthRules()
     if snapshot is None:
         finding = Finding(HealthStatus.UNKNOWN, "no_data", "cluster", "no poll has finished yet")
@@ -111,6 +120,7 @@ def evaluate(snapshot: ClusterSnapshot | None, rules: HealthRules | None = None)
     findings += _replicas_offline(view)
     findings += _server_health(snapshot)
     findings += _metrics(snapshot, rules)
+    findings += _kv_rejections(snapshot, previous)
     findings += _read_errors(snapshot)
     status = worst(f.status for f in findings)
     source = "server" if snapshot.health is not None else "derived"
@@ -241,7 +251,7 @@ def _metrics(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
                     HealthStatus.RED,
                     "disk_write_locked",
                     subject,
-                    f"rejects writes: data disk write lock engaged{ratio}",
+                    f"writes rejected: data disk write lock engaged{ratio}",
                 )
             )
         elif m.disk_usage_ratio is not None and m.disk_usage_ratio >= rules.disk_usage_warn:
@@ -313,6 +323,40 @@ def _metrics(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
                 )
             )
     return out
+
+
+def _kv_rejections(snapshot: ClusterSnapshot, previous: ClusterSnapshot | None) -> list[Finding]:
+    """Tables whose KV backpressure rejection count rose since ``previous`` (a running count
+    since the server started, so one look alone cannot tell old rejections from new)."""
+    if previous is None:
+        return []
+    before = {
+        (m.server_id, t.name): t.kv_rejections
+        for m in previous.metrics
+        if m.role == "tablet"
+        for t in m.tables
+        if t.kv_rejections is not None
+    }
+    rising: dict[str, dict[str, float]] = {}
+    for m in snapshot.metrics:
+        if m.role != "tablet":
+            continue
+        for t in m.tables:
+            old = before.get((m.server_id, t.name))
+            if t.kv_rejections is not None and old is not None and t.kv_rejections > old:
+                rising.setdefault(t.name, {})[m.subject] = t.kv_rejections - old
+    span = snapshot.taken_at - previous.taken_at
+    within = f" within {span:.1f}s" if span > 0 else ""
+    return [
+        Finding(
+            HealthStatus.YELLOW,
+            "kv_rejections",
+            f"table {name}",
+            f"{sum(servers.values()):g} write requests rejected by KV backpressure{within} on "
+            + ", ".join(sorted(servers)),
+        )
+        for name, servers in sorted(rising.items())
+    ]
 
 
 def _read_errors(snapshot: ClusterSnapshot) -> list[Finding]:

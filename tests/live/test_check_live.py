@@ -1,0 +1,408 @@
+"""`konsole check` as a real process against real servers from the local runner, with
+real faults: SIGKILL, SIGSTOP, ZooKeeper paused and killed, a coordinator failover, the
+disk write limit, KV backpressure, wrong credentials, a closed port.
+
+One cluster per generation (3 tablet servers, SASL on the client listener; on the 1.0 line
+two coordinators), stopped in finally. Tests run in file order and each leaves the cluster
+healthy for the next, except the ZooKeeper one, which comes last. Every check runs with
+a --timeout and every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from konsole.localcluster import LocalCluster
+from tests.conftest import FlussServer, our_java_processes
+from tests.live import pyfluss_data as pf
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+PASSWORD = "check-Secret-41"
+WRONG = "not-the-Secret-77"
+TABLE_BUCKETS = 6
+#: A tablet server restarted with these rejects writes at once: 18% of this disk is used.
+DISK_LIMIT = (
+    "server.data-disk.write-limit-ratio=0.05",
+    "server.data-disk.write-recover-ratio=0.04",
+    "server.data-disk.check-interval=1s",
+)
+#: With as many write buffers as RocksDB's L0 slowdown trigger (20), the pre-write gate's
+#: budget (L0 files + flush files + write buffers >= trigger) rejects every PutKv.
+KV_PRESSURE = "kv.rocksdb.writebuffer.count=20"
+
+
+@dataclass
+class Checked:
+    code: int
+    stdout: str
+    stderr: str
+    elapsed: float
+
+    @property
+    def first(self) -> str:
+        return self.stdout.splitlines()[0] if self.stdout else ""
+
+
+@dataclass
+class Cluster:
+    server: FlussServer
+    lc: LocalCluster
+    desc: dict[str, Any]
+    table: str
+    kv_table: str | None
+
+    def check(
+        self, *args: str, timeout: float = 8.0, password: str = PASSWORD, local: bool = True
+    ) -> Checked:
+        return run_check(
+            *(["--local", "--run-dir", str(self.lc.run_dir)] if local else []),
+            "-t",
+            f"{timeout:g}",
+            *args,
+            timeout=timeout,
+            password=password,
+        )
+
+    def pid(self, role: str, sid: int) -> int:
+        for p in self.lc.describe().processes:
+            if p.role == role and p.id == sid and p.alive and p.pid is not None:
+                return p.pid
+        raise AssertionError(f"{role} {sid} is not running")
+
+    def endpoint(self, role: str, sid: int) -> str:
+        for p in self.lc.describe().processes:
+            if p.role == role and p.id == sid:
+                return str(p.endpoint)
+        raise AssertionError(f"no {role} {sid}")
+
+    def wait(
+        self, what: str, ok: Callable[[Checked], bool], budget: float = 90.0, **kw: Any
+    ) -> Checked:
+        """Run the check until ``ok`` says so; every run must itself stay within its timeout."""
+        deadline = time.monotonic() + budget
+        seen: list[str] = []
+        while True:
+            result = self.check(**kw)
+            seen.append(f"{result.code} {result.first[:300]}")
+            if ok(result):
+                return result
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{what}: not seen within {budget:g}s; last checks:\n" + "\n".join(seen[-5:])
+                )
+            time.sleep(1.0)
+
+
+def run_check(*args: str, timeout: float, password: str = PASSWORD) -> Checked:
+    env = {k: v for k, v in os.environ.items() if k != "FLUSS_BOOTSTRAP"}
+    env["FLUSS_PASSWORD"] = password
+    env["KONSOLE_CONFIG"] = "/nonexistent/konsole-check-test.toml"
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "konsole.cli", "check", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=timeout + 20,  # only a safety net: the check must end on its own
+        check=False,
+    )
+    elapsed = time.monotonic() - t0
+    result = Checked(proc.returncode, proc.stdout, proc.stderr, elapsed)
+    # Shown with -rP: what each check answered, and how long it took.
+    print(f"[{elapsed:.2f}s, exit {result.code}] {result.stdout.strip()[:600]}")
+    # Never past --timeout (process start to exit; spawning is in the measured time).
+    assert elapsed < timeout + 0.5, f"check ran {elapsed:.2f}s with -t {timeout:g}: {result}"
+    assert result.first.startswith(("FLUSS ", '{"schema": "konsole.check/1"')), result
+    return result
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _create_tables(bootstrap: str, with_kv: bool) -> tuple[str, str | None]:
+    conn = await pf.connect(bootstrap)
+    try:
+        admin = conn.get_admin()
+        db = await pf.create_database(admin, pf.unique_name("check"))
+        log_path = await pf.create_log_table(
+            conn, db, "events", buckets=TABLE_BUCKETS, replication_factor=3
+        )
+        await pf.write_rows(conn, log_path, 20)
+        kv_name = None
+        if with_kv:
+            kv_path = await pf.create_pk_table(conn, db, "kv", buckets=3, replication_factor=3)
+            kv_name = f"{db}.kv"
+            del kv_path
+        return f"{db}.events", kv_name
+    finally:
+        await pf.close_connection(conn)
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    fluss_server: FlussServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    run_dir = tmp_path_factory.mktemp(f"check-{fluss_server.generation}")
+    lc = LocalCluster(run_dir)
+    settings = [f"ts:{KV_PRESSURE}"] if fluss_server.is_1_0 else []
+    desc = lc.start(
+        **fluss_server.start_kwargs(),
+        tablet_servers=3,
+        coordinators=2 if fluss_server.is_1_0 else 1,
+        sasl=[f"admin:{PASSWORD}"],
+        settings=settings,
+        ready_timeout=180,
+    ).to_dict()
+    try:
+        # pyfluss over the internal (plaintext) listener: the check itself uses SASL.
+        table, kv_table = asyncio.run(
+            _create_tables(desc["internal_bootstrap_servers"], fluss_server.is_1_0)
+        )
+        yield Cluster(fluss_server, lc, desc, table, kv_table)
+    finally:
+        lc.stop(timeout=60)
+        assert not our_java_processes(Path(desc["run_dir"]))
+
+
+def _ok(r: Checked) -> bool:
+    return r.code == 0
+
+
+# =========================================================================== healthy
+
+
+def test_healthy_cluster_is_ok_with_perfdata(cluster: Cluster) -> None:
+    r = cluster.wait("OK", _ok, budget=60)
+    status, _, perf = r.first.partition(" | ")
+    assert status.startswith("FLUSS OK: healthy; active coordinator ")
+    assert "3 tablet servers" in status
+    items = dict(item.split("=", 1) for item in perf.split(" "))
+    assert items["'tablet_servers'"] == "3;;;0"
+    assert items["'coordinators_active'"] == "1;;;0"
+    assert items["'offline_buckets'"] == "0;;;0"
+    assert items["'under_replicated_buckets'"] == "0;;;0"
+    assert re.fullmatch(r"\d+(\.\d+)?s;;;0", items["'poll_latency'"])
+    if cluster.server.is_1_0:
+        assert items["'coordinators_standby'"] == "1;;;0"
+        assert re.fullmatch(r"0\.\d+;0\.8;0\.9;0;1", items["'disk_usage_max'"])
+        assert items["'write_locked_servers'"] == "0;;;0"
+        assert items["'kv_rejections'"] == "0c;;;0"
+    else:  # 0.9.1 exports no disk or KV backpressure metrics: unknown, never 0
+        assert items["'disk_usage_max'"].startswith("U;")
+        assert items["'write_locked_servers'"].startswith("U;")
+        assert items["'kv_rejections'"].startswith("U;")
+    j = cluster.check("--format", "json")
+    assert j.code == 0
+    assert '"schema": "konsole.check/1"' in j.stdout
+
+
+def test_wrong_password_is_unknown_without_the_password(cluster: Cluster) -> None:
+    for fmt in ("nagios", "json", "text"):
+        r = cluster.check("--format", fmt, password=WRONG)
+        assert r.code == 3, r
+        assert "credentials rejected" in r.stdout
+        for secret in (WRONG, PASSWORD):
+            assert secret not in r.stdout and secret not in r.stderr
+
+
+def test_unreachable_cluster_is_critical_within_the_timeout(cluster: Cluster) -> None:
+    port = closed_port()
+    r = run_check("--bootstrap", f"127.0.0.1:{port}", "-t", "4", timeout=4)
+    assert r.code == 2, r
+    assert r.first.startswith("FLUSS CRITICAL: cluster: unreachable")
+
+
+def test_a_silent_tablet_server_is_not_ok_within_the_timeout(cluster: Cluster) -> None:
+    pid = cluster.pid("tablet-server", 2)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        r = cluster.check(timeout=6)
+        assert r.code in (1, 2), r
+        assert "tablet-server 2" in r.stdout
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    cluster.wait("OK after SIGCONT", _ok)
+
+
+def test_a_killed_tablet_server_is_named_with_its_buckets_then_ok_again(
+    cluster: Cluster,
+) -> None:
+    cluster.lc.kill("ts", 1)
+    try:
+
+        def names_buckets(r: Checked) -> bool:
+            return r.code in (1, 2) and (
+                "a replica on tablet-server 1, not alive" in r.stdout
+                or "offline buckets" in r.stdout
+            )
+
+        r = cluster.wait("tablet-server 1 named with its buckets", names_buckets, budget=60)
+        assert "tablet-server 1" in r.stdout
+        assert f"{cluster.table}#" in r.stdout  # buckets named db.table#N
+        assert "'tablet_servers'=2;" in r.first
+    finally:
+        cluster.lc.start_server("ts", 1)
+    cluster.wait("OK after the restart", _ok)
+
+
+# =========================================================================== 1.0 line
+
+
+def test_coordinator_failover_never_unknown_and_names_the_new_active(cluster: Cluster) -> None:
+    if not cluster.server.is_1_0:
+        pytest.skip("standby coordinators are a 1.0-line feature")
+    active = cluster.lc.active_coordinator()
+    assert active is not None
+    standby = 1 - active
+    new_active = cluster.endpoint("coordinator", standby)
+    old = cluster.endpoint("coordinator", active)
+    cluster.lc.kill("coordinator", active)
+    try:
+        seen: list[Checked] = []
+        deadline = time.monotonic() + 90
+        while True:
+            r = cluster.check(timeout=6)
+            seen.append(r)
+            assert r.code != 3, r  # never UNKNOWN, during or after the election
+            if f"active coordinator {new_active}" in r.first:
+                assert r.code in (0, 1), r  # the standby took over: WARNING or OK
+                break
+            assert time.monotonic() < deadline, [s.first for s in seen[-5:]]
+            time.sleep(0.5)
+        # after the takeover: still never UNKNOWN, the old one named as unreachable
+        for _ in range(3):
+            r = cluster.check(timeout=6)
+            assert r.code in (0, 1), r
+            assert f"active coordinator {new_active}" in r.first
+        assert f"coordinator {old}" in r.stdout
+    finally:
+        cluster.lc.start_server("coordinator", active)
+    cluster.wait(
+        "OK with the old coordinator back as standby",
+        lambda r: r.code == 0 and "1 standby" in r.first,
+    )
+
+
+def test_disk_write_limit_below_usage_is_critical_writes_rejected(cluster: Cluster) -> None:
+    if not cluster.server.is_1_0:
+        pytest.skip("the data disk write limit is a 1.0-line feature")
+    cluster.lc.stop_server("ts", 0)
+    cluster.lc.start_server("ts", 0, settings=DISK_LIMIT)
+    try:
+        r = cluster.wait(
+            "write lock on tablet-server 0",
+            lambda r: r.code == 2 and "tablet-server 0: writes rejected" in r.stdout,
+            budget=60,
+        )
+        assert "'write_locked_servers'=1;" in r.first
+        assert r.first.startswith("FLUSS CRITICAL: tablet-server 0: writes rejected")
+    finally:
+        cluster.lc.stop_server("ts", 0)
+        cluster.lc.start_server("ts", 0)
+    cluster.wait("OK after a normal restart", _ok)
+
+
+# Upserts as fast as the server answers, without pyfluss's client-side throttle: with it the
+# count grew about once every 3 s (too slow for the check's one-second window); without
+# it, thousands of rejections a second. (Retries stay on: idempotent writes require them.)
+_WRITER = """
+import asyncio, sys
+import fluss
+
+async def main(bootstrap, path):
+    config = fluss.Config({"bootstrap.servers": bootstrap})
+    config.writer_kv_backpressure_max_throttle_ms = 0
+    conn = await fluss.FlussConnection.create(config)
+    db, _, name = path.partition(".")
+    table = await conn.get_table(fluss.TablePath(db, name))
+    i = 0
+    while True:
+        writer = table.new_upsert().create_writer()
+        handles = [writer.upsert({"id": i + k, "name": "x", "amount": None, "ts": None})
+                   for k in range(20)]
+        i += 20
+        try:
+            await asyncio.wait_for(writer.flush(), 2)
+            await asyncio.wait_for(asyncio.gather(*(h.wait() for h in handles),
+                                                  return_exceptions=True), 2)
+        except Exception:
+            pass
+        await asyncio.sleep(0.05)
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+def test_kv_backpressure_rejections_rising_warn_naming_the_table(cluster: Cluster) -> None:
+    if not cluster.server.is_1_0:
+        pytest.skip("KV backpressure is a 1.0-line feature")
+    assert cluster.kv_table is not None
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _WRITER,
+            cluster.desc["internal_bootstrap_servers"],
+            cluster.kv_table,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=REPO,
+    )
+    try:
+        r = cluster.wait(
+            "KV backpressure rejections rising",
+            lambda r: r.code in (1, 2) and f"table {cluster.kv_table}: " in r.stdout,
+            budget=60,
+        )
+        assert "write requests rejected by KV backpressure" in r.stdout
+    finally:
+        writer.kill()
+        writer.wait(10)
+    cluster.wait("OK once the writer stopped", _ok, budget=60)
+
+
+# =========================================================================== ZooKeeper (last)
+
+
+def test_zookeeper_paused_or_killed_the_check_says_what_it_sees_and_ends(
+    cluster: Cluster,
+) -> None:
+    pid = cluster.pid("zookeeper", 0)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for _ in range(2):  # right away, and once the servers' sessions are in doubt
+            r = cluster.check(timeout=6)
+            assert r.code in (0, 1, 2), r
+            time.sleep(5)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    cluster.lc.kill("zk", 0)
+    try:
+        r = cluster.check(timeout=6)
+        assert r.code in (0, 1, 2), r
+        r = cluster.check("--format", "json", timeout=6)
+        assert '"schema": "konsole.check/1"' in r.stdout
+    finally:
+        with contextlib.suppress(Exception):
+            cluster.lc.start_server("zk", 0)
