@@ -13,6 +13,7 @@ import click
 from konsole import __version__
 from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, ClusterError, LocalCluster
 from konsole.localcluster.cluster import ClusterAlreadyRunning
+from konsole.localcluster.distribution import DistributionError
 from konsole.localcluster.jars import JarFetchError
 from konsole.localcluster.java import JavaError
 from konsole.localcluster.versions import UnknownVersionError
@@ -25,6 +26,15 @@ RUN_DIR_OPTION = click.option(
     envvar="KONSOLE_RUN_DIR",
     help="Directory holding the local cluster (default: konsole's state dir).",
 )
+FLUSS_HOME_OPTION = click.option(
+    "--fluss-home",
+    type=click.Path(path_type=Path),
+    default=None,
+    envvar="KONSOLE_FLUSS_HOME",
+    help="Run the servers from this unpacked Fluss distribution (lib/, plugins/) instead of "
+    "jars fetched with Maven; the version is read from it.",
+)
+START_ERRORS = (ClusterError, JavaError, JarFetchError, UnknownVersionError, DistributionError)
 
 
 @click.group()
@@ -48,13 +58,17 @@ def _print_description(desc: dict[str, Any], as_json: bool) -> None:
         click.echo(json.dumps(desc, indent=2))
         return
     click.echo(f"Fluss {desc['version']} in {desc['run_dir']}")
+    if desc.get("fluss_home"):
+        click.echo(f"  distribution: {desc['fluss_home']}")
     click.echo(f"  bootstrap servers: {desc['bootstrap_servers']}")
     if desc["sasl"]["enabled"]:
         click.echo(f"  SASL/PLAIN users: {', '.join(desc['sasl']['users'])}")
     for p in desc["processes"]:
         state = f"pid {p['pid']}" if p["alive"] else "stopped"
+        if p.get("coordinator_role"):
+            state += f" {p['coordinator_role']}"
         ports = " ".join(f"{k}={v}" for k, v in p["ports"].items())
-        click.echo(f"  {p['role']:<14} {p['id']:<3} {state:<12} {ports}")
+        click.echo(f"  {p['role']:<14} {p['id']:<3} {state:<20} {ports}")
         click.echo(f"  {'':<14} log {p['log']}")
 
 
@@ -62,10 +76,11 @@ def _print_description(desc: dict[str, Any], as_json: bool) -> None:
 @click.option(
     "--version",
     "version",
-    default=DEFAULT_VERSION,
-    show_default=True,
-    help=f"Fluss version: {', '.join(SUPPORTED_VERSIONS)}.",
+    default=None,
+    help=f"Published Fluss version fetched with Maven: {', '.join(SUPPORTED_VERSIONS)} "
+    f"(default {DEFAULT_VERSION}, unless --fluss-home is given).",
 )
+@FLUSS_HOME_OPTION
 @click.option("--tablet-servers", default=1, show_default=True, type=click.IntRange(1, 9))
 @click.option(
     "--coordinators",
@@ -93,7 +108,8 @@ def _print_description(desc: dict[str, Any], as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the description as JSON.")
 @RUN_DIR_OPTION
 def cluster_start(
-    version: str,
+    version: str | None,
+    fluss_home: Path | None,
     tablet_servers: int,
     coordinators: int,
     sasl: tuple[str, ...],
@@ -107,6 +123,7 @@ def cluster_start(
     try:
         desc = lc.start(
             version,
+            fluss_home=fluss_home,
             tablet_servers=tablet_servers,
             coordinators=coordinators,
             sasl=sasl,
@@ -117,7 +134,7 @@ def cluster_start(
         click.echo(f"error: {exc}", err=True)
         _print_description(lc.describe(), as_json)
         sys.exit(1)
-    except (ClusterError, JavaError, JarFetchError, UnknownVersionError) as exc:
+    except START_ERRORS as exc:
         _fail(str(exc))
     _print_description(desc, as_json)
 
@@ -166,16 +183,26 @@ def _server_command(name: str, help_text: str):  # type: ignore[no-untyped-def]
         "role", type=click.Choice(["zk", "zookeeper", "coordinator", "cs", "tablet-server", "ts"])
     )
     @click.argument("server_id", type=int)
+    @click.option(
+        "--set",
+        "settings",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="start-server only: a server.yaml setting for this start (repeatable); "
+        "a later start without --set goes back to the cluster's settings.",
+    )
     @RUN_DIR_OPTION
-    def command(role: str, server_id: int, run_dir: Path | None) -> None:
+    def command(role: str, server_id: int, settings: tuple[str, ...], run_dir: Path | None) -> None:
         lc = LocalCluster(run_dir)
         try:
+            if settings and name != "start-server":
+                raise ClusterError("--set is for start-server")
             if name == "kill":
                 lc.kill(role, server_id)
             elif name == "stop-server":
                 lc.stop_server(role, server_id)
             else:
-                info = lc.start_server(role, server_id)
+                info = lc.start_server(role, server_id, settings=settings)
                 click.echo(f"{info.role} {info.id} running, pid {info.pid}")
                 return
         except ClusterError as exc:
@@ -230,18 +257,21 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
 
 
 @main.command("demo")
-@click.option("--version", "version", default=DEFAULT_VERSION, show_default=True)
+@click.option("--version", "version", default=None, help=f"default {DEFAULT_VERSION}")
+@FLUSS_HOME_OPTION
 @click.option("--tablet-servers", default=3, show_default=True, type=click.IntRange(1, 9))
 @RUN_DIR_OPTION
-def demo(version: str, tablet_servers: int, run_dir: Path | None) -> None:
+def demo(
+    version: str | None, fluss_home: Path | None, tablet_servers: int, run_dir: Path | None
+) -> None:
     """Start a local cluster, write the demo tables, show it; stop it on exit."""
     from konsole.localcluster.cluster import default_run_dir
     from konsole.localcluster.seed import seed_demo_sync
 
     lc = LocalCluster(run_dir or default_run_dir().with_name("demo-cluster"))
     try:
-        desc = lc.start(version, tablet_servers=tablet_servers)
-    except (ClusterError, JavaError, JarFetchError, UnknownVersionError) as exc:
+        desc = lc.start(version, fluss_home=fluss_home, tablet_servers=tablet_servers)
+    except START_ERRORS as exc:
         _fail(str(exc))
         return
     try:

@@ -28,6 +28,7 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 import time
 from datetime import datetime, timedelta
@@ -117,6 +118,9 @@ def preview(
     database, dot, name = table.partition(".")
     if not dot or not database or not name:
         raise _usage(f"table {table!r} is not DB.TABLE")
+    for kind, ident in (("database", database), ("table", name)):
+        if problem := invalid_name(ident):
+            raise _usage(f"{kind} name {ident!r} is invalid: {problem}")
     try:
         from fluss_proto.client import parse_bootstrap
 
@@ -170,6 +174,21 @@ async def _run(
     if result.report.nothing_read:
         return EXIT_NOTHING
     return EXIT_OK if result.report.complete else EXIT_INCOMPLETE
+
+
+# Fluss's own rule for database and table names (TablePath.detectInvalidName): checked
+# before connecting, so a typo costs no round trip and gets the server's reason at once.
+MAX_NAME_LENGTH = 200
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def invalid_name(identifier: str) -> str | None:
+    """Why Fluss would refuse this database or table name, or None when it is valid."""
+    if len(identifier) > MAX_NAME_LENGTH:
+        return f"longer than {MAX_NAME_LENGTH} characters"
+    if not _NAME.fullmatch(identifier):
+        return "only ASCII letters, digits, '_' and '-' are allowed"
+    return None
 
 
 def _usage(message: str) -> click.UsageError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from konsole.localcluster import DEFAULT_VERSION, LocalCluster
+from konsole.localcluster.distribution import DistributionError, from_home
 
 # "ci" runs in `make test`; "fuzz" is `make fuzz` (much longer).
 settings.register_profile("ci", max_examples=200, deadline=None)
@@ -20,29 +22,104 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 TABLET_SERVERS = 3
+GENERATIONS = ("0.9", "1.0")
+FLUSS_HOME_VAR = "KONSOLE_TEST_FLUSS_HOME"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--fluss-version",
         default=os.environ.get("KONSOLE_TEST_FLUSS_VERSION", DEFAULT_VERSION),
-        help="Fluss server version for the live tests",
+        help="published Fluss version (fetched with Maven) for the 0.9 generation's live tests",
+    )
+    parser.addoption(
+        "--fluss-home",
+        default=os.environ.get(FLUSS_HOME_VAR),
+        help=f"unpacked Fluss 1.0-line distribution for the 1.0 live tests (or {FLUSS_HOME_VAR})",
+    )
+    parser.addoption(
+        "--generations",
+        default=os.environ.get("KONSOLE_TEST_GENERATIONS", ",".join(GENERATIONS)),
+        help="server generations the live tests run on, comma-separated (default: all)",
     )
 
 
+@dataclass(frozen=True)
+class FlussServer:
+    """The server build one generation of the live tests runs on."""
+
+    generation: str
+    version: str
+    fluss_home: str | None = None
+
+    def start_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``LocalCluster.start`` selecting this build."""
+        if self.fluss_home is not None:
+            return {"fluss_home": self.fluss_home}
+        return {"version": self.version}
+
+    def cli_args(self) -> list[str]:
+        """The same selection as ``konsole cluster start`` options."""
+        if self.fluss_home is not None:
+            return ["--fluss-home", self.fluss_home]
+        return ["--version", self.version]
+
+    @property
+    def is_1_0(self) -> bool:
+        return self.generation != "0.9"
+
+
+def _unavailable(reason: str) -> None:
+    """A generation that cannot run: skipped locally, a failure under CI."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI runs every generation)", pytrace=False)
+    pytest.skip(reason)
+
+
+def resolve_server(config: pytest.Config, generation: str) -> FlussServer:
+    wanted = [g.strip() for g in str(config.getoption("--generations")).split(",")]
+    if generation not in wanted:
+        pytest.skip(f"generation {generation} not selected (--generations)")
+    if generation == "0.9":
+        return FlussServer("0.9", str(config.getoption("--fluss-version")))
+    home = config.getoption("--fluss-home")
+    if not home:
+        _unavailable(f"no Fluss 1.0-line distribution: set {FLUSS_HOME_VAR} (or --fluss-home)")
+    try:
+        dist = from_home(str(home))
+    except DistributionError as exc:
+        _unavailable(f"{exc} (from {FLUSS_HOME_VAR})")
+        raise
+    return FlussServer(dist.generation, dist.version, dist.home)
+
+
+@pytest.fixture(scope="session", params=GENERATIONS, ids=lambda g: f"fluss{g}")
+def fluss_server(request: pytest.FixtureRequest) -> FlussServer:
+    """Every live test runs once per server generation (0.9.1-incubating and the 1.0 line)."""
+    return resolve_server(request.config, str(request.param))
+
+
 @pytest.fixture(scope="session")
-def fluss_version(request: pytest.FixtureRequest) -> str:
-    return str(request.config.getoption("--fluss-version"))
+def fluss_1_0(request: pytest.FixtureRequest) -> FlussServer:
+    """The 1.0-line build, for tests of what only 1.0 servers have (not parametrised)."""
+    return resolve_server(request.config, "1.0")
+
+
+@pytest.fixture(scope="session")
+def fluss_version(fluss_server: FlussServer) -> str:
+    return fluss_server.version
 
 
 @pytest.fixture(scope="session")
 def fluss_cluster(
-    fluss_version: str, tmp_path_factory: pytest.TempPathFactory
+    fluss_server: FlussServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Any]]:
-    """A real cluster (1 coordinator, 3 tablet servers) on loopback for the whole session."""
-    run_dir = tmp_path_factory.mktemp("fluss-cluster")
+    """A real cluster (1 coordinator, 3 tablet servers) on loopback per generation."""
+    run_dir = tmp_path_factory.mktemp(f"fluss-cluster-{fluss_server.generation}")
     cluster = LocalCluster(run_dir)
-    desc = cluster.start(fluss_version, tablet_servers=TABLET_SERVERS, ready_timeout=180)
+    desc = cluster.start(
+        **fluss_server.start_kwargs(), tablet_servers=TABLET_SERVERS, ready_timeout=180
+    )
     desc["cluster"] = cluster
     try:
         yield desc

@@ -1,6 +1,7 @@
 """A real Fluss cluster on 127.0.0.1: ZooKeeper, coordinator(s) and tablet servers.
 
-Each server is a separate detached Java process started from the published jars, with its
+Each server is a separate detached Java process started from the published jars (fetched
+with Maven) or from an unpacked Fluss distribution (``--fluss-home``), with its
 own config dir, data dir, log file, RPC port(s) and Prometheus port under one run dir.
 The run dir's ``cluster.json`` is the cluster's state, so a later ``konsole cluster stop``
 (another process) can find and stop what ``start`` left running.
@@ -9,6 +10,7 @@ The run dir's ``cluster.json`` is the cluster's state, so a later ``konsole clus
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -27,6 +29,7 @@ from typing import Any
 import platformdirs
 
 from konsole.localcluster import jars
+from konsole.localcluster.distribution import Distribution, from_home, from_maven
 from konsole.localcluster.java import find_java
 from konsole.localcluster.ports import free_ports, port_open
 from konsole.localcluster.probe import probe_metadata
@@ -90,6 +93,8 @@ class ProcessInfo:
     log: str
     metrics_url: str | None
     endpoint: str | None
+    # Coordinators only: "active" (won the election), "standby", or None when not known.
+    coordinator_role: str | None = None
 
 
 @dataclass
@@ -103,6 +108,12 @@ class ClusterState:
     servers: list[ServerState] = field(default_factory=list)
     started_at: float = 0.0
     ready_seconds: float | None = None
+    # Class path entries; state files written before --fluss-home have only ``lib``.
+    class_path: list[str] = field(default_factory=list)
+    fluss_home: str | None = None
+
+    def java_class_path(self) -> str:
+        return ":".join(self.class_path or [f"{self.lib}/*"])
 
 
 def default_run_dir() -> Path:
@@ -176,8 +187,9 @@ class LocalCluster:
 
     def start(
         self,
-        version: str,
+        version: str | None = None,
         *,
+        fluss_home: Path | str | None = None,
         tablet_servers: int = 1,
         coordinators: int = 1,
         sasl: Iterable[str] = (),
@@ -185,16 +197,28 @@ class LocalCluster:
         ready_timeout: float = 120.0,
         progress: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
+        """Start a cluster from published jars (``version``) or a distribution (``fluss_home``).
+
+        Every argument and the distribution are checked before anything starts.
+        """
         say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
-        info = lookup(version)
         if tablet_servers < 1:
             raise ClusterError("--tablet-servers must be at least 1")
         if coordinators < 1 or coordinators > 2:
             raise ClusterError("--coordinators must be 1 or 2")
-        if coordinators == 2 and not info.standby_coordinator:
-            raise ClusterError(f"Fluss {version} has no standby coordinator; use --coordinators 1")
         users = dict(parse_sasl_user(s) for s in sasl)
         parsed_settings = [parse_setting(s) for s in settings]
+        dist: Distribution | None = None
+        if fluss_home is not None:
+            dist = from_home(fluss_home)
+            if version is not None and version != dist.version:
+                raise ClusterError(
+                    f"--version {version} but {dist.home} holds Fluss {dist.version}; "
+                    "give one of them"
+                )
+        else:
+            version = version or DEFAULT_VERSION
+            lookup(version)
         existing = self.load()
         if existing is not None and self._any_alive(existing):
             raise ClusterAlreadyRunning(
@@ -202,7 +226,14 @@ class LocalCluster:
                 "use `konsole cluster status` or `konsole cluster stop`"
             )
         java = find_java()
-        lib = jars.ensure_jars(version, say)
+        if dist is None:
+            assert version is not None
+            dist = from_maven(version, lambda v: jars.ensure_jars(v, say))
+        dist.check_java(java.major)
+        if coordinators == 2 and not dist.standby_coordinator:
+            raise ClusterError(
+                f"Fluss {dist.version} has no standby coordinator; use --coordinators 1"
+            )
         if existing is not None:
             say(f"Removing the stopped cluster left in {self.run_dir}")
         self._wipe()
@@ -210,13 +241,15 @@ class LocalCluster:
         self._write_log_config()
 
         state = ClusterState(
-            version=version,
-            lib=str(lib),
+            version=dist.version,
+            lib=dist.lib,
             java=java.executable,
             java_major=java.major,
             sasl_users=sorted(users),
             settings=list(settings),
             started_at=time.time(),
+            class_path=list(dist.class_path),
+            fluss_home=dist.home,
         )
         state.servers.append(self._new_server(ZOOKEEPER, 0, ["client"]))
         listener_ports = ["rpc", "client"] if users else ["rpc"]
@@ -248,7 +281,7 @@ class LocalCluster:
         state.ready_seconds = round(time.monotonic() - t0, 2)
         self._save(state)
         say(
-            f"Fluss {version} ready in {state.ready_seconds:.1f}s "
+            f"Fluss {dist.version} ready in {state.ready_seconds:.1f}s "
             f"({coordinators} coordinator(s), {tablet_servers} tablet server(s))"
         )
         return self.describe(state)
@@ -351,7 +384,7 @@ class LocalCluster:
             "-Dlog4j.shutdownHookEnabled=false",
             self.marker,
             "-cp",
-            f"{state.lib}/*",
+            state.java_class_path(),
             MAIN_CLASS[server.role],
         ]
         if server.role == ZOOKEEPER:
@@ -564,12 +597,23 @@ class LocalCluster:
             raise ClusterError(f"{server.role} {sid} is not running")
         self._signal_and_wait([server], signal.SIGTERM, timeout)
 
-    def start_server(self, role: str, sid: int, ready_timeout: float = 90.0) -> ProcessInfo:
-        """Start one server again with the same id, config, data dir and ports."""
+    def start_server(
+        self,
+        role: str,
+        sid: int,
+        ready_timeout: float = 90.0,
+        settings: Iterable[str] = (),
+    ) -> ProcessInfo:
+        """Start one server again with the same id, data dir and ports.
+
+        ``settings`` (``KEY=VALUE``) apply on top of the configuration the cluster was started
+        with, for this start only: a later start without them goes back to that configuration.
+        """
         state = self._require_state()
         server = self._server(state, ROLE_ALIASES.get(role, role), sid)
         if server.pid is not None and self._alive(server.pid):
             raise ClusterError(f"{server.role} {sid} is already running (pid {server.pid})")
+        self._reconfigure(server, [parse_setting(s) for s in settings])
         self._launch(state, server)
         self._save(state)
         deadline = time.monotonic() + ready_timeout
@@ -585,6 +629,34 @@ class LocalCluster:
         else:
             raise ClusterError(self._failure_text(server, "not ready in time"))
         return self._info(server)
+
+    def _reconfigure(
+        self, server: ServerState, settings: list[tuple[str | None, str, str]]
+    ) -> None:
+        """Write this start's server.yaml: the cluster's base config plus ``settings``."""
+        if server.role == ZOOKEEPER:
+            if settings:
+                raise ClusterError("--set applies to coordinators and tablet servers only")
+            return
+        for target, key, _value in settings:
+            if target is not None and not self._matches(target, server):
+                raise ClusterError(f"--set {target}:{key} does not name {server.role} {server.id}")
+        conf = Path(server.config_dir) / "server.yaml"
+        # The config written at cluster start, kept aside the first time it is overridden.
+        base = conf.with_name("server.base.yaml")
+        if not base.exists():
+            if not settings:
+                return
+            shutil.copy2(conf, base)
+        overrides = {key: value for _t, key, value in settings}
+        lines = [
+            line
+            for line in base.read_text().splitlines()
+            if line.partition(":")[0].strip() not in overrides
+        ]
+        lines += [f"{k}: {v}" for k, v in overrides.items()]
+        conf.write_text("".join(f"{line}\n" for line in lines))
+        shutil.copymode(base, conf)
 
     # ----- description -----------------------------------------------------------------
 
@@ -605,14 +677,53 @@ class LocalCluster:
             endpoint=f"{HOST}:{rpc}" if rpc else None,
         )
 
+    def active_coordinator(self, state: ClusterState | None = None) -> int | None:
+        """The id of the coordinator that won the election, as the servers see it.
+
+        A tablet server's metadata names the active coordinator's internal address; with no
+        tablet server answering, the coordinator that answers GetMetadata is the active one
+        (a standby fails everything but ApiVersions).
+        """
+        state = state or self._require_state()
+        coordinators = {
+            s.ports["rpc"]: s.id
+            for s in state.servers
+            if s.role == COORDINATOR and s.pid is not None and self._alive(s.pid)
+        }
+        if not coordinators:
+            return None
+        for s in state.servers:
+            if s.role == TABLET_SERVER and s.pid is not None and self._alive(s.pid):
+                view = probe_metadata(HOST, s.ports["rpc"], timeout=1.0)
+                if view is not None and view.coordinator is not None:
+                    return coordinators.get(view.coordinator[1])
+        for port, sid in coordinators.items():
+            if probe_metadata(HOST, port, timeout=1.0) is not None:
+                return sid
+        return None
+
     def describe(self, state: ClusterState | None = None) -> dict[str, Any]:
         state = state or self._require_state()
         infos = [self._info(s) for s in state.servers]
+        if any(i.role == COORDINATOR and i.alive for i in infos):
+            active = self.active_coordinator(state)
+            infos = [
+                i
+                if i.role != COORDINATOR or not i.alive
+                else dataclasses.replace(
+                    i,
+                    coordinator_role=None
+                    if active is None
+                    else ("active" if i.id == active else "standby"),
+                )
+                for i in infos
+            ]
         bootstrap = [i.endpoint for i in infos if i.role in (COORDINATOR, TABLET_SERVER)]
         internal = [f"{HOST}:{s.ports['rpc']}" for s in state.servers if s.role != ZOOKEEPER]
         zk = self._server(state, ZOOKEEPER, 0)
         return {
             "version": state.version,
+            "fluss_home": state.fluss_home,
             "run_dir": str(self.run_dir),
             "running": any(i.alive for i in infos),
             "bootstrap_servers": ",".join(b for b in bootstrap if b),
@@ -695,6 +806,6 @@ def temporary_cluster(
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         cluster = LocalCluster(Path(tmp) / "cluster")
         try:
-            yield cluster.start(version or DEFAULT_VERSION, tablet_servers=tablet_servers, **start)
+            yield cluster.start(version, tablet_servers=tablet_servers, **start)
         finally:
             cluster.stop(timeout=60)

@@ -35,9 +35,11 @@ from fluss_proto.model import (
     AtTimestamp,
     ClusterView,
     GatherError,
+    HealthStatus,
     TableView,
 )
 from konsole.localcluster.seed import wait_leaders
+from tests.conftest import FlussServer
 from tests.live import pyfluss_data as pf
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(120)]
@@ -282,7 +284,7 @@ async def test_table_stats_count_rows(world: World) -> None:
 
 
 async def test_snapshots_configs_acls_rebalance_lake_and_health(
-    world: World, fluss_version: str
+    world: World, fluss_server: FlussServer
 ) -> None:
     admin = world.admin
     snaps = await admin.latest_kv_snapshots(world.pk)
@@ -306,13 +308,15 @@ async def test_snapshots_configs_acls_rebalance_lake_and_health(
     lake = await admin.lake_snapshot(world.log)
     assert not lake.exists and lake.reason
 
-    if fluss_version.startswith("0.9"):
+    if fluss_server.is_1_0:
+        health = await admin.cluster_health()
+        assert health.status is HealthStatus.GREEN, health
+        assert health.num_leader_replicas > 0
+    else:
         before = world.client.sent_api_keys[ApiKey.GET_CLUSTER_HEALTH]
         with pytest.raises(UnsupportedByServer):
             await admin.cluster_health()
         assert world.client.sent_api_keys[ApiKey.GET_CLUSTER_HEALTH] == before == 0
-    else:  # pragma: no cover - no 1.0 server is published yet
-        assert (await admin.cluster_health()).num_leader_replicas > 0
 
 
 async def test_tables_metadata_isolates_a_missing_table(world: World) -> None:

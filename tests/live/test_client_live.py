@@ -28,6 +28,7 @@ from fluss_proto.errors import (
 )
 from fluss_proto.sasl import SaslPlain
 from konsole.localcluster import LocalCluster
+from tests.conftest import FlussServer
 from tests.live import pyfluss_data as pf
 
 pytestmark = pytest.mark.timeout(300)
@@ -52,7 +53,7 @@ def all_text(exc: BaseException) -> str:
 
 
 async def test_connect_records_api_versions_and_metadata(
-    bootstrap: str, fluss_cluster: dict[str, Any], fluss_version: str
+    bootstrap: str, fluss_cluster: dict[str, Any], fluss_server: FlussServer
 ) -> None:
     async with await FlussClient.connect(bootstrap, **CONNECT) as client:
         coordinator = endpoint(fluss_cluster, "coordinator")
@@ -77,9 +78,15 @@ async def test_connect_records_api_versions_and_metadata(
 
         features = client.features
         assert features.table_stats and features.list_offsets and features.fetch_log
-        if fluss_version.startswith("0.9"):
+        if fluss_server.is_1_0:
+            assert features.server_generation == "1.0"
+            assert features.scan_kv and features.cluster_health
+            assert features.list_kv_snapshots and features.list_remote_log_manifests
+            assert features.put_kv_backpressure
+        else:
             assert features.server_generation == "0.9"
             assert not features.scan_kv and not features.cluster_health
+            assert not features.list_kv_snapshots and not features.list_remote_log_manifests
             assert not features.put_kv_backpressure
         assert set(client.sent_api_keys) <= {
             ApiKey.API_VERSIONS,
@@ -168,35 +175,41 @@ async def test_read_paths_send_only_read_apis(bootstrap: str) -> None:
                 ApiKey.GET_TABLE_STATS,
             } <= sent
             assert all(not API_INFO[key].mutating for key in sent), sent
-            assert not client.events  # 0.9.1 has one coordinator: never redirected
+            assert not client.events  # one coordinator in this cluster: never redirected
     finally:
         await pf.drop_database(admin, db)
         await pf.close_connection(conn)
 
 
-async def test_scan_kv_is_refused_at_once_on_0_9(bootstrap: str, fluss_version: str) -> None:
-    if not fluss_version.startswith("0.9"):
-        pytest.skip("SCAN_KV exists from Fluss 1.0 on")
+async def test_scan_kv_is_sent_only_where_advertised(
+    bootstrap: str, fluss_server: FlussServer
+) -> None:
+    """0.9.1: refused at once by the client, never sent. 1.0: sent and answered."""
     async with await FlussClient.connect(bootstrap, **CONNECT) as client:
-        assert not client.features.scan_kv
+        assert client.features.scan_kv is fluss_server.is_1_0
         for node in (None, 0, 1):
             t0 = time.monotonic()
-            with pytest.raises(UnsupportedByServer, match="SCAN_KV"):
-                await client.call(ApiKey.SCAN_KV, pb.ScanKvRequest(), node=node)
+            if fluss_server.is_1_0:
+                # an empty request names no scanner and no bucket: answered, nothing read
+                resp = await client.call(ApiKey.SCAN_KV, pb.ScanKvRequest(), node=node)
+                assert isinstance(resp, pb.ScanKvResponse) and not resp.records
+            else:
+                with pytest.raises(UnsupportedByServer, match="SCAN_KV"):
+                    await client.call(ApiKey.SCAN_KV, pb.ScanKvRequest(), node=node)
             assert time.monotonic() - t0 < 1.0
-        assert ApiKey.SCAN_KV not in client.sent_api_keys
+        assert (ApiKey.SCAN_KV in client.sent_api_keys) is fluss_server.is_1_0
 
 
 async def test_server_drops_an_api_it_does_not_serve(
-    fluss_cluster: dict[str, Any], fluss_version: str
+    fluss_cluster: dict[str, Any], fluss_server: FlussServer
 ) -> None:
     """Why the client must never send an unadvertised API: the server just drops it."""
-    if not fluss_version.startswith("0.9"):
-        pytest.skip("checks the 0.9.1 behaviour for SCAN_KV")
+    # 0.9.1 has no SCAN_KV; no server of either generation has API key 1099.
+    unknown = 1099 if fluss_server.is_1_0 else int(ApiKey.SCAN_KV)
     host, port = endpoint(fluss_cluster, "tablet-server", 0).rsplit(":", 1)
     async with await Connection.open(host, int(port), request_timeout=1.0) as conn:
         with pytest.raises(RequestTimeoutError):
-            await conn.request(int(ApiKey.SCAN_KV), 0, b"", timeout=0.8)
+            await conn.request(unknown, 0, b"", timeout=0.8)
         # the connection stays open and usable
         body = await conn.request(int(ApiKey.LIST_DATABASES), 0, b"")
         assert "fluss" in pb.ListDatabasesResponse.FromString(body).database_name
@@ -257,12 +270,12 @@ async def test_same_client_survives_a_tablet_server_restart(
 
 @pytest.fixture(scope="module")
 def sasl_cluster(
-    fluss_version: str, tmp_path_factory: pytest.TempPathFactory
+    fluss_server: FlussServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Any]]:
     """1 coordinator + 1 tablet server whose client listener requires SASL/PLAIN."""
     cluster = LocalCluster(tmp_path_factory.mktemp("fluss-sasl"))
     desc = cluster.start(
-        fluss_version,
+        **fluss_server.start_kwargs(),
         tablet_servers=1,
         sasl=[f"admin:{ADMIN_PASSWORD}"],
         ready_timeout=180,

@@ -42,6 +42,7 @@ import pytest_asyncio
 from fluss_proto.client import FlussClient
 from fluss_proto.scan import BucketStatus, ScanMethod, preview_table
 from konsole.localcluster.seed import wait_leaders
+from tests.conftest import FlussServer
 from tests.live import pyfluss_data as pf
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(120)]
@@ -272,7 +273,9 @@ async def world(bootstrap: str) -> AsyncIterator[World]:
         await pf.close_connection(conn)
 
 
-async def test_every_type_matches_pyfluss_row_for_row(world: World) -> None:
+async def test_every_type_matches_pyfluss_row_for_row(
+    world: World, fluss_server: FlussServer
+) -> None:
     rows = all_type_rows()
     log, pk = fluss.TablePath(world.db, "types_log"), fluss.TablePath(world.db, "types_pk")
     await _create(world.conn, log, SCHEMA)
@@ -292,11 +295,11 @@ async def test_every_type_matches_pyfluss_row_for_row(world: World) -> None:
         assert len(report.buckets) == 3 and not report.limit_cut
         if method is not None:
             assert {b.method for b in report.buckets} == {method}
-        else:  # 0.9.1 offers no SCAN_KV: LimitScan; a 1.0 server would take ScanKv
+        else:  # 0.9.1 offers no SCAN_KV: LimitScan; a 1.0 server takes ScanKv
             methods = {b.method for b in report.buckets}
-            assert methods <= {ScanMethod.SCAN_KV, ScanMethod.LIMIT_SCAN} and len(methods) == 1
-            if not world.client.features.scan_kv:
-                assert methods == {ScanMethod.LIMIT_SCAN}
+            expected = ScanMethod.SCAN_KV if fluss_server.is_1_0 else ScanMethod.LIMIT_SCAN
+            assert world.client.features.scan_kv is fluss_server.is_1_0
+            assert methods == {expected}
         for name, arrow_type in FLUSS_ARROW.items():
             assert result.table.schema.field(name).type == arrow_type, name
         assert result.table.schema.field("c_dec38").type == pa.decimal128(38, 10)

@@ -227,9 +227,18 @@ def test_server_config_with_sasl_and_targeted_settings(tmp_path: Path) -> None:
 def test_description_hides_passwords(tmp_path: Path) -> None:
     cluster = LocalCluster(tmp_path)
     state = _state(cluster, users=True)
+    secret = "Zr9-unit-Secret"
+    users = dict([parse_sasl_user(f"admin:{secret}")])
+    for s in state.servers:
+        cluster._write_config(state, s, users, [])
+    cluster._save(state)
+    # the secret reached the servers' config (so the checks below can fail) ...
+    assert secret in (Path(state.servers[1].config_dir) / "server.yaml").read_text()
     desc = cluster.describe(state)
-    text = json.dumps(desc)
-    assert "pw" not in text and desc["sasl"]["users"] == ["admin"]
+    # ... and nothing the runner describes or saves
+    assert secret not in json.dumps(desc) and desc["sasl"]["users"] == ["admin"]
+    assert secret not in cluster.state_path.read_text()
+    assert secret not in repr(cluster.load())
     # clients use the SASL listener; servers talk on the internal one
     coord = state.servers[1]
     assert desc["bootstrap_servers"].split(",")[0] == f"127.0.0.1:{coord.ports['client']}"
