@@ -1,0 +1,442 @@
+"""The writer: one :class:`HistoryWriter` per file (a lock), one transaction per poll.
+
+State is kept as change intervals: the writer remembers the rows open now (``to_ms`` NULL),
+and a poll only closes the rows whose value changed or vanished and opens their successors;
+an unchanged cluster adds one ``polls`` row, one packed ``offsets`` row and the metrics
+rows. Memory follows the database: the remembered state changes only after a commit, so a
+failed write (full disk, read-only) leaves nothing half-done and the next poll carries on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Generic, TypeVar
+
+from store import codec
+from store.files import WriterLock, connect, inspect, translate
+from store.rows import (
+    CoordinatorRow,
+    DatabaseRow,
+    MetricRow,
+    NoteRow,
+    OffsetsRow,
+    PartitionRow,
+    PlacementRow,
+    PollRecord,
+    ServerRow,
+    Slot,
+    TableRow,
+)
+from store.schema import migrate
+
+__all__ = ["MAX_POLL_ERRORS", "HistoryWriter", "add_note", "layout_body", "open_writer", "prepare"]
+
+#: Per-item errors kept in a poll row (the count is kept in full).
+MAX_POLL_ERRORS: Final = 20
+#: A new offsets key at every hour: the hour's sample survives downsampling as a key.
+KEY_PERIOD_MS: Final = 3_600_000
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class _Entity(Generic[R]):
+    """How one kind of state maps to its interval table."""
+
+    table: str
+    columns: tuple[str, ...]
+    key: Callable[[R], Hashable]
+    values: Callable[[R], tuple[Any, ...]]
+    load: Callable[[tuple[Any, ...]], R]
+    #: The row's table id, for rows left open while their table is unknown.
+    table_id: Callable[[R], int] | None = None
+
+
+def _replicas(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split(",") if x)
+
+
+SERVERS: Final[_Entity[ServerRow]] = _Entity(
+    "servers",
+    ("node_id", "role", "host", "port", "rack"),
+    key=lambda r: (r.role, r.node_id),
+    values=lambda r: (r.node_id, r.role, r.host, r.port, r.rack),
+    load=lambda v: ServerRow(*v),
+)
+COORDINATORS: Final[_Entity[CoordinatorRow]] = _Entity(
+    "coordinators",
+    ("address", "role"),
+    key=lambda r: r.address,
+    values=lambda r: (r.address, r.role),
+    load=lambda v: CoordinatorRow(*v),
+)
+DATABASES: Final[_Entity[DatabaseRow]] = _Entity(
+    "databases",
+    ("name",),
+    key=lambda r: r.name,
+    values=lambda r: (r.name,),
+    load=lambda v: DatabaseRow(*v),
+)
+TABLES: Final[_Entity[TableRow]] = _Entity(
+    "tables",
+    (
+        "table_id",
+        "database",
+        "name",
+        "schema_id",
+        "descriptor",
+        "created_ms",
+        "modified_ms",
+        "remote_data_dir",
+    ),
+    key=lambda r: r.table_id,
+    values=lambda r: (
+        r.table_id,
+        r.database,
+        r.name,
+        r.schema_id,
+        r.descriptor,
+        r.created_ms,
+        r.modified_ms,
+        r.remote_data_dir,
+    ),
+    load=lambda v: TableRow(*v),
+    table_id=lambda r: r.table_id,
+)
+PARTITIONS: Final[_Entity[PartitionRow]] = _Entity(
+    "partitions",
+    ("table_id", "partition_id", "name", "spec", "remote_data_dir"),
+    key=lambda r: (r.table_id, r.partition_id),
+    values=lambda r: (r.table_id, r.partition_id, r.name, r.spec, r.remote_data_dir),
+    load=lambda v: PartitionRow(*v),
+    table_id=lambda r: r.table_id,
+)
+PLACEMENT: Final[_Entity[PlacementRow]] = _Entity(
+    "placement",
+    ("table_id", "partition_id", "bucket_id", "leader_id", "replicas", "leader_epoch"),
+    key=lambda r: (r.table_id, r.partition_id, r.bucket_id),
+    values=lambda r: (
+        r.table_id,
+        r.partition_id,
+        r.bucket_id,
+        r.leader_id,
+        ",".join(map(str, r.replicas)),
+        r.leader_epoch,
+    ),
+    load=lambda v: PlacementRow(v[0], v[1], v[2], v[3], _replicas(v[4]), v[5]),
+    table_id=lambda r: r.table_id,
+)
+ENTITIES: Final[tuple[tuple[str, _Entity[Any]], ...]] = (
+    ("servers", SERVERS),
+    ("coordinators", COORDINATORS),
+    ("databases", DATABASES),
+    ("tables", TABLES),
+    ("partitions", PARTITIONS),
+    ("placement", PLACEMENT),
+)
+
+
+def layout_body(layout: Sequence[Slot]) -> str:
+    return json.dumps(
+        [[s.table_id, s.partition_id, s.buckets] for s in layout], separators=(",", ":")
+    )
+
+
+@dataclass(slots=True)
+class _Key:
+    """The offsets key deltas are taken against."""
+
+    poll_id: int
+    layout_id: int
+    latest: list[int | None]
+    period: int
+
+
+class _Pending:
+    """What to remember once the transaction commits."""
+
+    def __init__(self) -> None:
+        self.closed: list[tuple[dict[Hashable, tuple[int, Any]], Hashable]] = []
+        self.opened: list[tuple[dict[Hashable, tuple[int, Any]], Hashable, int, Any]] = []
+        self.layouts: dict[tuple[str, str], int] = {}
+        self.key: _Key | None = None
+
+
+class HistoryWriter:
+    """Writes polls into one history file. Use :func:`open_writer`."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, lock: WriterLock) -> None:
+        self.path = path
+        self._conn = conn
+        self._lock = lock
+        self._open: dict[str, dict[Hashable, tuple[int, Any]]] = {}
+        self._layouts: dict[tuple[str, str], int] = {}
+        self._key: _Key | None = None
+        self._load()
+
+    def _load(self) -> None:
+        for name, entity in ENTITIES:
+            cols = ", ".join(entity.columns)
+            rows: dict[Hashable, tuple[int, Any]] = {}
+            for row in self._conn.execute(
+                f"SELECT id, {cols} FROM {entity.table} WHERE to_ms IS NULL"
+            ):
+                value = entity.load(tuple(row[1:]))
+                rows[entity.key(value)] = (row[0], value)
+            self._open[name] = rows
+        for layout_id, kind, body in self._conn.execute("SELECT id, kind, body FROM layouts"):
+            self._layouts[(kind, body)] = layout_id
+        # The next offsets row is a key: no key state survives a restart.
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.execute("PRAGMA optimize")
+        self._conn.close()
+        self._lock.release()
+
+    def __enter__(self) -> HistoryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def forget_key(self) -> None:
+        """The next offsets row is written as a key."""
+        self._key = None
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """For retention and tests; writes outside :meth:`record` must keep the state."""
+        return self._conn
+
+    # ------------------------------------------------------------------ one poll
+
+    def record(self, poll: PollRecord) -> int:
+        """Write one poll in one transaction; returns its id once committed.
+
+        Raises :class:`~store.errors.HistoryUnwritable` (nothing written, state kept; try
+        again with the next poll) or :class:`~store.errors.NotAHistoryFile` (corrupt).
+        """
+        pending = _Pending()
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                poll_id = self._write(poll, pending)
+            except BaseException:
+                if conn.in_transaction:  # some errors (a full disk) roll back themselves
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from None
+        for rows, key in pending.closed:
+            rows.pop(key, None)
+        for rows, key, row_id, value in pending.opened:
+            rows[key] = (row_id, value)
+        self._layouts.update(pending.layouts)
+        if pending.key is not None:
+            self._key = pending.key
+        return poll_id
+
+    def _write(self, poll: PollRecord, pending: _Pending) -> int:
+        conn = self._conn
+        errors = json.dumps(list(poll.errors[:MAX_POLL_ERRORS])) if poll.errors else None
+        cur = conn.execute(
+            "INSERT INTO polls (at_ms, seq, latency_ms, ok, error, n_errors, errors) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                poll.at_ms,
+                poll.seq,
+                poll.latency_ms,
+                int(poll.ok),
+                poll.error,
+                max(poll.n_errors, len(poll.errors)),
+                errors,
+            ),
+        )
+        poll_id = int(cur.lastrowid or 0)
+        for name, entity in ENTITIES:
+            rows = getattr(poll, name)
+            if rows is not None:
+                self._sync(name, entity, rows, poll.at_ms, poll.unknown_tables, pending)
+        if poll.schemas:
+            conn.executemany(
+                "INSERT OR IGNORE INTO schemas (table_id, schema_id, schema, first_ms) "
+                "VALUES (?, ?, ?, ?)",
+                [(s.table_id, s.schema_id, s.schema, poll.at_ms) for s in poll.schemas],
+            )
+        if poll.offsets is not None:
+            self._write_offsets(poll_id, poll.at_ms, poll.offsets, pending)
+        if poll.metrics:
+            self._write_metrics(poll_id, poll.metrics, pending)
+        if poll.events:
+            conn.executemany(
+                "INSERT INTO events (at_ms, kind, severity, subject, message, details, poll_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (e.at_ms, e.kind, e.severity, e.subject, e.message, e.details, poll_id)
+                    for e in poll.events
+                ],
+            )
+        return poll_id
+
+    def _sync(
+        self,
+        name: str,
+        entity: _Entity[Any],
+        rows: Iterable[Any],
+        at_ms: int,
+        unknown_tables: frozenset[int],
+        pending: _Pending,
+    ) -> None:
+        current = self._open[name]
+        seen: dict[Hashable, Any] = {}
+        for row in rows:
+            seen[entity.key(row)] = row
+        to_close: list[int] = []
+        for key, (row_id, old) in current.items():
+            new = seen.get(key)
+            if new == old:
+                continue
+            if (
+                new is None
+                and entity.table_id is not None
+                and entity.table_id(old) in unknown_tables
+            ):
+                continue  # not seen because its table could not be read: still open
+            to_close.append(row_id)
+            pending.closed.append((current, key))
+        if to_close:
+            self._conn.executemany(
+                f"UPDATE {entity.table} SET to_ms = ? WHERE id = ?",
+                [(at_ms, row_id) for row_id in to_close],
+            )
+        cols = ", ".join((*entity.columns, "from_ms"))
+        marks = ", ".join("?" * (len(entity.columns) + 1))
+        sql = f"INSERT INTO {entity.table} ({cols}) VALUES ({marks})"
+        for key, row in seen.items():
+            old_entry = current.get(key)
+            if old_entry is not None and old_entry[1] == row:
+                continue
+            cur = self._conn.execute(sql, (*entity.values(row), at_ms))
+            pending.opened.append((current, key, int(cur.lastrowid or 0), row))
+
+    def _layout_id(self, kind: str, body: str, pending: _Pending) -> int:
+        known = self._layouts.get((kind, body)) or pending.layouts.get((kind, body))
+        if known is not None:
+            return known
+        self._conn.execute("INSERT OR IGNORE INTO layouts (kind, body) VALUES (?, ?)", (kind, body))
+        (layout_id,) = self._conn.execute(
+            "SELECT id FROM layouts WHERE kind = ? AND body = ?", (kind, body)
+        ).fetchone()
+        pending.layouts[(kind, body)] = layout_id
+        return int(layout_id)
+
+    def _write_offsets(
+        self, poll_id: int, at_ms: int, offsets: OffsetsRow, pending: _Pending
+    ) -> None:
+        layout_id = self._layout_id("offsets", layout_body(offsets.layout), pending)
+        latest = list(offsets.latest)
+        period = at_ms // KEY_PERIOD_MS
+        key = self._key
+        deltas = None
+        if key is not None and key.layout_id == layout_id and key.period == period:
+            deltas = codec.delta(latest, key.latest)
+        earliest = codec.pack_ints(offsets.earliest) if offsets.earliest is not None else None
+        if deltas is None:
+            blob, base = codec.pack_ints(latest), None
+            pending.key = _Key(poll_id, layout_id, latest, period)
+        else:
+            assert key is not None
+            blob, base = codec.pack_ints(deltas), key.poll_id
+        self._conn.execute(
+            "INSERT INTO offsets (poll_id, layout_id, base_poll, latest, earliest) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (poll_id, layout_id, base, blob, earliest),
+        )
+
+    def _write_metrics(self, poll_id: int, metrics: Sequence[MetricRow], pending: _Pending) -> None:
+        rows = []
+        for m in metrics:
+            names = json.dumps([n for n, _ in m.values], separators=(",", ":"))
+            layout_id = self._layout_id("metrics", names, pending)
+            rows.append(
+                (poll_id, m.subject, layout_id, codec.pack_floats([v for _, v in m.values]))
+            )
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO metrics (poll_id, subject, layout_id, vals) "
+            "VALUES (?, ?, ?, ?)",
+            rows,
+        )
+
+    # ------------------------------------------------------------------ notes
+
+    def add_note(self, note: NoteRow, *, written_ms: int) -> int:
+        return _insert_note(self._conn, self.path, note, written_ms)
+
+
+def _insert_note(conn: sqlite3.Connection, path: Path, note: NoteRow, written_ms: int) -> int:
+    try:
+        cur = conn.execute(
+            "INSERT INTO notes (at_ms, subject, text, written_ms) VALUES (?, ?, ?, ?)",
+            (note.at_ms, note.subject, note.text, written_ms),
+        )
+    except sqlite3.Error as exc:
+        raise translate(exc, path) from None
+    return int(cur.lastrowid or 0)
+
+
+def prepare(path: Path) -> sqlite3.Connection:
+    """Checked, migrated, WAL: a read-write connection to a konsole history file."""
+    found = inspect(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise translate(sqlite3.OperationalError(str(exc)), path) from None
+    conn = connect(path, readonly=False)
+    try:
+        migrate(conn, found)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise translate(exc, path) from None
+    return conn
+
+
+def open_writer(path: Path) -> HistoryWriter:
+    """Take the writer lock, check and migrate the file, load the open intervals.
+
+    Raises :class:`~store.errors.HistoryLocked` naming the holder's pid, or another
+    :class:`~store.errors.HistoryError`; the file is not modified when refused.
+    """
+    path = Path(path)
+    inspect(path)  # refuse foreign, corrupt and newer files before creating the lock
+    lock = WriterLock(path)
+    lock.acquire()
+    try:
+        conn = prepare(path)
+        try:
+            return HistoryWriter(path, conn, lock)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise translate(exc, path) from None
+    except BaseException:
+        lock.release()
+        raise
+
+
+def add_note(path: Path, note: NoteRow, *, written_ms: int) -> int:
+    """Add an operator note from any process (no writer lock needed: one small insert)."""
+    path = Path(path)
+    conn = prepare(path)
+    try:
+        return _insert_note(conn, path, note, written_ms)
+    finally:
+        conn.close()
