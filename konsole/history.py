@@ -119,8 +119,9 @@ def poll_record(snapshot: ClusterSnapshot, events: Sequence[EventRow] = ()) -> P
         if t.info is None or t.error is not None:
             unknown.add(t.table_id)
             continue
-        tables.append(_table_row(t.info))
-        schemas.append(SchemaRow(t.table_id, t.info.schema_id, json.dumps(t.info.schema.to_json())))
+        table_row, schema_row = _table_rows(t.info)
+        tables.append(table_row)
+        schemas.append(schema_row)
         partitions.extend(
             PartitionRow(
                 t.table_id,
@@ -131,14 +132,7 @@ def poll_record(snapshot: ClusterSnapshot, events: Sequence[EventRow] = ()) -> P
             )
             for p in t.partitions
         )
-    placement = tuple(
-        PlacementRow(
-            b.table_id, b.partition_id, b.bucket_id, b.leader_id, b.replica_ids, b.leader_epoch
-        )
-        for t in view.tables
-        if t.table_id is not None and t.table_id not in unknown
-        for b in t.buckets
-    )
+    placement, offsets = _slots(view, unknown)
     return PollRecord(
         **base,
         servers=tuple(ServerRow(s.node_id, s.role, s.host, s.port, s.rack) for s in view.servers),
@@ -148,8 +142,28 @@ def poll_record(snapshot: ClusterSnapshot, events: Sequence[EventRow] = ()) -> P
         partitions=tuple(partitions),
         placement=placement,
         unknown_tables=frozenset(unknown),
-        offsets=_offsets(view) if view.latest_read else None,
+        offsets=offsets,
     )
+
+
+#: Rows of a table's info, by what identifies one version of it (conversion is the costly
+#: part of recording 200 tables every few seconds).
+_TABLE_ROWS: dict[tuple[Any, ...], tuple[TableRow, SchemaRow]] = {}
+_TABLE_ROWS_MAX: Final = 4096
+
+
+def _table_rows(info: TableInfo) -> tuple[TableRow, SchemaRow]:
+    key = (info.table_id, info.schema_id, info.created_ms, info.modified_ms, info.table_path)
+    rows = _TABLE_ROWS.get(key)
+    if rows is None:
+        if len(_TABLE_ROWS) >= _TABLE_ROWS_MAX:
+            _TABLE_ROWS.clear()
+        rows = (
+            _table_row(info),
+            SchemaRow(info.table_id, info.schema_id, json.dumps(info.schema.to_json())),
+        )
+        _TABLE_ROWS[key] = rows
+    return rows
 
 
 def _table_row(info: TableInfo) -> TableRow:
@@ -175,8 +189,11 @@ def _table_row(info: TableInfo) -> TableRow:
     )
 
 
-def _offsets(view: ClusterView) -> OffsetsRow | None:
-    groups: dict[tuple[int, int | None], dict[int, BucketView]] = {}
+def _slots(
+    view: ClusterView, unknown: set[int]
+) -> tuple[tuple[PlacementRow, ...], OffsetsRow | None]:
+    """Placement and offsets, one slot per table or partition, buckets in id order."""
+    groups: dict[tuple[int, int | None], list[BucketView]] = {}
     counts: dict[int, int] = {}
     for t in view.tables:
         if t.table_id is None:
@@ -184,22 +201,41 @@ def _offsets(view: ClusterView) -> OffsetsRow | None:
         if t.info is not None:
             counts[t.table_id] = t.info.bucket_count
         for b in t.buckets:
-            groups.setdefault((b.table_id, b.partition_id), {})[b.bucket_id] = b
-    if not groups:
-        return None
+            group = groups.get((b.table_id, b.partition_id))
+            if group is None:
+                group = groups[(b.table_id, b.partition_id)] = []
+            group.append(b)
+    placement: list[PlacementRow] = []
     layout: list[Slot] = []
     latest: list[int | None] = []
     earliest: list[int | None] = []
-    for (table_id, partition_id), buckets in sorted(
+    for (table_id, partition_id), group in sorted(
         groups.items(), key=lambda kv: (kv[0][0], -1 if kv[0][1] is None else kv[0][1])
     ):
-        n = max(counts.get(table_id, 0), max(buckets) + 1)
+        n = max(counts.get(table_id, 0), max(b.bucket_id for b in group) + 1)
+        by_id: list[BucketView | None] = [None] * n
+        for b in group:
+            by_id[b.bucket_id] = b
+        if table_id not in unknown:
+            placement.append(
+                PlacementRow(
+                    table_id,
+                    partition_id,
+                    tuple(None if b is None else b.leader_id for b in by_id),
+                    tuple(() if b is None else b.replica_ids for b in by_id),
+                    tuple(None if b is None else b.leader_epoch for b in by_id),
+                )
+            )
         layout.append(Slot(table_id, partition_id, n))
-        for i in range(n):
-            bv = buckets.get(i)
-            latest.append(None if bv is None else bv.latest_offset)
-            earliest.append(None if bv is None else bv.earliest_offset)
-    return OffsetsRow(tuple(layout), tuple(latest), tuple(earliest) if view.earliest_read else None)
+        latest.extend(None if b is None else b.latest_offset for b in by_id)
+        if view.earliest_read:
+            earliest.extend(None if b is None else b.earliest_offset for b in by_id)
+    offsets = None
+    if layout and view.latest_read:
+        offsets = OffsetsRow(
+            tuple(layout), tuple(latest), tuple(earliest) if view.earliest_read else None
+        )
+    return tuple(placement), offsets
 
 
 def _metric_rows(snapshot: ClusterSnapshot) -> tuple[MetricRow, ...]:
@@ -305,33 +341,33 @@ def _view(state: StateAt, taken_at: float, latency: float) -> ClusterView:
             PartitionInfo(p.partition_id, p.name, FrozenDict(json.loads(p.spec)), p.remote_data_dir)
         )
     placement: dict[int, list[PlacementRow]] = {}
-    for b in state.placement:
-        placement.setdefault(b.table_id, []).append(b)
+    for slot in state.placement:
+        placement.setdefault(slot.table_id, []).append(slot)
     offsets = _offset_map(state.offsets)
     names = {p.partition_id: p.name for p in state.partitions}
     tables = []
     for t in state.tables:
         buckets = []
-        for b in sorted(
+        for slot in sorted(
             placement.get(t.table_id, ()),
-            key=lambda r: (-1 if r.partition_id is None else r.partition_id, r.bucket_id),
+            key=lambda r: -1 if r.partition_id is None else r.partition_id,
         ):
-            latest, earliest = offsets.get((b.table_id, b.partition_id, b.bucket_id), (None, None))
-            buckets.append(
-                BucketView(
-                    table_id=b.table_id,
-                    partition_id=b.partition_id,
-                    partition_name=names.get(b.partition_id)
-                    if b.partition_id is not None
-                    else None,
-                    bucket_id=b.bucket_id,
-                    leader_id=b.leader_id,
-                    replica_ids=b.replicas,
-                    leader_epoch=b.leader_epoch,
-                    latest_offset=latest,
-                    earliest_offset=earliest,
+            pid = slot.partition_id
+            for bucket_id, leader in enumerate(slot.leaders):
+                latest, earliest = offsets.get((t.table_id, pid, bucket_id), (None, None))
+                buckets.append(
+                    BucketView(
+                        table_id=t.table_id,
+                        partition_id=pid,
+                        partition_name=names.get(pid) if pid is not None else None,
+                        bucket_id=bucket_id,
+                        leader_id=leader,
+                        replica_ids=slot.replicas[bucket_id],
+                        leader_epoch=slot.epochs[bucket_id],
+                        latest_offset=latest,
+                        earliest_offset=earliest,
+                    )
                 )
-            )
         tables.append(
             TableView(
                 path=TablePath(t.database, t.name),

@@ -6,7 +6,10 @@ small (or 0 on idle buckets) and compress well. Unknown values (None) are a list
 positions beside the numbers.
 
 Format (before zlib): 1 byte typecode of the numbers ('b', 'h', 'i' or 'q'), 4 bytes count
-of unknown positions, the positions (uint32), the numbers; all little-endian.
+of unknown positions, the positions (uint32), the numbers; all little-endian, the numbers'
+bytes *shuffled* (all first bytes, then all second bytes...): the high bytes of small
+numbers are runs of zeros that zlib nearly removes. Floats (metrics) are float32, shuffled
+the same way, with NaN for unknown.
 """
 
 from __future__ import annotations
@@ -42,12 +45,15 @@ def _from_le(code: str, data: bytes) -> array:  # type: ignore[type-arg]
 
 
 def pack_ints(values: Sequence[int | None]) -> bytes:
-    unknown = array("I", (i for i, v in enumerate(values) if v is None))
-    numbers = [0 if v is None else v for v in values]
-    biggest = max((abs(v) for v in numbers), default=0)
+    if None in values:
+        unknown = array("I", (i for i, v in enumerate(values) if v is None))
+        numbers: Sequence[int] = [0 if v is None else v for v in values]
+    else:
+        unknown, numbers = array("I"), values  # type: ignore[assignment]
+    biggest = max(max(numbers, default=0), -min(numbers, default=0))
     code = next(c for c, limit in _WIDTHS if biggest < limit)
     body = code.encode() + struct.pack("<I", len(unknown)) + _le(unknown)
-    return zlib.compress(body + _le(array(code, numbers)), _LEVEL)
+    return zlib.compress(body + _shuffle(_le(array(code, numbers)), code), _LEVEL)
 
 
 def unpack_ints(data: bytes) -> list[int | None]:
@@ -56,7 +62,7 @@ def unpack_ints(data: bytes) -> list[int | None]:
     (n_unknown,) = struct.unpack_from("<I", body, 1)
     at = 5 + 4 * n_unknown
     unknown = _from_le("I", body[5:at])
-    values: list[int | None] = list(_from_le(code, body[at:]))
+    values: list[int | None] = list(_from_le(code, _unshuffle(body[at:], code)))
     for i in unknown:
         values[i] = None
     return values
@@ -66,6 +72,8 @@ def delta(values: Sequence[int | None], key: Sequence[int | None]) -> list[int |
     """``values - key`` position by position; None when a known value has no known key."""
     if len(values) != len(key):
         return None
+    if None not in values and None not in key:
+        return [v - k for v, k in zip(values, key, strict=True)]  # type: ignore[operator]
     out: list[int | None] = []
     for v, k in zip(values, key, strict=True):
         if v is None:
@@ -82,9 +90,30 @@ def apply_delta(deltas: Sequence[int | None], key: Sequence[int | None]) -> list
 
 
 def pack_floats(values: Sequence[float | None]) -> bytes:
-    """float64 little-endian; None is NaN (no metric is NaN: the scraper maps NaN to None)."""
-    return _le(array("d", (math.nan if v is None else v for v in values)))
+    """float32 (7 significant digits: enough for gauges and rates); None is NaN (no metric
+    is NaN: the scraper maps NaN to None)."""
+    numbers = array("f", (math.nan if v is None else v for v in values))
+    return zlib.compress(_shuffle(_le(numbers), "f"), _LEVEL)
 
 
 def unpack_floats(data: bytes) -> list[float | None]:
-    return [None if math.isnan(v) else v for v in _from_le("d", data)]
+    numbers = _from_le("f", _unshuffle(zlib.decompress(data), "f"))
+    return [None if math.isnan(v) else v for v in numbers]
+
+
+def _shuffle(data: bytes, code: str) -> bytes:
+    width = array(code).itemsize
+    if width == 1:
+        return data
+    return b"".join(data[i::width] for i in range(width))
+
+
+def _unshuffle(data: bytes, code: str) -> bytes:
+    width = array(code).itemsize
+    if width == 1:
+        return data
+    n = len(data) // width
+    out = bytearray(len(data))
+    for i in range(width):
+        out[i::width] = data[i * n : (i + 1) * n]
+    return bytes(out)

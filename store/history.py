@@ -57,8 +57,8 @@ class _Entity(Generic[R]):
     table_id: Callable[[R], int] | None = None
 
 
-def _replicas(text: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in text.split(",") if x)
+def _dump(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 SERVERS: Final[_Entity[ServerRow]] = _Entity(
@@ -118,17 +118,22 @@ PARTITIONS: Final[_Entity[PartitionRow]] = _Entity(
 )
 PLACEMENT: Final[_Entity[PlacementRow]] = _Entity(
     "placement",
-    ("table_id", "partition_id", "bucket_id", "leader_id", "replicas", "leader_epoch"),
-    key=lambda r: (r.table_id, r.partition_id, r.bucket_id),
+    ("table_id", "partition_id", "leaders", "replicas", "epochs"),
+    key=lambda r: (r.table_id, r.partition_id),
     values=lambda r: (
         r.table_id,
         r.partition_id,
-        r.bucket_id,
-        r.leader_id,
-        ",".join(map(str, r.replicas)),
-        r.leader_epoch,
+        _dump(r.leaders),
+        _dump(r.replicas),
+        _dump(r.epochs),
     ),
-    load=lambda v: PlacementRow(v[0], v[1], v[2], v[3], _replicas(v[4]), v[5]),
+    load=lambda v: PlacementRow(
+        v[0],
+        v[1],
+        tuple(json.loads(v[2])),
+        tuple(tuple(r) for r in json.loads(v[3])),
+        tuple(json.loads(v[4])),
+    ),
     table_id=lambda r: r.table_id,
 )
 ENTITIES: Final[tuple[tuple[str, _Entity[Any]], ...]] = (
@@ -298,9 +303,8 @@ class HistoryWriter:
         pending: _Pending,
     ) -> None:
         current = self._open[name]
-        seen: dict[Hashable, Any] = {}
-        for row in rows:
-            seen[entity.key(row)] = row
+        rows = tuple(rows)
+        seen: dict[Hashable, Any] = dict(zip(map(entity.key, rows), rows, strict=True))
         to_close: list[int] = []
         for key, (row_id, old) in current.items():
             new = seen.get(key)
@@ -364,17 +368,12 @@ class HistoryWriter:
         )
 
     def _write_metrics(self, poll_id: int, metrics: Sequence[MetricRow], pending: _Pending) -> None:
-        rows = []
-        for m in metrics:
-            names = json.dumps([n for n, _ in m.values], separators=(",", ":"))
-            layout_id = self._layout_id("metrics", names, pending)
-            rows.append(
-                (poll_id, m.subject, layout_id, codec.pack_floats([v for _, v in m.values]))
-            )
-        self._conn.executemany(
-            "INSERT OR REPLACE INTO metrics (poll_id, subject, layout_id, vals) "
-            "VALUES (?, ?, ?, ?)",
-            rows,
+        shape = [[m.subject, [n for n, _ in m.values]] for m in metrics]
+        layout_id = self._layout_id("metrics", _dump(shape), pending)
+        values = [v for m in metrics for _, v in m.values]
+        self._conn.execute(
+            "INSERT INTO metrics (poll_id, layout_id, vals) VALUES (?, ?, ?)",
+            (poll_id, layout_id, codec.pack_floats(values)),
         )
 
     # ------------------------------------------------------------------ notes

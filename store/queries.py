@@ -321,15 +321,17 @@ class HistoryReader:
         )
 
     def metrics_at_poll(self, poll_id: int) -> tuple[MetricRow, ...]:
-        out = []
-        for subject, layout_id, vals in self._query(
-            "SELECT subject, layout_id, vals FROM metrics WHERE poll_id = ? ORDER BY subject",
-            (poll_id,),
-        ):
-            names = self._layout(layout_id)
+        rows = self._query("SELECT layout_id, vals FROM metrics WHERE poll_id = ?", (poll_id,))
+        if not rows:
+            return ()
+        shape = self._layout(rows[0][0])
+        values = codec.unpack_floats(rows[0][1])
+        out, at = [], 0
+        for subject, names in shape:
             out.append(
-                MetricRow(subject, tuple(zip(names, codec.unpack_floats(vals), strict=True)))
+                MetricRow(subject, tuple(zip(names, values[at : at + len(names)], strict=True)))
             )
+            at += len(names)
         return tuple(out)
 
     # ------------------------------------------------------------------ series
@@ -409,21 +411,33 @@ class HistoryReader:
         until: int | None = None,
     ) -> list[SeriesPoint]:
         where, params = _range("p.at_ms", since, until)
-        where = (where + " AND" if where else "WHERE") + " m.subject = ?"
-        params.append(subject)
         out = []
         for at_ms, layout_id, vals in self._query(
             "SELECT p.at_ms, m.layout_id, m.vals FROM metrics m JOIN polls p ON p.id = m.poll_id "
             f"{where} ORDER BY p.at_ms",
             params,
         ):
-            names = self._layout(layout_id)
-            if name in names:
-                out.append(SeriesPoint(at_ms, codec.unpack_floats(vals)[names.index(name)]))
+            index = self._metric_index(layout_id, subject, name)
+            if index is not None:
+                out.append(SeriesPoint(at_ms, codec.unpack_floats(vals)[index]))
         return out
 
-    def metric_subjects(self) -> list[str]:
-        return [r[0] for r in self._query("SELECT DISTINCT subject FROM metrics ORDER BY 1")]
+    def _metric_index(self, layout_id: int, subject: str, name: str) -> int | None:
+        at = 0
+        for s, names in self._layout(layout_id):
+            if s == subject:
+                return at + names.index(name) if name in names else None
+            at += len(names)
+        return None
+
+    def metric_names(self) -> dict[str, list[str]]:
+        """subject -> metric names, over every layout recorded."""
+        out: dict[str, list[str]] = {}
+        for (body,) in self._query("SELECT body FROM layouts WHERE kind = 'metrics'"):
+            for subject, names in json.loads(body):
+                known = out.setdefault(subject, [])
+                known.extend(n for n in names if n not in known)
+        return dict(sorted(out.items()))
 
     # ------------------------------------------------------------------ info
 

@@ -12,7 +12,7 @@ Layout (see docs/history.md for the meaning of every table):
   ``coordinators``, ``databases``, ``tables``, ``partitions``, ``placement``;
   ``schemas`` once per (table, schema id);
 - per-poll series: ``offsets`` (one packed row per poll, see :mod:`store.codec`) and
-  ``metrics`` (one packed row per server per poll), both shaped by ``layouts``;
+  ``metrics`` (one packed row per poll), both shaped by ``layouts``;
 - timeline: ``events`` and ``notes``.
 """
 
@@ -67,10 +67,11 @@ _V1: Final = (
         name TEXT NOT NULL, spec TEXT NOT NULL, remote_data_dir TEXT,
         from_ms INTEGER NOT NULL, to_ms INTEGER
     )""",
+    # One row per table (or partition): JSON arrays indexed by bucket id.
     """CREATE TABLE placement (
         id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, partition_id INTEGER,
-        bucket_id INTEGER NOT NULL, leader_id INTEGER, replicas TEXT NOT NULL,
-        leader_epoch INTEGER, from_ms INTEGER NOT NULL, to_ms INTEGER
+        leaders TEXT NOT NULL, replicas TEXT NOT NULL, epochs TEXT NOT NULL,
+        from_ms INTEGER NOT NULL, to_ms INTEGER
     )""",
     # Interval lookups: "open at T" reads rows ending after T (or still open).
     "CREATE INDEX servers_to ON servers (to_ms)",
@@ -90,10 +91,10 @@ _V1: Final = (
         latest BLOB NOT NULL, earliest BLOB
     )""",
     "CREATE INDEX offsets_base ON offsets (base_poll) WHERE base_poll IS NOT NULL",
+    # Every server's metrics of one poll in one row; the layout names subjects and metrics.
     """CREATE TABLE metrics (
-        poll_id INTEGER NOT NULL, subject TEXT NOT NULL, layout_id INTEGER NOT NULL,
-        vals BLOB NOT NULL, PRIMARY KEY (poll_id, subject)
-    ) WITHOUT ROWID""",
+        poll_id INTEGER PRIMARY KEY, layout_id INTEGER NOT NULL, vals BLOB NOT NULL
+    )""",
     """CREATE TABLE events (
         id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, kind TEXT NOT NULL,
         severity TEXT NOT NULL, subject TEXT NOT NULL, message TEXT NOT NULL,

@@ -151,7 +151,7 @@ def test_unchanged_polls_add_no_interval_rows(path: Path) -> None:
         "polls": 29,
         "servers": 4,
         "tables": 1,
-        "placement": 3,
+        "placement": 1,
         "offsets": 29,
         "schemas": 1,
     }
