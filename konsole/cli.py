@@ -291,5 +291,10 @@ def demo(
 
 main.add_command(preview)
 
+from konsole.watch_cmd import profiles, watch  # noqa: E402  (kept at the end: a small, separate edit)
+
+main.add_command(watch)
+main.add_command(profiles)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -282,12 +282,17 @@ class Poller:
     # ------------------------------------------------------------------ loop
 
     async def snapshots(self, stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
-        """Poll until ``stop`` is set, yielding each snapshot; waits ``next_delay()``
-        between the end of one poll and the start of the next."""
+        """Poll until ``stop`` is set, yielding each snapshot. Polls start ``interval``
+        apart (a slow poll delays the next one, never overlaps it); while unreachable,
+        the backoff counts from the end of the failed poll."""
         while not stop.is_set():
-            yield await self.poll()
+            snapshot = await self.poll()
+            yield snapshot
+            delay = self.next_delay()
+            if snapshot.ok:
+                delay = max(0.0, delay - snapshot.latency_s)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.next_delay())
+                await asyncio.wait_for(stop.wait(), delay)
 
 
 def _text(exc: BaseException) -> str:

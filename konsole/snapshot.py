@@ -24,6 +24,7 @@ __all__ = [
     "CoordinatorStatus",
     "SnapshotError",
     "bucket_name",
+    "table_names",
 ]
 
 
@@ -189,14 +190,20 @@ class ClusterSnapshot:
         return tuple(m for m in self.metrics if m.role == "coordinator")
 
 
-def bucket_name(view: ClusterView | None, bucket: BucketView) -> str:
-    """``db.table#3`` or ``db.table[partition]#3``."""
-    table = _table_names(view).get(bucket.table_id, f"table-{bucket.table_id}")
+def bucket_name(
+    view: ClusterView | None, bucket: BucketView, names: Mapping[int, str] | None = None
+) -> str:
+    """``db.table#3`` or ``db.table[partition]#3``; ``names`` (:func:`table_names`) saves
+    looking the table up again for every bucket."""
+    if names is None:
+        names = table_names(view)
+    table = names.get(bucket.table_id, f"table-{bucket.table_id}")
     part = f"[{bucket.partition_name}]" if bucket.partition_name is not None else ""
     return f"{table}{part}#{bucket.bucket_id}"
 
 
-def _table_names(view: ClusterView | None) -> dict[int, str]:
+def table_names(view: ClusterView | None) -> dict[int, str]:
+    """table id -> ``db.table``."""
     if view is None:
         return {}
     return {t.table_id: str(t.path) for t in view.tables if t.table_id is not None}

@@ -11,7 +11,7 @@ from fluss_proto import messages
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.error_codes import from_code
-from fluss_proto.errors import RequestTimeoutError, UnreachableError
+from fluss_proto.errors import DecodeError, RequestTimeoutError, UnreachableError
 from fluss_proto.sasl import SaslPlain
 from konsole import coordinators
 from konsole.coordinators import probe_coordinator
@@ -72,6 +72,8 @@ def not_leader() -> Exception:
             "no DESCRIBE permission",
         ),
         ({AV: COORDINATOR, LD: "hang"}, CoordinatorRole.UNREACHABLE, False, "no answer within"),
+        ({AV: b"\xff\x00garbage"}, CoordinatorRole.UNREACHABLE, False, "DecodeError"),
+        ({AV: DecodeError("bad frame")}, CoordinatorRole.UNREACHABLE, False, "bad frame"),
         (
             {AV: RequestTimeoutError("API_VERSIONS timed out")},
             CoordinatorRole.UNREACHABLE,
@@ -143,3 +145,39 @@ async def test_probe_with_sasl(
     result = await probe_coordinator(ADDRESS, sasl=SaslPlain("ops", "pw"), timeout=0.5)
     assert result.status.role is CoordinatorRole(role)
     assert AUTH in conn.sent
+
+
+# --------------------------------------------------------------------------- real frames
+
+
+@pytest.mark.parametrize(
+    ("server_type", "standby", "sasl", "role", "is_tablet"),
+    [
+        (1, False, False, CoordinatorRole.ACTIVE, False),
+        (1, True, False, CoordinatorRole.STANDBY, False),
+        (1, False, True, CoordinatorRole.ACTIVE, False),
+        (1, True, True, CoordinatorRole.STANDBY, False),
+        (2, False, False, CoordinatorRole.UNREACHABLE, True),
+    ],
+)
+async def test_probe_over_loopback_against_a_fake_server(
+    server_type: int, standby: bool, sasl: bool, role: CoordinatorRole, is_tablet: bool
+) -> None:
+    """Real frames through the real Connection, against test_client's fake server."""
+    from tests.unit.test_client import FakeServer, default_apis
+
+    server = FakeServer(
+        server_type,
+        apis=default_apis(server_type, fluss_1_0=True),
+        standby=standby,
+        sasl={"ops": "pw"} if sasl else None,
+    )
+    await server.start()
+    try:
+        result = await probe_coordinator(
+            server.address, timeout=2.0, sasl=SaslPlain("ops", "pw") if sasl else None
+        )
+    finally:
+        await server.stop()
+    assert (result.status.role, result.is_tablet) == (role, is_tablet)
+    assert server.count(ApiKey.API_VERSIONS) == 1

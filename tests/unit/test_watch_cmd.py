@@ -1,0 +1,185 @@
+"""`konsole watch` and `konsole profiles` through click, with a fake poller (no sockets)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from konsole import watch_cmd
+from konsole.cli import main
+from konsole.poller import Poller, PollerConfig
+from konsole.profiles import Profile
+from tests.unit.cluster_builders import table, view
+from tests.unit.test_poller import Fakes
+
+T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
+FULL = view(tables=[T])
+GONE = view(
+    (0, 1), tables=[table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (0, (2, 0, 1), 10)])]
+)
+
+
+def fake_poller(monkeypatch: pytest.MonkeyPatch, fakes: Fakes) -> list[Profile]:
+    """Make `watch` use ``fakes``; returns the profiles it was asked to poll."""
+    asked: list[Profile] = []
+
+    def build(profile: Profile, interval: float | None) -> tuple[Poller, Any]:
+        asked.append(profile)
+        poller = Poller(
+            PollerConfig(interval=0.001, coordinators=profile.coordinators or ("127.0.0.1:9123",)),
+            connect=fakes.connect,
+            gather=fakes.gather,
+            health=fakes.health,
+            probe=fakes.probe,
+            scrape=fakes.scrape,
+        )
+
+        async def release() -> None:
+            await poller.aclose()
+
+        return poller, release
+
+    monkeypatch.setattr(watch_cmd, "build_poller", build)
+    return asked
+
+
+def test_watch_prints_events_and_health_as_json_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    fakes = Fakes(views=[FULL, FULL, GONE, RuntimeError("cluster went away")])
+    fake_poller(monkeypatch, fakes)
+    result = CliRunner().invoke(
+        main, ["watch", "--bootstrap", "127.0.0.1:9123", "--format", "json", "--count", "4"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [(d["type"], d.get("kind") or d.get("status")) for d in lines]
+    assert kinds[0] == ("health", "UNKNOWN")  # the fake scrape misses tablet-server 1 and 2
+    assert ("event", "server_left") in kinds
+    assert ("event", "leaders_moved") in kinds
+    assert ("event", "replicas_offline") in kinds
+    assert ("event", "poll_failed") in kinds
+    assert kinds[-1] == ("health", "RED")
+    left = next(d for d in lines if d.get("kind") == "server_left")
+    assert left["subject"] == {"kind": "server", "name": "tablet-server 2"}
+    assert "poll 4 failed (1 in a row): cluster went away" in result.stderr
+
+
+def test_watch_text_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_poller(monkeypatch, Fakes(views=[FULL, GONE]))
+    result = CliRunner().invoke(main, ["watch", "--count", "2"], env={"FLUSS_BOOTSTRAP": ""})
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert (
+        "WARNING  server_left             tablet-server 2: tablet-server 2 (127.0.0.1:9202) left"
+        in text
+    )
+    assert " HEALTH   UNKNOWN (derived): " in text
+
+
+def test_watch_uses_the_local_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    asked = fake_poller(monkeypatch, Fakes())
+
+    class FakeLocal:
+        def __init__(self, run_dir: Path | None) -> None:
+            self.run_dir = run_dir
+
+        def status(self) -> dict[str, Any]:
+            return {
+                "running": True,
+                "bootstrap_servers": "127.0.0.1:35783",
+                "processes": [
+                    {
+                        "role": "coordinator",
+                        "id": 0,
+                        "endpoint": "127.0.0.1:35783",
+                        "metrics_url": "http://127.0.0.1:50235/metrics",
+                    }
+                ],
+            }
+
+    import konsole.localcluster
+
+    monkeypatch.setattr(konsole.localcluster, "LocalCluster", FakeLocal)
+    result = CliRunner().invoke(
+        main, ["watch", "--local", "--run-dir", str(tmp_path), "--count", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    assert asked[0].source == "local"
+    assert asked[0].coordinators == ("127.0.0.1:35783",)
+
+
+def test_watch_local_without_a_running_cluster_is_bad_configuration(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["watch", "--local", "--run-dir", str(tmp_path / "none")])
+    assert result.exit_code == 3
+    assert "no running local cluster in" in result.stderr
+
+
+CONFIG = """\
+[profiles.prod]
+bootstrap = "127.0.0.1:9123"
+sasl_user = "ops"
+password_env = "KONSOLE_TEST_PROD_PASSWORD"
+metrics_port = 9249
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "config", "words"),
+    [
+        (["--profile", "prod", "--bootstrap", "h"], CONFIG, "give only one of"),
+        (["--profile", "nope"], CONFIG, "no profile 'nope'"),
+        (
+            ["--profile", "prod"],
+            CONFIG.replace("metrics_port", "metric_port"),
+            ":5: profiles.prod.metric_port: unknown key",
+        ),
+        (["--profile", "prod"], CONFIG, "KONSOLE_TEST_PROD_PASSWORD"),
+        (["--interval", "0"], CONFIG, "0"),
+        (["--bogus"], CONFIG, "No such option"),
+    ],
+)
+def test_bad_configuration_exits_3_with_one_line(
+    tmp_path: Path, args: list[str], config: str, words: str
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(config)
+    result = CliRunner().invoke(
+        main, ["watch", "--config", str(path), *args], env={"KONSOLE_TEST_PROD_PASSWORD": None}
+    )
+    assert result.exit_code == 3
+    assert words in result.stderr
+    assert result.stdout == ""
+
+
+def test_profiles_lists_without_secrets(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(CONFIG)
+    runner = CliRunner()
+    env = {"KONSOLE_TEST_PROD_PASSWORD": "do-not-print-me"}
+    text = runner.invoke(main, ["profiles", "--config", str(path)], env=env)
+    assert text.exit_code == 0
+    assert "prod" in text.stdout and "password=env KONSOLE_TEST_PROD_PASSWORD" in text.stdout
+    as_json = runner.invoke(main, ["profiles", "--config", str(path), "--format", "json"], env=env)
+    data = json.loads(as_json.stdout)
+    assert data["profiles"][0]["name"] == "prod"
+    for output in (text.output, as_json.output):
+        assert "do-not-print-me" not in output
+
+
+@pytest.mark.parametrize(
+    ("config", "code", "words"),
+    [
+        (None, 0, "no profiles in"),
+        ("[profiles.a]\nbootstrap = [1]\n", 3, ":2: profiles.a.bootstrap:"),
+    ],
+)
+def test_profiles_empty_or_bad(tmp_path: Path, config: str | None, code: int, words: str) -> None:
+    path = tmp_path / "config.toml"
+    if config is not None:
+        path.write_text(config)
+    result = CliRunner().invoke(main, ["profiles", "--config", str(path)])
+    assert result.exit_code == code
+    assert words in result.output
