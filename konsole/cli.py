@@ -296,5 +296,10 @@ from konsole.watch_cmd import profiles, watch  # noqa: E402  (kept at the end: a
 main.add_command(watch)
 main.add_command(profiles)
 
+from konsole.history_cmd import history, record  # noqa: E402  (kept at the end, like watch)
+
+main.add_command(record)
+main.add_command(history)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -30,6 +30,7 @@ from fluss_proto.model import (
     TableView,
 )
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
+from konsole.events import Event, EventKind, Severity, Subject
 from konsole.metrics import ServerMetrics
 from konsole.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus, SnapshotError
 from store.queries import HistoryReader, StateAt
@@ -52,6 +53,8 @@ __all__ = [
     "METRIC_FIELDS",
     "REDACTED",
     "Recorded",
+    "event_from_row",
+    "event_row",
     "poll_record",
     "redact",
     "snapshot_at",
@@ -262,6 +265,51 @@ def _metric_rows(snapshot: ClusterSnapshot) -> tuple[MetricRow, ...]:
             )
         )
     return tuple(rows)
+
+
+def event_row(event: Event) -> EventRow:
+    details = {
+        "subject_kind": event.subject.kind,
+        "count": event.count,
+        "samples": list(event.samples),
+        "details": dict(event.details),
+    }
+    return EventRow(
+        at_ms=to_ms(event.time),
+        kind=event.kind.value,
+        severity=event.severity.value,
+        subject=event.subject.name,
+        message=event.message,
+        details=json.dumps(details, default=str, separators=(",", ":")),
+    )
+
+
+def event_from_row(row: EventRow) -> Event:
+    """The :class:`Event` a row was written from (a kind this konsole does not know, from
+    a newer one, keeps its text in ``details['kind']`` and reads as ``health_changed``)."""
+    try:
+        extra = json.loads(row.details)
+    except ValueError:
+        extra = {}
+    details = dict(extra.get("details") or {})
+    try:
+        kind = EventKind(row.kind)
+    except ValueError:
+        kind, details["kind"] = EventKind.HEALTH_CHANGED, row.kind
+    try:
+        severity = Severity(row.severity)
+    except ValueError:
+        severity = Severity.WARNING
+    return Event(
+        time=row.at_ms / 1000,
+        kind=kind,
+        severity=severity,
+        subject=Subject(str(extra.get("subject_kind", "cluster")), row.subject),
+        message=row.message,
+        details=details,
+        count=int(extra.get("count", 1)),
+        samples=tuple(extra.get("samples", ())),
+    )
 
 
 # =========================================================================== rows -> snapshot

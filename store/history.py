@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
 from store import codec
+from store.errors import HistoryUnwritable
 from store.files import WriterLock, connect, inspect, translate
 from store.rows import (
     CoordinatorRow,
@@ -393,13 +394,19 @@ def _insert_note(conn: sqlite3.Connection, path: Path, note: NoteRow, written_ms
     return int(cur.lastrowid or 0)
 
 
-def prepare(path: Path) -> sqlite3.Connection:
-    """Checked, migrated, WAL: a read-write connection to a konsole history file."""
-    found = inspect(path)
+def _make_parent(path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise translate(sqlite3.OperationalError(str(exc)), path) from None
+        raise HistoryUnwritable(
+            f"{path}: cannot create its directory: {exc.strerror or exc}"
+        ) from None
+
+
+def prepare(path: Path) -> sqlite3.Connection:
+    """Checked, migrated, WAL: a read-write connection to a konsole history file."""
+    found = inspect(path)
+    _make_parent(path)
     conn = connect(path, readonly=False)
     try:
         migrate(conn, found)
@@ -417,6 +424,7 @@ def open_writer(path: Path) -> HistoryWriter:
     """
     path = Path(path)
     inspect(path)  # refuse foreign, corrupt and newer files before creating the lock
+    _make_parent(path)
     lock = WriterLock(path)
     lock.acquire()
     try:
