@@ -443,9 +443,22 @@ def _view(state: StateAt, taken_at: float, latency: float) -> ClusterView:
     )
 
 
+#: Parsed table infos by their rows (parsing 200 tables' JSON is most of an as-of's cost).
+_INFOS: dict[tuple[TableRow, str], TableInfo | None] = {}
+
+
 def _table_info(row: TableRow, schema: str | None) -> TableInfo | None:
     if schema is None:
         return None
+    key = (row, schema)
+    if key not in _INFOS:
+        if len(_INFOS) >= _TABLE_ROWS_MAX:
+            _INFOS.clear()
+        _INFOS[key] = _parse_info(row, schema)
+    return _INFOS[key]
+
+
+def _parse_info(row: TableRow, schema: str) -> TableInfo | None:
     doc = json.loads(row.descriptor)
     doc["schema"] = json.loads(schema)
     try:

@@ -22,7 +22,15 @@ from array import array
 from collections.abc import Sequence
 from typing import Final
 
-__all__ = ["apply_delta", "delta", "pack_floats", "pack_ints", "unpack_floats", "unpack_ints"]
+__all__ = [
+    "apply_delta",
+    "delta",
+    "pack_floats",
+    "pack_ints",
+    "unpack_array",
+    "unpack_floats",
+    "unpack_ints",
+]
 
 _WIDTHS: Final = (("b", 1 << 7), ("h", 1 << 15), ("i", 1 << 31), ("q", 1 << 63))
 _LITTLE: Final = sys.byteorder == "little"
@@ -56,13 +64,18 @@ def pack_ints(values: Sequence[int | None]) -> bytes:
     return zlib.compress(body + _shuffle(_le(array(code, numbers)), code), _LEVEL)
 
 
-def unpack_ints(data: bytes) -> list[int | None]:
+def unpack_array(data: bytes) -> tuple[array, array]:  # type: ignore[type-arg]
+    """The numbers (unknown ones as 0) and the positions of the unknown ones."""
     body = zlib.decompress(data)
     code = body[:1].decode()
     (n_unknown,) = struct.unpack_from("<I", body, 1)
     at = 5 + 4 * n_unknown
-    unknown = _from_le("I", body[5:at])
-    values: list[int | None] = list(_from_le(code, _unshuffle(body[at:], code)))
+    return _from_le(code, _unshuffle(body[at:], code)), _from_le("I", body[5:at])
+
+
+def unpack_ints(data: bytes) -> list[int | None]:
+    numbers, unknown = unpack_array(data)
+    values: list[int | None] = list(numbers)
     for i in unknown:
         values[i] = None
     return values

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
 from store import codec
+from store.chain import Link, encode
 from store.errors import HistoryUnwritable
 from store.files import WriterLock, connect, inspect, translate
 from store.rows import (
@@ -39,8 +40,6 @@ __all__ = ["MAX_POLL_ERRORS", "HistoryWriter", "add_note", "layout_body", "open_
 
 #: Per-item errors kept in a poll row (the count is kept in full).
 MAX_POLL_ERRORS: Final = 20
-#: A new offsets key at every hour: the hour's sample survives downsampling as a key.
-KEY_PERIOD_MS: Final = 3_600_000
 
 R = TypeVar("R")
 
@@ -153,16 +152,6 @@ def layout_body(layout: Sequence[Slot]) -> str:
     )
 
 
-@dataclass(slots=True)
-class _Key:
-    """The offsets key deltas are taken against."""
-
-    poll_id: int
-    layout_id: int
-    latest: list[int | None]
-    period: int
-
-
 class _Pending:
     """What to remember once the transaction commits."""
 
@@ -170,7 +159,7 @@ class _Pending:
         self.closed: list[tuple[dict[Hashable, tuple[int, Any]], Hashable]] = []
         self.opened: list[tuple[dict[Hashable, tuple[int, Any]], Hashable, int, Any]] = []
         self.layouts: dict[tuple[str, str], int] = {}
-        self.key: _Key | None = None
+        self.key: Link | None = None
 
 
 class HistoryWriter:
@@ -182,7 +171,7 @@ class HistoryWriter:
         self._lock = lock
         self._open: dict[str, dict[Hashable, tuple[int, Any]]] = {}
         self._layouts: dict[tuple[str, str], int] = {}
-        self._key: _Key | None = None
+        self._key: Link | None = None
         self._load()
 
     def _load(self) -> None:
@@ -214,7 +203,7 @@ class HistoryWriter:
         self.close()
 
     def forget_key(self) -> None:
-        """The next offsets row is written as a key."""
+        """The next offsets row is written as a key (retention may rewrite the last row)."""
         self._key = None
 
     @property
@@ -349,24 +338,15 @@ class HistoryWriter:
         self, poll_id: int, at_ms: int, offsets: OffsetsRow, pending: _Pending
     ) -> None:
         layout_id = self._layout_id("offsets", layout_body(offsets.layout), pending)
-        latest = list(offsets.latest)
-        period = at_ms // KEY_PERIOD_MS
-        key = self._key
-        deltas = None
-        if key is not None and key.layout_id == layout_id and key.period == period:
-            deltas = codec.delta(latest, key.latest)
+        link = Link(poll_id, layout_id, list(offsets.latest), at_ms)
+        blob, base = encode(link, self._key)
         earliest = codec.pack_ints(offsets.earliest) if offsets.earliest is not None else None
-        if deltas is None:
-            blob, base = codec.pack_ints(latest), None
-            pending.key = _Key(poll_id, layout_id, latest, period)
-        else:
-            assert key is not None
-            blob, base = codec.pack_ints(deltas), key.poll_id
         self._conn.execute(
             "INSERT INTO offsets (poll_id, layout_id, base_poll, latest, earliest) "
             "VALUES (?, ?, ?, ?, ?)",
             (poll_id, layout_id, base, blob, earliest),
         )
+        pending.key = link
 
     def _write_metrics(self, poll_id: int, metrics: Sequence[MetricRow], pending: _Pending) -> None:
         shape = [[m.subject, [n for n, _ in m.values]] for m in metrics]

@@ -9,12 +9,13 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from store import codec
+from store.chain import decode_rows
 from store.errors import NotAHistoryFile
 from store.files import connect, inspect, lock_holder, translate
 from store.history import ENTITIES, prepare
@@ -112,7 +113,6 @@ class HistoryReader:
         self.path = path
         self._conn = conn
         self._layouts: dict[int, tuple[str, Any]] = {}
-        self._keys: dict[int, list[int | None]] = {}
 
     def close(self) -> None:
         self._conn.close()
@@ -276,25 +276,23 @@ class HistoryReader:
             self._layouts[layout_id] = known
         return known[1]
 
-    def _key_values(self, poll_id: int) -> list[int | None]:
-        known = self._keys.get(poll_id)
-        if known is None:
-            rows = self._query(
-                "SELECT latest, base_poll FROM offsets WHERE poll_id = ?", (poll_id,)
-            )
-            if not rows or rows[0][1] is not None:
-                raise NotAHistoryFile(f"{self.path}: the offsets key of poll {poll_id} is missing")
-            known = codec.unpack_ints(rows[0][0])
-            if len(self._keys) > 64:
-                self._keys.clear()
-            self._keys[poll_id] = known
-        return known
+    def _chain(self, last: int, first: int | None = None) -> list[tuple[Any, ...]]:
+        """Offsets rows (poll_id, base, blob, at_ms, layout_id) from the key at or before
+        ``first`` (default: ``last``) up to ``last``, in poll order."""
+        start = last if first is None else first
+        return self._query(
+            "SELECT o.poll_id, o.base_poll, o.latest, p.at_ms, o.layout_id FROM offsets o "
+            "JOIN polls p ON p.id = o.poll_id WHERE o.poll_id <= ? AND o.poll_id >= coalesce("
+            "(SELECT max(poll_id) FROM offsets WHERE poll_id <= ? AND base_poll IS NULL), 0) "
+            "ORDER BY o.poll_id",
+            (last, start),
+        )
 
-    def _decode(self, base: int | None, blob: bytes) -> list[int | None]:
-        values = codec.unpack_ints(blob)
-        if base is None:
-            return values
-        return codec.apply_delta(values, self._key_values(base))
+    def _decoded(self, rows: list[tuple[Any, ...]]) -> Iterator[tuple[int, list[int | None]]]:
+        try:
+            yield from decode_rows((r[0], r[1], r[2]) for r in rows)
+        except ValueError as exc:
+            raise NotAHistoryFile(f"{self.path}: {exc}") from None
 
     def offsets_at_poll(self, poll_id: int, *, with_earliest: bool = False) -> OffsetsRow | None:
         rows = self._query(
@@ -303,8 +301,10 @@ class HistoryReader:
         )
         if not rows:
             return None
-        layout_id, base, blob, early = rows[0]
-        latest = self._decode(base, blob)
+        layout_id, _, _, early = rows[0]
+        latest: list[int | None] = []
+        for _, values in self._decoded(self._chain(poll_id)):
+            latest = values
         earliest = codec.unpack_ints(early) if early is not None else None
         if earliest is None and with_earliest:
             prior = self._query(
@@ -371,28 +371,45 @@ class HistoryReader:
         """Sum of high watermarks over the chosen buckets, per poll (or per ``step_ms``:
         the first poll of each step). None where any chosen bucket was unknown."""
         where, params = _range("p.at_ms", since, until)
-        sql = (
-            "SELECT p.at_ms, o.layout_id, o.base_poll, o.latest FROM offsets o "
-            f"JOIN polls p ON p.id = o.poll_id {where}"
+        bounds = self._query(
+            "SELECT min(o.poll_id), max(o.poll_id) FROM offsets o "
+            f"JOIN polls p ON p.id = o.poll_id {where}",
+            params,
         )
-        if step_ms:
-            sql = (
-                "SELECT at_ms, layout_id, base_poll, latest FROM (SELECT p.at_ms, o.layout_id, "
-                "o.base_poll, o.latest, row_number() OVER (PARTITION BY p.at_ms / ? "
-                f"ORDER BY p.at_ms) AS n FROM offsets o JOIN polls p ON p.id = o.poll_id {where}) "
-                "WHERE n = 1"
-            )
-            params = [int(step_ms), *params]
-        sql += " ORDER BY 1"
+        first, last = bounds[0] if bounds else (None, None)
+        if first is None:
+            return []
+        rows = self._chain(last, first)
         points: list[SeriesPoint] = []
-        for at_ms, layout_id, base, blob in self._query(sql, params):
-            layout: tuple[Slot, ...] = self._layout(layout_id)
-            slices = _slices(layout, table_id, partition_id, bucket_id, all_partitions)
-            if not slices:
-                continue
-            values = self._decode(base, blob)
-            chosen = [v for s in slices for v in values[s]]
-            total = None if any(v is None for v in chosen) else float(sum(chosen))  # type: ignore[arg-type]
+        step_seen: int | None = None
+        picks: dict[int, list[int]] = {}  # layout id -> positions of the chosen buckets
+        current: list[int | None] | None = None  # the chosen buckets' running values
+        prev_id = None
+        for poll_id, base, blob, at_ms, layout_id in rows:
+            positions = picks.get(layout_id)
+            if positions is None:
+                layout: tuple[Slot, ...] = self._layout(layout_id)
+                slices = _slices(layout, table_id, partition_id, bucket_id, all_partitions)
+                positions = picks[layout_id] = [i for s in slices for i in range(s.start, s.stop)]
+            numbers, unknown = codec.unpack_array(blob)
+            gone = set(unknown).intersection(positions) if unknown else ()
+            chosen: list[int | None] = [None if i in gone else numbers[i] for i in positions]
+            if base is not None:
+                if base != prev_id or current is None or len(current) != len(chosen):
+                    raise NotAHistoryFile(f"{self.path}: offsets row {poll_id} breaks its chain")
+                chosen = [
+                    None if c is None or d is None else c + d
+                    for c, d in zip(current, chosen, strict=True)
+                ]
+            current, prev_id = chosen, poll_id
+            if poll_id < first or not positions:
+                continue  # decoded only to reach the range, or the table is not in it
+            if step_ms:
+                step = at_ms // step_ms
+                if step == step_seen:
+                    continue
+                step_seen = step
+            total = None if None in chosen else float(sum(chosen))  # type: ignore[arg-type]
             points.append(SeriesPoint(at_ms, total))
         return points
 

@@ -6,7 +6,8 @@ successful poll of each minute (hour), or the first poll when none succeeded, wi
 its series (offsets, metrics): offsets are running totals, so rates over the kept samples
 stay exact, only coarser. Change intervals that ended before the oldest poll kept go too.
 
-An offsets row whose key goes is rewritten as a key first, so every kept row decodes.
+An offsets row whose base row goes is re-encoded against the kept row before it (or as a
+key) first, so every kept row decodes (see :mod:`store.chain`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from store import codec
+from store.chain import Link, encode
 from store.files import translate
 from store.history import ENTITIES, HistoryWriter
 
@@ -89,7 +91,7 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
             "AND id NOT IN temp.doomed",
             (level, start, end, level),
         )
-    rekeyed = _rekey(conn)
+    rekeyed = _rechain(conn)
     deleted = conn.execute("DELETE FROM polls WHERE id IN temp.doomed").rowcount
     conn.execute("DELETE FROM offsets WHERE poll_id IN temp.doomed")
     conn.execute("DELETE FROM metrics WHERE poll_id IN temp.doomed")
@@ -117,39 +119,38 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
     return RetentionResult(deleted, rekeyed, events, intervals)
 
 
-def _rekey(conn: sqlite3.Connection) -> int:
-    """Kept delta rows whose key is going: store them as keys, and re-point the kept rows
-    of the same key at the first of them."""
+def _rechain(conn: sqlite3.Connection) -> int:
+    """Kept offsets rows whose base row goes are re-encoded against the kept row before
+    them (or as keys), so the chain invariant of :mod:`store.chain` holds afterwards."""
+    first, last = conn.execute(
+        "SELECT min(poll_id), max(poll_id) FROM offsets WHERE base_poll IN temp.doomed "
+        "AND poll_id NOT IN temp.doomed"
+    ).fetchone()
+    if first is None:
+        return 0
     rows = conn.execute(
-        "SELECT o.poll_id, o.base_poll, o.latest FROM offsets o WHERE o.base_poll IN temp.doomed "
-        "AND o.poll_id NOT IN temp.doomed ORDER BY o.base_poll, o.poll_id"
-    ).fetchall()
-    keys: dict[int, list[int | None]] = {}
-    new_base: dict[int, tuple[int, list[int | None]]] = {}
-    for poll_id, base, blob in rows:
-        if base not in keys:
-            (key_blob,) = conn.execute(
-                "SELECT latest FROM offsets WHERE poll_id = ?", (base,)
-            ).fetchone()
-            keys[base] = codec.unpack_ints(key_blob)
-        values = codec.apply_delta(codec.unpack_ints(blob), keys[base])
-        if base not in new_base:
-            new_base[base] = (poll_id, values)
-            conn.execute(
-                "UPDATE offsets SET base_poll = NULL, latest = ? WHERE poll_id = ?",
-                (codec.pack_ints(values), poll_id),
-            )
+        "SELECT o.poll_id, o.base_poll, o.latest, o.layout_id, p.at_ms, "
+        "o.poll_id IN temp.doomed FROM offsets o JOIN polls p ON p.id = o.poll_id "
+        "WHERE o.poll_id <= ? AND o.poll_id >= coalesce((SELECT max(poll_id) FROM offsets "
+        "WHERE poll_id <= ? AND base_poll IS NULL), 0) ORDER BY o.poll_id",
+        (last, first),
+    )
+    updates: list[tuple[bytes, int | None, int]] = []
+    prev: tuple[int, list[int | None]] | None = None
+    kept: Link | None = None
+    for poll_id, base, blob, layout_id, at_ms, doomed in rows:
+        values = codec.unpack_ints(blob)
+        if base is not None:
+            if prev is None or prev[0] != base:
+                raise sqlite3.DatabaseError(f"malformed offsets chain at poll {poll_id}")
+            values = codec.apply_delta(values, prev[1])
+        prev = (poll_id, values)
+        if doomed:
             continue
-        first_id, first_values = new_base[base]
-        deltas = codec.delta(values, first_values)
-        if deltas is None:
-            conn.execute(
-                "UPDATE offsets SET base_poll = NULL, latest = ? WHERE poll_id = ?",
-                (codec.pack_ints(values), poll_id),
-            )
-        else:
-            conn.execute(
-                "UPDATE offsets SET base_poll = ?, latest = ? WHERE poll_id = ?",
-                (first_id, codec.pack_ints(deltas), poll_id),
-            )
-    return len(new_base)
+        link = Link(poll_id, layout_id, values, at_ms)
+        if base is not None and (kept is None or kept.poll_id != base):
+            new_blob, new_base = encode(link, kept)
+            updates.append((new_blob, new_base, poll_id))
+        kept = link
+    conn.executemany("UPDATE offsets SET latest = ?, base_poll = ? WHERE poll_id = ?", updates)
+    return len(updates)
