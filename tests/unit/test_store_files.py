@@ -177,3 +177,19 @@ def test_a_restarted_writer_continues_the_open_intervals(tmp_path: Path) -> None
     with open_reader(path) as r:
         rows = r._conn.execute("SELECT node_id, from_ms, to_ms FROM servers ORDER BY id").fetchall()
     assert rows == [(1, 1000, 3000), (2, 1000, None)]
+
+
+def test_store_imports_nothing_of_konsole_fluss_proto_or_textual() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, store, store.queries, store.retention, store.history\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('konsole', 'fluss_proto', 'textual', 'pyarrow', 'numpy'))\n"
+        "print(','.join(bad))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == ""
