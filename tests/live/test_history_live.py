@@ -155,3 +155,66 @@ def _epoch(text: str) -> float:
     from datetime import datetime
 
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def test_sigkill_of_the_live_recorder_twenty_times_loses_no_reported_poll(
+    fluss_cluster: dict[str, Any], tmp_path: Path
+) -> None:
+    import os
+    import random
+    import re
+    import select
+    import sqlite3
+
+    path = tmp_path / "killed.sqlite"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    rng = random.Random(5)
+    reported: dict[int, int] = {}  # poll id -> seq, as the recorder printed them
+    line = re.compile(r" poll (\d+) recorded as (\d+) ")
+    for round_ in range(20):
+        proc = subprocess.Popen(
+            [
+                *KONSOLE,
+                "record",
+                "--local",
+                "--run-dir",
+                str(fluss_cluster["run_dir"]),
+                "--history",
+                str(path),
+                "--interval",
+                "0.2",
+                "--verbose",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        assert proc.stdout is not None
+        want, got = rng.randint(1, 5), 0
+        deadline = time.monotonic() + 60
+        try:
+            while got < want and time.monotonic() < deadline:
+                ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+                if not ready:
+                    continue
+                text = proc.stdout.readline()
+                if not text:
+                    break
+                match = line.search(text)
+                if match:
+                    reported[int(match.group(2))] = int(match.group(1))
+                    got += 1
+            assert got, f"round {round_}: the recorder reported no poll within 60 s"
+            time.sleep(rng.uniform(0, 0.2))  # into the next poll or its write
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
+        conn = sqlite3.connect(path)
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            found = dict(conn.execute("SELECT id, seq FROM polls").fetchall())
+        finally:
+            conn.close()
+        lost = {i: s for i, s in reported.items() if found.get(i) != s}
+        assert not lost, f"round {round_}: reported polls missing: {lost}"
