@@ -202,9 +202,11 @@ class HistoryWriter:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def forget_key(self) -> None:
-        """The next offsets row is written as a key (retention may rewrite the last row)."""
+    def forget_cached(self) -> None:
+        """After retention: the next offsets row is a key (the last row may have been
+        rewritten) and layouts are looked up again (unused ones may be gone)."""
         self._key = None
+        self._layouts.clear()
 
     @property
     def connection(self) -> sqlite3.Connection:

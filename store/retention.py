@@ -67,7 +67,7 @@ def apply_retention(writer: HistoryWriter, policy: RetentionPolicy, now_ms: int)
     except sqlite3.Error as exc:
         raise translate(exc, writer.path) from None
     finally:
-        writer.forget_key()  # its key row may have been rewritten
+        writer.forget_cached()
     return result
 
 
@@ -92,6 +92,13 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
             (level, start, end, level),
         )
     rekeyed = _rechain(conn)
+    layouts = [
+        r[0]
+        for r in conn.execute(
+            "SELECT layout_id FROM offsets WHERE poll_id IN temp.doomed UNION "
+            "SELECT layout_id FROM metrics WHERE poll_id IN temp.doomed"
+        )
+    ]
     deleted = conn.execute("DELETE FROM polls WHERE id IN temp.doomed").rowcount
     conn.execute("DELETE FROM offsets WHERE poll_id IN temp.doomed")
     conn.execute("DELETE FROM metrics WHERE poll_id IN temp.doomed")
@@ -111,9 +118,11 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
             "DELETE FROM schemas WHERE NOT EXISTS (SELECT 1 FROM tables t WHERE "
             "t.table_id = schemas.table_id AND t.schema_id = schemas.schema_id)"
         )
-    conn.execute(
-        "DELETE FROM layouts WHERE NOT EXISTS (SELECT 1 FROM offsets WHERE layout_id = layouts.id) "
-        "AND NOT EXISTS (SELECT 1 FROM metrics WHERE layout_id = layouts.id)"
+    conn.executemany(
+        "DELETE FROM layouts WHERE id = ? AND NOT EXISTS (SELECT 1 FROM offsets WHERE "
+        "layout_id = layouts.id) AND NOT EXISTS (SELECT 1 FROM metrics WHERE "
+        "layout_id = layouts.id)",
+        [(layout_id,) for layout_id in layouts],
     )
     conn.execute("DELETE FROM temp.doomed")
     return RetentionResult(deleted, rekeyed, events, intervals)

@@ -78,6 +78,7 @@ _V1: Final = (
     "CREATE INDEX coordinators_to ON coordinators (to_ms)",
     "CREATE INDEX databases_to ON databases (to_ms)",
     "CREATE INDEX tables_to ON tables (to_ms)",
+    "CREATE INDEX tables_id ON tables (table_id, schema_id)",
     "CREATE INDEX partitions_to ON partitions (to_ms)",
     "CREATE INDEX placement_to ON placement (to_ms)",
     "CREATE INDEX placement_table ON placement (table_id, from_ms)",
@@ -91,10 +92,13 @@ _V1: Final = (
         latest BLOB NOT NULL, earliest BLOB
     )""",
     "CREATE INDEX offsets_base ON offsets (base_poll) WHERE base_poll IS NOT NULL",
+    # Retention asks whether a layout is still used (without these: a scan per layout).
+    "CREATE INDEX offsets_layout ON offsets (layout_id)",
     # Every server's metrics of one poll in one row; the layout names subjects and metrics.
     """CREATE TABLE metrics (
         poll_id INTEGER PRIMARY KEY, layout_id INTEGER NOT NULL, vals BLOB NOT NULL
     )""",
+    "CREATE INDEX metrics_layout ON metrics (layout_id)",
     """CREATE TABLE events (
         id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, kind TEXT NOT NULL,
         severity TEXT NOT NULL, subject TEXT NOT NULL, message TEXT NOT NULL,

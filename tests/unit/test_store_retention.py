@@ -107,3 +107,28 @@ def test_a_writer_keeps_writing_decodable_rows_after_retention(tmp_path: Path) -
         for p in r.polls():
             got = r.offsets_at_poll(p.id)
             assert got is not None and got.latest == offsets_at(p.at_ms, BIG).latest
+
+
+def test_a_layout_deleted_by_retention_can_come_back(tmp_path: Path) -> None:
+    from store.rows import MetricRow
+
+    path = tmp_path / "h.sqlite"
+    policy = RetentionPolicy(full_ms=MIN, minute_ms=MIN, hour_ms=2 * MIN)
+    one = (MetricRow("tablet-server 1", (("a", 1.0),)),)
+    two = (MetricRow("tablet-server 1", (("a", 1.0), ("b", 2.0))),)
+
+    def poll(at: int, layout: tuple[Slot, ...], metrics: tuple[MetricRow, ...]) -> PollRecord:
+        return PollRecord(
+            at_ms=at, seq=at, latency_ms=1, ok=True, offsets=offsets_at(at, layout), metrics=metrics
+        )
+
+    with open_writer(path) as w:
+        w.record(poll(0, TWO, two))
+        w.record(poll(HOUR, BIG, one))
+        apply_retention(w, policy, HOUR + 1)  # the first poll and its layouts go
+        w.record(poll(HOUR + 10_000, TWO, two))
+    with open_reader(path) as r:
+        (last, *_) = reversed(r.polls())
+        assert r.metrics_at_poll(last.id) == two
+        got = r.offsets_at_poll(last.id)
+        assert got is not None and got.latest == offsets_at(HOUR + 10_000, TWO).latest
