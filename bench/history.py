@@ -10,7 +10,8 @@ The cluster: 200 tables (180 log tables x 8 buckets, 20 partitioned x 2 partitio
 each, 60 warm ones ~10 rows/s, the rest are idle. Events: a tablet server restart about
 every 3 days (server down/up, the leaders it held moving and coming back, one event per
 moved leader), a table created and one dropped each day, a partition added each day per
-partitioned table, and a steady trickle of warnings (~100 a day): ~500 events a day.
+partitioned table, and a steady trickle of warnings (~100 a day); the default run writes
+about 270 events a day (printed).
 
 Every poll is a real :class:`~konsole.snapshot.ClusterSnapshot`, converted by
 :func:`konsole.history.poll_record` and written by :class:`store.HistoryWriter`; retention
@@ -435,6 +436,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "events_kept": len(all_events),
         "file_bytes": size,
         "offsets_table_bytes": offsets_bytes.get("offsets", 0),
+        "bytes_by_table": dict(sorted(offsets_bytes.items(), key=lambda kv: -kv[1])[:8]),
         "write_ms_per_poll_median": statistics.median(write_ms),
         "write_ms_per_poll_p90": percentile(write_ms, 0.9),
         "convert_ms_per_poll_median": statistics.median(convert_ms),
@@ -479,6 +481,10 @@ def _print(o: dict[str, Any]) -> None:
     print(
         f"  file size: {o['file_bytes'] / mb:.1f} MB (offsets table "
         f"{o['offsets_table_bytes'] / mb:.1f} MB)   goal < 500 MB"
+    )
+    print(
+        "  largest tables and indexes: "
+        + ", ".join(f"{k} {v / mb:.1f} MB" for k, v in o["bytes_by_table"].items())
     )
     print(
         f"  per poll over {o['full_rate_polls']:,} full-rate polls (median; goal < 5 ms): "

@@ -193,24 +193,13 @@ class HistoryReader:
                     "(subject = ? OR subject GLOB ? OR subject GLOB ? OR subject GLOB ?)"
                 )
                 params += [subject, subject + "#*", subject + "[[]*", subject + " *"]
-        sql = "SELECT id, at_ms, kind, severity, subject, message, details FROM events"
+        sql = "SELECT at_ms, kind, severity, subject, message, details, id FROM events"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         sql += " ORDER BY at_ms, id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [
-            EventRow(
-                id=r[0],
-                at_ms=r[1],
-                kind=r[2],
-                severity=r[3],
-                subject=r[4],
-                message=r[5],
-                details=r[6],
-            )
-            for r in self._query(sql, params)
-        ]
+        return [EventRow(*r) for r in self._query(sql, params)]  # columns in field order
 
     def notes(
         self, since: int | None = None, until: int | None = None, *, subject: str | None = None
