@@ -10,6 +10,7 @@ failed write (full disk, read-only) leaves nothing half-done and the next poll c
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -158,7 +159,7 @@ class _Pending:
     def __init__(self) -> None:
         self.closed: list[tuple[dict[Hashable, tuple[int, Any]], Hashable]] = []
         self.opened: list[tuple[dict[Hashable, tuple[int, Any]], Hashable, int, Any]] = []
-        self.layouts: dict[tuple[str, str], int] = {}
+        self.layouts: dict[str, int] = {}
         self.key: Link | None = None
 
 
@@ -170,7 +171,7 @@ class HistoryWriter:
         self._conn = conn
         self._lock = lock
         self._open: dict[str, dict[Hashable, tuple[int, Any]]] = {}
-        self._layouts: dict[tuple[str, str], int] = {}
+        self._layouts: dict[str, int] = {}  # digest -> id
         self._key: Link | None = None
         self._load()
 
@@ -184,8 +185,8 @@ class HistoryWriter:
                 value = entity.load(tuple(row[1:]))
                 rows[entity.key(value)] = (row[0], value)
             self._open[name] = rows
-        for layout_id, kind, body in self._conn.execute("SELECT id, kind, body FROM layouts"):
-            self._layouts[(kind, body)] = layout_id
+        for layout_id, digest in self._conn.execute("SELECT id, digest FROM layouts"):
+            self._layouts[digest] = layout_id
         # The next offsets row is a key: no key state survives a restart.
 
     # ------------------------------------------------------------------ lifecycle
@@ -326,14 +327,18 @@ class HistoryWriter:
             pending.opened.append((current, key, int(cur.lastrowid or 0), row))
 
     def _layout_id(self, kind: str, body: str, pending: _Pending) -> int:
-        known = self._layouts.get((kind, body)) or pending.layouts.get((kind, body))
+        digest = hashlib.blake2b(f"{kind}\n{body}".encode(), digest_size=16).hexdigest()
+        known = self._layouts.get(digest) or pending.layouts.get(digest)
         if known is not None:
             return known
-        self._conn.execute("INSERT OR IGNORE INTO layouts (kind, body) VALUES (?, ?)", (kind, body))
+        self._conn.execute(
+            "INSERT OR IGNORE INTO layouts (kind, digest, body) VALUES (?, ?, ?)",
+            (kind, digest, body),
+        )
         (layout_id,) = self._conn.execute(
-            "SELECT id FROM layouts WHERE kind = ? AND body = ?", (kind, body)
+            "SELECT id FROM layouts WHERE digest = ?", (digest,)
         ).fetchone()
-        pending.layouts[(kind, body)] = layout_id
+        pending.layouts[digest] = layout_id
         return int(layout_id)
 
     def _write_offsets(

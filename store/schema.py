@@ -82,11 +82,13 @@ _V1: Final = (
     "CREATE INDEX partitions_to ON partitions (to_ms)",
     "CREATE INDEX placement_to ON placement (to_ms)",
     "CREATE INDEX placement_table ON placement (table_id, from_ms)",
+    # Unique by a digest of kind and body: an index on the body would store each body twice.
     """CREATE TABLE layouts (
-        id INTEGER PRIMARY KEY, kind TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (kind, body)
+        id INTEGER PRIMARY KEY, kind TEXT NOT NULL, digest TEXT NOT NULL UNIQUE,
+        body TEXT NOT NULL
     )""",
     # base_poll NULL: ``latest`` holds absolute offsets (a key); else the difference to the
-    # key row of poll ``base_poll``.
+    # offsets row right before it (see store/chain.py).
     """CREATE TABLE offsets (
         poll_id INTEGER PRIMARY KEY, layout_id INTEGER NOT NULL, base_poll INTEGER,
         latest BLOB NOT NULL, earliest BLOB
