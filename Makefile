@@ -13,7 +13,7 @@ TEST_FLUSS_HOME ?= ../shared/fluss/fluss-1.0-SNAPSHOT
 # `make demo DEMO_FLUSS_HOME=DIR` runs the demo on an unpacked distribution instead.
 DEMO_FLUSS_HOME ?=
 
-.PHONY: all venv jars demo test unit lint fmt proto proto-check fuzz bench clean
+.PHONY: all venv jars demo test unit lint fmt proto proto-check fuzz bench bench-history clean
 
 all: test
 
@@ -62,6 +62,10 @@ bench: jars
 	$(BIN)/python bench/poll.py
 	$(BIN)/python bench/poll_busy.py
 	$(BIN)/python bench/check.py
+
+# The operating history under a month of polls (no cluster needed; a few minutes of CPU).
+bench-history: venv
+	$(BIN)/python bench/history.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .run

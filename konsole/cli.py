@@ -11,10 +11,13 @@ from typing import Any
 import click
 
 from konsole import __version__
+from konsole.check_cmd import check
 from konsole.errors import ClusterAlreadyRunningError, ClusterError, ExitCode, KonsoleError
+from konsole.history_cmd import history, record
 from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, LocalCluster
 from konsole.localcluster.cluster import ClusterDescription
 from konsole.preview_cmd import preview
+from konsole.watch_cmd import profiles, watch
 
 RUN_DIR_OPTION = click.option(
     "--run-dir",
@@ -281,14 +284,11 @@ def demo(
 
 main.add_command(preview)
 
-from konsole.watch_cmd import profiles, watch  # noqa: E402  (kept at the end: a small, separate edit)
-
 main.add_command(watch)
 main.add_command(profiles)
-
-from konsole.check_cmd import check  # noqa: E402  (kept at the end: a small, separate edit)
-
 main.add_command(check)
+main.add_command(record)
+main.add_command(history)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

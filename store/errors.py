@@ -1,0 +1,46 @@
+"""The store's errors: one base, one class per thing an operator must act on."""
+
+from __future__ import annotations
+
+__all__ = [
+    "HistoryError",
+    "HistoryLocked",
+    "HistoryUnwritable",
+    "NewerSchema",
+    "NotAHistoryFile",
+]
+
+
+class HistoryError(Exception):
+    """Any history-file problem; the message names the file and says what to do."""
+
+
+class NotAHistoryFile(HistoryError):
+    """Not SQLite, corrupt, or another program's database. The file is left untouched."""
+
+
+class NewerSchema(HistoryError):
+    """Written by a newer konsole; refused (never rewritten)."""
+
+    def __init__(self, message: str, *, found: int, supported: int) -> None:
+        super().__init__(message)
+        self.found, self.supported = found, supported
+
+
+class HistoryLocked(HistoryError):
+    """Another recorder holds the file."""
+
+    def __init__(self, message: str, *, pid: int | None) -> None:
+        super().__init__(message)
+        self.pid = pid
+
+
+class HistoryUnwritable(HistoryError):
+    """A write failed (read-only file system, full disk, I/O error); nothing was half-written.
+
+    ``retriable``: the condition may pass (space freed, remounted), so try again later.
+    """
+
+    def __init__(self, message: str, *, retriable: bool = True) -> None:
+        super().__init__(message)
+        self.retriable = retriable

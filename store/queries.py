@@ -1,0 +1,517 @@
+"""Reading the history: any number of readers, each on its own read-only connection.
+
+In WAL mode a reader sees the last committed poll and never waits for the writer. A file
+of an older schema is migrated first (forward only, by the same code the writer uses).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from store import codec
+from store.chain import decode_rows
+from store.errors import NotAHistoryFile
+from store.files import connect, inspect, lock_holder, translate
+from store.history import ENTITIES, prepare
+from store.rows import (
+    CoordinatorRow,
+    DatabaseRow,
+    EventRow,
+    MetricRow,
+    NoteRow,
+    OffsetsRow,
+    PartitionRow,
+    PlacementRow,
+    PollRow,
+    SchemaRow,
+    ServerRow,
+    Slot,
+    TableRow,
+)
+from store.schema import VERSION
+
+__all__ = [
+    "HistoryInfo",
+    "HistoryReader",
+    "SeriesPoint",
+    "StateAt",
+    "TableSpan",
+    "open_reader",
+]
+
+LEVELS: Final = ("full", "minute", "hour")
+
+
+@dataclass(frozen=True, slots=True)
+class StateAt:
+    """The cluster as recorded by one poll."""
+
+    poll: PollRow
+    servers: tuple[ServerRow, ...]
+    coordinators: tuple[CoordinatorRow, ...]
+    databases: tuple[DatabaseRow, ...]
+    tables: tuple[TableRow, ...]
+    schemas: tuple[SchemaRow, ...]
+    partitions: tuple[PartitionRow, ...]
+    placement: tuple[PlacementRow, ...]
+    #: This poll's offsets (None when it recorded none); ``earliest`` from the last poll
+    #: at or before it that read them, if its layout is the same.
+    offsets: OffsetsRow | None
+    metrics: tuple[MetricRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesPoint:
+    at_ms: int
+    value: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpan:
+    """One table id under one name, and when it existed."""
+
+    table_id: int
+    database: str
+    name: str
+    from_ms: int
+    to_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryInfo:
+    path: str
+    size_bytes: int
+    schema_version: int
+    first_ms: int | None
+    last_ms: int | None
+    #: "full" / "minute" / "hour" -> polls kept at that resolution.
+    polls: dict[str, int] = field(default_factory=dict)
+    #: Events by the same age bands as the polls' levels (see :class:`RetentionPolicy`).
+    events: dict[str, int] = field(default_factory=dict)
+    notes: int = 0
+    writer_pid: int | None = None
+
+
+def open_reader(path: Path) -> HistoryReader:
+    """A reader on an existing history file; raises :class:`~store.errors.HistoryError`."""
+    path = Path(path)
+    if not path.exists():
+        raise NotAHistoryFile(f"{path}: no such history file")
+    if inspect(path) < VERSION:
+        prepare(path).close()  # an older schema: migrate forward once
+    return HistoryReader(path, connect(path, readonly=True))
+
+
+class HistoryReader:
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._conn = conn
+        self._layouts: dict[int, tuple[str, Any]] = {}
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> HistoryReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from None
+
+    # ------------------------------------------------------------------ polls
+
+    @staticmethod
+    def _poll(row: Sequence[Any]) -> PollRow:
+        return PollRow(
+            id=row[0],
+            at_ms=row[1],
+            seq=row[2],
+            latency_ms=row[3],
+            ok=bool(row[4]),
+            error=row[5],
+            n_errors=row[6],
+            errors=tuple(json.loads(row[7])) if row[7] else (),
+            level=row[8],
+        )
+
+    _POLL_COLS: Final = "id, at_ms, seq, latency_ms, ok, error, n_errors, errors, level"
+
+    def poll_at(self, at_ms: int) -> PollRow | None:
+        """The last poll at or before ``at_ms``."""
+        rows = self._query(
+            f"SELECT {self._POLL_COLS} FROM polls WHERE at_ms <= ? ORDER BY at_ms DESC LIMIT 1",
+            (at_ms,),
+        )
+        return self._poll(rows[0]) if rows else None
+
+    def polls(self, since: int | None = None, until: int | None = None) -> list[PollRow]:
+        where, params = _range("at_ms", since, until)
+        return [
+            self._poll(r)
+            for r in self._query(
+                f"SELECT {self._POLL_COLS} FROM polls {where} ORDER BY at_ms", params
+            )
+        ]
+
+    # ------------------------------------------------------------------ timeline
+
+    def events(
+        self,
+        since: int | None = None,
+        until: int | None = None,
+        *,
+        kinds: Iterable[str] = (),
+        severities: Iterable[str] = (),
+        subject: str | None = None,
+        limit: int | None = None,
+    ) -> list[EventRow]:
+        """Oldest first. ``subject`` matches exactly or as a prefix ending at a word
+        (``table db.t`` matches ``table db.t`` and ``table db.t#3``); ``*`` globs."""
+        where, params = _range("at_ms", since, until)
+        clauses = [where[6:]] if where else []
+        for column, values in (("kind", list(kinds)), ("severity", list(severities))):
+            if values:
+                clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
+                params += values
+        if subject:
+            if "*" in subject:
+                clauses.append("subject GLOB ?")
+                params.append(subject)
+            else:
+                clauses.append(
+                    "(subject = ? OR subject GLOB ? OR subject GLOB ? OR subject GLOB ?)"
+                )
+                params += [subject, subject + "#*", subject + "[[]*", subject + " *"]
+        sql = "SELECT at_ms, kind, severity, subject, message, details, id FROM events"
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        sql += " ORDER BY at_ms, id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [EventRow(*r) for r in self._query(sql, params)]  # columns in field order
+
+    def notes(
+        self, since: int | None = None, until: int | None = None, *, subject: str | None = None
+    ) -> list[NoteRow]:
+        where, params = _range("at_ms", since, until)
+        if subject:
+            where = (where + " AND" if where else "WHERE") + " subject = ?"
+            params.append(subject)
+        return [
+            NoteRow(id=r[0], at_ms=r[1], subject=r[2], text=r[3])
+            for r in self._query(
+                f"SELECT id, at_ms, subject, text FROM notes {where} ORDER BY at_ms, id", params
+            )
+        ]
+
+    # ------------------------------------------------------------------ the cluster at T
+
+    def state_at(self, at_ms: int) -> StateAt | None:
+        """The cluster as the last poll at or before ``at_ms`` recorded it; None before
+        the first poll."""
+        poll = self.poll_at(at_ms)
+        if poll is None:
+            return None
+        t = poll.at_ms
+        parts: dict[str, tuple[Any, ...]] = {}
+        for name, entity in ENTITIES:
+            cols = ", ".join(entity.columns)
+            rows = self._query(
+                f"SELECT {cols} FROM {entity.table} "
+                "WHERE (to_ms IS NULL OR to_ms > ?) AND from_ms <= ? ORDER BY id",
+                (t, t),
+            )
+            parts[name] = tuple(entity.load(tuple(r)) for r in rows)
+        schemas = tuple(
+            SchemaRow(r[0], r[1], r[2])
+            for r in self._query(
+                "SELECT s.table_id, s.schema_id, s.schema FROM schemas s JOIN tables t "
+                "ON t.table_id = s.table_id AND t.schema_id = s.schema_id "
+                "WHERE (t.to_ms IS NULL OR t.to_ms > ?) AND t.from_ms <= ?",
+                (t, t),
+            )
+        )
+        return StateAt(
+            poll=poll,
+            schemas=schemas,
+            offsets=self.offsets_at_poll(poll.id, with_earliest=True),
+            metrics=self.metrics_at_poll(poll.id),
+            **parts,
+        )
+
+    def _layout(self, layout_id: int) -> Any:
+        known = self._layouts.get(layout_id)
+        if known is None:
+            rows = self._query("SELECT kind, body FROM layouts WHERE id = ?", (layout_id,))
+            if not rows:
+                raise NotAHistoryFile(f"{self.path}: offsets layout {layout_id} is missing")
+            kind, body = rows[0]
+            parsed = json.loads(body)
+            value: Any = (
+                tuple(Slot(t, p, n) for t, p, n in parsed) if kind == "offsets" else tuple(parsed)
+            )
+            known = (kind, value)
+            self._layouts[layout_id] = known
+        return known[1]
+
+    def _chain(self, last: int, first: int | None = None) -> list[tuple[Any, ...]]:
+        """Offsets rows (poll_id, base, blob, at_ms, layout_id) from the key at or before
+        ``first`` (default: ``last``) up to ``last``, in poll order."""
+        start = last if first is None else first
+        return self._query(
+            "SELECT o.poll_id, o.base_poll, o.latest, p.at_ms, o.layout_id FROM offsets o "
+            "JOIN polls p ON p.id = o.poll_id WHERE o.poll_id <= ? AND o.poll_id >= coalesce("
+            "(SELECT max(poll_id) FROM offsets WHERE poll_id <= ? AND base_poll IS NULL), 0) "
+            "ORDER BY o.poll_id",
+            (last, start),
+        )
+
+    def _decoded(self, rows: list[tuple[Any, ...]]) -> Iterator[tuple[int, list[int | None]]]:
+        try:
+            yield from decode_rows((r[0], r[1], r[2]) for r in rows)
+        except ValueError as exc:
+            raise NotAHistoryFile(f"{self.path}: {exc}") from None
+
+    def offsets_at_poll(self, poll_id: int, *, with_earliest: bool = False) -> OffsetsRow | None:
+        rows = self._query(
+            "SELECT layout_id, base_poll, latest, earliest FROM offsets WHERE poll_id = ?",
+            (poll_id,),
+        )
+        if not rows:
+            return None
+        layout_id, _, _, early = rows[0]
+        latest: list[int | None] = []
+        for _, values in self._decoded(self._chain(poll_id)):
+            latest = values
+        earliest = codec.unpack_ints(early) if early is not None else None
+        if earliest is None and with_earliest:
+            prior = self._query(
+                "SELECT earliest FROM offsets WHERE poll_id < ? AND layout_id = ? "
+                "AND earliest IS NOT NULL ORDER BY poll_id DESC LIMIT 1",
+                (poll_id, layout_id),
+            )
+            if prior:
+                earliest = codec.unpack_ints(prior[0][0])
+        return OffsetsRow(
+            self._layout(layout_id),
+            tuple(latest),
+            tuple(earliest) if earliest is not None else None,
+        )
+
+    def metrics_at_poll(self, poll_id: int) -> tuple[MetricRow, ...]:
+        rows = self._query("SELECT layout_id, vals FROM metrics WHERE poll_id = ?", (poll_id,))
+        if not rows:
+            return ()
+        shape = self._layout(rows[0][0])
+        values = codec.unpack_floats(rows[0][1])
+        out, at = [], 0
+        for subject, names in shape:
+            out.append(
+                MetricRow(subject, tuple(zip(names, values[at : at + len(names)], strict=True)))
+            )
+            at += len(names)
+        return tuple(out)
+
+    # ------------------------------------------------------------------ series
+
+    def tables_named(
+        self, database: str, name: str, since: int | None = None, until: int | None = None
+    ) -> list[TableSpan]:
+        """Every table id that had this name in the range (a re-created table is another)."""
+        params: list[Any] = [database, name]
+        sql = (
+            "SELECT table_id, database, name, min(from_ms), max(coalesce(to_ms, 1 << 62)) "
+            "FROM tables WHERE database = ? AND name = ?"
+        )
+        if until is not None:
+            sql += " AND from_ms <= ?"
+            params.append(until)
+        if since is not None:
+            sql += " AND (to_ms IS NULL OR to_ms > ?)"
+            params.append(since)
+        sql += " GROUP BY table_id ORDER BY 4"
+        return [
+            TableSpan(r[0], r[1], r[2], r[3], None if r[4] == 1 << 62 else r[4])
+            for r in self._query(sql, params)
+        ]
+
+    def offset_totals(
+        self,
+        table_id: int,
+        partition_id: int | None = None,
+        bucket_id: int | None = None,
+        *,
+        since: int | None = None,
+        until: int | None = None,
+        step_ms: int | None = None,
+        all_partitions: bool = False,
+    ) -> list[SeriesPoint]:
+        """Sum of high watermarks over the chosen buckets, per poll (or per ``step_ms``:
+        the first poll of each step). None where any chosen bucket was unknown."""
+        where, params = _range("p.at_ms", since, until)
+        bounds = self._query(
+            "SELECT min(o.poll_id), max(o.poll_id) FROM offsets o "
+            f"JOIN polls p ON p.id = o.poll_id {where}",
+            params,
+        )
+        first, last = bounds[0] if bounds else (None, None)
+        if first is None:
+            return []
+        rows = self._chain(last, first)
+        points: list[SeriesPoint] = []
+        step_seen: int | None = None
+        picks: dict[int, list[int]] = {}  # layout id -> positions of the chosen buckets
+        current: list[int | None] | None = None  # the chosen buckets' running values
+        prev_id = None
+        for poll_id, base, blob, at_ms, layout_id in rows:
+            positions = picks.get(layout_id)
+            if positions is None:
+                layout: tuple[Slot, ...] = self._layout(layout_id)
+                slices = _slices(layout, table_id, partition_id, bucket_id, all_partitions)
+                positions = picks[layout_id] = [i for s in slices for i in range(s.start, s.stop)]
+            numbers, unknown = codec.unpack_array(blob)
+            gone = set(unknown).intersection(positions) if unknown else ()
+            chosen: list[int | None] = [None if i in gone else numbers[i] for i in positions]
+            if base is not None:
+                if base != prev_id or current is None or len(current) != len(chosen):
+                    raise NotAHistoryFile(f"{self.path}: offsets row {poll_id} breaks its chain")
+                chosen = [
+                    None if c is None or d is None else c + d
+                    for c, d in zip(current, chosen, strict=True)
+                ]
+            current, prev_id = chosen, poll_id
+            if poll_id < first or not positions:
+                continue  # decoded only to reach the range, or the table is not in it
+            if step_ms:
+                step = at_ms // step_ms
+                if step == step_seen:
+                    continue
+                step_seen = step
+            total = None if None in chosen else float(sum(chosen))  # type: ignore[arg-type]
+            points.append(SeriesPoint(at_ms, total))
+        return points
+
+    def throughput(self, *args: Any, **kwargs: Any) -> list[SeriesPoint]:
+        """Rows per second between consecutive points of :meth:`offset_totals` (same
+        arguments); a point is at the end of its interval. A drop (truncation) is None."""
+        totals = self.offset_totals(*args, **kwargs)
+        return rates(totals)
+
+    def metric_series(
+        self,
+        subject: str,
+        name: str,
+        *,
+        since: int | None = None,
+        until: int | None = None,
+    ) -> list[SeriesPoint]:
+        where, params = _range("p.at_ms", since, until)
+        out = []
+        for at_ms, layout_id, vals in self._query(
+            "SELECT p.at_ms, m.layout_id, m.vals FROM metrics m JOIN polls p ON p.id = m.poll_id "
+            f"{where} ORDER BY p.at_ms",
+            params,
+        ):
+            index = self._metric_index(layout_id, subject, name)
+            if index is not None:
+                out.append(SeriesPoint(at_ms, codec.unpack_floats(vals)[index]))
+        return out
+
+    def _metric_index(self, layout_id: int, subject: str, name: str) -> int | None:
+        at = 0
+        for s, names in self._layout(layout_id):
+            if s == subject:
+                return at + names.index(name) if name in names else None
+            at += len(names)
+        return None
+
+    def metric_names(self) -> dict[str, list[str]]:
+        """subject -> metric names, over every layout recorded."""
+        out: dict[str, list[str]] = {}
+        for (body,) in self._query("SELECT body FROM layouts WHERE kind = 'metrics'"):
+            for subject, names in json.loads(body):
+                known = out.setdefault(subject, [])
+                known.extend(n for n in names if n not in known)
+        return dict(sorted(out.items()))
+
+    # ------------------------------------------------------------------ info
+
+    def info(self, now_ms: int, *, full_ms: int, minute_ms: int) -> HistoryInfo:
+        size = sum(
+            p.stat().st_size
+            for p in (self.path, self.path.with_name(self.path.name + "-wal"))
+            if p.exists()
+        )
+        first, last = self._query("SELECT min(at_ms), max(at_ms) FROM polls")[0]
+        polls = {
+            LEVELS[lvl]: n
+            for lvl, n in self._query("SELECT level, count(*) FROM polls GROUP BY level")
+        }
+        bands = self._query(
+            "SELECT sum(at_ms >= ?), sum(at_ms < ? AND at_ms >= ?), sum(at_ms < ?) FROM events",
+            (now_ms - full_ms, now_ms - full_ms, now_ms - minute_ms, now_ms - minute_ms),
+        )[0]
+        (notes,) = self._query("SELECT count(*) FROM notes")[0]
+        return HistoryInfo(
+            path=str(self.path),
+            size_bytes=size,
+            schema_version=self._query("PRAGMA user_version")[0][0],
+            first_ms=first,
+            last_ms=last,
+            polls={level: polls.get(level, 0) for level in LEVELS},
+            events={level: int(n or 0) for level, n in zip(LEVELS, bands, strict=True)},
+            notes=notes,
+            writer_pid=lock_holder(self.path),
+        )
+
+
+def rates(totals: Sequence[SeriesPoint]) -> list[SeriesPoint]:
+    out: list[SeriesPoint] = []
+    for prev, cur in itertools.pairwise(totals):
+        dt = (cur.at_ms - prev.at_ms) / 1000
+        if prev.value is None or cur.value is None or dt <= 0 or cur.value < prev.value:
+            out.append(SeriesPoint(cur.at_ms, None))
+        else:
+            out.append(SeriesPoint(cur.at_ms, (cur.value - prev.value) / dt))
+    return out
+
+
+def _slices(
+    layout: Sequence[Slot],
+    table_id: int,
+    partition_id: int | None,
+    bucket_id: int | None,
+    all_partitions: bool,
+) -> list[slice]:
+    out = []
+    start = 0
+    for slot in layout:
+        if slot.table_id == table_id and (all_partitions or slot.partition_id == partition_id):
+            if bucket_id is None:
+                out.append(slice(start, start + slot.buckets))
+            elif bucket_id < slot.buckets:
+                out.append(slice(start + bucket_id, start + bucket_id + 1))
+        start += slot.buckets
+    return out
+
+
+def _range(column: str, since: int | None, until: int | None) -> tuple[str, list[Any]]:
+    clauses, params = [], []
+    if since is not None:
+        clauses.append(f"{column} >= ?")
+        params.append(since)
+    if until is not None:
+        clauses.append(f"{column} <= ?")
+        params.append(until)
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", params

@@ -1,0 +1,165 @@
+"""Retention with downsampling: the file stays bounded however long the recorder runs.
+
+By default every poll is kept for 24 hours, then one poll per minute until 7 days, then one
+per hour until 90 days; events and notes are kept 90 days. Downsampling keeps the first
+successful poll of each minute (hour), or the first poll when none succeeded, with all of
+its series (offsets, metrics): offsets are running totals, so rates over the kept samples
+stay exact, only coarser. Change intervals that ended before the oldest poll kept go too.
+
+An offsets row whose base row goes is re-encoded against the kept row before it (or as a
+key) first, so every kept row decodes (see :mod:`store.chain`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Final
+
+from store import codec
+from store.chain import Link, encode
+from store.files import translate
+from store.history import ENTITIES, HistoryWriter
+
+__all__ = ["RetentionPolicy", "RetentionResult", "apply_retention"]
+
+HOUR_MS: Final = 3_600_000
+DAY_MS: Final = 24 * HOUR_MS
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionPolicy:
+    #: Every poll kept this long.
+    full_ms: int = DAY_MS
+    #: Then one per minute until this age.
+    minute_ms: int = 7 * DAY_MS
+    #: Then one per hour until this age; older polls are deleted.
+    hour_ms: int = 90 * DAY_MS
+    events_ms: int = 90 * DAY_MS
+    notes_ms: int = 90 * DAY_MS
+
+    def __post_init__(self) -> None:
+        if not 0 < self.full_ms <= self.minute_ms <= self.hour_ms:
+            raise ValueError("retention must grow: full <= minute <= hour, all positive")
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionResult:
+    polls_deleted: int
+    keys_rewritten: int
+    events_deleted: int
+    intervals_deleted: int
+
+
+def apply_retention(writer: HistoryWriter, policy: RetentionPolicy, now_ms: int) -> RetentionResult:
+    """One transaction; then hands free pages back to the file system (incremental)."""
+    conn = writer.connection
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = _apply(conn, policy, now_ms)
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA incremental_vacuum")
+    except sqlite3.Error as exc:
+        raise translate(exc, writer.path) from None
+    finally:
+        writer.forget_cached()
+    return result
+
+
+def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> RetentionResult:
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY)")
+    conn.execute("DELETE FROM temp.doomed")
+    horizon = now_ms - policy.hour_ms
+    conn.execute("INSERT INTO temp.doomed SELECT id FROM polls WHERE at_ms < ?", (horizon,))
+    for level, start, end, bucket in (
+        (2, horizon, now_ms - policy.minute_ms, HOUR_MS),
+        (1, now_ms - policy.minute_ms, now_ms - policy.full_ms, 60_000),
+    ):
+        conn.execute(
+            "INSERT OR IGNORE INTO temp.doomed SELECT id FROM (SELECT id, row_number() OVER "
+            "(PARTITION BY at_ms / ? ORDER BY ok DESC, at_ms, id) AS n FROM polls "
+            "WHERE at_ms >= ? AND at_ms < ?) WHERE n > 1",
+            (bucket, start, end),
+        )
+        conn.execute(
+            "UPDATE polls SET level = ? WHERE at_ms >= ? AND at_ms < ? AND level < ? "
+            "AND id NOT IN temp.doomed",
+            (level, start, end, level),
+        )
+    rekeyed = _rechain(conn)
+    layouts = [
+        r[0]
+        for r in conn.execute(
+            "SELECT layout_id FROM offsets WHERE poll_id IN temp.doomed UNION "
+            "SELECT layout_id FROM metrics WHERE poll_id IN temp.doomed"
+        )
+    ]
+    deleted = conn.execute("DELETE FROM polls WHERE id IN temp.doomed").rowcount
+    conn.execute("DELETE FROM offsets WHERE poll_id IN temp.doomed")
+    conn.execute("DELETE FROM metrics WHERE poll_id IN temp.doomed")
+    events = conn.execute(
+        "DELETE FROM events WHERE at_ms < ?", (now_ms - policy.events_ms,)
+    ).rowcount
+    conn.execute("DELETE FROM notes WHERE at_ms < ?", (now_ms - policy.notes_ms,))
+    # Intervals that ended before the oldest poll kept describe nothing a query can reach.
+    oldest = conn.execute("SELECT min(at_ms) FROM polls").fetchone()[0]
+    intervals = 0
+    if oldest is not None:
+        for _, entity in ENTITIES:
+            intervals += conn.execute(
+                f"DELETE FROM {entity.table} WHERE to_ms IS NOT NULL AND to_ms <= ?", (oldest,)
+            ).rowcount
+        conn.execute(
+            "DELETE FROM schemas WHERE NOT EXISTS (SELECT 1 FROM tables t WHERE "
+            "t.table_id = schemas.table_id AND t.schema_id = schemas.schema_id)"
+        )
+    conn.executemany(
+        "DELETE FROM layouts WHERE id = ? AND NOT EXISTS (SELECT 1 FROM offsets WHERE "
+        "layout_id = layouts.id) AND NOT EXISTS (SELECT 1 FROM metrics WHERE "
+        "layout_id = layouts.id)",
+        [(layout_id,) for layout_id in layouts],
+    )
+    conn.execute("DELETE FROM temp.doomed")
+    return RetentionResult(deleted, rekeyed, events, intervals)
+
+
+def _rechain(conn: sqlite3.Connection) -> int:
+    """Kept offsets rows whose base row goes are re-encoded against the kept row before
+    them (or as keys), so the chain invariant of :mod:`store.chain` holds afterwards."""
+    first, last = conn.execute(
+        "SELECT min(poll_id), max(poll_id) FROM offsets WHERE base_poll IN temp.doomed "
+        "AND poll_id NOT IN temp.doomed"
+    ).fetchone()
+    if first is None:
+        return 0
+    rows = conn.execute(
+        "SELECT o.poll_id, o.base_poll, o.latest, o.layout_id, p.at_ms, "
+        "o.poll_id IN temp.doomed FROM offsets o JOIN polls p ON p.id = o.poll_id "
+        "WHERE o.poll_id <= ? AND o.poll_id >= coalesce((SELECT max(poll_id) FROM offsets "
+        "WHERE poll_id <= ? AND base_poll IS NULL), 0) ORDER BY o.poll_id",
+        (last, first),
+    )
+    updates: list[tuple[bytes, int | None, int]] = []
+    prev: tuple[int, list[int | None]] | None = None
+    kept: Link | None = None
+    for poll_id, base, blob, layout_id, at_ms, doomed in rows:
+        values = codec.unpack_ints(blob)
+        if base is not None:
+            if prev is None or prev[0] != base:
+                raise sqlite3.DatabaseError(f"malformed offsets chain at poll {poll_id}")
+            values = codec.apply_delta(values, prev[1])
+        prev = (poll_id, values)
+        if doomed:
+            continue
+        link = Link(poll_id, layout_id, values, at_ms)
+        if base is not None and (kept is None or kept.poll_id != base):
+            new_blob, new_base = encode(link, kept)
+            updates.append((new_blob, new_base, poll_id))
+        kept = link
+    conn.executemany("UPDATE offsets SET latest = ?, base_poll = ? WHERE poll_id = ?", updates)
+    return len(updates)
