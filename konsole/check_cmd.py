@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -63,26 +64,73 @@ _CRITICAL: Final = 2
 
 
 class HistoryUnavailable(Exception):
-    """``--record`` cannot work on this build; the message says why."""
+    """``--record`` cannot work with this history file; the message says why."""
 
 
 class CheckRecorder(Protocol):
     """Where ``--record`` appends a check's result (the history store)."""
 
-    def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> None: ...
-
-    def close(self) -> None: ...
+    def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None: ...
 
 
-def open_recorder(profile: Profile) -> CheckRecorder:
-    """The history of ``profile``'s cluster; raises :class:`HistoryUnavailable`.
+@dataclass(frozen=True)
+class HistoryCheckRecorder:
+    """Appends a check to the profile's history file (the one ``konsole record`` writes).
 
-    The history store (``store/``) is being built separately; until it offers a recorder,
-    ``--record`` refuses rather than pretending to have written anything.
+    The result's status line goes in as an operator note on the cluster (a note needs no
+    writer lock). The poll behind it goes in as a poll too, unless a ``konsole record``
+    holds the file: that recorder records the cluster's polls itself.
     """
-    raise HistoryUnavailable(
-        "history not available yet: this build has no history store to append to"
-    )
+
+    path: Path
+
+    def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None:
+        """None when appended; else why not (the check's own answer stands)."""
+        from konsole.check import render_nagios
+        from konsole.history import poll_record, to_ms
+        from store import HistoryError, HistoryLocked, add_note, open_writer
+        from store.rows import NoteRow
+
+        try:
+            if snapshot is not None:
+                try:
+                    writer = open_writer(self.path)
+                except HistoryLocked:
+                    pass  # a recorder owns the file and records the polls
+                else:
+                    try:
+                        writer.record(poll_record(snapshot))
+                    finally:
+                        writer.close()
+            line = render_nagios(result).splitlines()[0]
+            at = result.time if result.time is not None else time.time()
+            add_note(
+                self.path,
+                NoteRow(at_ms=to_ms(at), subject="cluster", text=f"konsole check: {line}"),
+                written_ms=to_ms(time.time()),
+            )
+        except (HistoryError, OSError) as exc:
+            return str(exc)
+        return None
+
+
+def open_recorder(profile: Profile, history: Path | None = None) -> CheckRecorder:
+    """The history file of ``profile``'s cluster (or ``history``); refuses a file that
+    cannot be a history (a directory, a foreign or newer file) before the check runs."""
+    from konsole.history_cmd import default_history_path
+    from store import HistoryError, open_reader
+
+    path = history or default_history_path(profile.name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HistoryUnavailable(f"{path}: cannot create its directory: {exc}") from None
+    if path.exists():
+        try:
+            open_reader(path).close()
+        except HistoryError as exc:
+            raise HistoryUnavailable(str(exc)) from None
+    return HistoryCheckRecorder(path)
 
 
 # =========================================================================== timing
@@ -231,9 +279,10 @@ async def look(
     rules: HealthRules,
     thresholds: Thresholds,
     cluster: dict[str, Any],
+    seen: list[ClusterSnapshot] | None = None,
 ) -> CheckResult:
     """Poll once (and scrape again when KV rejections might be rising); never past
-    ``deadline`` (monotonic)."""
+    ``deadline`` (monotonic). The snapshot judged is appended to ``seen``."""
     from konsole.check import ExitCode, assess, failure, timeout_result
     from konsole.health import evaluate
 
@@ -262,6 +311,8 @@ async def look(
     if rejected and not snapshot.ok:
         return failure(ExitCode.UNKNOWN, f"credentials rejected: {rejected[0]}", cluster=cluster)
     current = later or snapshot
+    if seen is not None:
+        seen.append(current)
     health = evaluate(current, rules, previous=snapshot if later else None)
     return assess(current, health, thresholds=thresholds, rules=rules, cluster=cluster)
 
@@ -306,6 +357,7 @@ def run_check(
     timeout: float,
     fmt: str,
     record: bool,
+    history: Path | None = None,
     started: float | None = None,
 ) -> CheckResult:
     """Everything `konsole check` does but printing and exiting (tests call it)."""
@@ -331,7 +383,7 @@ def run_check(
             "bootstrap": list(chosen.bootstrap),
         }
         rules = rules_with_thresholds(chosen.health, thresholds)
-        recorder = open_recorder(chosen) if record else None
+        recorder = open_recorder(chosen, history) if record else None
     except (CheckError, ProfileError) as exc:
         return failure(ExitCode.UNKNOWN, str(exc), cluster=cluster)
     except HistoryUnavailable as exc:
@@ -342,6 +394,7 @@ def run_check(
         _CRITICAL,
     ).start()
     try:
+        looked: list[ClusterSnapshot] = []
         result = asyncio.run(
             look(
                 chosen,
@@ -350,10 +403,11 @@ def run_check(
                 rules=rules,
                 thresholds=thresholds,
                 cluster=cluster,
+                seen=looked,
             )
         )
-        if recorder is not None:
-            recorder.record(result, None)
+        if recorder is not None and (why := recorder.record(result, next(iter(looked), None))):
+            click.echo(f"--record: not recorded: {why}", err=True)
     except ProfileError as exc:  # the password variable or file, read when connecting
         result = failure(ExitCode.UNKNOWN, str(exc), cluster=cluster)
     except Exception as exc:  # an internal failure: UNKNOWN, one line, no traceback
@@ -400,7 +454,17 @@ def run_check(
     help="nagios: status line with perfdata, then one line per finding; json: the "
     "versioned object of docs/health-check.md; text: for a person.",
 )
-@click.option("--record", is_flag=True, help="Append the result to the cluster's history.")
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Append the result (and its poll) to the profile's history file.",
+)
+@click.option(
+    "--history",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="History file for --record (default: the profile's, as `konsole record` uses).",
+)
 def check(
     profile: str | None,
     bootstrap: str | None,
@@ -412,6 +476,7 @@ def check(
     timeout: float,
     fmt: str,
     record: bool,
+    history: Path | None,
 ) -> None:
     """Is this Fluss cluster healthy? Exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
     result = run_check(
@@ -425,5 +490,6 @@ def check(
         timeout=timeout,
         fmt=fmt,
         record=record,
+        history=history,
     )
     _finish(result, fmt)

@@ -623,7 +623,7 @@ def test_exit_3_rejected_credentials_without_the_password(
         (["--format", "xml"], "Invalid value for '--format'"),
         (["-t", "0"], "Invalid value for '-t'"),
         (["--nope"], "No such option"),
-        (["--record"], "--record: history not available yet"),
+        (["--record", "--history", "/dev/null/x.sqlite"], "--record: "),
         (["--bootstrap", "host:notaport"], "bad port"),
     ],
 )
@@ -741,3 +741,57 @@ def test_help_with_h_as_plugins_do() -> None:
     result = CliRunner().invoke(main, ["check", "-h"])
     assert result.exit_code == 0
     assert "-w, --warning RULE=RANGE" in result.output
+
+
+def test_record_appends_the_poll_and_the_status_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from store import open_reader
+
+    history = tmp_path / "h.sqlite"
+    for _ in range(2):
+        result = run(monkeypatch, Script(), "--record", "--history", str(history))
+        assert result.exit_code == 0, result.output
+        assert "not recorded" not in result.stderr
+    reader = open_reader(history)
+    try:
+        notes = reader.notes()
+        assert len(notes) == 2
+        assert all(n.text.startswith("konsole check: FLUSS OK: healthy") for n in notes)
+        assert all(n.subject == "cluster" for n in notes)
+        assert len(reader.polls()) == 2
+    finally:
+        reader.close()
+
+
+def test_record_beside_a_running_recorder_adds_only_the_note(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from store import open_reader, open_writer
+
+    history = tmp_path / "h.sqlite"
+    holder = open_writer(history)  # as `konsole record` holds it
+    try:
+        result = run(monkeypatch, Script(), "--record", "--history", str(history))
+        assert result.exit_code == 0, result.output
+        assert "not recorded" not in result.stderr
+    finally:
+        holder.close()
+    reader = open_reader(history)
+    try:
+        assert [n.text[:26] for n in reader.notes()] == ["konsole check: FLUSS OK: h"]
+        assert reader.polls() == []
+    finally:
+        reader.close()
+
+
+def test_record_into_a_foreign_file_is_refused_before_polling(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("not a history")
+    script = Script()
+    result = run(monkeypatch, script, "--record", "--history", str(foreign))
+    assert result.exit_code == 3, result.output
+    assert result.stdout.startswith("FLUSS UNKNOWN: --record: ")
+    assert script.profiles == [] and foreign.read_text() == "not a history"
