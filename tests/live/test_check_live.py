@@ -216,6 +216,25 @@ def test_healthy_cluster_is_ok_with_perfdata(cluster: Cluster) -> None:
     assert '"schema": "konsole.check/1"' in j.stdout
 
 
+def test_record_appends_the_check_to_a_history(cluster: Cluster, tmp_path: Path) -> None:
+    from store import open_reader
+
+    history = tmp_path / "checks.sqlite"
+    r = cluster.check("--record", "--history", str(history))
+    assert r.code in (0, 1), r  # healthy, or a passing hiccup the check names
+    assert "not recorded" not in r.stderr
+    reader = open_reader(history)
+    try:
+        (note,) = reader.notes()
+        assert note.text == f"konsole check: {r.first}"
+        (poll,) = reader.polls()
+        state = reader.state_at(poll.at_ms)
+        assert state is not None
+    finally:
+        reader.close()
+    assert PASSWORD.encode() not in history.read_bytes()
+
+
 def test_wrong_password_is_unknown_without_the_password(cluster: Cluster) -> None:
     for fmt in ("nagios", "json", "text"):
         r = cluster.check("--format", fmt, password=WRONG)
