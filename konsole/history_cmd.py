@@ -15,11 +15,9 @@ missing zone is UTC), epoch seconds, ``now``, or an age such as ``90s``, ``15m``
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import json
 import re
-import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -36,6 +34,7 @@ from konsole.watch_cmd import (
     connection_options,
     event_line,
     resolve_from_options,
+    run_until_signalled,
 )
 
 __all__ = ["default_history_path", "history", "parse_duration", "parse_time", "record"]
@@ -271,32 +270,17 @@ async def _record(
     recorder.open()  # refusals raise here, before any poll
     say(f"recording {profile.name} ({','.join(profile.bootstrap)}) into {path}")
     poller, release = build_poller(profile, interval)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    handled = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop.set)
-            handled.append(sig)
 
-    async def run() -> None:
+    async def run(stop: asyncio.Event) -> None:
         async for snapshot in poller.snapshots(stop):
             recorder.record(snapshot)
             if max_polls is not None and snapshot.seq >= max_polls:
                 return
 
-    task = asyncio.create_task(run())
-    stopper = asyncio.create_task(stop.wait())
     try:
-        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        if not task.done():  # stopped in the middle of a poll: that poll is not recorded
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        # A signal in the middle of a poll: that poll is not recorded.
+        await run_until_signalled(run)
     finally:
-        stopper.cancel()
-        for sig in handled:
-            loop.remove_signal_handler(sig)
         await release()
         status = recorder.status
         recorder.close()

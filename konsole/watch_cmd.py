@@ -17,7 +17,7 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -226,8 +226,12 @@ async def watch_loop(
             return
 
 
-async def _watch(profile: Profile, interval: float | None, fmt: str, max_polls: int | None) -> None:
-    poller, release = build_poller(profile, interval)
+async def run_until_signalled(body: Callable[[asyncio.Event], Coroutine[Any, Any, None]]) -> None:
+    """Run ``body(stop)`` until it returns or SIGINT / SIGTERM sets ``stop``.
+
+    A signal in the middle of a poll cancels the body instead of waiting for the poll (a
+    poll bounded by its timeout can still take seconds). The handlers are removed after.
+    """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     handled = []
@@ -235,11 +239,11 @@ async def _watch(profile: Profile, interval: float | None, fmt: str, max_polls: 
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, stop.set)
             handled.append(sig)
-    task = asyncio.create_task(watch_loop(poller, profile, fmt, stop=stop, max_polls=max_polls))
+    task = asyncio.create_task(body(stop))
     stopper = asyncio.create_task(stop.wait())
     try:
         await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        if not task.done():  # stopped in the middle of a poll: do not wait for it
+        if not task.done():
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
@@ -247,6 +251,15 @@ async def _watch(profile: Profile, interval: float | None, fmt: str, max_polls: 
         stopper.cancel()
         for sig in handled:
             loop.remove_signal_handler(sig)
+
+
+async def _watch(profile: Profile, interval: float | None, fmt: str, max_polls: int | None) -> None:
+    poller, release = build_poller(profile, interval)
+    try:
+        await run_until_signalled(
+            lambda stop: watch_loop(poller, profile, fmt, stop=stop, max_polls=max_polls)
+        )
+    finally:
         await release()
 
 
