@@ -17,6 +17,7 @@ from konsole.history_cmd import history, record
 from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, LocalCluster
 from konsole.localcluster.cluster import ClusterDescription
 from konsole.preview_cmd import preview
+from konsole.ui_cmd import run_console, ui, ui_options
 from konsole.watch_cmd import profiles, watch
 
 RUN_DIR_OPTION = click.option(
@@ -47,10 +48,29 @@ class KonsoleGroup(click.Group):
             ctx.exit(int(exc.exit_code))
 
 
-@click.group(cls=KonsoleGroup)
+@click.group(cls=KonsoleGroup, invoke_without_command=True)
 @click.version_option(__version__, prog_name="konsole")
-def main() -> None:
-    """konsole: an operations and monitoring console for Apache Fluss."""
+@ui_options
+@click.pass_context
+def main(
+    ctx: click.Context,
+    profile: str | None,
+    bootstrap: str | None,
+    local: bool,
+    run_dir: Path | None,
+    config_path: Path | None,
+    interval: float | None,
+    history_path: Path | None,
+    no_history: bool,
+) -> None:
+    """konsole: an operations and monitoring console for Apache Fluss.
+
+    With no command it opens the console (as `konsole ui`, with the same options).
+    """
+    if ctx.invoked_subcommand is None:
+        run_console(
+            profile, bootstrap, local, run_dir, config_path, interval, history_path, no_history
+        )
 
 
 @main.group()
@@ -289,6 +309,7 @@ main.add_command(profiles)
 main.add_command(check)
 main.add_command(record)
 main.add_command(history)
+main.add_command(ui)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

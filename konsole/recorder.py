@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from konsole.events import Event, EventConfig, EventState, advance
+from konsole.health import Health
 from konsole.history import event_row, poll_record, to_ms
 from konsole.snapshot import ClusterSnapshot
 from store import (
@@ -62,7 +63,8 @@ class Recorder:
         self.policy = policy or RetentionPolicy()
         self._config = config or EventConfig()
         self._say = say
-        self._on_event = on_event
+        #: Called with each event as it is derived (before the poll is written).
+        self.on_event = on_event
         self._on_commit = on_commit
         self._clock = clock
         self._retention_every = retention_every_s
@@ -81,6 +83,11 @@ class Recorder:
             self._missed,
             self._reason,
         )
+
+    @property
+    def health(self) -> Health | None:
+        """The health as of the last poll (what the events were derived with)."""
+        return self._state.health
 
     def open(self) -> None:
         """Take the file. Raises HistoryLocked, NewerSchema, NotAHistoryFile (refused);
@@ -101,8 +108,8 @@ class Recorder:
         """Events, then one transaction; returns the poll id once committed, else None."""
         events, self._state = advance(self._state, snapshot, config=self._config)
         for event in events:
-            if self._on_event is not None:
-                self._on_event(event)
+            if self.on_event is not None:
+                self.on_event(event)
         if self._writer is None and not self._reopen():
             self._missed += 1
             return None

@@ -1,0 +1,166 @@
+"""The operator console: a Textual app fed by a :mod:`konsole.console_feed` feed.
+
+The app owns two states: the live one (the feed's latest) and, in time travel, the
+recorded moment being looked at. Every :class:`~konsole.screens.base.ConsoleScreen` shows
+:attr:`KonsoleApp.state`, whichever of the two is current; the feed runs in a worker, time
+travel reads the history in a thread, so a slow poll or disk never freezes the screen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.worker import Worker, WorkerState
+
+from konsole.console_feed import Feed, open_history_reader, state_at
+from konsole.console_state import ConsoleState
+from konsole.screens.base import ConsoleScreen
+from konsole.screens.events import EventsScreen
+from konsole.screens.help import HelpScreen
+from konsole.screens.overview import OverviewScreen
+from konsole.screens.servers import ServersScreen
+from konsole.screens.tables import TablesScreen
+from konsole.screens.time_travel import TimeTravelScreen
+
+__all__ = ["KonsoleApp"]
+
+
+class KonsoleApp(App[None]):
+    TITLE = "konsole"
+    CSS_PATH = "app.tcss"
+    MODES: ClassVar[dict[str, Any]] = {
+        "overview": OverviewScreen,
+        "servers": ServersScreen,
+        "tables": TablesScreen,
+        "events": EventsScreen,
+    }
+    DEFAULT_MODE = "overview"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("o", "switch_mode('overview')", "Overview"),
+        Binding("s", "switch_mode('servers')", "Servers"),
+        Binding("t", "switch_mode('tables')", "Tables"),
+        Binding("e", "switch_mode('events')", "Events"),
+        Binding("T", "time_travel", "Time travel"),
+        Binding("L", "live", "Live", show=False),
+        Binding("question_mark", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        feed: Feed,
+        *,
+        profiles: Mapping[str, Callable[[], Feed]] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.feed = feed
+        #: Other clusters the console can switch to without restarting (name -> feed).
+        self.profiles: dict[str, Callable[[], Feed]] = dict(profiles or {})
+        self.clock = clock
+        #: The feed's latest state, and the moment travelled to (None: live).
+        self.live_state: ConsoleState | None = None
+        self.travel_state: ConsoleState | None = None
+        #: Why the feed stopped (a configuration problem), shown instead of crashing.
+        self.feed_error: str | None = None
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def state(self) -> ConsoleState | None:
+        """What the screens show: the recorded moment in time travel, else the live state."""
+        return self.travel_state or self.live_state
+
+    @property
+    def historic(self) -> bool:
+        return self.travel_state is not None
+
+    def on_mount(self) -> None:
+        self._start_feed()
+
+    def _start_feed(self) -> None:
+        self.run_worker(self._run_feed(), group="feed", exclusive=True, exit_on_error=False)
+
+    async def _run_feed(self) -> None:
+        await self.feed.run(self.publish)
+
+    def publish(self, state: ConsoleState) -> None:
+        """The feed's callback: a new live state."""
+        self.live_state = state
+        if self.travel_state is None:
+            self._show(state)
+
+    def _show(self, state: ConsoleState) -> None:
+        screen = self.screen
+        if isinstance(screen, ConsoleScreen):
+            screen.show(state)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group == "feed" and event.state is WorkerState.ERROR:
+            self.feed_error = str(worker.error)
+            self.notify(f"polling stopped: {worker.error}", severity="error", timeout=30)
+
+    # ------------------------------------------------------------------ time travel
+
+    def travel_to(self, at: float | None) -> None:
+        """Show the cluster as recorded at ``at`` (epoch seconds); None returns to live."""
+        if at is None:
+            self.action_live()
+            return
+        self._load_moment(at)
+
+    @work(thread=True, exclusive=True, group="travel", exit_on_error=False)
+    def _load_moment(self, at: float) -> None:
+        reader = open_history_reader(self.feed.history_path)
+        if reader is None:
+            self.call_from_thread(self.notify, "no history to travel in", severity="warning")
+            return
+        try:
+            live = self.live_state
+            state = state_at(
+                reader,
+                at,
+                name=self.feed.name,
+                history=live.history if live is not None else None,
+                rules=self.feed.profile.health if self.feed.profile is not None else None,
+            )
+        finally:
+            reader.close()
+        if state is None:
+            self.call_from_thread(self.notify, "nothing recorded that early", severity="warning")
+            return
+        self.call_from_thread(self._arrive, state)
+
+    def _arrive(self, state: ConsoleState) -> None:
+        self.travel_state = state
+        self._show(state)
+
+    def action_live(self) -> None:
+        self.travel_state = None
+        if self.live_state is not None:
+            self._show(self.live_state)
+
+    def action_time_travel(self) -> None:
+        self.push_screen(TimeTravelScreen())
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    # ------------------------------------------------------------------ profiles
+
+    def switch_profile(self, name: str) -> None:
+        """Watch another cluster: a new feed, the old one cancelled, time travel left."""
+        factory = self.profiles.get(name)
+        if factory is None:
+            self.notify(f"no profile {name!r}", severity="error")
+            return
+        self.feed = factory()
+        self.live_state = self.travel_state = None
+        self.feed_error = None
+        self._start_feed()

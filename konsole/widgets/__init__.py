@@ -1,0 +1,1 @@
+"""Widgets of the Textual console (styles in ``.tcss`` files beside them)."""

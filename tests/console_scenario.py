@@ -1,0 +1,281 @@
+"""A recorded cluster story for the console's screen tests (and ``bench/ui.py``).
+
+Every state the screens are tested with comes out of a real history file: the snapshots
+below are written by :class:`konsole.recorder.Recorder` (events derived as live) and read
+back with :func:`konsole.console_feed.state_at`, so a screen test exercises the same path
+as time travel. The clock is fixed: nothing here reads the wall clock.
+
+The story, one poll every 10 s from ``T0``:
+
+- polls 1-6: coordinators 0 (active, :9123) and 1 (standby, :9124); tablet servers 1-3;
+  databases ``shop`` (``orders`` log 4 buckets, ``customers`` PK 3 buckets, ``visits``
+  partitioned by day) and ``metrics`` (``cpu`` log 2 buckets); offsets rise every poll;
+- poll 7 (``T_STOPPED``): tablet server 3 is gone, its buckets led elsewhere or leaderless;
+- poll 9 (``T_CREATED``): ``shop.returns`` (log, 2 buckets) is created;
+- polls 11-12 (``T_UNREACHABLE``...): the cluster does not answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from fluss_proto.client import TablePath
+from fluss_proto.model import BucketView, ClusterView, PartitionInfo, ServerInfo, TableView
+from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
+from konsole.console_feed import open_history_reader, state_at
+from konsole.console_state import ConsoleState, HistoryMode, HistoryStatus
+from konsole.metrics import ServerMetrics
+from konsole.recorder import Recorder
+from konsole.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+
+__all__ = [
+    "NOW",
+    "T0",
+    "T_CREATED",
+    "T_STOPPED",
+    "T_UNREACHABLE",
+    "empty_state",
+    "record_story",
+    "story_state",
+]
+
+T0 = 1_780_000_000.0  # 2026-05-28T20:26:40Z
+STEP = 10.0
+T_STOPPED = T0 + 6 * STEP
+T_CREATED = T0 + 8 * STEP
+T_UNREACHABLE = T0 + 10 * STEP
+#: The "now" of the live states: two seconds after the last poll.
+NOW = T0 + 11 * STEP + 2
+PROFILE = "demo"
+
+_COLUMNS = {
+    "BIGINT": {"type": "BIGINT"},
+    "STRING": {"type": "STRING"},
+    "DECIMAL": {"type": "DECIMAL", "precision": 10, "scale": 2},
+    "TIMESTAMP_LTZ": {"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "precision": 3},
+    "DATE": {"type": "DATE"},
+}
+
+
+def _info(
+    name: str,
+    table_id: int,
+    buckets: int,
+    columns: Sequence[tuple[str, str]],
+    *,
+    primary_key: Sequence[str] = (),
+    partition_key: Sequence[str] = (),
+    properties: Mapping[str, str] | None = None,
+) -> TableInfo:
+    path = TablePath.of(name)
+    schema: dict[str, Any] = {
+        "version": 1,
+        "columns": [
+            {"name": c, "data_type": dict(_COLUMNS[t]), "id": i} for i, (c, t) in enumerate(columns)
+        ],
+    }
+    if primary_key:
+        schema["primary_key"] = list(primary_key)
+    doc = {
+        "version": 1,
+        "schema": schema,
+        "partition_key": list(partition_key),
+        "bucket_count": buckets,
+        "properties": dict(properties or {"table.replication.factor": "3"}),
+        "custom_properties": {},
+        "comment": f"{path.table} of the scenario",
+    }
+    return TableInfo.from_descriptor(
+        path.database,
+        path.table,
+        table_id=table_id,
+        schema_id=1,
+        descriptor=parse_table_descriptor(doc),
+        created_ms=int(T0 * 1000) - 86_400_000 + table_id,
+        modified_ms=int(T0 * 1000) - 86_400_000 + table_id,
+    )
+
+
+_TABLES = {
+    "shop.orders": _info(
+        "shop.orders",
+        11,
+        4,
+        [
+            ("order_id", "BIGINT"),
+            ("customer", "STRING"),
+            ("amount", "DECIMAL"),
+            ("placed_at", "TIMESTAMP_LTZ"),
+        ],
+        properties={"table.replication.factor": "3", "table.log.ttl": "7d"},
+    ),
+    "shop.customers": _info(
+        "shop.customers",
+        12,
+        3,
+        [("id", "BIGINT"), ("name", "STRING"), ("city", "STRING")],
+        primary_key=["id"],
+        properties={"table.replication.factor": "3", "table.datalake.enabled": "false"},
+    ),
+    "shop.visits": _info(
+        "shop.visits",
+        13,
+        2,
+        [("visitor", "STRING"), ("page", "STRING"), ("day", "STRING")],
+        partition_key=["day"],
+    ),
+    "metrics.cpu": _info("metrics.cpu", 21, 2, [("host", "STRING"), ("load", "BIGINT")]),
+    "shop.returns": _info("shop.returns", 14, 2, [("order_id", "BIGINT"), ("reason", "STRING")]),
+}
+_RATES = {
+    "shop.orders": 120,
+    "shop.customers": 15,
+    "shop.visits": 40,
+    "metrics.cpu": 6,
+    "shop.returns": 3,
+}  # rows per second per bucket
+
+
+def _table(name: str, seq: int, alive: Sequence[int]) -> TableView:
+    info = _TABLES[name]
+    groups: list[tuple[int | None, str | None]] = [(None, None)]
+    parts: list[PartitionInfo] = []
+    if info.partition_keys:
+        groups = []
+        for i, day in enumerate(("2026-05-27", "2026-05-28")):
+            pid = info.table_id * 100 + i
+            parts.append(PartitionInfo(pid, day, FrozenDict({"day": day})))
+            groups.append((pid, day))
+    buckets = []
+    for g, (pid, pname) in enumerate(groups):
+        for b in range(info.bucket_count):
+            replicas = tuple((info.table_id + b + g + k) % 3 + 1 for k in range(3))
+            leader: int | None = next((r for r in replicas if r in alive), None)
+            offset = 1000 * (b + 1) + _RATES[name] * int(STEP) * seq
+            buckets.append(
+                BucketView(
+                    table_id=info.table_id,
+                    partition_id=pid,
+                    partition_name=pname,
+                    bucket_id=b,
+                    leader_id=leader,
+                    replica_ids=replicas,
+                    leader_epoch=0 if leader == replicas[0] else 1,
+                    latest_offset=offset if leader is not None else None,
+                    earliest_offset=100 * b,
+                )
+            )
+    return TableView(TablePath.of(name), info.table_id, info, tuple(parts), tuple(buckets))
+
+
+def _metrics(seq: int, t: float, alive: Sequence[int]) -> tuple[ServerMetrics, ...]:
+    out = []
+    for sid in alive:
+        out.append(
+            ServerMetrics(
+                url=f"http://127.0.0.1:{9250 + sid}/metrics",
+                role="tablet",
+                server_id=str(sid),
+                host="127.0.0.1",
+                scraped_at=t,
+                duration_s=0.004,
+                disk_usage_ratio=0.31 + 0.05 * sid,
+                disk_write_locked=False,
+                under_replicated=0 if len(alive) == 3 else 4,
+                leader_count=5 + sid,
+                replica_count=15,
+                bytes_in_rate=51_200.0 * sid + 100 * seq,
+                bytes_out_rate=20_480.0 * sid,
+                messages_in_rate=180.0 * sid,
+                heap_used=256e6 + 1e6 * seq,
+                heap_max=1024e6,
+            )
+        )
+    return tuple(out)
+
+
+def _snapshot(seq: int, *, empty: bool = False) -> ClusterSnapshot:
+    t = T0 + (seq - 1) * STEP
+    coords = (
+        CoordinatorStatus("127.0.0.1:9123", CoordinatorRole.ACTIVE, latency_s=0.002),
+        CoordinatorStatus("127.0.0.1:9124", CoordinatorRole.STANDBY, latency_s=0.002),
+    )
+    if t >= T_UNREACHABLE:
+        unreachable = tuple(
+            CoordinatorStatus(c.address, CoordinatorRole.UNREACHABLE, "connection refused")
+            for c in coords
+        )
+        return ClusterSnapshot.failed(
+            seq=seq,
+            taken_at=t,
+            latency_s=5.0,
+            error="cannot reach 127.0.0.1:9123: connection refused",
+            consecutive_failures=int((t - T_UNREACHABLE) / STEP) + 1,
+            coordinators=unreachable,
+        )
+    alive = (1, 2) if t >= T_STOPPED else (1, 2, 3)
+    names = [] if empty else [n for n in _TABLES if n != "shop.returns" or t >= T_CREATED]
+    tables = tuple(_table(n, seq, alive) for n in names)
+    view = ClusterView(
+        coordinator=ServerInfo(0, "coordinator", "127.0.0.1", 9123),
+        tablet_servers=tuple(
+            ServerInfo(i, "tablet", "127.0.0.1", 9200 + i, rack=f"rack-{i}") for i in alive
+        ),
+        databases=() if empty else ("metrics", "shop"),
+        tables=tables,
+        errors=(),
+        round_trips=3,
+        requests=12,
+        started_at=t,
+        duration_s=0.038,
+        earliest_read=True,
+    )
+    return ClusterSnapshot.assemble(
+        seq=seq,
+        taken_at=t,
+        latency_s=0.041,
+        view=view,
+        coordinators=coords,
+        metrics=_metrics(seq, t, alive),
+    )
+
+
+def record_story(path: Path, *, polls: int = 12, empty: bool = False) -> Path:
+    """Write the story's first ``polls`` polls into a new history file at ``path``."""
+    recorder = Recorder(path, say=lambda _text: None, clock=lambda: T0, retention_every_s=1e12)
+    recorder.open()
+    try:
+        for seq in range(1, polls + 1):
+            recorder.record(_snapshot(seq, empty=empty))
+    finally:
+        recorder.close()
+    return path
+
+
+def story_state(
+    path: Path, at: float, *, live: bool = True, now: float | None = None
+) -> ConsoleState:
+    """The console state at ``at`` read back from the history at ``path``.
+
+    ``live`` makes it the live state (no ``as_of``), as the feed would publish it.
+    """
+    reader = open_history_reader(path)
+    assert reader is not None, path
+    try:
+        history = HistoryStatus(HistoryMode.RECORDING, path)
+        state = state_at(reader, at, name=PROFILE, history=history, now=now)
+    finally:
+        reader.close()
+    assert state is not None, at
+    if live:
+        state = replace(state, as_of=None, now=at + 2 if now is None else now)
+    return state
+
+
+def empty_state(path: Path) -> ConsoleState:
+    """A reachable cluster with no database yet (three polls recorded)."""
+    record_story(path, polls=3, empty=True)
+    return story_state(path, T0 + 2 * STEP)
