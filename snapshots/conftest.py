@@ -58,7 +58,7 @@ def console_app(state: ConsoleState, history_path: Path | None = None) -> Konsol
 def settled(then: Callable[..., Awaitable[None]] | None = None) -> Callable[..., Awaitable[None]]:
     """A ``run_before`` that waits for the first state to be shown, then runs ``then``."""
 
-    async def run_before(pilot) -> None:  # noqa: ANN001 (textual's Pilot)
+    async def run_before(pilot) -> None:
         app = pilot.app
         for _ in range(100):
             if app.live_state is not None:
