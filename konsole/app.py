@@ -152,6 +152,23 @@ class KonsoleApp(App[None]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    # ------------------------------------------------------------------ navigation
+
+    def open_server(self, server_id: int) -> None:
+        from konsole.screens.server_detail import ServerDetailScreen
+
+        self.push_screen(ServerDetailScreen(server_id))
+
+    def open_table(self, table_path: str) -> None:
+        from konsole.screens.table_detail import TableDetailScreen
+
+        self.push_screen(TableDetailScreen(table_path))
+
+    def open_preview(self, table_path: str, partition: str | None = None) -> None:
+        from konsole.screens.preview import PreviewScreen
+
+        self.push_screen(PreviewScreen(table_path, partition))
+
     # ------------------------------------------------------------------ profiles
 
     def switch_profile(self, name: str) -> None:
