@@ -280,10 +280,18 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
 @FLUSS_HOME_OPTION
 @click.option("--tablet-servers", default=3, show_default=True, type=click.IntRange(1, 9))
 @RUN_DIR_OPTION
+@click.option("--no-console", is_flag=True, help="Hold the cluster until Enter instead.")
 def demo(
-    version: str | None, fluss_home: Path | None, tablet_servers: int, run_dir: Path | None
+    version: str | None,
+    fluss_home: Path | None,
+    tablet_servers: int,
+    run_dir: Path | None,
+    no_console: bool,
 ) -> None:
-    """Start a local cluster, write the demo tables, show it; stop it on exit."""
+    """Start a local cluster, write the demo tables, open the console; stop it on exit.
+
+    ``--no-console`` holds the cluster until Enter instead (for scripts and CI).
+    """
     from konsole.localcluster.cluster import default_run_dir
     from konsole.localcluster.seed import seed_demo_sync
 
@@ -294,12 +302,25 @@ def demo(
             str(seed_demo_sync(desc.bootstrap_servers, replication_factor=min(3, tablet_servers)))
         )
         _print_description(desc, as_json=False)
-        # The Textual console is not there yet: the demo holds the cluster until asked.
-        click.echo("\nThe cluster runs until you press Enter (or Ctrl-C).")
-        with contextlib.suppress(EOFError, KeyboardInterrupt):
-            input()
+        if no_console:
+            click.echo("\nThe cluster runs until you press Enter (or Ctrl-C).")
+            with contextlib.suppress(EOFError, KeyboardInterrupt):
+                input()
+        else:
+            _open_console(desc)
     finally:
         click.echo(f"stopping: {', '.join(lc.stop()) or 'nothing was running'}")
+
+
+def _open_console(desc: ClusterDescription) -> None:
+    """The console on the demo cluster, recording into the "local" profile's history."""
+    from konsole.app import KonsoleApp
+    from konsole.profiles import resolve_profile
+    from konsole.ui_cmd import live_feed
+
+    profile = resolve_profile(local=desc.to_dict())
+    with contextlib.suppress(KeyboardInterrupt):
+        KonsoleApp(live_feed(profile, None, False, None, desc)).run()
 
 
 main.add_command(preview)

@@ -1,0 +1,142 @@
+"""The console (Textual, in-process pilot) against a real cluster of each server generation.
+
+One cluster per generation (module-scoped: a tablet server is stopped here, which the
+shared session clusters must not see), one app for the whole story, driven by keys as an
+operator would: overview -> tables -> the table pyfluss wrote -> preview shows its rows;
+a tablet server is stopped and, without restarting the app, the overview shows it gone and
+the event appears; it comes back when started; time travel to before the stop shows it
+alive. The console records into a history file as it runs (the feed's normal mode).
+
+Every wait is bounded in time; everything listens on loopback only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from konsole.app import KonsoleApp
+from konsole.console_feed import LiveFeed
+from konsole.console_state import HistoryMode
+from konsole.localcluster import LocalCluster
+from konsole.localcluster.cluster import ClusterDescription
+from konsole.localcluster.seed import wait_leaders
+from konsole.profiles import profile_from_local
+from tests.conftest import FlussServer, our_java_processes
+from tests.live import pyfluss_data as pf
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.timeout(300),
+]
+
+TABLET_SERVERS = 2
+INTERVAL = 1.0
+ROWS = 40
+
+
+@dataclass
+class Live:
+    server: FlussServer
+    lc: LocalCluster
+    description: ClusterDescription
+    history: Path
+    db: str
+    table: str
+
+
+@pytest.fixture(scope="module")
+def live(fluss_server: FlussServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    run_dir = tmp_path_factory.mktemp(f"console-{fluss_server.generation}")
+    lc = LocalCluster(run_dir)
+    try:
+        desc = lc.start(
+            **fluss_server.start_kwargs(), tablet_servers=TABLET_SERVERS, ready_timeout=180
+        )
+        db, table = pf.unique_name("console"), pf.unique_name("orders")
+        asyncio.run(_seed(desc.bootstrap_servers, db, table))
+        yield Live(fluss_server, lc, desc, run_dir / "history.sqlite", db, table)
+    finally:
+        lc.stop(timeout=60)
+        leftover = our_java_processes(run_dir)
+        assert not leftover, f"Java processes of the test cluster remain: {leftover}"
+
+
+async def _seed(bootstrap: str, db: str, table: str) -> None:
+    conn = await pf.connect(bootstrap)
+    try:
+        await pf.create_database(conn.get_admin(), db)
+        path = await pf.create_log_table(conn, db, table, buckets=TABLET_SERVERS * 2)
+        assert await wait_leaders(conn.get_admin(), path, TABLET_SERVERS * 2)
+        await pf.write_rows(conn, path, ROWS)
+    finally:
+        await pf.close_connection(conn)
+
+
+def screen_text(app: KonsoleApp) -> str:
+    """What the terminal shows, as plain text (from the app's own SVG screenshot)."""
+    svg = app.export_screenshot()
+    parts = re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.S)
+    return html.unescape(" ".join(parts)).replace("\xa0", " ")
+
+
+async def until(pilot: Any, what: str, predicate: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for _ in range(int(timeout / 0.1) + 1):
+        if predicate():
+            return
+        if time.monotonic() > deadline:
+            break
+        await pilot.pause(0.1)
+    raise AssertionError(f"{what}: not within {timeout:g}s; screen: {screen_text(pilot.app)}")
+
+
+def _alive(app: KonsoleApp) -> set[int]:
+    state = app.state
+    if state is None or state.last_ok is None or state.last_ok.view is None:
+        return set()
+    return {s.node_id for s in state.last_ok.view.tablet_servers}
+
+
+def _kinds(app: KonsoleApp, subject: str) -> list[str]:
+    state = app.live_state
+    return [] if state is None else [e.kind.value for e in state.events if e.subject.name == subject]
+
+
+async def test_console_follows_a_tablet_server_stop_and_travels_back(live: Live) -> None:
+    profile = profile_from_local(live.description.to_dict())
+    feed = LiveFeed(profile, live.history, local=live.description, interval=INTERVAL)
+    app = KonsoleApp(feed)
+    victim = max(s.id for s in live.description.of_role("tablet-server"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, "first poll", lambda: app.state is not None and app.state.reachable, 60)
+        state = app.state
+        assert state is not None and state.history.mode is HistoryMode.RECORDING
+        assert _alive(app) == {s.id for s in live.description.of_role("tablet-server")}
+        before = time.time()
+        await pilot.pause(2 * INTERVAL)  # at least one more recorded poll with every server
+
+        await asyncio.to_thread(live.lc.stop_server, "ts", victim)
+        await until(pilot, "server gone", lambda: victim not in _alive(app), 60)
+        subject = f"tablet-server {victim}"
+        await until(pilot, "server_left event", lambda: "server_left" in _kinds(app, subject), 30)
+
+        await asyncio.to_thread(live.lc.start_server, "ts", victim, 120.0)
+        await until(pilot, "server back", lambda: victim in _alive(app), 90)
+        await until(pilot, "server_joined", lambda: "server_joined" in _kinds(app, subject), 30)
+
+        app.travel_to(before)
+        await until(pilot, "time travel", lambda: app.travel_state is not None, 20)
+        assert app.state is not None and app.state.historic
+        assert victim in _alive(app)
+        await pilot.press("L")
+        assert app.travel_state is None
