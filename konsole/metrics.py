@@ -41,12 +41,15 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Literal
-
-import httpx
-from prometheus_client.parser import text_string_to_metric_families
+from typing import TYPE_CHECKING, Final, Literal
 
 from konsole.profiles import MetricsEndpoint
+
+if TYPE_CHECKING:
+    import httpx
+
+# httpx and prometheus_client are imported where used: the snapshot types below are
+# needed by every screen of the console, the HTTP client only by the poller (start-up).
 
 __all__ = [
     "MetricsError",
@@ -283,6 +286,8 @@ def parse_metrics(
     requests: dict[str, list[float | None]] = defaultdict(lambda: [None, None])
     tables: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     role: Role | None = None
+    from prometheus_client.parser import text_string_to_metric_families
+
     for family in text_string_to_metric_families(_filtered(text)):
         name = family.name
         for sample in family.samples:
@@ -377,6 +382,8 @@ class Scraper:
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        import httpx
+
         self.timeout = timeout
         self._clock = clock
         # trust_env=False: no proxy, no netrc; the endpoints are the servers' own.
@@ -399,6 +406,8 @@ class Scraper:
         return tuple(await asyncio.gather(*(self._one(e) for e in endpoints)))
 
     async def _one(self, endpoint: MetricsEndpoint) -> MetricsResult:
+        import httpx
+
         started, t0 = self._clock(), time.monotonic()
 
         def fail(kind: str, message: str) -> MetricsError:

@@ -109,7 +109,9 @@ def _alive(app: KonsoleApp) -> set[int]:
 
 def _kinds(app: KonsoleApp, subject: str) -> list[str]:
     state = app.live_state
-    return [] if state is None else [e.kind.value for e in state.events if e.subject.name == subject]
+    return (
+        [] if state is None else [e.kind.value for e in state.events if e.subject.name == subject]
+    )
 
 
 async def test_console_follows_a_tablet_server_stop_and_travels_back(live: Live) -> None:
