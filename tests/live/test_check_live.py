@@ -425,3 +425,43 @@ def test_zookeeper_paused_or_killed_the_check_says_what_it_sees_and_ends(
     finally:
         with contextlib.suppress(Exception):
             cluster.lc.start_server("zk", 0)
+
+
+# =========================================================================== the console
+
+
+async def test_console_says_credentials_rejected_without_the_password(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Textual console on the SASL cluster: a wrong password is a clear message on the
+    screen (no password on it or in the history), the right one gives a live cluster."""
+    monkeypatch.setenv("FLUSS_PASSWORD", WRONG)
+    state, text = await _console_first_look(cluster, tmp_path / "wrong.sqlite", reachable=False)
+    assert state.snapshot is not None and state.snapshot.error is not None
+    assert "authentication" in state.snapshot.error.lower(), state.snapshot.error
+    assert "UNREACHABLE" in text
+    monkeypatch.setenv("FLUSS_PASSWORD", PASSWORD)
+    _, text = await _console_first_look(cluster, tmp_path / "ok.sqlite", reachable=True)
+    assert "LIVE" in text
+
+
+async def _console_first_look(cluster: Cluster, history: Path, *, reachable: bool) -> Any:
+    from konsole.app import KonsoleApp
+    from konsole.console_feed import LiveFeed
+    from konsole.profiles import profile_from_local
+    from tests.live.test_console_live import screen_text, until
+
+    app = KonsoleApp(LiveFeed(profile_from_local(cluster.desc), history, interval=1.0))
+
+    def looked() -> bool:
+        state = app.state
+        return state is not None and state.snapshot is not None and state.reachable == reachable
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, f"a poll with reachable={reachable}", looked, 60)
+        text = screen_text(app)
+        state = app.state
+    for secret in (WRONG, PASSWORD):
+        assert secret not in text
+        assert secret.encode() not in history.read_bytes()
+    return state, text
