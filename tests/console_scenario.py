@@ -39,6 +39,7 @@ __all__ = [
     "T_UNREACHABLE",
     "empty_state",
     "record_story",
+    "story_snapshot",
     "story_state",
 ]
 
@@ -279,3 +280,8 @@ def empty_state(path: Path) -> ConsoleState:
     """A reachable cluster with no database yet (three polls recorded)."""
     record_story(path, polls=3, empty=True)
     return story_state(path, T0 + 2 * STEP)
+
+
+def story_snapshot(seq: int) -> ClusterSnapshot:
+    """Poll ``seq`` of the story (1-based), as the poller would have made it."""
+    return _snapshot(seq)

@@ -1,0 +1,78 @@
+"""The console's feeds without a cluster: following a recorder's file, history off."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from konsole.console_feed import LiveFeed
+from konsole.console_state import ConsoleState, HistoryMode
+from konsole.history import poll_record
+from konsole.profiles import Profile
+from store import open_writer
+from tests.console_scenario import T0, record_story, story_snapshot
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _profile() -> Profile:
+    # Port 9 (discard) on loopback: nothing answers, so a poll would fail, never hang.
+    return Profile(
+        name="demo",
+        source="profile",
+        bootstrap=("127.0.0.1:9",),
+        poll_interval=0.05,
+        connect_timeout=0.5,
+        request_timeout=0.5,
+    )
+
+
+async def _collect(feed: LiveFeed, until, timeout: float = 20.0) -> list[ConsoleState]:
+    seen: list[ConsoleState] = []
+    task = asyncio.create_task(feed.run(seen.append))
+    try:
+        async with asyncio.timeout(timeout):
+            while not until(seen):
+                await asyncio.sleep(0.02)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    return seen
+
+
+async def test_follows_the_recorder_that_holds_the_file(tmp_path: Path) -> None:
+    path = record_story(tmp_path / "h.sqlite", polls=4)
+    writer = open_writer(path)  # a `konsole record` holding the file
+    try:
+        feed = LiveFeed(_profile(), path)
+        seen = await _collect(feed, lambda s: any(x.snapshot is not None for x in s))
+        first = next(x for x in seen if x.snapshot is not None)
+        assert first.history.mode is HistoryMode.FOLLOWING
+        assert str(os.getpid()) in (first.history.reason or "")
+        assert first.snapshot is not None and first.snapshot.seq == 4  # the latest recorded
+        assert first.snapshot.taken_at == T0 + 30
+        # The recorder writes another poll: the console shows it without polling itself.
+        writer.record(poll_record(story_snapshot(5)))
+        seen = await _collect(
+            LiveFeed(_profile(), path),
+            lambda s: any(x.snapshot is not None and x.snapshot.taken_at == T0 + 40 for x in s),
+        )
+        assert all(x.history.mode is HistoryMode.FOLLOWING for x in seen)
+    finally:
+        writer.close()
+
+
+async def test_an_unwritable_history_leaves_the_console_live(tmp_path: Path) -> None:
+    not_a_history = tmp_path / "notes.txt"
+    not_a_history.write_text("not SQLite\n" * 100)
+    feed = LiveFeed(_profile(), not_a_history)
+    seen = await _collect(feed, lambda s: any(x.snapshot is not None for x in s))
+    assert seen[0].history.mode is HistoryMode.OFF
+    assert seen[0].history.reason
+    polled = next(x for x in seen if x.snapshot is not None)
+    assert not polled.snapshot.ok  # nothing listens: a failed poll, shown, not a crash
+    assert not_a_history.read_text() == "not SQLite\n" * 100  # left untouched
