@@ -52,6 +52,11 @@ class HelpScreen(ModalScreen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: (section, keys, description) as listed: what the help shows, for tests too.
+        self.entries: list[tuple[str, str, str]] = []
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
             yield Static(self._text(), id="help-text")
@@ -72,6 +77,7 @@ class HelpScreen(ModalScreen[None]):
         for title, node in sections:
             grid.add_row(Text(title, style="bold underline"), "")
             for keys, what in binding_rows(node, self.app):
+                self.entries.append((title, keys, what))
                 grid.add_row(keys, what)
             grid.add_row("", "")
         for note in _NOTES:

@@ -122,6 +122,7 @@ class OverviewScreen(ConsoleScreen):
         banner = self.query_one("#banner", Static)
         banner.set_class(state.stale, "-unreachable")
         banner.set_class(state.connecting, "-connecting")
+        banner.set_class(state.historic and not state.stale, "-historic")
         if state.connecting:
             banner.update(f"connecting to {self._target()}…")
             banner.display = True
@@ -133,6 +134,12 @@ class OverviewScreen(ConsoleScreen):
                     f" since {clock_text(since)[11:]}: {state.snapshot.error or 'no answer'}",
                     f" — showing data {age_text(state.data_age)} old",
                 )
+            )
+            banner.display = True
+        elif state.historic:
+            banner.update(
+                f"as recorded at {clock_text(state.as_of)} · [ ] previous / next event · "
+                "L back to live"
             )
             banner.display = True
         elif state.last_ok is None:

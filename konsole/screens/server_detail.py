@@ -89,6 +89,8 @@ class ServerDetailScreen(ConsoleScreen):
         #: A coordinator's address when this shows a coordinator (they share node id 0).
         self.coordinator = coordinator
         self._series_key: tuple[float, str | None] | None = None
+        #: What the buckets table holds: (key, role, leader, replicas) per row.
+        self._placement: list[tuple[str, str, str, str]] | None = None
 
     @property
     def is_coordinator(self) -> bool:
@@ -113,7 +115,8 @@ class ServerDetailScreen(ConsoleScreen):
         table: DataTable[Text | str] = DataTable(
             id="server-buckets", classes="panel", cursor_type="row"
         )
-        table.add_columns("bucket", "role", "leader", "replicas", "latest offset")
+        for label in ("bucket", "role", "leader", "replicas"):
+            table.add_column(label, key=label)
         yield table
         yield Log(id="server-log", classes="panel", max_lines=LOG_LINES)
 
@@ -186,27 +189,47 @@ class ServerDetailScreen(ConsoleScreen):
         if view is None or self.is_coordinator:
             table.display = not self.is_coordinator
             table.clear()
+            self._placement = None
             return
         names = table_names(view)
         mine = buckets_of(view, self.server_id)
         led = sum(b.leader_id == self.server_id for b in mine)
+        alive = any(s.node_id == self.server_id for s in view.tablet_servers)
         table.border_title = f"Buckets: leads {led}, hosts {len(mine)}" + age
-        cursor = table.cursor_row
-        table.clear()
+        rows: list[tuple[str, list[Text | str]]] = []
         for b in mine:
             part = f"[{b.partition_name}]" if b.partition_name is not None else ""
             bucket = f"{names.get(b.table_id, f'table-{b.table_id}')}{part}#{b.bucket_id}"
             role = "leader" if b.leader_id == self.server_id else "follower"
+            if not alive:
+                role = "replica (offline)"
             leader = "none" if b.leader_id is None else str(b.leader_id)
-            table.add_row(
-                bucket,
-                Text(role, style="bold" if role == "leader" else ""),
-                Text(leader, style="bold red" if b.leader_id is None else ""),
-                ",".join(str(r) for r in b.replica_ids),
-                Text("-" if b.latest_offset is None else f"{b.latest_offset:,}", justify="right"),
+            rows.append(
+                (
+                    bucket,
+                    [
+                        bucket,
+                        Text(role, style={"leader": "bold", "follower": ""}.get(role, "yellow")),
+                        Text(leader, style="bold red" if b.leader_id is None else ""),
+                        ",".join(str(r) for r in b.replica_ids),
+                    ],
+                )
             )
-        if mine:
-            table.move_cursor(row=min(cursor, len(mine) - 1), animate=False)
+        self._fill_buckets(table, rows)
+
+    def _fill_buckets(self, table: DataTable[Text | str], rows: list[tuple[str, list]]) -> None:
+        """Rebuild the table only when the buckets or their placement changed: a poll that
+        moved nothing costs a comparison (offsets are the table detail's business)."""
+        placement = [(key, str(cells[1]), str(cells[2]), str(cells[3])) for key, cells in rows]
+        if placement == self._placement:
+            return
+        cursor = table.cursor_row
+        table.clear()
+        for key, cells in rows:
+            table.add_row(*cells, key=key)
+        self._placement = placement
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
 
     # ------------------------------------------------------------------ history, log
 
