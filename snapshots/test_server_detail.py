@@ -38,3 +38,26 @@ def test_server_detail_small(snap_compare, console_states) -> None:
 def test_server_detail_of_a_stopped_server(snap_compare, story_path: Path) -> None:
     app = console_app(story_state(story_path, T_STOPPED + 25), story_path)
     assert snap_compare(app, terminal_size=SIZE, run_before=settled(_open(3)))
+
+
+def test_server_detail_with_the_local_log(snap_compare, story_path: Path, tmp_path: Path) -> None:
+    from konsole.app import KonsoleApp
+    from konsole.console_feed import StaticFeed
+    from konsole.localcluster.cluster import ClusterDescription, ProcessInfo, SaslInfo
+
+    log = tmp_path / "tablet-server-1.log"
+    log.write_text(
+        "".join(
+            f"2026-05-28 20:27:{i:02d},000 INFO  org.apache.fluss.server.replica.ReplicaManager"
+            f" - bucket shop.orders#{i % 4} appended {100 + i} records\n"
+            for i in range(30)
+        )
+    )
+    proc = ProcessInfo("tablet-server", 1, 4242, True, {}, str(log), None, "127.0.0.1:9201")
+    local = ClusterDescription(
+        "0.9.1", None, str(tmp_path), True, "", "", SaslInfo(False), "", 1.0, (proc,)
+    )
+    state = story_state(story_path, T_STOPPED - 10)
+    app = KonsoleApp(StaticFeed([state], name="demo", history_path=story_path, local=local))
+    app.theme = "textual-dark"
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled(_open(1)))

@@ -7,12 +7,14 @@ greyed with the age of what it shows (and nothing is painted green).
 
 from __future__ import annotations
 
+import contextlib
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Static
 
 from konsole.console_state import ConsoleState, age_text, clock_text
@@ -77,9 +79,14 @@ class OverviewScreen(ConsoleScreen):
 
     def __init__(self) -> None:
         super().__init__()
+        self._ready = False
         #: Tablet servers seen in live states: shown as gone when they vanish.
         self._seen: dict[int, tuple[str, str]] = {}
         self._seen_profile: str | None = None
+
+    def on_mount(self) -> None:
+        # Runs before ConsoleScreen.on_mount shows the first state: the whole tree exists.
+        self._ready = True
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="banner")
@@ -98,6 +105,12 @@ class OverviewScreen(ConsoleScreen):
     # ------------------------------------------------------------------ rendering
 
     def render_state(self, state: ConsoleState) -> None:
+        if not self._ready:
+            return  # resumed before the widgets (nested ones too) are all mounted
+        with contextlib.suppress(NoMatches):  # resumed while the app tears it down
+            self._fill(state)
+
+    def _fill(self, state: ConsoleState) -> None:
         self._banner(state)
         body = self.query_one("#overview")
         body.display = state.last_ok is not None

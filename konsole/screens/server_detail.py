@@ -7,6 +7,7 @@ server's own log file (read in a thread too; the log4j layout already masks pass
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Label, Log, Sparkline, Static
 
 from konsole.console_state import ConsoleState, age_text
@@ -84,6 +86,7 @@ class ServerDetailScreen(ConsoleScreen):
 
     def __init__(self, server_id: int, *, coordinator: str | None = None) -> None:
         super().__init__()
+        self._ready = False
         #: The tablet server's node id (0 is the coordinator, as Fluss numbers it).
         self.server_id = server_id
         #: A coordinator's address when this shows a coordinator (they share node id 0).
@@ -121,12 +124,19 @@ class ServerDetailScreen(ConsoleScreen):
         yield Log(id="server-log", classes="panel", max_lines=LOG_LINES)
 
     def on_mount(self) -> None:
+        # Runs before ConsoleScreen.on_mount shows the first state: the whole tree exists.
+        self._ready = True
         self.query_one("#server-log", Log).display = self._log_path() is not None
-        super().on_mount()
 
     # ------------------------------------------------------------------ rendering
 
     def render_state(self, state: ConsoleState) -> None:
+        if not self._ready:
+            return  # resumed before the widgets (nested ones too) are all mounted
+        with contextlib.suppress(NoMatches):  # resumed while the app tears it down
+            self._fill(state)
+
+    def _fill(self, state: ConsoleState) -> None:
         row = self._row(state)
         stale = state.stale
         for panel in self.query(".panel"):
@@ -143,7 +153,9 @@ class ServerDetailScreen(ConsoleScreen):
         self._load_series(state)
         log = self._log_path()
         if log is not None:
-            self.query_one("#server-log", Log).border_title = f"Log · {log}"
+            self.query_one(
+                "#server-log", Log
+            ).border_title = f"Log · {log.name} (last {LOG_LINES} lines)"
             self._load_log(log)
 
     def _row(self, state: ConsoleState) -> ServerRow | None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Static
 
 from konsole.console_state import ConsoleState, age_text
@@ -76,10 +78,15 @@ class ServersScreen(ConsoleScreen):
 
     def __init__(self) -> None:
         super().__init__()
+        self._ready = False
         #: Tablet servers seen in live states, so one that vanishes is still listed, gone.
         self._seen: dict[int, tuple[str, str]] = {}
         self._seen_profile: str | None = None
         self._rows: list[ServerRow] = []
+
+    def on_mount(self) -> None:
+        # Runs before ConsoleScreen.on_mount shows the first state: the whole tree exists.
+        self._ready = True
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="servers-summary")
@@ -89,6 +96,12 @@ class ServersScreen(ConsoleScreen):
         yield Static(id="servers-note")
 
     def render_state(self, state: ConsoleState) -> None:
+        if not self._ready:
+            return  # resumed before the widgets (nested ones too) are all mounted
+        with contextlib.suppress(NoMatches):  # resumed while the app tears it down
+            self._fill(state)
+
+    def _fill(self, state: ConsoleState) -> None:
         summary = self.query_one("#servers-summary", Static)
         table = self.query_one("#servers", DataTable)
         stale = state.stale

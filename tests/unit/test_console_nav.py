@@ -8,12 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, Log, Static
 
 from fluss_proto.model import BucketView, TableView
 from konsole.app import DARK_THEME, LIGHT_THEME, KonsoleApp
 from konsole.console_feed import StaticFeed
 from konsole.console_state import ConsoleState
+from konsole.localcluster.cluster import ClusterDescription, ProcessInfo, SaslInfo
 from konsole.palette import konsole_commands
 from konsole.screens.cluster_facts import bucket_counts, server_rows
 from konsole.screens.help import HelpScreen
@@ -356,3 +357,56 @@ async def test_a_1600_bucket_cluster_renders_overview_servers_and_detail(story: 
         assert buckets.row_count > 500
         # generous bounds: the machine is shared; bench/ui.py measures properly
         assert overview_s < 0.5 and servers_s < 0.5
+
+
+def _local(tmp_path: Path) -> ClusterDescription:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    procs = []
+    for role, sid, port in (("coordinator", 0, 9123), ("tablet-server", 1, 9201)):
+        log = logs / f"{role}-{sid}.log"
+        log.write_text(
+            "".join(f"2026-05-28 20:27:{i:02d} INFO {role} {sid} line {i}\n" for i in range(60))
+        )
+        procs.append(
+            ProcessInfo(
+                role, sid, 4242, True, {"client": port}, str(log), None, f"127.0.0.1:{port}"
+            )
+        )
+    return ClusterDescription(
+        version="0.9.1",
+        fluss_home=None,
+        run_dir=str(tmp_path),
+        running=True,
+        bootstrap_servers="127.0.0.1:9123",
+        internal_bootstrap_servers="127.0.0.1:9123",
+        sasl=SaslInfo(False),
+        zookeeper="127.0.0.1:2181",
+        ready_seconds=1.0,
+        processes=tuple(procs),
+    )
+
+
+async def test_server_detail_tails_the_local_servers_log(story: Path, tmp_path: Path) -> None:
+    state = story_state(story, T_STOPPED - 10)
+    feed = StaticFeed([state], name="demo", history_path=story, local=_local(tmp_path))
+    app = KonsoleApp(feed)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _settle(pilot, lambda: app.live_state is not None)
+        app.open_server(1)
+        await _settle(pilot, lambda: bool(app.screen.query("#server-log")))
+        log = app.screen.query_one("#server-log", Log)
+        await _settle(pilot, lambda: log.line_count >= 60)
+        assert "tablet-server 1 line 59" in log.lines[-1]
+        assert "tablet-server-1.log" in str(log.border_title)
+        # the coordinator's detail, from the servers screen, tails the coordinator's log
+        await pilot.press("escape", "s")
+        table = app.screen.query_one("#servers", DataTable)
+        table.move_cursor(row=0)
+        await pilot.press("enter")
+        await _settle(pilot, lambda: bool(app.screen.query("#server-log")))
+        detail = app.screen
+        assert isinstance(detail, ServerDetailScreen) and detail.coordinator == "127.0.0.1:9123"
+        log = detail.query_one("#server-log", Log)
+        await _settle(pilot, lambda: log.line_count >= 60)
+        assert "coordinator 0 line 59" in log.lines[-1]
