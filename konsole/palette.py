@@ -34,6 +34,21 @@ def konsole_commands(app: KonsoleApp) -> list[Command]:
         (f"Switch profile {name}", partial(app.switch_profile, name), f"watch cluster {name}")
         for name in sorted(app.profiles)
     ]
+    # Jump straight to what the shown state knows about (k9s-style ":" navigation).
+    snap = app.state.last_ok if app.state is not None else None
+    if snap is not None and snap.view is not None:
+        commands += [
+            (
+                f"Open tablet-server {s.node_id}",
+                partial(app.open_server, s.node_id),
+                f"{s.address}: metrics, buckets, log",
+            )
+            for s in snap.view.tablet_servers
+        ]
+        commands += [
+            (f"Open table {t.path}", partial(app.open_table, str(t.path)), "table detail")
+            for t in snap.view.tables
+        ]
     commands.append(("Quit", app.exit, "close the console"))
     return commands
 

@@ -34,3 +34,12 @@ def test_overview_after_a_server_stopped(snap_compare, story_path: Path) -> None
 def test_overview_connecting(snap_compare) -> None:
     app = console_app(ConsoleState(profile="demo", now=T0))
     assert snap_compare(app, terminal_size=SIZE, run_before=settled())
+
+
+def test_overview_light_theme(snap_compare, story_path: Path) -> None:
+    app = console_app(story_state(story_path, T_STOPPED + 25), story_path)
+
+    async def light(pilot) -> None:
+        await pilot.press("ctrl+t")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled(light))

@@ -263,6 +263,8 @@ async def test_palette_has_every_command_and_runs_them(story: Path) -> None:
             "Help",
             "Toggle light/dark theme",
             "Switch profile staging",
+            "Open tablet-server 3",
+            "Open table shop.orders",
             "Quit",
         ):
             assert wanted in names
