@@ -15,10 +15,13 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.command import Provider
 from textual.worker import Worker, WorkerState
 
 from konsole.console_feed import Feed, open_history_reader, state_at
 from konsole.console_state import ConsoleState
+from konsole.history import to_ms
+from konsole.palette import KonsoleCommands
 from konsole.screens.base import ConsoleScreen
 from konsole.screens.events import EventsScreen
 from konsole.screens.help import HelpScreen
@@ -27,7 +30,10 @@ from konsole.screens.servers import ServersScreen
 from konsole.screens.tables import TablesScreen
 from konsole.screens.time_travel import TimeTravelScreen
 
-__all__ = ["KonsoleApp"]
+__all__ = ["DARK_THEME", "LIGHT_THEME", "KonsoleApp"]
+
+DARK_THEME = "textual-dark"
+LIGHT_THEME = "textual-light"
 
 
 class KonsoleApp(App[None]):
@@ -46,10 +52,17 @@ class KonsoleApp(App[None]):
         Binding("t", "switch_mode('tables')", "Tables"),
         Binding("e", "switch_mode('events')", "Events"),
         Binding("T", "time_travel", "Time travel"),
-        Binding("L", "live", "Live", show=False),
+        Binding("L", "live", "Back to live", show=False),
+        Binding("left_square_bracket", "step_event(-1)", "Previous event", show=False),
+        Binding("right_square_bracket", "step_event(1)", "Next event", show=False),
+        Binding("ctrl+t", "toggle_theme", "Light/dark theme", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
     ]
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {
+        *App.COMMANDS,
+        KonsoleCommands,
+    }
 
     def __init__(
         self,
@@ -59,6 +72,7 @@ class KonsoleApp(App[None]):
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
+        self.theme = DARK_THEME
         self.feed = feed
         #: Other clusters the console can switch to without restarting (name -> feed).
         self.profiles: dict[str, Callable[[], Feed]] = dict(profiles or {})
@@ -145,6 +159,43 @@ class KonsoleApp(App[None]):
         self.travel_state = None
         if self.live_state is not None:
             self._show(self.live_state)
+
+    def action_step_event(self, direction: int) -> None:
+        """Travel to the previous (-1) or next (+1) recorded event's time.
+
+        From live, ``[`` starts at the latest event; ``]`` past the last event says so
+        (``L`` returns to live).
+        """
+        travel = self.travel_state
+        if travel is None and direction > 0:
+            self.notify("already live: [ steps back to the latest event")
+            return
+        at = travel.as_of if travel is not None and travel.as_of is not None else None
+        self._step_event(at, direction)
+
+    @work(thread=True, exclusive=True, group="travel-step", exit_on_error=False)
+    def _step_event(self, at: float | None, direction: int) -> None:
+        reader = open_history_reader(self.feed.history_path)
+        if reader is None:
+            self.call_from_thread(self.notify, "no history to travel in", severity="warning")
+            return
+        try:
+            if at is None:
+                rows = reader.events()[-1:]
+            elif direction < 0:
+                rows = reader.events(until=to_ms(at) - 1)[-1:]
+            else:
+                rows = reader.events(since=to_ms(at) + 1, limit=1)
+        finally:
+            reader.close()
+        if not rows:
+            which = "earlier" if direction < 0 else "later"
+            self.call_from_thread(self.notify, f"no {which} event recorded (L: back to live)")
+            return
+        self.call_from_thread(self.travel_to, rows[0].at_ms / 1000)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT_THEME if self.theme == DARK_THEME else DARK_THEME
 
     def action_time_travel(self) -> None:
         self.push_screen(TimeTravelScreen())

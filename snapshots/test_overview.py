@@ -1,0 +1,45 @@
+"""Overview in every state: normal, empty, unreachable, historic, after a server stopped,
+connecting, and at the 80x24 minimum."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from konsole.console_state import ConsoleState
+from snapshots.conftest import SIZE, SMALL, STATES, console_app, settled
+from tests.console_scenario import T0, T_STOPPED, story_state
+
+
+@pytest.mark.parametrize("name", STATES)
+def test_overview(snap_compare, console_states, name: str) -> None:
+    state = console_states[name]
+    app = console_app(state, state.history.path)
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled())
+
+
+@pytest.mark.parametrize("name", ["normal", "unreachable"])
+def test_overview_small(snap_compare, console_states, name: str) -> None:
+    state = console_states[name]
+    app = console_app(state, state.history.path)
+    assert snap_compare(app, terminal_size=SMALL, run_before=settled())
+
+
+def test_overview_after_a_server_stopped(snap_compare, story_path: Path) -> None:
+    app = console_app(story_state(story_path, T_STOPPED + 25), story_path)
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled())
+
+
+def test_overview_connecting(snap_compare) -> None:
+    app = console_app(ConsoleState(profile="demo", now=T0))
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled())
+
+
+def test_overview_light_theme(snap_compare, story_path: Path) -> None:
+    app = console_app(story_state(story_path, T_STOPPED + 25), story_path)
+
+    async def light(pilot) -> None:
+        await pilot.press("ctrl+t")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled(light))
