@@ -38,6 +38,8 @@ __all__ = [
     "T_STOPPED",
     "T_UNREACHABLE",
     "empty_state",
+    "large_snapshot",
+    "large_state",
     "record_story",
     "story_state",
 ]
@@ -279,3 +281,66 @@ def empty_state(path: Path) -> ConsoleState:
     """A reachable cluster with no database yet (three polls recorded)."""
     record_story(path, polls=3, empty=True)
     return story_state(path, T0 + 2 * STEP)
+
+
+# =========================================================================== a large cluster
+
+
+def large_snapshot(
+    seq: int, *, tables: int = 200, buckets: int = 8, t0: float = T0
+) -> ClusterSnapshot:
+    """A healthy cluster of ``tables`` log tables with ``buckets`` buckets each (200 x 8 =
+    the issue's 1,600 buckets), offsets rising every poll: for refresh timings."""
+    t = t0 + (seq - 1) * STEP
+    alive = (1, 2, 3)
+    views = []
+    for i in range(tables):
+        name = f"db{i % 10}.table_{i:03d}"
+        info = _info(name, 1000 + i, buckets, [("id", "BIGINT"), ("payload", "STRING")])
+        views.append(
+            TableView(
+                TablePath.of(name),
+                info.table_id,
+                info,
+                (),
+                tuple(
+                    BucketView(
+                        table_id=info.table_id,
+                        partition_id=None,
+                        partition_name=None,
+                        bucket_id=b,
+                        leader_id=(i + b) % 3 + 1,
+                        replica_ids=tuple((i + b + k) % 3 + 1 for k in range(3)),
+                        leader_epoch=0,
+                        latest_offset=10_000 + (i + 1) * (b + 1) * seq,
+                        earliest_offset=0,
+                    )
+                    for b in range(buckets)
+                ),
+            )
+        )
+    view = ClusterView(
+        coordinator=ServerInfo(0, "coordinator", "127.0.0.1", 9123),
+        tablet_servers=tuple(ServerInfo(i, "tablet", "127.0.0.1", 9200 + i) for i in alive),
+        databases=tuple(sorted({v.path.database for v in views})),
+        tables=tuple(views),
+        errors=(),
+        round_trips=3,
+        requests=12,
+        started_at=t,
+        duration_s=0.2,
+        earliest_read=True,
+    )
+    return ClusterSnapshot.assemble(seq=seq, taken_at=t, latency_s=0.2, view=view)
+
+
+def large_state(seq: int = 2, **kwargs: Any) -> ConsoleState:
+    """A live state of :func:`large_snapshot` (poll ``seq`` and the one before it)."""
+    last, previous = large_snapshot(seq, **kwargs), large_snapshot(seq - 1, **kwargs)
+    return ConsoleState(
+        profile=PROFILE,
+        now=last.taken_at + 2,
+        snapshot=last,
+        last_ok=last,
+        previous_ok=previous,
+    )
