@@ -98,8 +98,8 @@ class TablesScreen(ConsoleScreen):
     def compose_body(self) -> ComposeResult:
         yield Static(id="tables-summary")
         yield Input(placeholder="filter db.table (enter: keep, escape: clear)", id="tables-filter")
-        yield KeyedTable(id="tables-table")
         yield Static("no tables", id="tables-empty")
+        yield KeyedTable(id="tables-table")
 
     def on_mount(self) -> None:
         table = self.query_one(KeyedTable)
