@@ -38,6 +38,7 @@ __all__ = [
     "T_STOPPED",
     "T_UNREACHABLE",
     "empty_state",
+    "fake_preview",
     "large_snapshot",
     "large_state",
     "record_story",
@@ -344,3 +345,92 @@ def large_state(seq: int = 2, **kwargs: Any) -> ConsoleState:
         last_ok=last,
         previous_ok=previous,
     )
+
+
+# =========================================================================== previews
+
+
+def fake_preview(
+    name: str = "shop.orders",
+    rows: int = 20,
+    *,
+    first_offset: int = 0,
+    tail: bool = False,
+    columns: int | None = None,
+) -> Any:
+    """A :class:`fluss_proto.scan.Preview` of one of the story's tables, built with pyarrow
+    (no cluster): ``rows`` rows over the table's buckets, log offsets from ``first_offset``.
+    ``columns`` makes a wide log table of that many BIGINT columns instead."""
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    from fluss_proto.scan import BucketScan, BucketStatus, Preview, ScanMethod, ScanReport
+
+    if columns is not None:
+        info = _info(name, 99, 1, [(f"c{i:03d}", "BIGINT") for i in range(columns)])
+    else:
+        info = _TABLES[name]
+    arrays: dict[str, pa.Array] = {}
+    fields = []
+    for c in info.schema.columns:
+        t = str(c.type).split(" ")[0]
+        if t == "BIGINT":
+            arrow, values = pa.int64(), [i * 7 for i in range(rows)]
+        elif t.startswith("DECIMAL"):
+            arrow = pa.decimal128(10, 2)
+            values = [Decimal(f"{i}.{i % 100:02d}") + Decimal("0.01") for i in range(rows)]
+        elif t.startswith("TIMESTAMP_LTZ"):
+            arrow = pa.timestamp("ms")
+            values = [int(T0 * 1000) + i * 1500 for i in range(rows)]
+        else:
+            arrow, values = pa.string(), [f"{c.name}-{i}" for i in range(rows)]
+        if rows and c.name in ("customer", "city"):
+            values[0] = None
+        arrays[c.name] = pa.array(values, arrow)
+        fields.append(pa.field(c.name, arrow).with_metadata({b"fluss.type": str(c.type).encode()}))
+    log = tail or not info.is_pk_table
+    buckets = max(1, info.bucket_count)
+    if log:
+        arrays["_offset"] = pa.array([first_offset + i // buckets for i in range(rows)], pa.int64())
+        arrays["_change_type"] = pa.array(["+A"] * rows, pa.string())
+        fields += [pa.field("_offset", pa.int64(), False), pa.field("_change_type", pa.string())]
+    arrays["_bucket"] = pa.array([i % buckets for i in range(rows)], pa.int32())
+    fields.append(pa.field("_bucket", pa.int32(), False))
+    table = pa.Table.from_arrays(list(arrays.values()), schema=pa.schema(fields))
+    method = (
+        ScanMethod.FETCH_LOG_TAIL
+        if tail
+        else (ScanMethod.SCAN_KV if info.is_pk_table else ScanMethod.LIMIT_SCAN)
+    )
+    scans = tuple(
+        BucketScan(
+            partition_id=None,
+            partition_name=None,
+            bucket_id=b,
+            leader_id=b % 3 + 1,
+            method=method,
+            status=BucketStatus.SCANNED if rows else BucketStatus.EMPTY,
+            rows_read=len(range(b, rows, buckets)),
+            rows_returned=len(range(b, rows, buckets)),
+            requests=1,
+            elapsed_s=0.01,
+        )
+        for b in range(buckets)
+    )
+    report = ScanReport(
+        table_path=name,
+        table_id=info.table_id,
+        primary_key=info.is_pk_table,
+        tail=tail,
+        limit=max(rows, 1),
+        buckets=scans,
+        rows_returned=rows,
+        rows_read=rows,
+        limit_cut=False,
+        elapsed_s=0.05,
+        deadline_s=10.0,
+        schema_ids=(1,),
+        schema_id=1,
+    )
+    return Preview(table=table, report=report, info=info)
