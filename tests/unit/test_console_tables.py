@@ -123,18 +123,21 @@ async def test_a_refresh_of_1600_buckets(capsys: pytest.CaptureFixture[str]) -> 
         assert len(table.row_keys) == 200
         screen = app.screen
         assert isinstance(screen, TablesScreen)
-        nxt = replace(
-            state,
-            snapshot=large_snapshot(3),
-            last_ok=large_snapshot(3),
-            previous_ok=state.last_ok,
-        )
-        started = time.perf_counter()
-        screen.show(nxt)
-        elapsed = time.perf_counter() - started
-        await pilot.pause()
+        timings = []
+        for seq in (3, 4, 5):
+            nxt = replace(
+                state,
+                snapshot=large_snapshot(seq),
+                last_ok=large_snapshot(seq),
+                previous_ok=large_snapshot(seq - 1),
+            )
+            started = time.perf_counter()
+            screen.show(nxt)
+            timings.append(time.perf_counter() - started)
+            await pilot.pause()
         with capsys.disabled():
-            print(f"\nTables refresh, 200 tables / 1,600 buckets: {elapsed * 1000:.1f} ms")
+            shown = ", ".join(f"{t * 1000:.1f}" for t in timings)
+            print(f"\nTables refresh, 200 tables / 1,600 buckets: {shown} ms")
         assert len(table.row_keys) == 200
 
 
