@@ -51,7 +51,7 @@ class TableDetailScreen(ConsoleScreen):
     CSS_PATH = "table_detail.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
-        Binding("p", "preview", "Preview"),
+        Binding("p", "preview", "Preview", tooltip="on the Partitions tab: the selected partition"),
         Binding("1", "tab('buckets')", "Buckets"),
         Binding("2", "tab('schema')", "Schema"),
         Binding("3", "tab('properties')", "Properties"),
@@ -421,4 +421,14 @@ class TableDetailScreen(ConsoleScreen):
             self.query_one(grid, KeyedTable).focus()
 
     def action_preview(self) -> None:
-        self.konsole.open_preview(self.table_path)
+        """The whole table; on the Partitions tab, the selected partition."""
+        partition = None
+        if self.query_one(TabbedContent).active == "partitions":
+            key = self.query_one("#detail-partitions", KeyedTable).selected_key
+            state = self._state
+            table = self._find(state) if state is not None else None
+            if key is not None and table is not None:
+                partition = next(
+                    (p.name for p in table.partitions if str(p.partition_id) == key), None
+                )
+        self.konsole.open_preview(self.table_path, partition)

@@ -60,11 +60,18 @@ async def test_buckets_tabs_sparkline_escape_and_preview(story: Path) -> None:
         assert screen.query_one("#detail-schema", KeyedTable).row_keys == ["visitor", "page", "day"]
         await pilot.press("4")
         assert len(screen.query_one("#detail-partitions", KeyedTable).row_keys) == 2
+        await pilot.press("down", "p")
+        await pilot.pause()
+        assert isinstance(app.screen, PreviewScreen)
+        assert (app.screen.table_path, app.screen.partition) == ("shop.visits", "2026-05-28")
+        app.pop_screen()
+        await pilot.pause()
         await pilot.press("3")
         assert "table.replication.factor" in str(screen.query_one("#detail-properties").render())
         await pilot.press("p")
         await pilot.pause()
-        assert isinstance(app.screen, PreviewScreen) and app.screen.table_path == "shop.visits"
+        assert isinstance(app.screen, PreviewScreen)
+        assert (app.screen.table_path, app.screen.partition) == ("shop.visits", None)
         app.pop_screen()
         await pilot.pause()
         await pilot.press("escape")
