@@ -170,14 +170,17 @@ class EventsScreen(ConsoleScreen):
             ]
         )
         table.focus()
-        super().on_mount()
-        self._load_history()
+        super().on_mount()  # the first state loads the history (see render_state)
 
     # ------------------------------------------------------------------ data
 
+    def _reload_history(self) -> None:
+        self._history_path = self.konsole.feed.history_path
+        if self._history_path is not None:
+            self._load_history(self._history_path)
+
     @work(thread=True, exclusive=True, group="events-history", exit_on_error=False)
-    def _load_history(self) -> None:
-        path = self.konsole.feed.history_path
+    def _load_history(self, path: Path | None) -> None:
         reader = open_history_reader(path)
         if reader is None:
             return
@@ -200,6 +203,9 @@ class EventsScreen(ConsoleScreen):
 
     def render_state(self, state: ConsoleState) -> None:
         self._state = state
+        if self.konsole.feed.history_path != self._history_path:
+            self._history = []  # another cluster (profile switched): its own history
+            self._reload_history()
         merged = {e.key: e for e in self._history}
         for event in state.events:
             entry = TimelineEntry.of_event(event)
@@ -383,4 +389,4 @@ class EventsScreen(ConsoleScreen):
             )
             return
         self.app.call_from_thread(self.notify, f"noted on {subject}")
-        self.app.call_from_thread(self._load_history)
+        self.app.call_from_thread(self._reload_history)

@@ -260,6 +260,8 @@ class PreviewScreen(ConsoleScreen):
             self._scanning = False
             self.error = "scan cancelled"
             self._render_head()
+        elif event.worker is self._scan_worker and event.state is WorkerState.ERROR:
+            self._scan_failed(event.worker.error or RuntimeError("the preview failed"))
         elif event.worker.group == "preview-follow" and event.state in (
             WorkerState.CANCELLED,
             WorkerState.ERROR,

@@ -56,7 +56,7 @@ class TableDetailScreen(ConsoleScreen):
         Binding("2", "tab('schema')", "Schema"),
         Binding("3", "tab('properties')", "Properties"),
         Binding("4", "tab('partitions')", "Partitions"),
-        Binding("k", "kv_snapshots", "KV snapshots", show=False),
+        Binding("k", "kv_snapshots", "Ask KV snapshots", show=False),
     ]
 
     def __init__(self, table_path: str) -> None:
@@ -67,6 +67,7 @@ class TableDetailScreen(ConsoleScreen):
         #: (partition id, bucket) -> "id @ offset"; None until asked (or not askable).
         self.kv_snapshots: dict[BucketKey, str] | None = None
         self._kv_note = "-"
+        self._kv_asked = False
         self._series_for: tuple[float | None, float] | None = None
         self._table_id: int | None = None
 
@@ -121,7 +122,6 @@ class TableDetailScreen(ConsoleScreen):
         return None
 
     def render_state(self, state: ConsoleState) -> None:
-        previous = self._state
         self._state = state
         table = self._find(state)
         self._table_id = table.table_id if table is not None else None
@@ -133,7 +133,8 @@ class TableDetailScreen(ConsoleScreen):
         self._render_properties(table)
         self._render_partitions(table)
         self._maybe_load_series(state)
-        if previous is None or previous.historic != state.historic:
+        if not self._kv_asked and self._kv_unavailable(state) is None:
+            # Once, as soon as it can be asked (``k`` asks again).
             self.action_kv_snapshots(quiet=True)
 
     def _head(self, state: ConsoleState, table: TableView | None) -> Text:
@@ -206,6 +207,10 @@ class TableDetailScreen(ConsoleScreen):
                 )
             if under_replicated(b, alive) and not stale:
                 replicas.stylize("yellow")
+            if state.historic or kv is None:
+                kv_cell = "-" if state.historic else self._kv_note
+            else:
+                kv_cell = kv.get(key, "none")
             cells: list[Cell] = [
                 b.partition_name or "-",
                 str(b.bucket_id),
@@ -214,7 +219,7 @@ class TableDetailScreen(ConsoleScreen):
                 Text(_offset(b.earliest_offset), justify="right"),
                 Text(_offset(b.latest_offset), justify="right"),
                 Text(rate_text(rates.get(key)), justify="right"),
-                (kv.get(key, "none") if kv is not None else self._kv_note),
+                kv_cell,
             ]
             rows.append((f"{b.partition_id}:{b.bucket_id}", cells))
         grid.sync(rows)
@@ -348,24 +353,38 @@ class TableDetailScreen(ConsoleScreen):
 
     # ------------------------------------------------------------------ KV snapshots
 
-    def action_kv_snapshots(self, quiet: bool = False) -> None:
-        state = self._state
+    def _kv_unavailable(self, state: ConsoleState | None) -> str | None:
+        """Why the KV snapshots cannot be asked now, or None when they can."""
         table = self._find(state) if state is not None else None
         info = table.info if table is not None else None
-        if info is None or not info.is_pk_table:
-            self.kv_snapshots, self._kv_note = None, "-"
-            return
-        if state is None or state.historic or not state.reachable:
-            self.kv_snapshots, self._kv_note = None, "-"
-            if not quiet:
-                self.notify("KV snapshots are asked from the live cluster only")
-            return
+        if state is None or info is None or not info.is_pk_table:
+            return "KV snapshots exist for primary-key tables only"
+        if state.historic:
+            return "KV snapshots are asked from the live cluster, not in time travel"
+        if not state.reachable:
+            return "the cluster is not reachable"
         if self.konsole.feed.profile is None:
-            self.kv_snapshots, self._kv_note = None, "-"
+            return "no connection profile to ask the cluster with"
+        return None
+
+    def action_kv_snapshots(self, quiet: bool = False) -> None:
+        state = self._state
+        reason = self._kv_unavailable(state)
+        if reason is not None:
+            if not quiet:
+                self.notify(reason, severity="warning")
             return
+        assert state is not None
+        table = self._find(state)
+        assert table is not None and table.info is not None
+        self._kv_asked = True
         self._kv_note = "…"
-        partitions = [(p.partition_id, p.name) for p in table.partitions] if table else []
-        self._fetch_kv(partitions if info.is_partitioned else [(None, None)])
+        partitions: list[tuple[int | None, str | None]]
+        if table.info.is_partitioned:
+            partitions = [(p.partition_id, p.name) for p in table.partitions]
+        else:
+            partitions = [(None, None)]
+        self._fetch_kv(partitions)
 
     @work(exclusive=True, group="detail-kv", exit_on_error=False)
     async def _fetch_kv(self, partitions: list[tuple[int | None, str | None]]) -> None:
