@@ -183,7 +183,10 @@ class TablesScreen(ConsoleScreen):
             return t
         if state.stale:
             t.append(" UNREACHABLE ", style="bold reverse red")
-            t.append(f" tables as of {age_text(state.data_age)} ago (last good poll) · ")
+            if state.last_ok is None:
+                t.append(" no successful poll yet · ")
+            else:
+                t.append(f" tables as of {age_text(state.data_age)} ago (last good poll) · ")
         elif state.historic:
             t.append(
                 f"as recorded at {clock_text(state.last_ok.taken_at if state.last_ok else None)} · "
