@@ -52,11 +52,16 @@ class TimelineEntry:
     kind: str
     subject: str
     message: str
+    #: A few of the items a grouped event stands for ("3 of 12: db.t#1, ...").
+    samples: str = ""
 
     @classmethod
     def of_event(cls, event: Event) -> TimelineEntry:
         ms = to_ms(event.time)
         key = f"e{ms}|{event.kind.value}|{event.subject.name}|{event.message}"
+        samples = ""
+        if event.samples:
+            samples = f"{len(event.samples)} of {event.count}: {', '.join(event.samples)}"
         return cls(
             key,
             ms / 1000,
@@ -64,6 +69,7 @@ class TimelineEntry:
             event.kind.value,
             event.subject.name,
             event.message,
+            samples,
         )
 
 
@@ -157,6 +163,7 @@ class EventsScreen(ConsoleScreen):
         yield Input(placeholder="search (enter: keep, escape: clear)", id="events-search")
         yield Static("no events", id="events-empty")
         yield KeyedTable(id="events-table")
+        yield Static(id="events-detail")
 
     def on_mount(self) -> None:
         table = self.query_one(KeyedTable)
@@ -259,6 +266,26 @@ class EventsScreen(ConsoleScreen):
         empty.display = not rows
         empty.update("no events match the filters" if self._entries else "no events")
         self.query_one("#events-summary", Static).update(self._summary(len(rows)))
+        self._show_detail()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        """The selected event in full: the table cuts long messages at 80 columns."""
+        box = self.query_one("#events-detail", Static)
+        e = self._selected()
+        box.display = e is not None
+        if e is None:
+            return
+        t = Text()
+        t.append(clock_text(e.time), style="bold")
+        t.append(f" {e.severity} {e.kind} ", style=_SEVERITY_STYLE.get(e.severity, ""))
+        t.append(e.subject, style="bold")
+        t.append(f"\n{e.message}")
+        if e.samples:
+            t.append(f"\n{e.samples}", style="dim")
+        box.update(t)
 
     def _summary(self, shown: int) -> Text:
         t = Text()
