@@ -162,3 +162,18 @@ async def test_tiny_terminal(story: Path) -> None:
         await _open_tables(pilot, app)
         await pilot.press("slash", "x", "escape", "9", "down")
         assert app.is_running
+
+
+async def test_clicking_a_header_sorts_by_it(story: Path) -> None:
+    app = _app(story_state(story, T_STOPPED - 10))
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = await _open_tables(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, TablesScreen)
+        # The x offset of the rows/s column (the sixth) in the header line.
+        columns = list(table.columns.values())
+        x = sum(c.get_render_width(table) for c in columns[:5]) + 2
+        await pilot.click(KeyedTable, offset=(x, 0))
+        await pilot.pause()
+        assert screen.sort_column == 5 and screen.sort_reverse
+        assert table.row_keys[0] == "t:shop.orders"
