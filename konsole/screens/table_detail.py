@@ -24,7 +24,7 @@ from konsole.history import redact, to_ms
 from konsole.screens.base import ConsoleScreen
 from konsole.screens.tables import rate_text
 from konsole.table_stats import BucketKey, bucket_rates, offline, under_replicated
-from konsole.widgets.keyed_table import Cell, KeyedTable, Row
+from konsole.widgets.keyed_table import Cell, KeyedTable, Right, Row
 
 if TYPE_CHECKING:
     from fluss_proto.model import TableView
@@ -190,35 +190,35 @@ class TableDetailScreen(ConsoleScreen):
         rows: list[Row] = []
         for b in sorted(table.buckets, key=lambda b: (b.partition_name or "", b.bucket_id)):
             key = (b.partition_id, b.bucket_id)
+            leader: Cell
             if offline(b, alive):
                 leader = Text(
                     "none" if b.leader_id is None else f"{b.leader_id} (gone)",
                     style="" if stale else "bold red",
                 )
             else:
-                leader = Text(str(b.leader_id))
-            replicas = Text()
-            for i, r in enumerate(b.replica_ids):
-                if i:
-                    replicas.append(",")
-                dead = r not in alive
-                replicas.append(
-                    f"{r}{'!' if dead else ''}", style="yellow" if dead and not stale else ""
+                leader = str(b.leader_id)
+            replicas: Cell
+            if under_replicated(b, alive):
+                # Replicas on servers that are not alive are marked with "!".
+                replicas = Text(
+                    ",".join(f"{r}{'' if r in alive else '!'}" for r in b.replica_ids),
+                    style="" if stale else "yellow",
                 )
-            if under_replicated(b, alive) and not stale:
-                replicas.stylize("yellow")
+            else:
+                replicas = ",".join(map(str, b.replica_ids))
             if state.historic or kv is None:
                 kv_cell = "-" if state.historic else self._kv_note
             else:
                 kv_cell = kv.get(key, "none")
             cells: list[Cell] = [
                 b.partition_name or "-",
-                str(b.bucket_id),
+                Right(str(b.bucket_id)),
                 leader,
                 replicas,
-                Text(_offset(b.earliest_offset), justify="right"),
-                Text(_offset(b.latest_offset), justify="right"),
-                Text(rate_text(rates.get(key)), justify="right"),
+                Right(_offset(b.earliest_offset)),
+                Right(_offset(b.latest_offset)),
+                Right(rate_text(rates.get(key))),
                 kv_cell,
             ]
             rows.append((f"{b.partition_id}:{b.bucket_id}", cells))

@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Input, Static
 from konsole.console_state import ConsoleState, age_text, clock_text
 from konsole.screens.base import ConsoleScreen
 from konsole.table_stats import TableFigures, table_figures
-from konsole.widgets.keyed_table import Cell, KeyedTable, Row
+from konsole.widgets.keyed_table import Cell, KeyedTable, Right, Row
 
 __all__ = ["COLUMNS", "TablesScreen", "rate_text"]
 
@@ -160,14 +160,16 @@ class TablesScreen(ConsoleScreen):
         return rows
 
     def _cells(self, f: TableFigures, stale: bool) -> list[Cell]:
-        def right(text: str, style: str = "") -> Text:
-            return Text(text, style="" if stale else style, justify="right")
+        def right(text: str, style: str = "") -> Cell:
+            if stale or not style:
+                return Right(text)
+            return Text(text, style=style, justify="right")
 
         kind = _kind(f)
         return [
             f.database,
             f.table,
-            Text(kind, style="" if stale or kind != "error" else "bold red"),
+            kind if stale or kind != "error" else Text(kind, style="bold red"),
             right(_num(f.buckets)),
             right(_num(f.partitions) if f.partitions else "-"),
             right(rate_text(f.rows_per_s)),

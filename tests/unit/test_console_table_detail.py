@@ -129,3 +129,32 @@ async def test_tiny_terminal(story: Path) -> None:
         await _detail(pilot, app, "shop.orders")
         await pilot.press("2", "3", "4", "1", "down", "k")
         assert app.is_running
+
+
+async def test_a_refresh_of_one_table_with_1600_buckets(capsys: pytest.CaptureFixture[str]) -> None:
+    import time
+
+    from tests.console_scenario import large_snapshot, large_state
+
+    state = large_state(2, tables=1, buckets=1600)
+    app = KonsoleApp(StaticFeed([state], name="demo"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _detail(pilot, app, "db0.table_000")
+        grid = screen.query_one("#detail-buckets", KeyedTable)
+        assert len(grid.row_keys) == 1600
+        timings = []
+        for seq in (3, 4, 5):
+            nxt = replace(
+                state,
+                snapshot=large_snapshot(seq, tables=1, buckets=1600),
+                last_ok=large_snapshot(seq, tables=1, buckets=1600),
+                previous_ok=large_snapshot(seq - 1, tables=1, buckets=1600),
+            )
+            started = time.perf_counter()
+            screen.show(nxt)
+            timings.append(time.perf_counter() - started)
+            await pilot.pause()
+        assert str(grid.get_cell("None:0", "latest")) == f"{10_000 + 5:,}"
+        with capsys.disabled():
+            shown = ", ".join(f"{t * 1000:.1f}" for t in timings)
+            print(f"\nTable detail refresh, 1,600 buckets: {shown} ms")
