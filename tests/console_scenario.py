@@ -278,12 +278,6 @@ def story_state(
     return state
 
 
-def empty_state(path: Path) -> ConsoleState:
-    """A reachable cluster with no database yet (three polls recorded)."""
-    record_story(path, polls=3, empty=True)
-    return story_state(path, T0 + 2 * STEP)
-
-
 # =========================================================================== a large cluster
 
 
@@ -434,3 +428,9 @@ def fake_preview(
         schema_id=1,
     )
     return Preview(table=table, report=report, info=info)
+
+
+def empty_state(path: Path) -> ConsoleState:
+    """A reachable cluster with no database yet (three polls recorded)."""
+    record_story(path, polls=3, empty=True)
+    return story_state(path, T0 + 2 * STEP)
