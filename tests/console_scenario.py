@@ -38,6 +38,9 @@ __all__ = [
     "T_STOPPED",
     "T_UNREACHABLE",
     "empty_state",
+    "fake_preview",
+    "large_snapshot",
+    "large_state",
     "record_story",
     "story_snapshot",
     "story_state",
@@ -274,6 +277,158 @@ def story_state(
     if live:
         state = replace(state, as_of=None, now=at + 2 if now is None else now)
     return state
+
+
+# =========================================================================== a large cluster
+
+
+def large_snapshot(
+    seq: int, *, tables: int = 200, buckets: int = 8, t0: float = T0
+) -> ClusterSnapshot:
+    """A healthy cluster of ``tables`` log tables with ``buckets`` buckets each (200 x 8 =
+    the issue's 1,600 buckets), offsets rising every poll: for refresh timings."""
+    t = t0 + (seq - 1) * STEP
+    alive = (1, 2, 3)
+    views = []
+    for i in range(tables):
+        name = f"db{i % 10}.table_{i:03d}"
+        info = _info(name, 1000 + i, buckets, [("id", "BIGINT"), ("payload", "STRING")])
+        views.append(
+            TableView(
+                TablePath.of(name),
+                info.table_id,
+                info,
+                (),
+                tuple(
+                    BucketView(
+                        table_id=info.table_id,
+                        partition_id=None,
+                        partition_name=None,
+                        bucket_id=b,
+                        leader_id=(i + b) % 3 + 1,
+                        replica_ids=tuple((i + b + k) % 3 + 1 for k in range(3)),
+                        leader_epoch=0,
+                        latest_offset=10_000 + (i + 1) * (b + 1) * seq,
+                        earliest_offset=0,
+                    )
+                    for b in range(buckets)
+                ),
+            )
+        )
+    view = ClusterView(
+        coordinator=ServerInfo(0, "coordinator", "127.0.0.1", 9123),
+        tablet_servers=tuple(ServerInfo(i, "tablet", "127.0.0.1", 9200 + i) for i in alive),
+        databases=tuple(sorted({v.path.database for v in views})),
+        tables=tuple(views),
+        errors=(),
+        round_trips=3,
+        requests=12,
+        started_at=t,
+        duration_s=0.2,
+        earliest_read=True,
+    )
+    return ClusterSnapshot.assemble(seq=seq, taken_at=t, latency_s=0.2, view=view)
+
+
+def large_state(seq: int = 2, **kwargs: Any) -> ConsoleState:
+    """A live state of :func:`large_snapshot` (poll ``seq`` and the one before it)."""
+    last, previous = large_snapshot(seq, **kwargs), large_snapshot(seq - 1, **kwargs)
+    return ConsoleState(
+        profile=PROFILE,
+        now=last.taken_at + 2,
+        snapshot=last,
+        last_ok=last,
+        previous_ok=previous,
+    )
+
+
+# =========================================================================== previews
+
+
+def fake_preview(
+    name: str = "shop.orders",
+    rows: int = 20,
+    *,
+    first_offset: int = 0,
+    tail: bool = False,
+    columns: int | None = None,
+) -> Any:
+    """A :class:`fluss_proto.scan.Preview` of one of the story's tables, built with pyarrow
+    (no cluster): ``rows`` rows over the table's buckets, log offsets from ``first_offset``.
+    ``columns`` makes a wide log table of that many BIGINT columns instead."""
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    from fluss_proto.scan import BucketScan, BucketStatus, Preview, ScanMethod, ScanReport
+
+    if columns is not None:
+        info = _info(name, 99, 1, [(f"c{i:03d}", "BIGINT") for i in range(columns)])
+    else:
+        info = _TABLES[name]
+    arrays: dict[str, pa.Array] = {}
+    fields = []
+    for c in info.schema.columns:
+        t = str(c.type).split(" ")[0]
+        if t == "BIGINT":
+            arrow, values = pa.int64(), [i * 7 for i in range(rows)]
+        elif t.startswith("DECIMAL"):
+            arrow = pa.decimal128(10, 2)
+            values = [Decimal(f"{i}.{i % 100:02d}") + Decimal("0.01") for i in range(rows)]
+        elif t.startswith("TIMESTAMP_LTZ"):
+            arrow = pa.timestamp("ms")
+            values = [int(T0 * 1000) + i * 1500 for i in range(rows)]
+        else:
+            arrow, values = pa.string(), [f"{c.name}-{i}" for i in range(rows)]
+        if rows and c.name in ("customer", "city"):
+            values[0] = None
+        arrays[c.name] = pa.array(values, arrow)
+        fields.append(pa.field(c.name, arrow).with_metadata({b"fluss.type": str(c.type).encode()}))
+    log = tail or not info.is_pk_table
+    buckets = max(1, info.bucket_count)
+    if log:
+        arrays["_offset"] = pa.array([first_offset + i // buckets for i in range(rows)], pa.int64())
+        arrays["_change_type"] = pa.array(["+A"] * rows, pa.string())
+        fields += [pa.field("_offset", pa.int64(), False), pa.field("_change_type", pa.string())]
+    arrays["_bucket"] = pa.array([i % buckets for i in range(rows)], pa.int32())
+    fields.append(pa.field("_bucket", pa.int32(), False))
+    table = pa.Table.from_arrays(list(arrays.values()), schema=pa.schema(fields))
+    method = (
+        ScanMethod.FETCH_LOG_TAIL
+        if tail
+        else (ScanMethod.SCAN_KV if info.is_pk_table else ScanMethod.LIMIT_SCAN)
+    )
+    scans = tuple(
+        BucketScan(
+            partition_id=None,
+            partition_name=None,
+            bucket_id=b,
+            leader_id=b % 3 + 1,
+            method=method,
+            status=BucketStatus.SCANNED if rows else BucketStatus.EMPTY,
+            rows_read=len(range(b, rows, buckets)),
+            rows_returned=len(range(b, rows, buckets)),
+            requests=1,
+            elapsed_s=0.01,
+        )
+        for b in range(buckets)
+    )
+    report = ScanReport(
+        table_path=name,
+        table_id=info.table_id,
+        primary_key=info.is_pk_table,
+        tail=tail,
+        limit=max(rows, 1),
+        buckets=scans,
+        rows_returned=rows,
+        rows_read=rows,
+        limit_cut=False,
+        elapsed_s=0.05,
+        deadline_s=10.0,
+        schema_ids=(1,),
+        schema_id=1,
+    )
+    return Preview(table=table, report=report, info=info)
 
 
 def empty_state(path: Path) -> ConsoleState:

@@ -1,0 +1,75 @@
+"""Preview with a fake scan (no cluster): rows, no rows, errors, time travel, a scan under way."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from konsole.screens.preview import PreviewScreen
+from snapshots.conftest import SIZE, SMALL, console_app, settled
+from tests.console_scenario import fake_preview
+
+
+def _scan(result=None, error: Exception | None = None, hang: bool = False):
+    async def scan(app, request):
+        if hang:
+            await asyncio.Event().wait()
+        if error is not None:
+            raise error
+        return result
+
+    return scan
+
+
+def _open(path: str, scan):
+    async def run(pilot) -> None:
+        pilot.app.push_screen(PreviewScreen(path, scan=scan))
+        await pilot.pause(0.1)
+        await pilot.pause()
+
+    return run
+
+
+def test_preview_rows(snap_compare, console_states) -> None:
+    app = console_app(console_states["normal"])
+    scan = _scan(fake_preview("shop.orders", 30))
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled(_open("shop.orders", scan)))
+
+
+def test_preview_pk_table_small(snap_compare, console_states) -> None:
+    app = console_app(console_states["normal"])
+    scan = _scan(fake_preview("shop.customers", 12))
+    assert snap_compare(app, terminal_size=SMALL, run_before=settled(_open("shop.customers", scan)))
+
+
+def test_preview_no_rows(snap_compare, console_states) -> None:
+    app = console_app(console_states["empty"])
+    scan = _scan(fake_preview("shop.orders", 0))
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled(_open("shop.orders", scan)))
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "cannot reach the cluster at 127.0.0.1:9123: connection refused",
+        "table shop.nope does not exist",
+    ],
+    ids=["unreachable", "unknown-table"],
+)
+def test_preview_error(snap_compare, console_states, error: str) -> None:
+    app = console_app(console_states["unreachable"])
+    scan = _scan(error=RuntimeError(error))
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled(_open("shop.nope", scan)))
+
+
+def test_preview_in_time_travel(snap_compare, console_states) -> None:
+    app = console_app(console_states["historic"])
+    scan = _scan(fake_preview("metrics.cpu", 8))
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled(_open("metrics.cpu", scan)))
+
+
+def test_preview_scanning(snap_compare, console_states) -> None:
+    app = console_app(console_states["normal"])
+    scan = _scan(hang=True)
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled(_open("shop.orders", scan)))

@@ -1,0 +1,46 @@
+"""KeyedTable: in-place updates, rebuilds that keep the cursor's row, text never markup."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+
+from konsole.widgets.keyed_table import KeyedTable, Right
+
+pytestmark = pytest.mark.timeout(30)
+
+
+class _App(App[None]):
+    def compose(self) -> ComposeResult:
+        yield KeyedTable()
+
+
+async def test_sync_updates_in_place_and_keeps_the_cursor_on_its_row() -> None:
+    app = _App()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.set_columns([("name", "name"), ("n", "n")])
+        table.sync([("a", ["[bold]a[/]", Right("1")]), ("b", ["b", Right("2")])])
+        await pilot.pause()
+        assert str(table.get_cell("a", "name")) == "[bold]a[/]"  # shown, not read as markup
+        assert table.get_cell("a", "n").justify == "right"
+        table.move_cursor(row=1)
+        assert table.selected_key == "b"
+        # Same keys: cells change in place.
+        table.sync([("a", ["a", Right("10")]), ("b", ["b", Right("20")])])
+        await pilot.pause()
+        assert str(table.get_cell("b", "n")) == "20" and table.selected_key == "b"
+        # New order and a new row: rebuilt, the cursor follows "b".
+        table.sync([("c", ["c", "3"]), ("b", ["b", "2"]), ("a", ["a", "1"])])
+        await pilot.pause()
+        assert table.row_keys == ["c", "b", "a"] and table.selected_key == "b"
+        # A new label (a sort arrow) keeps rows and cursor.
+        table.set_columns([("name", "name ▲"), ("n", "n")])
+        await pilot.pause()
+        assert table.row_keys == ["c", "b", "a"] and table.selected_key == "b"
+        # The cursor's row gone: the cursor stays at its place.
+        table.sync([("c", ["c", "3"]), ("a", ["a", "1"])])
+        await pilot.pause()
+        assert table.selected_key == "a"
+        table.sync([])
+        assert table.selected_key is None
