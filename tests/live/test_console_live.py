@@ -30,6 +30,8 @@ from konsole.localcluster import LocalCluster
 from konsole.localcluster.cluster import ClusterDescription
 from konsole.localcluster.seed import wait_leaders
 from konsole.profiles import profile_from_local
+from konsole.screens.preview import PreviewScreen
+from konsole.screens.table_detail import TableDetailScreen
 from tests.conftest import FlussServer, our_java_processes
 from tests.live import pyfluss_data as pf
 
@@ -124,6 +126,7 @@ async def test_console_follows_a_tablet_server_stop_and_travels_back(live: Live)
         state = app.state
         assert state is not None and state.history.mode is HistoryMode.RECORDING
         assert _alive(app) == {s.id for s in live.description.of_role("tablet-server")}
+        await _preview_the_seeded_table(pilot, app, live)
         before = time.time()
         await pilot.pause(2 * INTERVAL)  # at least one more recorded poll with every server
 
@@ -131,14 +134,50 @@ async def test_console_follows_a_tablet_server_stop_and_travels_back(live: Live)
         await until(pilot, "server gone", lambda: victim not in _alive(app), 60)
         subject = f"tablet-server {victim}"
         await until(pilot, "server_left event", lambda: "server_left" in _kinds(app, subject), 30)
+        # Without restarting the app: the overview shows it gone and the event appears.
+        await until(pilot, "overview shows it", lambda: _row_state(app, victim) == "gone", 15)
+        await until(pilot, "event on the overview", lambda: "left" in screen_text(app), 15)
 
         await asyncio.to_thread(live.lc.start_server, "ts", victim, 120.0)
         await until(pilot, "server back", lambda: victim in _alive(app), 90)
         await until(pilot, "server_joined", lambda: "server_joined" in _kinds(app, subject), 30)
+        await until(pilot, "overview: alive", lambda: _row_state(app, victim) == "alive", 15)
 
         app.travel_to(before)
         await until(pilot, "time travel", lambda: app.travel_state is not None, 20)
         assert app.state is not None and app.state.historic
         assert victim in _alive(app)
+        assert "HISTORY" in screen_text(app)
+        await until(pilot, "historic overview", lambda: _row_state(app, victim) == "alive", 15)
         await pilot.press("L")
         assert app.travel_state is None
+
+
+async def _preview_the_seeded_table(pilot: Any, app: KonsoleApp, live: Live) -> None:
+    """Tables -> filter to the table pyfluss wrote -> its detail -> preview: its rows."""
+    table = f"{live.db}.{live.table}"
+    await pilot.press("t")
+    await until(pilot, "tables screen lists it", lambda: live.table in screen_text(app), 30)
+    await pilot.press("slash", *live.table, "enter")
+    await pilot.press("enter")
+    await until(pilot, "table detail", lambda: isinstance(app.screen, TableDetailScreen), 10)
+    assert app.screen.table_path == table  # type: ignore[attr-defined]
+    await pilot.press("p")
+    await until(pilot, "preview screen", lambda: isinstance(app.screen, PreviewScreen), 10)
+    screen = app.screen
+    assert isinstance(screen, PreviewScreen)
+    await until(pilot, "preview rows", lambda: screen.result is not None, 60)
+    assert screen.result is not None and screen.error is None
+    ids = sorted(screen.result.table.column("id").to_pylist())
+    assert ids == [r["id"] for r in pf.expected_rows(ROWS)]
+    assert "row-000007" in screen_text(app) or "row-000000" in screen_text(app)
+    await pilot.press("escape", "escape")  # back to the table, back to the tables
+    await pilot.press("o")
+    assert app.current_mode == "overview"
+
+
+def _row_state(app: KonsoleApp, server_id: int) -> str | None:
+    """The state column of the overview's row for ``server_id`` (None: no such row)."""
+    text = screen_text(app)
+    match = re.search(rf"\b{server_id}\s+127\.0\.0\.1:\d+\s+\S+\s+(\w+)", text)
+    return match.group(1) if match else None
