@@ -101,6 +101,8 @@ class PreviewStream:
         self._run = plan.run
         self.order: StreamOrder = order
         self.info: TableInfo = plan.info
+        #: ``db.table``.
+        self.table_path = str(plan.run.path)
         #: The columns of every chunk: the table's (Fluss types in the field metadata
         #: ``fluss.type``), then ``_offset``/``_change_type`` (log reads), ``_partition``
         #: (partitioned tables), ``_bucket``.
