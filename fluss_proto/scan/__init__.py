@@ -98,6 +98,7 @@ from fluss_proto.scan.run import ScanClient
 from fluss_proto.scan.runner import fair_quota
 from fluss_proto.scan.stream import (
     DEFAULT_STREAM_CAPACITY,
+    FAIR_SHARE_ROWS,
     PreviewStream,
     StreamOrder,
     stream_preview,
@@ -113,6 +114,7 @@ __all__ = [
     "DEFAULT_FETCH_MAX_BYTES_PER_BUCKET",
     "DEFAULT_KV_BATCH_BYTES",
     "DEFAULT_STREAM_CAPACITY",
+    "FAIR_SHARE_ROWS",
     "FLUSS_TYPE_KEY",
     "KV_SESSIONS_PER_LEADER",
     "MAX_FETCH_BYTES_PER_BUCKET",

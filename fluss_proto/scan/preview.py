@@ -92,7 +92,7 @@ def _take(run: PreviewRun, st: BucketState, take: int) -> pa.Table:
     return picked[0] if len(picked) == 1 else pa.concat_tables(picked)
 
 
-def _assemble(
+def assemble(
     run: PreviewRun, states: Sequence[BucketState], limit: int, partitioned: bool
 ) -> tuple[pa.Table, list[int]]:
     counts = [st.rows for st in states]
@@ -379,6 +379,6 @@ async def preview_table(
     finally:
         await run.runner.cancel_all()
         await wait_closers(run)
-    table, quota = _assemble(run, plan.states, limit, plan.partitioned)
+    table, quota = assemble(run, plan.states, limit, plan.partitioned)
     report = build_report(plan, quota, table.num_rows)
     return Preview(table=table, report=report, info=plan.info)

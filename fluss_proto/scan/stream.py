@@ -13,13 +13,17 @@ holds the whole result::
 Order (``order=``):
 
 - ``"bucket"`` (the default): bucket by bucket in the report's order (partition, then
-  bucket id), so the same table gives the same output. The limit is shared out as the
-  rows come: each bucket may fill a fair share of what is left (``ceil(left / buckets
-  left)``), a bucket with fewer rows leaves its share to the ones after it. This differs
-  from :func:`preview_table`'s quotas (which know every bucket's count first) only when
-  the table holds more rows than the limit.
+  bucket id), so the same table gives the same output; each bucket's rows in full until
+  the limit is reached (a log bucket gives its *last* rows, as a preview does). Up to
+  ``fair_share_rows`` rows (default ``FAIR_SHARE_ROWS``, 1,000) the stream is instead the
+  collected preview of :func:`preview_table` handed out as one chunk: the limit shared out
+  fairly across buckets (a short look at a big table shows every bucket), its memory
+  bounded by the small limit.
 - ``"arrival"``: chunks as they arrive from any bucket, the first ``limit`` rows win; the
   first row comes sooner, the output is not stable from run to run.
+
+Why not a fair share while streaming: it needs every bucket's row count before the first
+bucket's rows go out, i.e. the whole result in memory.
 
 Memory: a ScanKv worker (primary-key tables on the 1.0 line) waits when its bucket has
 ``capacity`` chunks (ScanKv pages of ``batch_size_bytes``) not yet taken by the reader,
@@ -40,7 +44,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -60,6 +63,7 @@ from fluss_proto.scan.constants import (
 from fluss_proto.scan.kv import wait_closers
 from fluss_proto.scan.preview import (
     Plan,
+    assemble,
     build_report,
     new_run,
     output_schema,
@@ -72,9 +76,17 @@ from fluss_proto.scan.run import ScanClient
 from fluss_proto.scan.runner import BucketState, RawValues, StreamAbandoned
 from fluss_proto.types import TableInfo
 
-__all__ = ["DEFAULT_STREAM_CAPACITY", "PreviewStream", "StreamOrder", "stream_preview"]
+__all__ = [
+    "DEFAULT_STREAM_CAPACITY",
+    "FAIR_SHARE_ROWS",
+    "PreviewStream",
+    "StreamOrder",
+    "stream_preview",
+]
 
 StreamOrder = Literal["bucket", "arrival"]
+#: Up to this limit, a bucket-order stream shares the limit fairly (collected, one chunk).
+FAIR_SHARE_ROWS = 1_000
 #: Chunks a ScanKv bucket may have waiting for the reader before its worker waits.
 DEFAULT_STREAM_CAPACITY = 2
 
@@ -96,8 +108,11 @@ class _Feed:
 class PreviewStream:
     """A preview in progress; iterate it for ``pyarrow.Table`` chunks of :attr:`schema`."""
 
-    def __init__(self, plan: Plan, order: StreamOrder, capacity: int) -> None:
+    def __init__(self, plan: Plan, order: StreamOrder, capacity: int, collected: bool) -> None:
         self._plan = plan
+        #: A small preview in bucket order: collected, fair quotas, one chunk.
+        self.collected = collected
+        self._quota: list[int] | None = None
         self._run = plan.run
         self.order: StreamOrder = order
         self.info: TableInfo = plan.info
@@ -161,6 +176,8 @@ class PreviewStream:
         if self._iterated:
             raise RuntimeError("a preview stream can be iterated once")
         self._iterated = True
+        if self.collected:
+            return self._collected()
         return self._chunks() if self.order == "bucket" else self._arrival_chunks()
 
     async def _wait(self) -> None:
@@ -189,6 +206,19 @@ class PreviewStream:
             st.limit_reached = True
             st.finish(BucketStatus.SCANNED if st.rows else BucketStatus.EMPTY, detail=detail)
 
+    async def _collected(self) -> AsyncIterator[pa.Table]:
+        """Small previews: every bucket read, then the fair quotas of preview_table."""
+        producer = self._producer
+        assert producer is not None
+        await producer
+        table, quota = assemble(
+            self._run, self._plan.states, self._run.limit, self._plan.partitioned
+        )
+        self._quota = quota
+        self.rows_returned = table.num_rows
+        if table.num_rows:
+            yield table if table.schema == self.schema else table.cast(self.schema)
+
     async def _chunks(self) -> AsyncIterator[pa.Table]:
         limit = self._run.limit
         states = self._plan.states
@@ -198,19 +228,18 @@ class PreviewStream:
                 for later in states[i:]:
                     self._abandon(later, "not read: earlier buckets filled the limit")
                 return
-            share = math.ceil(left / (len(states) - i))
             feed = self._feeds[st]
             if st.keep_last:
-                tail = await self._last_rows(st, share)
+                tail = await self._last_rows(st, left)
                 if tail is not None:
                     yield tail
                 continue
             for _ in range(1_000_000_000):  # bounded: each pass takes a chunk or waits
                 if feed.items:
-                    out = self._emit(st, self._pop(st), share - feed.taken, keep_last=False)
+                    out = self._emit(st, self._pop(st), left - feed.taken, keep_last=False)
                     if out is not None:
                         yield out
-                    if feed.taken >= share:
+                    if feed.taken >= left:
                         self._abandon(st)
                         break
                 elif feed.ended or feed.abandoned:
@@ -316,7 +345,7 @@ class PreviewStream:
         for st in self._plan.states:
             if st.status is None:
                 st.finish(BucketStatus.TIMED_OUT, stopped)
-        quota = [self._feeds[st].taken for st in self._plan.states]
+        quota = self._quota or [self._feeds[st].taken for st in self._plan.states]
         self.report = build_report(self._plan, quota, self.rows_returned)
 
 
@@ -332,6 +361,7 @@ async def stream_preview(
     max_partitions: int = 8,
     order: StreamOrder = "bucket",
     capacity: int = DEFAULT_STREAM_CAPACITY,
+    fair_share_rows: int = FAIR_SHARE_ROWS,
     batch_size_bytes: int = DEFAULT_KV_BATCH_BYTES,
     fetch_max_bytes: int = DEFAULT_FETCH_MAX_BYTES,
     fetch_max_bytes_per_bucket: int = DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
@@ -356,8 +386,10 @@ async def stream_preview(
         fetch_max_bytes_per_bucket=fetch_max_bytes_per_bucket,
     )
     plan = await plan_preview(run, partition, max_partitions, deadline_s, started)
-    stream = PreviewStream(plan, order, capacity)
-    run.sink = stream
+    collected = order == "bucket" and limit <= fair_share_rows
+    stream = PreviewStream(plan, order, capacity, collected)
+    if not collected:
+        run.sink = stream
     stream.start()
     try:
         yield stream

@@ -29,7 +29,7 @@ async def _read(fake: Any, **kw: Any) -> tuple[list[int], list[pa.Table], ScanRe
 
 
 async def test_bucket_order_gives_every_row_bucket_by_bucket_with_the_preview_schema() -> None:
-    ids, chunks, report = await _read(kv_cluster(), limit=100)
+    ids, chunks, report = await _read(kv_cluster(), limit=100, fair_share_rows=0)
     assert ids == [b * 100 + i for b in range(3) for i in range(10)]
     assert len(chunks) > 3  # ScanKv pages of 4 rows come out one by one
     whole = await preview_table(kv_cluster(), "db.t", limit=100)
@@ -38,15 +38,26 @@ async def test_bucket_order_gives_every_row_bucket_by_bucket_with_the_preview_sc
     assert [b.rows_returned for b in report.buckets] == [10, 10, 10]
 
 
-async def test_the_limit_is_shared_as_it_goes_and_stopped_sessions_are_closed() -> None:
+async def test_a_small_limit_is_shared_fairly_as_preview_table_does() -> None:
     fake = kv_cluster()
-    fake.honour_limit = False  # the server would go on: we must close
-    ids, _, report = await _read(fake, limit=13)
+    ids, chunks, report = await _read(fake, limit=13)
     assert ids == [0, 1, 2, 3, 4, 100, 101, 102, 103, 200, 201, 202, 203]
-    assert [b.rows_returned for b in report.buckets] == [5, 4, 4]
+    assert [b.rows_returned for b in report.buckets] == [5, 4, 4] and len(chunks) == 1
     assert report.limit_cut and report.complete and report.rows_returned == 13
-    closes = [r for _, r in fake.sent(ApiKey.SCAN_KV) if r.close_scanner]
-    assert len(closes) == 3 and not fake.sessions
+    whole = await preview_table(kv_cluster(), "db.t", limit=13)
+    assert chunks[0].equals(whole.table) and not fake.sessions
+
+
+async def test_a_streamed_limit_takes_whole_buckets_in_order_and_closes_the_rest() -> None:
+    fake = kv_cluster()
+    fake.honour_limit = False
+    ids, chunks, report = await _read(fake, limit=13, fair_share_rows=0)
+    assert ids == [*range(10), 100, 101, 102]
+    assert [b.rows_returned for b in report.buckets] == [10, 3, 0]
+    assert report.buckets[2].detail == "not read: earlier buckets filled the limit"
+    assert report.limit_cut and report.complete and len(chunks) > 1
+    assert not fake.sessions  # bucket 1 stopped half-way and bucket 2 were closed
+    assert sum(b.sessions_closed for b in report.buckets) >= 1
 
 
 async def test_a_bucket_with_few_rows_leaves_its_share_to_the_next() -> None:
@@ -75,7 +86,7 @@ async def test_workers_wait_for_a_slow_reader() -> None:
     for b in range(3):
         fake.put_rows((None, b), [b * 100 + i for i in range(40)])
     fake.page_rows = 2
-    async with stream_preview(fake, "db.t", limit=1000, capacity=1) as stream:
+    async with stream_preview(fake, "db.t", limit=1000, capacity=1, fair_share_rows=0) as stream:
         iterator = aiter(stream)
         first = await anext(iterator)
         assert first.column("id").to_pylist() == [0, 1]
@@ -90,7 +101,7 @@ async def test_workers_wait_for_a_slow_reader() -> None:
 
 async def test_leaving_early_closes_every_open_session() -> None:
     fake = kv_cluster()
-    async with stream_preview(fake, "db.t", limit=100, capacity=1) as stream:
+    async with stream_preview(fake, "db.t", limit=100, capacity=1, fair_share_rows=0) as stream:
         async for _ in stream:
             break
     assert stream.report is not None
@@ -105,7 +116,9 @@ async def test_cancelling_a_stream_closes_sessions() -> None:
     reached = asyncio.Event()
 
     async def read() -> None:
-        async with stream_preview(fake, "db.t", limit=100, deadline_s=30) as stream:
+        async with stream_preview(
+            fake, "db.t", limit=100, deadline_s=30, fair_share_rows=0
+        ) as stream:
             async for _ in stream:
                 reached.set()
 
@@ -120,7 +133,7 @@ async def test_cancelling_a_stream_closes_sessions() -> None:
 async def test_an_expired_session_after_rows_went_out_fails_the_bucket() -> None:
     fake = kv_cluster()
     fake.expire_at[(None, 1)] = [2]
-    ids, _, report = await _read(fake, limit=100)
+    ids, _, report = await _read(fake, limit=100, fair_share_rows=0)
     b1 = report.buckets[1]
     assert b1.status is BucketStatus.FAILED and isinstance(b1.error, ScannerExpiredError)
     assert len(ids) == len(set(ids))  # never a row twice
@@ -135,7 +148,9 @@ async def test_log_buckets_keep_their_last_rows() -> None:
     ids, chunks, report = await _read(fake, limit=6)
     assert ids == [7, 8, 9, 107, 108, 109]
     assert pa.concat_tables(chunks).column("_offset").to_pylist() == [7, 8, 9, 7, 8, 9]
-    assert [b.rows_returned for b in report.buckets] == [3, 3]
+    assert [b.rows_returned for b in report.buckets] == [3, 3]  # small: fair, last rows
+    ids, _, report = await _read(fake, limit=6, fair_share_rows=0)
+    assert ids == [4, 5, 6, 7, 8, 9]  # streamed: bucket 0's last rows fill the limit
 
 
 async def test_table_errors_come_from_entering_the_stream() -> None:
