@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -86,6 +87,15 @@ class RowWriter:
         self._finish(report)
         self.sink.flush()
 
+    def abort(self) -> None:
+        """Release the format writer after a failure or an interruption (its output is
+        about to be discarded): nothing is left for a finaliser to write later."""
+        with contextlib.suppress(Exception):
+            self._close()
+
+    def _close(self) -> None:
+        return None
+
     def _write(self, data: pa.Table) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -118,6 +128,9 @@ class CsvWriter(RowWriter):
         self._csv.write_table(pa.Table.from_arrays(columns, schema=self._text_schema))
 
     def _finish(self, report: ScanReport | None) -> None:
+        self._csv.close()
+
+    def _close(self) -> None:
         self._csv.close()
 
 
@@ -261,6 +274,9 @@ class ParquetWriter(_ArrowFileWriter):
     def _finish(self, report: ScanReport | None) -> None:
         self._pq.close()
 
+    def _close(self) -> None:
+        self._pq.close()
+
 
 class ArrowIpcWriter(_ArrowFileWriter):
     def __init__(self, sink: BinaryIO, schema: pa.Schema, **kw: Any) -> None:
@@ -271,6 +287,9 @@ class ArrowIpcWriter(_ArrowFileWriter):
         self._ipc.write_table(self._conform(data))
 
     def _finish(self, report: ScanReport | None) -> None:
+        self._ipc.close()
+
+    def _close(self) -> None:
         self._ipc.close()
 
 
@@ -317,6 +336,7 @@ def export_preview(
     chosen = resolve_format(fmt, path)
     types = {c.name: c.type for c in preview.info.schema.columns}
     with open_output(path) as out:
+        writer: RowWriter | None = None
         try:
             writer = make_writer(
                 chosen, out.sink, preview.table.schema, table=preview.report.table_path, types=types
@@ -325,7 +345,13 @@ def export_preview(
                 writer.write(pa.Table.from_batches([batch], schema=preview.table.schema))
             writer.finish(preview.report)
         except OSError as exc:
+            if writer is not None:
+                writer.abort()
             raise io_error(out.path, exc) from None
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
         out.commit()
         return ExportResult(writer.rows, out.path)
 
@@ -345,6 +371,9 @@ async def export_stream(
     pause = os.environ.get(PAUSE_ENV)
     try:
         writer = make_writer(fmt, out.sink, stream.schema, table=stream.table_path, types=types)
+    except OSError as exc:
+        raise io_error(out.path, exc) from None
+    try:
         async for data in stream:
             if pause == "first-row" and not writer.rows:
                 await _pause(pause)
@@ -355,18 +384,26 @@ async def export_stream(
                 pause = None
                 await _pause("mid")
     except OSError as exc:
+        writer.abort()
         raise io_error(out.path, exc) from None
+    except BaseException:  # cancelled (a signal), or the scan failed
+        writer.abort()
+        raise
     return writer
 
 
 async def finish_export(writer: RowWriter, out: Output, report: ScanReport | None) -> None:
     """End the format (the JSON document takes the report) and commit the output."""
-    if os.environ.get(PAUSE_ENV) == "finish":
-        await _pause("finish")
     try:
+        if os.environ.get(PAUSE_ENV) == "finish":
+            await _pause("finish")
         writer.finish(report)
     except OSError as exc:
+        writer.abort()
         raise io_error(out.path, exc) from None
+    except BaseException:
+        writer.abort()
+        raise
     out.commit()
 
 

@@ -376,8 +376,10 @@ def test_missing_directory_is_an_io_error(tmp_path: Path) -> None:
         pass
 
 
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet", "arrow", "csv"])
 def test_full_disk_is_an_io_error_and_nothing_is_left(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    suffix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = kv_cluster()
     calls: list[Any] = []
@@ -395,10 +397,12 @@ def test_full_disk_is_an_io_error_and_nothing_is_left(
         full()
 
     monkeypatch.setattr(writers.RowWriter, "write", write)
-    res = _cli(fake, monkeypatch, "db.t", "--output", str(tmp_path / "rows.jsonl"))
+    out = tmp_path / f"rows.{suffix}"
+    res = _cli(fake, monkeypatch, "db.t", "--limit", "5000", "--output", str(out))
     assert res.exit_code == ExitCode.IO_ERROR, res.output
+    # one line, and no finaliser complaining later about a closed file
     assert calls and res.stderr.strip().splitlines() == [
-        f"error: cannot write {tmp_path / 'rows.jsonl'}: No space left on device"
+        f"error: cannot write {out}: No space left on device"
     ]
     assert _files(tmp_path) == []
 
@@ -501,6 +505,22 @@ def test_cli_refuses_bad_formats_before_connecting(
         res = _cli(kv_cluster(), monkeypatch, "db.t", *args)
         assert res.exit_code == 3 and res.connects == 0, (args, res.output)
     assert _files(tmp_path) == []
+
+
+def test_export_preview_writes_a_collected_preview_in_one_call(tmp_path: Path) -> None:
+    import asyncio
+
+    from fluss_proto.scan import preview_table
+    from konsole.export.writers import export_preview
+
+    preview = asyncio.run(preview_table(kv_cluster(), "db.t", limit=100))
+    result = export_preview(preview, tmp_path / "rows.feather")
+    assert result.rows == 30 and result.path == tmp_path / "rows.feather"
+    back = pa.ipc.open_file(tmp_path / "rows.feather").read_all()
+    assert back.equals(preview.table)
+    doc = export_preview(preview, tmp_path / "rows.json")
+    assert json.loads((tmp_path / "rows.json").read_text())["report"]["rows_returned"] == 30
+    assert doc.rows == 30 and _files(tmp_path) == ["rows.feather", "rows.json"]
 
 
 def test_datetime_sanity() -> None:  # the rendering is UTC whatever the local zone
