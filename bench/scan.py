@@ -343,10 +343,14 @@ async def run(bootstrap: str, args: argparse.Namespace) -> dict[str, Any]:
     finally:
         if client is not None:
             await client.close()
+        if args.keep_tables:
+            log(f"kept the tables in database {db}")
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(
-                conn.get_admin().drop_database(db, ignore_if_not_exists=True, cascade=True), 60
-            )
+            if not args.keep_tables:
+                await asyncio.wait_for(
+                    conn.get_admin().drop_database(db, ignore_if_not_exists=True, cascade=True),
+                    60,
+                )
         with contextlib.suppress(Exception):
             await asyncio.wait_for(conn.close(), 30)
         await asyncio.sleep(0.3)
@@ -492,7 +496,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--export-only", action="store_true")
     parser.add_argument("--fluss-home", default=None, help="a 1.0-line distribution to start")
     parser.add_argument("--scan-child", nargs=3, metavar=("BOOTSTRAP", "TABLE", "ROWS"))
+    parser.add_argument(
+        "--export-table",
+        nargs=2,
+        metavar=("DB.TABLE", "ROWS"),
+        help="measure the export of an existing table (with --bootstrap), create nothing",
+    )
+    parser.add_argument("--keep-tables", action="store_true", help="do not drop the database")
     args = parser.parse_args(argv)
+    if args.export_table:
+        if not args.bootstrap:
+            parser.error("--export-table needs --bootstrap")
+        table, rows = args.export_table
+        out = {"export": measure_export(args.bootstrap, table, int(rows), args.export_reps or 1)}
+        print(json.dumps(out, indent=2) if args.json else "", end="")
+        if not args.json:
+            print_export(out["export"])
+        return 0
     if args.scan_child:
         bootstrap, table, rows = args.scan_child
         asyncio.run(scan_child(bootstrap, table, int(rows)))
