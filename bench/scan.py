@@ -41,7 +41,7 @@ instead of the published 0.9.1 jars, so primary-key rows come through ScanKv):
   (``stream_preview``, decoded) and writes nothing;
 - the CLI writing each format to a file (``-o x.parquet`` ...) and JSON lines to stdout
   (a pipe drained to nowhere), best of ``--export-reps``, end to end (process start to
-  exit), with each process's peak RSS (``wait4``);
+  exit), with each process's peak RSS (GNU ``time``'s ``%M``; needs ``/usr/bin/time``);
 - time to first row on stdout: process start to the first complete line of
   ``--format jsonl`` (and of the default table format with ``--limit 100``).
 """
@@ -364,26 +364,34 @@ EXPORT_FORMATS = ("parquet", "arrow", "csv", "jsonl", "json")
 
 
 def _child(argv: list[str], *, first_line: bool = False) -> dict[str, float]:
-    """Run a process to its end: wall seconds, peak RSS (MB), seconds to the first line."""
-    import subprocess
+    """Run a process to its end: wall seconds, peak RSS (MB), seconds to the first line.
 
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
-    assert proc.stdout is not None and proc.stderr is not None
-    first = float("nan")
-    if first_line:
-        proc.stdout.readline()
-        first = time.perf_counter() - t0
-    for _ in range(10_000_000):  # drain to the end (bounded)
-        if not proc.stdout.read(1 << 20):
-            break
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{argv[3:6]} exited {proc.returncode}: {err.decode()[-500:]}")
-    return {"wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024, "first_line_s": first}
+    The peak RSS comes from GNU time (``%M``) wrapped around the process: a child forked
+    straight from this (large) bench process would report this process's RSS as its own
+    high-water mark.
+    """
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        wrapped = ["/usr/bin/time", "-f", "%M", "-o", rss.name, *argv]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(wrapped, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+        assert proc.stdout is not None and proc.stderr is not None
+        first = float("nan")
+        if first_line:
+            proc.stdout.readline()
+            first = time.perf_counter() - t0
+        for _ in range(10_000_000):  # drain to the end (bounded)
+            if not proc.stdout.read(1 << 20):
+                break
+        err = proc.stderr.read()
+        proc.wait()
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{argv[3:6]} exited {proc.returncode}: {err.decode()[-500:]}")
+        peak_kb = int(rss.read().split()[-1])
+    return {"wall_s": wall, "peak_rss_mb": peak_kb / 1024, "first_line_s": first}
 
 
 def _best(reps: int, argv: list[str], **kw: Any) -> dict[str, float]:
