@@ -9,6 +9,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -529,3 +530,39 @@ def test_datetime_sanity() -> None:  # the rendering is UTC whatever the local z
     assert json_rows_text(pa.table({"t": ts}), {}).to_pylist() == [
         '{"t":"2024-01-01T12:30:00.000000"}\n'
     ]
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_mid_stream_exits_130_or_143_and_leaves_no_file(
+    sig: signal.Signals, code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from tests._testutil import FakeScanCluster
+
+    fake = FakeScanCluster(pk=True)
+    for b in range(3):
+        fake.put_rows((None, b), [b * 100 + i for i in range(50)])
+    # bucket 1 stops answering after two pages: 50 + 8 rows are written, then it waits
+    fake.hang_scan_kv_at_seq[(None, 1)] = 2
+
+    async def connect(*_a: Any, **_k: Any) -> Any:
+        async def close() -> None:
+            return None
+
+        fake.close = close  # type: ignore[attr-defined]
+        asyncio.get_running_loop().call_later(0.5, os.kill, os.getpid(), sig)
+        return fake
+
+    from konsole import cli
+
+    monkeypatch.setattr("fluss_proto.client.FlussClient.connect", connect)
+    out = tmp_path / "rows.csv"
+    res = CliRunner().invoke(
+        cli.main, ["preview", "db.t", "--limit", "5000", "--timeout", "30", "-o", str(out)]
+    )
+    assert res.exit_code == code, res.output
+    assert res.stderr.splitlines() == [
+        f"error: interrupted by {sig.name}: stopped after 58 row(s); {out} not written"
+    ]
+    assert _files(tmp_path) == [] and not fake.sessions  # open sessions were closed
