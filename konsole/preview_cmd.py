@@ -1,20 +1,28 @@
-"""`konsole preview DB.TABLE`: show a table's rows through server-side scans.
+"""`konsole preview DB.TABLE`: show a table's rows through server-side scans, or export them.
 
-Rows go to stdout as an aligned text table, JSON or CSV; the scan report (which buckets
-were read, how, which failed or timed out) goes to stderr. Exit codes:
+Rows stream (:func:`fluss_proto.scan.stream_preview`) to stdout as an aligned text table,
+JSON, JSON lines or CSV, or to ``--output FILE`` in those formats or Parquet / Arrow IPC
+(written by :mod:`konsole.export`, renamed into place only when complete); the scan report
+(which buckets were read, how, which failed or timed out) goes to stderr. See
+docs/preview.md. Exit codes:
 
 - 0 (``ExitCode.OK``): every bucket was read;
 - 1 (``WARNING``): some bucket failed, timed out or sits in remote storage (what was read
-  is printed);
+  is written);
 - 2 (``CRITICAL``): nothing could be read (cluster unreachable, unknown table or partition,
   every bucket failed);
-- 3 (``UNKNOWN``): bad arguments (also click's usage errors, which click itself would end
-  with 2).
+- 3 (``UNKNOWN``): bad arguments, an unknown format or file suffix (also click's usage
+  errors, which click itself would end with 2); refused before connecting;
+- 74 (``IO_ERROR``): the output could not be written (missing or read-only directory,
+  full disk); nothing is left under the final name;
+- 130 / 143 (``INTERRUPTED`` / ``TERMINATED``): SIGINT / SIGTERM; ScanKv sessions are
+  closed, the temporary file removed, one line on stderr.
 
-Values are rendered by :mod:`konsole.render` (shared with the check and the UI).
+Values are rendered by :mod:`konsole.render_arrow` (the rules of :mod:`konsole.render`,
+shared with the check and the UI, a column at a time).
 
-Heavy imports (pyarrow, the protocol package) happen inside the command, so the rest of the
-CLI starts as fast as before.
+Heavy imports (pyarrow, the protocol package, the writers) happen inside the command, so
+the rest of the CLI starts as fast as before.
 """
 
 from __future__ import annotations
