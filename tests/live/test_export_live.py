@@ -8,6 +8,8 @@ primary-key table); the CLI runs as a separate process and writes each format. C
   type metadata), Parquet after casting back (Parquet has no TIME in seconds);
 - CSV and JSON lines (file and stdout) compare value by value with today's JSON rendering
   (:func:`konsole.render.json_rows` of the scanned table);
+- both paths: streamed (``--limit`` above 1,000, bucket and arrival order, ``--tail``) and
+  the collected fair-share one (``--limit 1000``);
 - SIGINT at three points (before the first row, mid-stream, before the final flush and
   rename; reached through the exporter's test pause hook) exits 130 and leaves neither a
   temporary file nor the output file; SIGTERM exits 143; stdout keeps whole rows only.
@@ -159,8 +161,9 @@ async def test_every_format_round_trips_against_pyfluss(
         expected_table = scanned.table.take(order)
         for fmt in FILE_FORMATS:
             path = tmp_path / f"{name}.{fmt}"
+            # above 1,000 rows the preview streams (the fair-share path is below)
             code, out, err = await _cli(
-                world, f"{world.db}.{name}", "--limit", "1000", "-o", str(path)
+                world, f"{world.db}.{name}", "--limit", "5000", "-o", str(path)
             )
             assert code == 0, err.decode()
             assert out == b"" and f"wrote {ROWS} row(s)".encode() in err
@@ -187,17 +190,31 @@ async def test_every_format_round_trips_against_pyfluss(
             else:
                 doc = json.loads(path.read_text())
                 assert _same(_by_id(doc["rows"]), want) and doc["report"]["complete"]
-        # stdout: the same text as the files
+        # stdout: the same text as the files (1,000 rows: the collected, fair-share path)
         code, out, err = await _cli(
             world, f"{world.db}.{name}", "--format", "jsonl", "--limit", "1000"
         )
         assert code == 0, err.decode()
         assert _same(_by_id([json.loads(line) for line in out.decode().splitlines()]), want)
         code, out, err = await _cli(
-            world, f"{world.db}.{name}", "--format", "csv", "--limit", "1000"
+            world, f"{world.db}.{name}", "--format", "csv", "--limit", "5000"
         )
         assert code == 0, err.decode()
         _check_csv(out.decode(), want, names)
+        # arrival order: the same rows, in some order
+        code, out, err = await _cli(
+            world, f"{world.db}.{name}", "--format", "jsonl", "--arrival-order", "--limit", "1000"
+        )
+        assert code == 0, err.decode()
+        assert _same(_by_id([json.loads(line) for line in out.decode().splitlines()]), want)
+    # --tail streams the log's last rows (FetchLog), rendered as the collected preview is
+    tailed = await preview_table(world.client, f"{world.db}.types_log", limit=5000, tail=True)
+    code, out, err = await _cli(
+        world, f"{world.db}.types_log", "--tail", "--format", "jsonl", "--limit", "5000"
+    )
+    assert code == 0, err.decode()
+    got = [json.loads(line) for line in out.decode().splitlines()]
+    assert _same(_by_id(got), _by_id(json_rows(tailed))) and len(got) == ROWS
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         f"{n}.{f}" for n in back for f in FILE_FORMATS
     )
