@@ -5,7 +5,7 @@ here). This module (formats, paths, the output file) imports no pyarrow, so the 
 starts fast; the writers are in :mod:`konsole.export.writers`. Rows arrive as
 ``pyarrow.Table`` chunks (:func:`fluss_proto.scan.stream_preview`) or as one collected
 :class:`~fluss_proto.scan.Preview`; every format is written chunk by chunk, so memory stays
-bounded by a chunk.
+bounded by a chunk (the text table: by its first 1,000 rows).
 
 API (``resolve_format``, ``open_output`` here; the rest in :mod:`konsole.export.writers`)::
 
@@ -26,15 +26,17 @@ API (``resolve_format``, ``open_output`` here; the rest in :mod:`konsole.export.
 Formats (``FORMATS``) and the file suffixes that choose them (``SUFFIXES``):
 
 - ``csv`` (``.csv``): header line, then rows through ``pyarrow.csv`` (``needed`` quoting:
-  text values are quoted, numbers and booleans are not, NULL is an empty field, so an
-  empty string ``""`` and NULL differ); values as :func:`konsole.render_arrow.plain_text`;
+  strings and the values rendered as text, i.e. floats, decimals, timestamps, base64 and
+  nested values, are quoted; integers, booleans, dates and times are not; NULL is an
+  empty field, so an empty string ``""`` and NULL differ); values as
+  :func:`konsole.render_arrow.plain_text`;
 - ``jsonl`` (``.jsonl``, ``.ndjson``): one compact JSON object per row;
 - ``json`` (``.json``): one document ``{"table", "columns", "rows": [...], "report"}``,
   one row per line, the scan report last;
-- ``table``: an aligned text table (stdout's default). Column widths come from the header
-  and the first chunk; when a later chunk needs wider columns, the widths grow and the
-  header and rule are printed again before it (so every row stays aligned with the header
-  above it, and nothing waits for the last row);
+- ``table``: an aligned text table (stdout's default). The first 1,000 rows are held back
+  to size the columns (a small preview looks as it always did); when a later chunk needs
+  wider columns, the widths grow and the header and rule are printed again before it, so
+  every row stays aligned with the header above it and nothing waits for the last row;
 - ``parquet`` (``.parquet``, ``.pq``) and ``arrow`` (``.arrow``, ``.feather``, ``.ipc``:
   the Arrow IPC file format, which Feather v2 is): the preview's own Arrow types; each
   field keeps its Fluss type in the field metadata key ``fluss.type`` and the schema
