@@ -32,6 +32,19 @@ Measured (best of ``--reps`` after one warm-up; connections already open):
   bucket's scanner with ``limit(500)`` at once.
 
 Ratios are ours / pyfluss in rows per second (higher is better for us).
+
+Export (``konsole preview`` as a separate process on the PK table, all its rows; with
+``--export-only`` nothing else is measured; ``--fluss-home DIR`` starts a 1.0-line server
+instead of the published 0.9.1 jars, so primary-key rows come through ScanKv):
+
+- scan alone: a process with the CLI's imports that streams every row
+  (``stream_preview``, decoded) and writes nothing;
+- the CLI writing each format to a file (``-o x.parquet`` ...) and JSON lines to stdout
+  (a pipe drained to nowhere), best of ``--export-reps``, end to end (process start to
+  exit), with each process's peak RSS (GNU ``time``'s ``%M``; needs ``/usr/bin/time``);
+- time to first row on stdout: process start to the first complete line of
+  ``--format jsonl`` (and of the default table format with ``--limit 100``), beside the
+  time a process takes to start Python and import the modules a preview needs.
 """
 
 from __future__ import annotations
@@ -202,6 +215,12 @@ async def run(bootstrap: str, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"bootstrap": bootstrap, "buckets": args.buckets, "reps": args.reps}
     try:
         out["tables"] = sizes = await create_tables(conn, db, args)
+        if args.export_only or args.export_reps:
+            out["export"] = await asyncio.to_thread(
+                measure_export, bootstrap, f"{db}.pk", sizes["pk_rows"], args.export_reps or 1
+            )
+        if args.export_only:
+            return out
         client = await FlussClient.connect(bootstrap, request_timeout=120.0)
         log_path, pk_path = f"{db}.log", f"{db}.pk"
         n_log, n_pk = sizes["log_rows"], sizes["pk_rows"]
@@ -325,17 +344,140 @@ async def run(bootstrap: str, args: argparse.Namespace) -> dict[str, Any]:
     finally:
         if client is not None:
             await client.close()
+        if args.keep_tables:
+            log(f"kept the tables in database {db}")
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(
-                conn.get_admin().drop_database(db, ignore_if_not_exists=True, cascade=True), 60
-            )
+            if not args.keep_tables:
+                await asyncio.wait_for(
+                    conn.get_admin().drop_database(db, ignore_if_not_exists=True, cascade=True),
+                    60,
+                )
         with contextlib.suppress(Exception):
             await asyncio.wait_for(conn.close(), 30)
         await asyncio.sleep(0.3)
     return out
 
 
+# =========================================================================== export
+
+
+EXPORT_FORMATS = ("parquet", "arrow", "csv", "jsonl", "json")
+
+
+def _child(argv: list[str], *, first_line: bool = False) -> dict[str, float]:
+    """Run a process to its end: wall seconds, peak RSS (MB), seconds to the first line.
+
+    The peak RSS comes from GNU time (``%M``) wrapped around the process: a child forked
+    straight from this (large) bench process would report this process's RSS as its own
+    high-water mark.
+    """
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        wrapped = ["/usr/bin/time", "-f", "%M", "-o", rss.name, *argv]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(wrapped, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+        assert proc.stdout is not None and proc.stderr is not None
+        first = float("nan")
+        if first_line:
+            proc.stdout.readline()
+            first = time.perf_counter() - t0
+        for _ in range(10_000_000):  # drain to the end (bounded)
+            if not proc.stdout.read(1 << 20):
+                break
+        err = proc.stderr.read()
+        proc.wait()
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{argv[3:6]} exited {proc.returncode}: {err.decode()[-500:]}")
+        peak_kb = int(rss.read().split()[-1])
+    return {"wall_s": wall, "peak_rss_mb": peak_kb / 1024, "first_line_s": first}
+
+
+def _best(reps: int, argv: list[str], **kw: Any) -> dict[str, float]:
+    runs = [_child(argv, **kw) for _ in range(max(1, reps))]
+    best = min(runs, key=lambda r: r["wall_s"])
+    return {
+        "best_s": best["wall_s"],
+        "median_s": statistics.median(r["wall_s"] for r in runs),
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "first_line_s": min(r["first_line_s"] for r in runs),
+    }
+
+
+def measure_export(bootstrap: str, table: str, rows: int, reps: int) -> dict[str, Any]:
+    import tempfile
+
+    py = sys.executable
+    cli = [py, "-m", "konsole.cli", "preview", table, "--bootstrap", bootstrap]
+    big = ["--limit", str(rows), "--timeout", "600"]
+    out: dict[str, Any] = {"rows": rows}
+    log("measuring the export ...")
+    scan = [py, str(Path(__file__).resolve()), "--scan-child", bootstrap, table, str(rows)]
+    _child(scan)  # warm-up (page cache, server caches)
+    out["scan_only"] = _best(reps, scan)
+    # What no output format can beat: starting Python with the modules a preview needs.
+    imports = "import konsole.cli, fluss_proto.client, fluss_proto.scan, konsole.export.writers"
+    out["imports_only"] = _best(reps, [py, "-c", imports])
+    with tempfile.TemporaryDirectory(prefix="konsole-bench-export-") as tmp:
+        for fmt in EXPORT_FORMATS:
+            path = Path(tmp) / f"rows.{fmt}"
+            out[f"file_{fmt}"] = _best(reps, [*cli, *big, "-o", str(path)])
+            out[f"file_{fmt}"]["bytes"] = path.stat().st_size
+            path.unlink()
+    out["stdout_jsonl"] = _best(reps, [*cli, *big, "--format", "jsonl"], first_line=True)
+    out["stdout_csv"] = _best(reps, [*cli, *big, "--format", "csv"], first_line=True)
+    out["first_row_table_limit_100"] = _best(reps, [*cli, "--limit", "100"], first_line=True)
+    scan_s = out["scan_only"]["best_s"]
+    out["ratios_to_scan"] = {
+        k: v["best_s"] / scan_s
+        for k, v in out.items()
+        if isinstance(v, dict) and "best_s" in v and k not in ("scan_only", "imports_only")
+    }
+    return out
+
+
+async def scan_child(bootstrap: str, table: str, rows: int) -> None:
+    """The scan alone, in a process shaped like the CLI's (same imports): read and decode
+    every row, write nothing."""
+    import konsole.cli  # noqa: F401  # the CLI's import cost, for a fair comparison
+    from fluss_proto.scan import stream_preview
+
+    client = await FlussClient.connect(bootstrap, request_timeout=600.0)
+    try:
+        got = 0
+        async with stream_preview(client, table, limit=rows, deadline_s=600) as stream:
+            async for chunk in stream:
+                got += chunk.num_rows
+        if got != rows:
+            raise RuntimeError(f"scan alone read {got} rows, expected {rows}")
+    finally:
+        await client.close()
+
+
+def print_export(out: dict[str, Any]) -> None:
+    print(f"export of the PK table, {out['rows']} rows (CLI processes, best of the reps):")
+    for name, r in out.items():
+        if not isinstance(r, dict) or "best_s" not in r:
+            continue
+        ratio = out["ratios_to_scan"].get(name)
+        extra = f"  {ratio:5.2f}x scan" if ratio is not None else ""
+        if r["first_line_s"] == r["first_line_s"]:  # not NaN
+            extra += f"  first line {r['first_line_s'] * 1000:7.1f} ms"
+        if "bytes" in r:
+            extra += f"  {r['bytes'] / 1e6:8.1f} MB"
+        print(
+            f"  {name:<28} best {r['best_s']:7.2f} s  median {r['median_s']:7.2f} s  "
+            f"peak RSS {r['peak_rss_mb']:7.1f} MB{extra}"
+        )
+
+
 def print_summary(out: dict[str, Any]) -> None:
+    if "export" in out:
+        print_export(out["export"])
+    if "results" not in out:
+        return
     t = out["tables"]
     print(
         f"tables: log {t['log_rows']} rows (written in {t['log_create_s']:.1f}s), "
@@ -362,14 +504,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--create-budget", type=float, default=150.0)
     parser.add_argument("--tablet-servers", type=int, default=1)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--export-reps", type=int, default=2, help="0: skip the export")
+    parser.add_argument("--export-only", action="store_true")
+    parser.add_argument("--fluss-home", default=None, help="a 1.0-line distribution to start")
+    parser.add_argument("--scan-child", nargs=3, metavar=("BOOTSTRAP", "TABLE", "ROWS"))
+    parser.add_argument(
+        "--export-table",
+        nargs=2,
+        metavar=("DB.TABLE", "ROWS"),
+        help="measure the export of an existing table (with --bootstrap), create nothing",
+    )
+    parser.add_argument("--keep-tables", action="store_true", help="do not drop the database")
     args = parser.parse_args(argv)
+    if args.export_table:
+        if not args.bootstrap:
+            parser.error("--export-table needs --bootstrap")
+        table, rows = args.export_table
+        out = {"export": measure_export(args.bootstrap, table, int(rows), args.export_reps or 1)}
+        print(json.dumps(out, indent=2) if args.json else "", end="")
+        if not args.json:
+            print_export(out["export"])
+        return 0
+    if args.scan_child:
+        bootstrap, table, rows = args.scan_child
+        asyncio.run(scan_child(bootstrap, table, int(rows)))
+        return 0
     from konsole.localcluster.cluster import temporary_cluster
 
     own = (
         contextlib.nullcontext(None)
         if args.bootstrap
         else temporary_cluster(
-            tablet_servers=args.tablet_servers, prefix="konsole-bench-scan-", ready_timeout=180
+            tablet_servers=args.tablet_servers,
+            prefix="konsole-bench-scan-",
+            ready_timeout=180,
+            **({"fluss_home": args.fluss_home} if args.fluss_home else {}),
         )
     )
     with own as desc:

@@ -6,7 +6,8 @@ beside the seed), so a command can catch them once.
 Errors of the wire protocol stay :class:`fluss_proto.errors.FlussError`.
 
 :class:`ExitCode` follows monitoring-plugin habits (0 OK, 1 WARNING, 2 CRITICAL,
-3 UNKNOWN) and is what every command returns: ``konsole preview``, ``konsole cluster
+3 UNKNOWN), plus 74 for an output that could not be written and 130 / 143 for SIGINT /
+SIGTERM, and is what every command returns: ``konsole preview``, ``konsole cluster
 status``, and the coming ``check``, ``watch`` and ``record``.
 """
 
@@ -40,6 +41,9 @@ class ExitCode(IntEnum):
     CRITICAL = 2
     #: Bad arguments or configuration, rejected credentials, internal failure.
     UNKNOWN = 3
+    #: The output could not be written (missing or read-only directory, full disk):
+    #: sysexits' EX_IOERR, so a script tells a local I/O failure from a cluster problem.
+    IO_ERROR = 74
     #: Stopped by SIGINT (128 + 2), as shells report it.
     INTERRUPTED = 130
     #: Stopped by SIGTERM (128 + 15).

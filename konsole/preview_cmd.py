@@ -1,51 +1,65 @@
-"""`konsole preview DB.TABLE`: show a table's rows through server-side scans.
+"""`konsole preview DB.TABLE`: show a table's rows through server-side scans, or export them.
 
-Rows go to stdout as an aligned text table, JSON or CSV; the scan report (which buckets
-were read, how, which failed or timed out) goes to stderr. Exit codes:
+Rows stream (:func:`fluss_proto.scan.stream_preview`) to stdout as an aligned text table,
+JSON, JSON lines or CSV, or to ``--output FILE`` in those formats or Parquet / Arrow IPC
+(written by :mod:`konsole.export`, renamed into place only when complete); the scan report
+(which buckets were read, how, which failed or timed out) goes to stderr. See
+docs/preview.md. Exit codes:
 
 - 0 (``ExitCode.OK``): every bucket was read;
 - 1 (``WARNING``): some bucket failed, timed out or sits in remote storage (what was read
-  is printed);
+  is written);
 - 2 (``CRITICAL``): nothing could be read (cluster unreachable, unknown table or partition,
   every bucket failed);
-- 3 (``UNKNOWN``): bad arguments (also click's usage errors, which click itself would end
-  with 2).
+- 3 (``UNKNOWN``): bad arguments, an unknown format or file suffix (also click's usage
+  errors, which click itself would end with 2); refused before connecting;
+- 74 (``IO_ERROR``): the output could not be written (missing or read-only directory,
+  full disk); nothing is left under the final name;
+- 130 / 143 (``INTERRUPTED`` / ``TERMINATED``): SIGINT / SIGTERM; ScanKv sessions are
+  closed, the temporary file removed, one line on stderr.
 
-Values are rendered by :mod:`konsole.render` (shared with the check and the UI).
+Values are rendered by :mod:`konsole.render_arrow` (the rules of :mod:`konsole.render`,
+shared with the check and the UI, a column at a time).
 
-Heavy imports (pyarrow, the protocol package) happen inside the command, so the rest of the
-CLI starts as fast as before.
+Heavy imports (pyarrow, the protocol package, the writers) happen inside the command, so
+the rest of the CLI starts as fast as before.
 """
 
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
-import json
+import contextlib
+import errno
+import os
 import re
+import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from konsole.errors import ExitCode, ProfileError
+from konsole.export import (
+    FORMATS,
+    ExportFormatError,
+    ExportIOError,
+    open_output,
+    resolve_format,
+)
 from konsole.render import (  # json_rows, json_values, text_table: re-exported
     CELL_WIDTH,
     json_rows,
     json_values,
-    right_aligned,
-    scalar_text,
     text_table,
-    type_label,
 )
-from konsole.watch_cmd import connection_options, resolve_from_options
+from konsole.watch_cmd import connection_options, resolve_from_options, run_until_signalled
 
 if TYPE_CHECKING:
     from fluss_proto.sasl import SaslPlain
-    from fluss_proto.scan import Preview
+    from fluss_proto.scan import StreamOrder
 
 __all__ = [
     "CELL_WIDTH",
@@ -101,9 +115,24 @@ class _PreviewCommand(click.Command):
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json", "csv"]),
-    default="table",
-    show_default=True,
+    type=click.Choice(list(FORMATS)),
+    default=None,
+    help="Output format [default: from the --output suffix, else table]; parquet and arrow "
+    "need --output.",
+)
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Write the rows to FILE (renamed into place only when complete).",
+)
+@click.option(
+    "--arrival-order",
+    is_flag=True,
+    help="Write rows as they arrive from any bucket (not bucket by bucket).",
 )
 @click.option(
     "--timeout",
@@ -122,10 +151,12 @@ def preview(
     partition: str | None,
     limit: int,
     tail: bool,
-    fmt: str,
+    fmt: str | None,
+    output: Path | None,
+    arrival_order: bool,
     timeout: float,
 ) -> None:
-    """Show up to LIMIT rows of DB.TABLE (report on stderr)."""
+    """Show up to LIMIT rows of DB.TABLE, or write them to FILE (report on stderr)."""
     database, dot, name = table.partition(".")
     if not dot or not database or not name:
         raise _usage(f"table {table!r} is not DB.TABLE")
@@ -133,63 +164,133 @@ def preview(
         if problem := invalid_name(ident):
             raise _usage(f"{kind} name {ident!r} is invalid: {problem}")
     try:
+        fmt = resolve_format(fmt, output)
+    except ExportFormatError as exc:
+        raise _usage(str(exc)) from None
+    try:
         chosen = resolve_from_options(profile, bootstrap, local, run_dir, config_path)
         sasl = chosen.sasl()  # a missing password variable is bad configuration too
     except ProfileError as exc:
         raise _usage(str(exc)) from None
-    code = asyncio.run(
-        _run(
-            ",".join(chosen.bootstrap), (database, name), partition, limit, tail, fmt, timeout, sasl
-        )
+    job = _Job(
+        ",".join(chosen.bootstrap),
+        (database, name),
+        partition,
+        limit,
+        tail,
+        fmt,
+        output,
+        "arrival" if arrival_order else "bucket",
+        timeout,
+        sasl,
     )
-    sys.exit(code)
+    sys.exit(asyncio.run(_main(job)))
 
 
-async def _run(
-    bootstrap: str,
-    path: tuple[str, str],
-    partition: str | None,
-    limit: int,
-    tail: bool,
-    fmt: str,
-    timeout: float,
-    sasl: SaslPlain | None = None,
-) -> ExitCode:
+@dataclass
+class _Job:
+    bootstrap: str
+    path: tuple[str, str]
+    partition: str | None
+    limit: int
+    tail: bool
+    fmt: str
+    output: Path | None
+    order: StreamOrder
+    timeout: float
+    sasl: SaslPlain | None = None
+    #: Progress, for the message of an interrupted run.
+    rows: int = 0
+    code: ExitCode | None = None
+
+
+async def _main(job: _Job) -> ExitCode:
+    """Run the preview until it ends or a signal stops it (exit 130 / 143)."""
+
+    async def body(_stop: asyncio.Event) -> None:
+        job.code = await _run(job)
+
+    sig = await run_until_signalled(body)
+    if job.code is not None:  # finished before the signal was handled
+        return job.code
+    if sig is None:  # pragma: no cover - the body neither returned nor was stopped
+        return ExitCode.UNKNOWN
+    where = "stdout" if job.output is None else f"{job.output} not written"
+    _error(
+        f"interrupted by {sig.name}: stopped after {job.rows} row(s)"
+        f"{' to ' if job.output is None else '; '}{where}"
+    )
+    return ExitCode.INTERRUPTED if sig == signal.SIGINT else ExitCode.TERMINATED
+
+
+async def _run(job: _Job) -> ExitCode:
     from fluss_proto.client import FlussClient
     from fluss_proto.errors import FlussError
-    from fluss_proto.scan import PreviewArgumentError, preview_table
+    from fluss_proto.scan import PreviewArgumentError, stream_preview
+    from konsole.export.writers import export_stream, finish_export
 
     started = time.monotonic()
+    timeout = job.timeout
     try:
-        client = await FlussClient.connect(
-            bootstrap,
-            connect_timeout=min(timeout, 10.0),
-            request_timeout=timeout,
-            retries=1,
-            sasl=sasl,
-        )
-    except FlussError as exc:
-        _error(f"cannot reach the cluster at {bootstrap}: {exc}")
-        return ExitCode.CRITICAL
-    try:
-        remaining = max(0.5, timeout - (time.monotonic() - started))
-        result = await preview_table(
-            client, path, partition=partition, limit=limit, tail=tail, deadline_s=remaining
-        )
-    except PreviewArgumentError as exc:
+        # The output file is created (under its temporary name) before connecting: a
+        # missing or read-only directory costs no round trip.
+        with open_output(job.output) as out:
+            try:
+                client = await FlussClient.connect(
+                    job.bootstrap,
+                    connect_timeout=min(timeout, 10.0),
+                    request_timeout=timeout,
+                    retries=1,
+                    sasl=job.sasl,
+                )
+            except FlussError as exc:
+                _error(f"cannot reach the cluster at {job.bootstrap}: {exc}")
+                return ExitCode.CRITICAL
+            try:
+                remaining = max(0.5, timeout - (time.monotonic() - started))
+                async with stream_preview(
+                    client,
+                    job.path,
+                    partition=job.partition,
+                    limit=job.limit,
+                    tail=job.tail,
+                    deadline_s=remaining,
+                    order=job.order,
+                ) as stream:
+                    writer = await export_stream(
+                        stream, out, job.fmt, on_rows=lambda n: setattr(job, "rows", n)
+                    )
+                report = stream.report
+                assert report is not None
+                await finish_export(writer, out, report)
+            except PreviewArgumentError as exc:
+                _error(str(exc))
+                return ExitCode.UNKNOWN
+            except FlussError as exc:
+                _error(str(exc))
+                return ExitCode.CRITICAL
+            finally:
+                await client.close()
+    except ExportIOError as exc:
+        if exc.errno == errno.EPIPE:  # a reader that stopped early (| head): not an error
+            _quiet_stdout()
+            return ExitCode.OK
         _error(str(exc))
-        return ExitCode.UNKNOWN
-    except FlussError as exc:
-        _error(str(exc))
-        return ExitCode.CRITICAL
-    finally:
-        await client.close()
-    _print(result, fmt)
-    for line in result.report.summary_lines():
+        return ExitCode.IO_ERROR
+    for line in report.summary_lines():
         click.echo(line, err=True)
-    if result.report.nothing_read:
+    if job.output is not None:
+        click.echo(f"wrote {writer.rows} row(s) to {job.output} ({job.fmt})", err=True)
+    if report.nothing_read:
         return ExitCode.CRITICAL
-    return ExitCode.OK if result.report.complete else ExitCode.WARNING
+    return ExitCode.OK if report.complete else ExitCode.WARNING
+
+
+def _quiet_stdout() -> None:
+    """stdout is a closed pipe: point it at /dev/null so the exit flush stays silent."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 # Fluss's own rule for database and table names (TablePath.detectInvalidName): checked
@@ -215,29 +316,3 @@ def _usage(message: str) -> click.UsageError:
 
 def _error(message: str) -> None:
     click.echo(f"error: {message}", err=True)
-
-
-# =========================================================================== output
-
-
-def _print(result: Preview, fmt: str) -> None:
-    rows = json_rows(result)
-    names = result.table.column_names
-    if fmt == "json":
-        doc = {
-            "table": result.report.table_path,
-            "columns": [{"name": f.name, "type": type_label(f)} for f in result.table.schema],
-            "rows": rows,
-            "report": result.report.to_dict(),
-        }
-        click.echo(json.dumps(doc, ensure_ascii=False, indent=1))
-    elif fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(names)
-        for row in rows:
-            writer.writerow(["" if row[n] is None else scalar_text(row[n]) for n in names])
-        click.echo(out.getvalue(), nl=False)
-    else:
-        for line in text_table(names, rows, right_aligned(result.table.schema)):
-            click.echo(line)

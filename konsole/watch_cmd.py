@@ -226,18 +226,27 @@ async def watch_loop(
             return
 
 
-async def run_until_signalled(body: Callable[[asyncio.Event], Coroutine[Any, Any, None]]) -> None:
+async def run_until_signalled(
+    body: Callable[[asyncio.Event], Coroutine[Any, Any, None]],
+) -> signal.Signals | None:
     """Run ``body(stop)`` until it returns or SIGINT / SIGTERM sets ``stop``.
 
     A signal in the middle of a poll cancels the body instead of waiting for the poll (a
     poll bounded by its timeout can still take seconds). The handlers are removed after.
+    Returns the signal that stopped the body (None when it returned by itself).
     """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     handled = []
+    received: list[signal.Signals] = []
+
+    def stopped(sig: signal.Signals) -> None:
+        received.append(sig)
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, stopped, sig)
             handled.append(sig)
     task = asyncio.create_task(body(stop))
     stopper = asyncio.create_task(stop.wait())
@@ -251,6 +260,7 @@ async def run_until_signalled(body: Callable[[asyncio.Event], Coroutine[Any, Any
         stopper.cancel()
         for sig in handled:
             loop.remove_signal_handler(sig)
+    return received[0] if received else None
 
 
 async def _watch(profile: Profile, interval: float | None, fmt: str, max_polls: int | None) -> None:

@@ -62,6 +62,10 @@ into records on arrival but only the rows shown are decoded (``RowDecoder.decode
 vectorised CompactedRow path of :mod:`fluss_proto.records.columnar`). At most
 ``KV_SESSIONS_PER_LEADER`` ScanKv sessions are open per leader at a time.
 
+:func:`stream_preview` runs the same scans but hands the rows out in ``pyarrow.Table``
+chunks as they are read (bucket order or arrival order), holding a few pages per bucket
+instead of the whole result (see :mod:`fluss_proto.scan.stream`).
+
 Partitioned tables: one partition by name (``a$b`` or ``k=a/k2=b``) or id, or ``"all"`` (also
 the default), bounded by ``max_partitions`` (the newest partitions by id; the others are
 named in the report).
@@ -92,6 +96,13 @@ from fluss_proto.scan.report import (
 )
 from fluss_proto.scan.run import ScanClient
 from fluss_proto.scan.runner import fair_quota
+from fluss_proto.scan.stream import (
+    DEFAULT_STREAM_CAPACITY,
+    FAIR_SHARE_ROWS,
+    PreviewStream,
+    StreamOrder,
+    stream_preview,
+)
 
 # Older private name, used by the tests of the quota arithmetic.
 _fair_quota = fair_quota
@@ -102,6 +113,8 @@ __all__ = [
     "DEFAULT_FETCH_MAX_BYTES",
     "DEFAULT_FETCH_MAX_BYTES_PER_BUCKET",
     "DEFAULT_KV_BATCH_BYTES",
+    "DEFAULT_STREAM_CAPACITY",
+    "FAIR_SHARE_ROWS",
     "FLUSS_TYPE_KEY",
     "KV_SESSIONS_PER_LEADER",
     "MAX_FETCH_BYTES_PER_BUCKET",
@@ -111,9 +124,12 @@ __all__ = [
     "BucketStatus",
     "Preview",
     "PreviewArgumentError",
+    "PreviewStream",
     "ScanClient",
     "ScanMethod",
     "ScanReport",
     "SchemaMismatchError",
+    "StreamOrder",
     "preview_table",
+    "stream_preview",
 ]

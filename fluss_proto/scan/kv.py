@@ -100,7 +100,7 @@ async def _kv_session(
             if err is not None:
                 if isinstance(err, (ScannerExpiredError, UnknownScannerIdError)):
                     scanner_id = None  # the server has dropped the session already
-                    if st.reopened:
+                    if st.reopened or st.streamed:  # streamed rows cannot be taken back
                         raise err
                     st.reopened = True
                     st.discard_rows()

@@ -38,7 +38,7 @@ async def limit_scan(run: PreviewRun, st: BucketState) -> None:
             table, _, _ = await run.decode_log(records, st, node)
             if table.num_rows > run.limit:
                 table = table.slice(table.num_rows - run.limit)
-            st.add(table)
+            await run.deliver(st, table)
         else:
             await run.receive_values(records, st)
         st.limit_reached = st.rows >= run.limit

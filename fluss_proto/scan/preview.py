@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -43,6 +44,7 @@ from fluss_proto.scan.report import (
 from fluss_proto.scan.run import PreviewRun, ScanClient
 from fluss_proto.scan.runner import BucketState, Deadline, RawValues, fair_quota
 from fluss_proto.scan.tail import tail_buckets
+from fluss_proto.types import TableInfo
 
 
 def _bucket_states(
@@ -90,7 +92,7 @@ def _take(run: PreviewRun, st: BucketState, take: int) -> pa.Table:
     return picked[0] if len(picked) == 1 else pa.concat_tables(picked)
 
 
-def _assemble(
+def assemble(
     run: PreviewRun, states: Sequence[BucketState], limit: int, partitioned: bool
 ) -> tuple[pa.Table, list[int]]:
     counts = [st.rows for st in states]
@@ -135,6 +137,199 @@ def _output_schema(target: pa.Schema, *, log: bool, partitioned: bool) -> pa.Sch
     return schema.append(pa.field(BUCKET_COLUMN, pa.int32(), False))
 
 
+@dataclass
+class Plan:
+    """What a preview reads: the table, its buckets (in bucket order) and the partitions."""
+
+    run: PreviewRun
+    info: TableInfo
+    states: list[BucketState]
+    chosen: list[tuple[int, str]]
+    skipped: list[str]
+    method: ScanMethod
+    started: float
+    deadline_s: float
+
+    @property
+    def partitioned(self) -> bool:
+        return self.info.is_partitioned
+
+
+def check_arguments(
+    limit: int,
+    deadline_s: float,
+    max_partitions: int,
+    batch_size_bytes: int,
+    fetch_max_bytes: int,
+    fetch_max_bytes_per_bucket: int,
+) -> None:
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise PreviewArgumentError(f"limit must be an integer in 1..{MAX_LIMIT}, got {limit!r}")
+    if not deadline_s > 0:
+        raise PreviewArgumentError(f"deadline_s must be positive, got {deadline_s!r}")
+    if max_partitions < 1:
+        raise PreviewArgumentError(f"max_partitions must be at least 1, got {max_partitions!r}")
+    if batch_size_bytes < 1 or fetch_max_bytes < 1 or fetch_max_bytes_per_bucket < 1:
+        raise PreviewArgumentError("byte budgets must be positive")
+
+
+async def plan_preview(
+    run: PreviewRun,
+    partition: str | int | None,
+    max_partitions: int,
+    deadline_s: float,
+    started: float,
+) -> Plan:
+    """Table metadata, partitions and the per-bucket states (nothing read yet)."""
+    table_path, tail = run.path, run.tail
+    try:
+        async with asyncio.timeout(run.deadline.remaining()):
+            table_md, info = await run.load_table()
+            chosen: list[tuple[int, str]] = []
+            skipped: list[str] = []
+            parts: dict[int, PartitionMetadata] = {}
+            if info.is_partitioned:
+                chosen, skipped = await run.choose_partitions(info, partition, max_partitions)
+                run.partition_ids = [pid for pid, _ in chosen]
+                if chosen:
+                    parts = await run.partition_buckets(run.partition_ids)
+            elif partition is not None and partition != "all":
+                raise PreviewArgumentError(
+                    f"{table_path} is not partitioned; no partition can be chosen"
+                )
+    except TimeoutError:
+        raise RequestTimeoutError(
+            f"the metadata of {table_path} did not arrive within {deadline_s}s"
+        ) from None
+    if tail:
+        method, keep_last = ScanMethod.FETCH_LOG_TAIL, True
+    elif info.is_pk_table:
+        method, keep_last = ScanMethod.SCAN_KV, False
+    else:
+        method, keep_last = ScanMethod.LIMIT_SCAN, True
+    states = _bucket_states(
+        None if info.is_partitioned else table_md,
+        [(pid, name, parts.get(pid)) for pid, name in chosen],
+        method,
+        keep_last,
+    )
+    missing = [(pid, name) for pid, name in chosen if pid not in parts]
+    for pid, name in missing:  # dropped between listing and metadata
+        st = BucketState(pid, name, -1, None, method, keep_last)
+        st.finish(BucketStatus.FAILED, PartitionNotExistError(f"partition {name} vanished"))
+        states.append(st)
+    return Plan(run, info, states, chosen, skipped, method, started, deadline_s)
+
+
+def spawn_workers(plan: Plan) -> None:
+    """One worker per bucket (one per leader for the FetchLog tail), on the run's runner."""
+    run = plan.run
+    for st in plan.states:
+        run.leaders[st.key] = st.leader_id
+        st.started = time.monotonic()
+    live = [st for st in plan.states if st.status is None]
+    if run.tail:
+        run.runner.spawn(live, tail_buckets(run, live))
+    else:
+        for st in live:
+            scan_kv_ = plan.method is ScanMethod.SCAN_KV
+            work = scan_kv(run, st) if scan_kv_ else limit_scan(run, st)
+            run.runner.spawn([st], work)
+
+
+def time_out_the_rest(plan: Plan) -> None:
+    timed_out = RequestTimeoutError(f"the preview deadline of {plan.deadline_s}s passed")
+    for st in plan.states:
+        if st.status is None:
+            st.finish(BucketStatus.TIMED_OUT, timed_out)
+
+
+def build_report(plan: Plan, quota: Sequence[int], rows_returned: int) -> ScanReport:
+    """The report of a finished preview; ``quota``: rows returned per bucket state."""
+    states, info, run = plan.states, plan.info, plan.run
+    rows_read = sum(st.rows for st in states)
+    buckets = tuple(
+        BucketScan(
+            partition_id=st.partition_id,
+            partition_name=st.partition_name,
+            bucket_id=st.bucket_id,
+            leader_id=st.leader_id,
+            method=st.method,
+            status=st.status or BucketStatus.TIMED_OUT,
+            rows_read=st.rows,
+            rows_returned=q,
+            error=st.error,
+            detail=st.detail,
+            requests=st.requests,
+            limit_reached=st.limit_reached,
+            reopened=st.reopened,
+            sessions_closed=st.sessions_closed,
+            start_offset=st.start_offset,
+            end_offset=st.end_offset,
+            earliest_offset=st.earliest_offset,
+            elapsed_s=((st.ended or time.monotonic()) - st.started) if st.started else 0.0,
+        )
+        for st, q in zip(states, quota, strict=True)
+    )
+    return ScanReport(
+        table_path=str(run.path),
+        table_id=info.table_id,
+        primary_key=info.is_pk_table,
+        tail=run.tail,
+        limit=run.limit,
+        buckets=buckets,
+        rows_returned=rows_returned,
+        rows_read=rows_read,
+        limit_cut=rows_read > rows_returned or any(b.limit_reached for b in buckets),
+        elapsed_s=time.monotonic() - plan.started,
+        deadline_s=plan.deadline_s,
+        partitions=tuple(name for _, name in plan.chosen),
+        partitions_skipped=tuple(plan.skipped),
+        schema_ids=tuple(sorted(run.schema_ids_seen)),
+        schema_id=info.schema_id,
+    )
+
+
+def output_schema(plan: Plan) -> pa.Schema:
+    """The preview's columns: the table's (with Fluss types), then the added ones."""
+    run = plan.run
+    assert run.target_schema is not None
+    any_log = run.tail or not plan.info.is_pk_table
+    return _output_schema(run.target_schema, log=any_log, partitioned=plan.partitioned)
+
+
+def new_run(
+    client: ScanClient,
+    path: TablePath | tuple[str, str] | str,
+    *,
+    limit: int,
+    tail: bool,
+    deadline_s: float,
+    max_partitions: int,
+    batch_size_bytes: int,
+    fetch_max_bytes: int,
+    fetch_max_bytes_per_bucket: int,
+) -> PreviewRun:
+    check_arguments(
+        limit,
+        deadline_s,
+        max_partitions,
+        batch_size_bytes,
+        fetch_max_bytes,
+        fetch_max_bytes_per_bucket,
+    )
+    return PreviewRun(
+        client,
+        TablePath.of(path),
+        limit=limit,
+        tail=tail,
+        deadline=Deadline(deadline_s),
+        batch_size_bytes=batch_size_bytes,
+        fetch_max_bytes=fetch_max_bytes,
+        fetch_max_bytes_per_bucket=fetch_max_bytes_per_bucket,
+    )
+
+
 async def preview_table(
     client: ScanClient,
     path: TablePath | tuple[str, str] | str,
@@ -160,123 +355,30 @@ async def preview_table(
     :class:`~fluss_proto.error_codes.PartitionNotExistError`, connection errors, and
     :class:`~fluss_proto.errors.RequestTimeoutError` when the table's metadata did not come
     within the deadline. Per-bucket failures and timeouts are kept in the report.
+
+    The whole result is held in memory; :func:`~fluss_proto.scan.stream_preview` hands the
+    rows out batch by batch instead.
     """
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-        raise PreviewArgumentError(f"limit must be an integer in 1..{MAX_LIMIT}, got {limit!r}")
-    if not deadline_s > 0:
-        raise PreviewArgumentError(f"deadline_s must be positive, got {deadline_s!r}")
-    if max_partitions < 1:
-        raise PreviewArgumentError(f"max_partitions must be at least 1, got {max_partitions!r}")
-    if batch_size_bytes < 1 or fetch_max_bytes < 1 or fetch_max_bytes_per_bucket < 1:
-        raise PreviewArgumentError("byte budgets must be positive")
-    table_path = TablePath.of(path)
     started = time.monotonic()
-    deadline = Deadline(deadline_s)
-    run = PreviewRun(
+    run = new_run(
         client,
-        table_path,
+        path,
         limit=limit,
         tail=tail,
-        deadline=deadline,
+        deadline_s=deadline_s,
+        max_partitions=max_partitions,
         batch_size_bytes=batch_size_bytes,
         fetch_max_bytes=fetch_max_bytes,
         fetch_max_bytes_per_bucket=fetch_max_bytes_per_bucket,
     )
     try:
-        try:
-            async with asyncio.timeout(deadline.remaining()):
-                table_md, info = await run.load_table()
-                chosen: list[tuple[int, str]] = []
-                skipped: list[str] = []
-                parts: dict[int, PartitionMetadata] = {}
-                if info.is_partitioned:
-                    chosen, skipped = await run.choose_partitions(info, partition, max_partitions)
-                    run.partition_ids = [pid for pid, _ in chosen]
-                    if chosen:
-                        parts = await run.partition_buckets(run.partition_ids)
-                elif partition is not None and partition != "all":
-                    raise PreviewArgumentError(
-                        f"{table_path} is not partitioned; no partition can be chosen"
-                    )
-        except TimeoutError:
-            raise RequestTimeoutError(
-                f"the metadata of {table_path} did not arrive within {deadline_s}s"
-            ) from None
-        if tail:
-            method, keep_last = ScanMethod.FETCH_LOG_TAIL, True
-        elif info.is_pk_table:
-            method, keep_last = ScanMethod.SCAN_KV, False
-        else:
-            method, keep_last = ScanMethod.LIMIT_SCAN, True
-        states = _bucket_states(
-            None if info.is_partitioned else table_md,
-            [(pid, name, parts.get(pid)) for pid, name in chosen],
-            method,
-            keep_last,
-        )
-        missing = [(pid, name) for pid, name in chosen if pid not in parts]
-        for pid, name in missing:  # dropped between listing and metadata
-            st = BucketState(pid, name, -1, None, method, keep_last)
-            st.finish(BucketStatus.FAILED, PartitionNotExistError(f"partition {name} vanished"))
-            states.append(st)
-        for st in states:
-            run.leaders[st.key] = st.leader_id
-            st.started = time.monotonic()
-        live = [st for st in states if st.status is None]
-        if tail:
-            run.runner.spawn(live, tail_buckets(run, live))
-        else:
-            for st in live:
-                work = scan_kv(run, st) if method is ScanMethod.SCAN_KV else limit_scan(run, st)
-                run.runner.spawn([st], work)
+        plan = await plan_preview(run, partition, max_partitions, deadline_s, started)
+        spawn_workers(plan)
         await run.runner.run()
-        timed_out = RequestTimeoutError(f"the preview deadline of {deadline_s}s passed")
-        for st in states:
-            if st.status is None:
-                st.finish(BucketStatus.TIMED_OUT, timed_out)
+        time_out_the_rest(plan)
     finally:
         await run.runner.cancel_all()
         await wait_closers(run)
-    table, quota = _assemble(run, states, limit, info.is_partitioned)
-    rows_read = sum(st.rows for st in states)
-    buckets = tuple(
-        BucketScan(
-            partition_id=st.partition_id,
-            partition_name=st.partition_name,
-            bucket_id=st.bucket_id,
-            leader_id=st.leader_id,
-            method=st.method,
-            status=st.status or BucketStatus.TIMED_OUT,
-            rows_read=st.rows,
-            rows_returned=q,
-            error=st.error,
-            detail=st.detail,
-            requests=st.requests,
-            limit_reached=st.limit_reached,
-            reopened=st.reopened,
-            sessions_closed=st.sessions_closed,
-            start_offset=st.start_offset,
-            end_offset=st.end_offset,
-            earliest_offset=st.earliest_offset,
-            elapsed_s=((st.ended or time.monotonic()) - st.started) if st.started else 0.0,
-        )
-        for st, q in zip(states, quota, strict=True)
-    )
-    report = ScanReport(
-        table_path=str(table_path),
-        table_id=info.table_id,
-        primary_key=info.is_pk_table,
-        tail=tail,
-        limit=limit,
-        buckets=buckets,
-        rows_returned=table.num_rows,
-        rows_read=rows_read,
-        limit_cut=rows_read > table.num_rows or any(b.limit_reached for b in buckets),
-        elapsed_s=time.monotonic() - started,
-        deadline_s=deadline_s,
-        partitions=tuple(name for _, name in chosen),
-        partitions_skipped=tuple(skipped),
-        schema_ids=tuple(sorted(run.schema_ids_seen)),
-        schema_id=info.schema_id,
-    )
-    return Preview(table=table, report=report, info=info)
+    table, quota = assemble(run, plan.states, limit, plan.partitioned)
+    report = build_report(plan, quota, table.num_rows)
+    return Preview(table=table, report=report, info=plan.info)

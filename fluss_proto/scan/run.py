@@ -87,6 +87,12 @@ def _column_mapping(source: Schema, target: Schema) -> list[int | None]:
     return out
 
 
+class RowSink(Protocol):
+    """Where a streamed preview's rows go as the workers read them."""
+
+    async def put(self, st: BucketState, chunk: pa.Table | RawValues, *, flow: bool) -> None: ...
+
+
 class PreviewRun:
     """One preview run: table facts, schema cache, leaders, workers."""
 
@@ -125,6 +131,8 @@ class PreviewRun:
         self._refresh_lock = asyncio.Lock()
         self.refresh_generation = 0
         self.leaders: dict[tuple[int | None, int], int | None] = {}
+        #: Set by stream_preview: rows go to it as they arrive instead of into the states.
+        self.sink: RowSink | None = None
         self.kv_slots: dict[int, asyncio.Semaphore] = defaultdict(
             lambda: asyncio.Semaphore(KV_SESSIONS_PER_LEADER)
         )
@@ -307,7 +315,22 @@ class PreviewRun:
         batch = read_value_batch(records, bucket=st.label)
         await self.ensure_schemas(np.unique(batch.schema_ids).tolist())
         if len(batch):
-            st.add(RawValues(batch, 0, len(batch)))
+            await self.deliver(st, RawValues(batch, 0, len(batch)), flow=True)
+
+    async def deliver(
+        self, st: BucketState, chunk: pa.Table | RawValues, *, flow: bool = False
+    ) -> None:
+        """Rows of a bucket, in order: kept in the bucket's state, or handed to the stream.
+
+        ``flow``: the worker may wait for the reader (back-pressure; only for a worker that
+        reads one bucket, so that waiting never holds up another bucket).
+        """
+        if self.sink is None:
+            st.add(chunk)
+        elif chunk.num_rows:
+            st.rows += chunk.num_rows
+            st.streamed = True
+            await self.sink.put(st, chunk, flow=flow)
 
     def values_table(self, batch: ValueBatch, start: int, stop: int) -> pa.Table:
         """Decode rows ``start:stop`` of a value batch (schemas already fetched) into the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -70,6 +70,11 @@ class BucketState:
     stalled: bool = False
     idle_rounds: int = 0
     remote: list[tuple[int, int]] = field(default_factory=list)
+    # Streaming (stream_preview): rows were handed out already, so they cannot be taken
+    # back (an expired ScanKv session then fails the bucket instead of restarting it).
+    streamed: bool = False
+    #: Called once when the bucket gets its final status (streaming: ends its feed).
+    on_finish: Callable[[BucketState], None] | None = None
 
     @property
     def key(self) -> tuple[int | None, int]:
@@ -103,6 +108,8 @@ class BucketState:
         if detail:
             self.detail = detail
         self.ended = time.monotonic()
+        if self.on_finish is not None:
+            self.on_finish(self)
 
     def done_reading(self) -> None:
         if self.remote:
@@ -133,6 +140,11 @@ def fair_quota(counts: Sequence[int], limit: int) -> list[int]:
                 break
         active = still
     return quota
+
+
+class StreamAbandoned(Exception):  # a signal to the worker, not a failure
+    """The stream's reader needs no more rows from this bucket: the worker stops (and a
+    ScanKv session is closed on the way out)."""
 
 
 class Deadline:

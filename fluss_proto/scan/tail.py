@@ -168,7 +168,7 @@ async def _fetched(
     table, next_offset, leftover = await run.decode_log(
         records, st, node, min_offset=st.next_offset, end_offset=st.end_offset
     )
-    st.add(table)
+    await run.deliver(st, table)
     if next_offset is not None and next_offset > st.next_offset:
         st.next_offset = next_offset
         st.fetch_bytes = run.fetch_max_bytes_per_bucket
