@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState
 
 from konsole.render import cell_text, json_values, right_aligned, type_label
 from konsole.screens.base import ConsoleScreen
+from konsole.screens.export_dialog import ExportDialog
 
 if TYPE_CHECKING:
     from fluss_proto.scan import Preview
@@ -493,5 +494,30 @@ class PreviewScreen(ConsoleScreen):
         self.action_rescan()
 
     def action_export(self) -> None:
-        # Wired to konsole.export (issue 14) by the lead.
-        self.notify("export: not available yet", severity="warning")
+        """Write the rows read (every page, not only the one shown) to a file, through
+        the same writers as ``konsole preview --output`` (:mod:`konsole.export`)."""
+        result = self.result
+        if result is None:
+            self.notify("nothing to export yet", severity="warning")
+            return
+        suggested = f"{self.table_path.replace('.', '_')}.csv"
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self._export(result, path)
+
+        self.app.push_screen(ExportDialog(suggested, result.table.num_rows), chosen)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _export(self, result: Preview, path: str) -> None:
+        from konsole.export import ExportFormatError, ExportIOError
+        from konsole.export.writers import export_preview
+
+        try:
+            done = export_preview(result, path)
+        except (ExportFormatError, ExportIOError) as exc:
+            self.app.call_from_thread(self.notify, f"export failed: {exc}", severity="error")
+            return
+        self.app.call_from_thread(
+            self.notify, f"exported {done.rows:,} row(s) to {done.path}", timeout=10
+        )

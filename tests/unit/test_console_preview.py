@@ -190,19 +190,6 @@ async def test_without_a_profile_the_real_scan_says_so(story: Path) -> None:
         assert "no connection profile" in (screen.error or "")
 
 
-async def test_export_is_not_there_yet(story: Path) -> None:
-    async def scan(app, request):
-        return fake_preview("shop.orders", 3)
-
-    app = _app(story)
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _preview(pilot, app, "shop.orders", scan)
-        await _settle(pilot, lambda: screen.result is not None)
-        await pilot.press("x")
-        await pilot.pause()
-        assert any("export: not available yet" in str(n.message) for n in app._notifications)
-
-
 async def test_300_columns(story: Path) -> None:
     async def scan(app, request):
         return fake_preview("wide.table", 400, columns=300)
@@ -239,3 +226,32 @@ async def test_tiny_terminal(story: Path) -> None:
         await _settle(pilot, lambda: screen.result is not None)
         await pilot.press("down", "n", "b", "f", "f", "r")
         assert app.is_running
+
+
+async def test_x_exports_every_row_read_through_konsole_export(story: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    async def scan(app, request):
+        return fake_preview("shop.orders", 1200)
+
+    app = _app(story)
+    target = tmp_path / "orders.parquet"
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _preview(pilot, app, "shop.orders", scan)
+        await _settle(pilot, lambda: screen.result is not None)
+        await pilot.press("x")
+        await _settle(pilot, lambda: type(app.screen).__name__ == "ExportDialog")
+        # An unknown suffix is refused in the dialog, before anything is written.
+        field = app.screen.query_one("#export-path")
+        field.value = str(tmp_path / "orders.xlsx")
+        await pilot.press("enter")
+        assert type(app.screen).__name__ == "ExportDialog"
+        assert not list(tmp_path.iterdir())
+        field.value = str(target)
+        await pilot.press("enter")
+        await _settle(pilot, lambda: target.exists(), tries=250)
+    written = pq.read_table(target)
+    assert written.num_rows == 1200  # every page, not only the 500 rows shown
+    assert (
+        written.column("order_id").to_pylist() == screen.result.table.column("order_id").to_pylist()
+    )
