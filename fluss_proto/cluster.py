@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Final, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeVar
 
-from google.protobuf.message import Message
-
-from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import API_INFO, ApiKey
+
+if TYPE_CHECKING:  # the parsers take protobuf messages; the types here need no protobuf
+    from google.protobuf.message import Message
+
+    from fluss_proto._gen import fluss_rpc_pb2 as pb
 
 __all__ = [
     "DEFAULT_PORT",
@@ -377,7 +379,7 @@ _PARSED_TABLES: dict[bytes, TableMetadata] = {}
 _PARSED_PARTITIONS: dict[bytes, PartitionMetadata] = {}
 _PARSED_KEPT = 4096
 _T = TypeVar("_T")
-_M = TypeVar("_M", bound=Message)
+_M = TypeVar("_M", bound="Message")
 
 
 def _parsed(cache: dict[bytes, _T], message: _M, build: Callable[[_M], _T]) -> _T:

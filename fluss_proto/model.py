@@ -19,12 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from types import MappingProxyType
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from fluss_proto.api_keys import API_INFO, ApiKey, api_key_or_none
 from fluss_proto.cluster import TablePath
 from fluss_proto.errors import FlussError
-from fluss_proto.types import FrozenDict, Schema, TableInfo
+
+if TYPE_CHECKING:  # annotations only: a cluster view needs no JSON or type parsing
+    from fluss_proto.types import FrozenDict, Schema, TableInfo
 
 __all__ = [
     "EARLIEST",

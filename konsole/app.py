@@ -20,15 +20,9 @@ from textual.worker import Worker, WorkerState
 
 from konsole.console_feed import Feed, open_history_reader, state_at
 from konsole.console_state import ConsoleState
-from konsole.history import to_ms
 from konsole.palette import KonsoleCommands
 from konsole.screens.base import ConsoleScreen
-from konsole.screens.events import EventsScreen
-from konsole.screens.help import HelpScreen
 from konsole.screens.overview import OverviewScreen
-from konsole.screens.servers import ServersScreen
-from konsole.screens.tables import TablesScreen
-from konsole.screens.time_travel import TimeTravelScreen
 
 __all__ = ["DARK_THEME", "LIGHT_THEME", "KonsoleApp"]
 
@@ -36,14 +30,22 @@ DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
 
 
+def _screen(module: str, name: str) -> Any:
+    """A new screen of class ``name`` from ``konsole.screens.<module>``."""
+    import importlib
+
+    return getattr(importlib.import_module(f"konsole.screens.{module}"), name)()
+
+
 class KonsoleApp(App[None]):
     TITLE = "konsole"
     CSS_PATH = "app.tcss"
     MODES: ClassVar[dict[str, Any]] = {
         "overview": OverviewScreen,
-        "servers": ServersScreen,
-        "tables": TablesScreen,
-        "events": EventsScreen,
+        # Imported when first shown: the first paint needs only the overview.
+        "servers": lambda: _screen("servers", "ServersScreen"),
+        "tables": lambda: _screen("tables", "TablesScreen"),
+        "events": lambda: _screen("events", "EventsScreen"),
     }
     DEFAULT_MODE = "overview"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -175,6 +177,8 @@ class KonsoleApp(App[None]):
 
     @work(thread=True, exclusive=True, group="travel-step", exit_on_error=False)
     def _step_event(self, at: float | None, direction: int) -> None:
+        from konsole.history import to_ms
+
         reader = open_history_reader(self.feed.history_path)
         if reader is None:
             self.call_from_thread(self.notify, "no history to travel in", severity="warning")
@@ -198,9 +202,13 @@ class KonsoleApp(App[None]):
         self.theme = LIGHT_THEME if self.theme == DARK_THEME else DARK_THEME
 
     def action_time_travel(self) -> None:
+        from konsole.screens.time_travel import TimeTravelScreen
+
         self.push_screen(TimeTravelScreen())
 
     def action_help(self) -> None:
+        from konsole.screens.help import HelpScreen
+
         self.push_screen(HelpScreen())
 
     # ------------------------------------------------------------------ navigation

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from konsole.console_state import MAX_EVENTS, ConsoleState, HistoryMode, HistoryStatus
 from konsole.events import Event, EventConfig, EventState, advance
 from konsole.health import Health, evaluate
-from konsole.history import event_from_row, snapshot_at, to_ms
 from konsole.snapshot import ClusterSnapshot
 
+# konsole.history (and with it store and sqlite3) is imported where the history is read:
+# the console paints its first frame without it.
 if TYPE_CHECKING:
     from konsole.localcluster import ClusterDescription
     from konsole.profiles import Profile
@@ -116,6 +117,8 @@ def state_at(
 
     Blocking (reads SQLite): call it from a thread.
     """
+    from konsole.history import event_from_row, snapshot_at, to_ms
+
     recorded = snapshot_at(reader, at)
     if recorded is None:
         return None
@@ -199,6 +202,8 @@ class LiveFeed:
             await self._poll(state, recorder, publish)
 
     def _recent_events(self) -> tuple[Event, ...]:
+        from konsole.history import event_from_row, to_ms
+
         reader = open_history_reader(self.history_path)
         if reader is None:
             return ()
@@ -254,6 +259,8 @@ class LiveFeed:
             await asyncio.sleep(interval)
 
     def _follow_step(self, seen_ms: int) -> tuple[ClusterSnapshot, tuple[Event, ...], int] | None:
+        from konsole.history import event_from_row, snapshot_at
+
         reader = open_history_reader(self.history_path)
         if reader is None:
             return None

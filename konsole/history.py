@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
-from fluss_proto.client import TablePath
+from fluss_proto.cluster import TablePath
 from fluss_proto.errors import DecodeError
 from fluss_proto.model import (
     BucketView,

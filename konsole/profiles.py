@@ -22,14 +22,16 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 import platformdirs
 
-from fluss_proto.client import parse_bootstrap
-from fluss_proto.sasl import SaslPlain
+from fluss_proto.cluster import parse_bootstrap
 from konsole.errors import ProfileError
+
+if TYPE_CHECKING:  # imported when a password is read: the console starts without it
+    from fluss_proto.sasl import SaslPlain
 
 __all__ = [
     "CONFIG_ENV",
@@ -129,6 +131,8 @@ class Profile:
             raise ProfileError(
                 f"profile {self.name!r} has sasl_user but neither password_env nor password_file"
             )
+        from fluss_proto.sasl import SaslPlain
+
         try:
             return SaslPlain(self.sasl_user, password)
         except ValueError as exc:
