@@ -42,6 +42,7 @@ __all__ = [
     "large_snapshot",
     "large_state",
     "record_story",
+    "settle",
     "story_snapshot",
     "story_state",
 ]
@@ -440,3 +441,12 @@ def empty_state(path: Path) -> ConsoleState:
 def story_snapshot(seq: int) -> ClusterSnapshot:
     """Poll ``seq`` of the story (1-based), as the poller would have made it."""
     return _snapshot(seq)
+
+
+async def settle(pilot: Any, predicate: Any, *, tries: int = 150) -> None:
+    """Let the app run (bounded: ``tries`` x 20 ms) until ``predicate()`` holds, or fail."""
+    for _ in range(tries):
+        if predicate():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("the app did not reach the expected state in time")

@@ -260,3 +260,27 @@ def count_text(n: int | None, word: str, plural: str | None = None) -> str:
 def remembered(rows: Iterable[ServerRow]) -> dict[int, tuple[str, str]]:
     """What a screen keeps of the tablet servers it saw (to show them gone later)."""
     return {r.node_id: (r.endpoint, r.rack) for r in rows if r.node_id is not None}
+
+
+class SeenServers:
+    """The tablet servers a screen saw alive in live states of one profile, so one that
+    vanishes from metadata is still listed, as gone (the overview and the servers screen
+    share the rule)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[str, str]] = {}
+        self._profile: str | None = None
+
+    def known(self, state: ConsoleState) -> dict[int, tuple[str, str]]:
+        if state.profile != self._profile:  # another cluster: nothing seen yet
+            self._seen, self._profile = {}, state.profile
+        # A recorded moment is shown as it was: what was seen later does not apply.
+        return {} if state.historic else self._seen
+
+    def rows(self, state: ConsoleState) -> list[ServerRow]:
+        """:func:`server_rows` with the remembered servers; remembers the ones alive now
+        (only from a live, fresh state)."""
+        rows = server_rows(state, self.known(state))
+        if not state.historic and not state.stale:
+            self._seen.update(remembered(r for r in rows if r.state == "alive"))
+        return rows

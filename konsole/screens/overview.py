@@ -22,12 +22,11 @@ from konsole.events import Event, EventKind, Severity
 from konsole.health import HealthStatus
 from konsole.screens.base import ConsoleScreen
 from konsole.screens.cluster_facts import (
+    SeenServers,
     ServerRow,
     bucket_counts,
     count_text,
     fmt_ratio,
-    remembered,
-    server_rows,
     under_replicated_replicas,
     version_text,
 )
@@ -80,9 +79,7 @@ class OverviewScreen(ConsoleScreen):
     def __init__(self) -> None:
         super().__init__()
         self._ready = False
-        #: Tablet servers seen in live states: shown as gone when they vanish.
-        self._seen: dict[int, tuple[str, str]] = {}
-        self._seen_profile: str | None = None
+        self._seen = SeenServers()
 
     def on_mount(self) -> None:
         # Runs before ConsoleScreen.on_mount shows the first state: the whole tree exists.
@@ -248,9 +245,7 @@ class OverviewScreen(ConsoleScreen):
 
     def _tablets(self, state: ConsoleState, age: str) -> None:
         table = self.query_one("#tablets", DataTable)
-        rows = [r for r in server_rows(state, self._memory(state)) if r.node_id is not None]
-        if not state.historic and not state.stale:
-            self._seen.update(remembered(r for r in rows if r.state == "alive"))
+        rows = [r for r in self._seen.rows(state) if r.node_id is not None]
         table.border_title = f"Tablet servers ({sum(r.state == 'alive' for r in rows)} alive)" + age
         cursor = table.cursor_row
         table.clear()
@@ -262,12 +257,6 @@ class OverviewScreen(ConsoleScreen):
             table.border_subtitle = "no tablet servers"
         else:
             table.border_subtitle = ""
-
-    def _memory(self, state: ConsoleState) -> dict[int, tuple[str, str]]:
-        if state.profile != self._seen_profile:
-            self._seen, self._seen_profile = {}, state.profile
-        # A recorded moment is shown as it was: what was seen later does not apply.
-        return {} if state.historic else self._seen
 
     def _events_text(self, state: ConsoleState) -> Text:
         latest = list(reversed(state.events[-LATEST_EVENTS:]))

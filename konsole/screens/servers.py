@@ -14,11 +14,10 @@ from textual.widgets import DataTable, Static
 from konsole.console_state import ConsoleState, age_text
 from konsole.screens.base import ConsoleScreen
 from konsole.screens.cluster_facts import (
+    SeenServers,
     ServerRow,
     fmt_compact_rate,
     fmt_ratio,
-    remembered,
-    server_rows,
 )
 
 __all__ = ["ServersScreen", "server_cells"]
@@ -79,9 +78,7 @@ class ServersScreen(ConsoleScreen):
     def __init__(self) -> None:
         super().__init__()
         self._ready = False
-        #: Tablet servers seen in live states, so one that vanishes is still listed, gone.
-        self._seen: dict[int, tuple[str, str]] = {}
-        self._seen_profile: str | None = None
+        self._seen = SeenServers()
         self._rows: list[ServerRow] = []
 
     def on_mount(self) -> None:
@@ -107,11 +104,7 @@ class ServersScreen(ConsoleScreen):
         stale = state.stale
         table.set_class(stale, "stale")
         summary.set_class(stale, "stale")
-        if state.profile != self._seen_profile:
-            self._seen, self._seen_profile = {}, state.profile
-        rows = server_rows(state, {} if state.historic else self._seen)
-        if not state.historic and not stale:
-            self._seen.update(remembered(r for r in rows if r.state == "alive"))
+        rows = self._seen.rows(state)
         self._rows = rows
         summary.update(_summary(state, rows))
         cursor = table.cursor_row

@@ -14,6 +14,7 @@ from konsole.console_state import ConsoleState
 from konsole.screens.base import ConsoleScreen
 from konsole.widgets.status_bar import StatusBar, status_text
 from tests.console_scenario import NOW, T0, T_STOPPED, record_story, story_state
+from tests.console_scenario import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -21,14 +22,6 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.fixture(scope="module")
 def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return record_story(tmp_path_factory.mktemp("story") / "demo.sqlite")
-
-
-async def _settle(pilot, predicate, *, tries: int = 100) -> None:
-    for _ in range(tries):
-        if predicate():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the app did not reach the expected state in time")
 
 
 async def test_live_state_reaches_the_shown_screen_and_follows_mode_switches(story: Path) -> None:

@@ -15,6 +15,7 @@ from konsole.screens.table_detail import TableDetailScreen
 from konsole.widgets.keyed_table import KeyedTable
 from store import open_reader
 from tests.console_scenario import NOW, T_CREATED, T_STOPPED, record_story, story_state
+from tests.console_scenario import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -22,14 +23,6 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.fixture
 def story(tmp_path: Path) -> Path:
     return record_story(tmp_path / "demo.sqlite")
-
-
-async def _settle(pilot, predicate, *, tries: int = 150) -> None:
-    for _ in range(tries):
-        if predicate():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the app did not reach the expected state in time")
 
 
 def _app(state: ConsoleState, history: Path | None) -> KonsoleApp:

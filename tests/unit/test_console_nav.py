@@ -23,6 +23,7 @@ from konsole.screens.server_detail import ServerDetailScreen, tail_lines
 from konsole.screens.servers import ServersScreen
 from konsole.screens.time_travel import TimeTravelScreen, parse_moment
 from tests.console_scenario import NOW, T0, T_CREATED, T_STOPPED, record_story, story_state
+from tests.console_scenario import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -34,14 +35,6 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _app(state: ConsoleState, story: Path, **kw) -> KonsoleApp:
     return KonsoleApp(StaticFeed([state], name="demo", history_path=story), **kw)
-
-
-async def _settle(pilot, predicate, *, tries: int = 150) -> None:
-    for _ in range(tries):
-        if predicate():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the app did not reach the expected state in time")
 
 
 def _rows(table: DataTable) -> list[list[str]]:

@@ -19,6 +19,7 @@ from konsole.screens.preview import (
     preview_cells,
 )
 from tests.console_scenario import T_STOPPED, fake_preview, record_story, story_state
+from tests.console_scenario import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -26,14 +27,6 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.fixture(scope="module")
 def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return record_story(tmp_path_factory.mktemp("story") / "demo.sqlite")
-
-
-async def _settle(pilot, predicate, *, tries: int = 150) -> None:
-    for _ in range(tries):
-        if predicate():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the app did not reach the expected state in time")
 
 
 async def _preview(pilot, app: KonsoleApp, path: str, scan, **kwargs) -> PreviewScreen:

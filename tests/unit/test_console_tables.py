@@ -17,6 +17,7 @@ from konsole.screens.tables import TablesScreen
 from konsole.table_stats import table_figures
 from konsole.widgets.keyed_table import KeyedTable
 from tests.console_scenario import T_STOPPED, large_snapshot, large_state, record_story, story_state
+from tests.console_scenario import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -24,14 +25,6 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.fixture(scope="module")
 def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return record_story(tmp_path_factory.mktemp("story") / "demo.sqlite")
-
-
-async def _settle(pilot, predicate, *, tries: int = 100) -> None:
-    for _ in range(tries):
-        if predicate():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the app did not reach the expected state in time")
 
 
 async def _open_tables(pilot, app: KonsoleApp) -> KeyedTable:
