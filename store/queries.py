@@ -1,7 +1,8 @@
 """Reading the history: any number of readers, each on its own read-only connection.
 
-In WAL mode a reader sees the last committed poll and never waits for the writer. A file
-of an older schema is migrated first (forward only, by the same code the writer uses).
+In WAL mode a reader sees the last committed poll and never waits for the writer. A reader
+never writes: a file of an older schema is read as it is (every version since 1 reads
+correctly; the next ``konsole record`` on it migrates it).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from store import codec
 from store.chain import decode_rows
 from store.errors import NotAHistoryFile
 from store.files import connect, inspect, lock_holder, translate
-from store.history import ENTITIES, prepare
+from store.history import ENTITIES
 from store.rows import (
     CoordinatorRow,
     DatabaseRow,
@@ -34,7 +35,6 @@ from store.rows import (
     Slot,
     TableRow,
 )
-from store.schema import VERSION
 
 __all__ = [
     "HistoryInfo",
@@ -103,8 +103,8 @@ def open_reader(path: Path) -> HistoryReader:
     path = Path(path)
     if not path.exists():
         raise NotAHistoryFile(f"{path}: no such history file")
-    if inspect(path) < VERSION:
-        prepare(path).close()  # an older schema: migrate forward once
+    if inspect(path) == 0:
+        raise NotAHistoryFile(f"{path}: empty, nothing recorded in it yet")
     return HistoryReader(path, connect(path, readonly=True))
 
 
@@ -257,7 +257,7 @@ class HistoryReader:
             if not rows:
                 raise NotAHistoryFile(f"{self.path}: offsets layout {layout_id} is missing")
             kind, body = rows[0]
-            parsed = json.loads(body)
+            parsed = json.loads(codec.unpack_text(body))
             value: Any = (
                 tuple(Slot(t, p, n) for t, p, n in parsed) if kind == "offsets" else tuple(parsed)
             )
@@ -440,7 +440,7 @@ class HistoryReader:
         """subject -> metric names, over every layout recorded."""
         out: dict[str, list[str]] = {}
         for (body,) in self._query("SELECT body FROM layouts WHERE kind = 'metrics'"):
-            for subject, names in json.loads(body):
+            for subject, names in json.loads(codec.unpack_text(body)):
                 known = out.setdefault(subject, [])
                 known.extend(n for n in names if n not in known)
         return dict(sorted(out.items()))

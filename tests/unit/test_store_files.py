@@ -44,7 +44,7 @@ def test_every_earlier_schema_version_migrates_to_the_current_one(
 ) -> None:
     old, fresh = tmp_path / "old.sqlite", tmp_path / "fresh.sqlite"
     conn = sqlite3.connect(old, isolation_level=None)
-    migrate(conn, 0, to=start)
+    migrate(conn, to=start)
     conn.close()
     open_writer(old).close()
     open_writer(fresh).close()
