@@ -204,10 +204,21 @@ class HistoryWriter:
         self.close()
 
     def forget_cached(self) -> None:
-        """After retention: the next offsets row is a key (the last row may have been
-        rewritten) and layouts are looked up again (unused ones may be gone)."""
-        self._key = None
+        """After retention: layouts are looked up again (unused ones may be gone); the
+        next offsets row is a delta to the last one if that is kept (re-encoding keeps its
+        values), else a key. Retention runs every few minutes: a key after each run would
+        double the keys of full-rate polls."""
         self._layouts.clear()
+        if self._key is not None:
+            try:
+                kept = self._conn.execute(
+                    "SELECT 1 FROM offsets WHERE poll_id = ? AND layout_id = ?",
+                    (self._key.poll_id, self._key.layout_id),
+                ).fetchone()
+            except sqlite3.Error:
+                kept = None  # retention failed: start from a key, as after a restart
+            if kept is None:
+                self._key = None
 
     @property
     def connection(self) -> sqlite3.Connection:

@@ -7,7 +7,8 @@ its series (offsets, metrics): offsets are running totals, so rates over the kep
 stay exact, only coarser. Change intervals that ended before the oldest poll kept go too.
 
 An offsets row whose base row goes is re-encoded against the kept row before it (or as a
-key) first, so every kept row decodes (see :mod:`store.chain`).
+key) first, so every kept row decodes; the rows moved to a coarser resolution are
+re-chained with its longer key period (see :mod:`store.chain`).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
     conn.execute("DELETE FROM temp.doomed")
     horizon = now_ms - policy.hour_ms
     conn.execute("INSERT INTO temp.doomed SELECT id FROM polls WHERE at_ms < ?", (horizon,))
+    moved: list[int] = []  # the first and last poll moved to a coarser level
     for level, start, end, bucket in (
         (2, horizon, now_ms - policy.minute_ms, HOUR_MS),
         (1, now_ms - policy.minute_ms, now_ms - policy.full_ms, 60_000),
@@ -86,12 +88,19 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
             "WHERE at_ms >= ? AND at_ms < ?) WHERE n > 1",
             (bucket, start, end),
         )
-        conn.execute(
-            "UPDATE polls SET level = ? WHERE at_ms >= ? AND at_ms < ? AND level < ? "
+        lo, hi = conn.execute(
+            "SELECT min(id), max(id) FROM polls WHERE at_ms >= ? AND at_ms < ? AND level < ? "
             "AND id NOT IN temp.doomed",
-            (level, start, end, level),
-        )
-    rekeyed = _rechain(conn)
+            (start, end, level),
+        ).fetchone()
+        if lo is not None:
+            moved += [lo, hi]
+            conn.execute(
+                "UPDATE polls SET level = ? WHERE at_ms >= ? AND at_ms < ? AND level < ? "
+                "AND id NOT IN temp.doomed",
+                (level, start, end, level),
+            )
+    rekeyed = _rechain(conn, moved)
     layouts = [
         r[0]
         for r in conn.execute(
@@ -128,26 +137,31 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
     return RetentionResult(deleted, rekeyed, events, intervals)
 
 
-def _rechain(conn: sqlite3.Connection) -> int:
-    """Kept offsets rows whose base row goes are re-encoded against the kept row before
-    them (or as keys), so the chain invariant of :mod:`store.chain` holds afterwards."""
+def _rechain(conn: sqlite3.Connection, moved: list[int]) -> int:
+    """Re-encode the kept offsets rows whose base row goes (against the kept row before
+    them, or as keys) and those among the polls ``moved`` to a coarser level (with its key
+    period), so the chain invariant of :mod:`store.chain` holds afterwards. Rows after
+    the range keep their encoding: the values of the row before them do not change."""
     first, last = conn.execute(
         "SELECT min(poll_id), max(poll_id) FROM offsets WHERE base_poll IN temp.doomed "
         "AND poll_id NOT IN temp.doomed"
     ).fetchone()
-    if first is None:
+    bounds = [b for b in (first, last, *moved) if b is not None]
+    if not bounds:
         return 0
+    first, last = min(bounds), max(bounds)
     rows = conn.execute(
-        "SELECT o.poll_id, o.base_poll, o.latest, o.layout_id, p.at_ms, "
+        "SELECT o.poll_id, o.base_poll, o.latest, o.layout_id, p.at_ms, p.level, "
         "o.poll_id IN temp.doomed FROM offsets o JOIN polls p ON p.id = o.poll_id "
+        # From the key before ``first``: a moved key may become a delta to the row before.
         "WHERE o.poll_id <= ? AND o.poll_id >= coalesce((SELECT max(poll_id) FROM offsets "
-        "WHERE poll_id <= ? AND base_poll IS NULL), 0) ORDER BY o.poll_id",
+        "WHERE poll_id < ? AND base_poll IS NULL), 0) ORDER BY o.poll_id",
         (last, first),
     )
     updates: list[tuple[bytes, int | None, int]] = []
     prev: tuple[int, list[int | None]] | None = None
     kept: Link | None = None
-    for poll_id, base, blob, layout_id, at_ms, doomed in rows:
+    for poll_id, base, blob, layout_id, at_ms, level, doomed in rows:
         values = codec.unpack_ints(blob)
         if base is not None:
             if prev is None or prev[0] != base:
@@ -157,9 +171,11 @@ def _rechain(conn: sqlite3.Connection) -> int:
         if doomed:
             continue
         link = Link(poll_id, layout_id, values, at_ms)
-        if base is not None and (kept is None or kept.poll_id != base):
-            new_blob, new_base = encode(link, kept)
-            updates.append((new_blob, new_base, poll_id))
+        if poll_id >= first:
+            new_blob, new_base = encode(link, kept, level=level)
+            # Same base: same values on both sides, so the same blob; nothing to write.
+            if new_base != base:
+                updates.append((new_blob, new_base, poll_id))
         kept = link
     conn.executemany("UPDATE offsets SET latest = ?, base_poll = ? WHERE poll_id = ?", updates)
     return len(updates)
