@@ -46,7 +46,7 @@ def plain(c: sqlite3.Connection, poll: int) -> None:
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (poll * 10_000, poll, 20, 1, None, 0, None),
     )
-    poll_id = cur.lastrowid
+    poll_id = int(cur.lastrowid or 0)
     c.execute(
         "INSERT INTO offsets (poll_id, layout_id, base_poll, latest, earliest) "
         "VALUES (?, ?, ?, ?, ?)",
@@ -71,7 +71,7 @@ def with_sqlite_utils(d: Database, poll: int) -> None:
             "errors": None,
         }
     )
-    poll_id = polls.last_rowid
+    poll_id = int(polls.last_rowid or 0)
     d.table("offsets").insert(
         {"poll_id": poll_id, "layout_id": 1, "base_poll": poll_id - 1, "latest": OFFSETS}
     )
