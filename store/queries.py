@@ -35,6 +35,7 @@ from store.rows import (
     Slot,
     TableRow,
 )
+from store.schema import migrate
 
 __all__ = [
     "HistoryInfo",
@@ -103,14 +104,26 @@ def open_reader(path: Path) -> HistoryReader:
     path = Path(path)
     if not path.exists():
         raise NotAHistoryFile(f"{path}: no such history file")
-    if inspect(path) == 0:
-        raise NotAHistoryFile(f"{path}: empty, nothing recorded in it yet")
-    return HistoryReader(path, connect(path, readonly=True))
+    found = inspect(path)
+    if found == 0:
+        # Empty, or a writer has created it and not committed the schema yet: an empty
+        # history (the schema in memory), without writing to the file. It stays empty:
+        # open a new reader to see what gets recorded.
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        try:
+            migrate(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise translate(exc, path) from None
+        return HistoryReader(path, conn, version=0)
+    return HistoryReader(path, connect(path, readonly=True), version=found)
 
 
 class HistoryReader:
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, *, version: int) -> None:
         self.path = path
+        #: The file's schema version (0: nothing committed yet); an older one is read as is.
+        self.version = version
         self._conn = conn
         self._layouts: dict[int, tuple[str, Any]] = {}
 
@@ -466,7 +479,7 @@ class HistoryReader:
         return HistoryInfo(
             path=str(self.path),
             size_bytes=size,
-            schema_version=self._query("PRAGMA user_version")[0][0],
+            schema_version=self.version,
             first_ms=first,
             last_ms=last,
             polls={level: polls.get(level, 0) for level in LEVELS},

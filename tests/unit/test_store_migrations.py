@@ -201,9 +201,16 @@ def test_a_new_file_can_hand_pages_back_and_starts_at_the_current_version(
     assert pragma(path, "user_version") == VERSION
 
 
-def test_a_reader_refuses_an_empty_file_without_creating_anything(tmp_path: Path) -> None:
+def test_a_reader_of_an_empty_file_reads_an_empty_history_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    # What `konsole history` sees between a recorder creating the file and its first commit.
     path = tmp_path / "h.sqlite"
     path.write_bytes(b"")
-    with pytest.raises(NotAHistoryFile, match="empty"):
-        open_reader(path)
+    with open_reader(path) as reader:
+        assert reader.polls() == [] and reader.events() == [] and reader.state_at(1) is None
+        info = reader.info(1, full_ms=1, minute_ms=2)
+        assert (info.schema_version, info.first_ms, sum(info.polls.values())) == (0, None, 0)
     assert path.read_bytes() == b""
+    with pytest.raises(NotAHistoryFile, match="no such"):
+        open_reader(tmp_path / "missing.sqlite")
