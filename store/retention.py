@@ -77,7 +77,7 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
     conn.execute("DELETE FROM temp.doomed")
     horizon = now_ms - policy.hour_ms
     conn.execute("INSERT INTO temp.doomed SELECT id FROM polls WHERE at_ms < ?", (horizon,))
-    moved: list[int] = []  # the first and last poll moved to a coarser level
+    moved: list[tuple[int, int]] = []  # per level: the first and last poll moved to it
     for level, start, end, bucket in (
         (2, horizon, now_ms - policy.minute_ms, HOUR_MS),
         (1, now_ms - policy.minute_ms, now_ms - policy.full_ms, 60_000),
@@ -94,7 +94,7 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
             (start, end, level),
         ).fetchone()
         if lo is not None:
-            moved += [lo, hi]
+            moved.append((lo, hi))
             conn.execute(
                 "UPDATE polls SET level = ? WHERE at_ms >= ? AND at_ms < ? AND level < ? "
                 "AND id NOT IN temp.doomed",
@@ -137,19 +137,44 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
     return RetentionResult(deleted, rekeyed, events, intervals)
 
 
-def _rechain(conn: sqlite3.Connection, moved: list[int]) -> int:
+def _rechain(conn: sqlite3.Connection, moved: list[tuple[int, int]]) -> int:
     """Re-encode the kept offsets rows whose base row goes (against the kept row before
     them, or as keys) and those among the polls ``moved`` to a coarser level (with its key
-    period), so the chain invariant of :mod:`store.chain` holds afterwards. Rows after
-    the range keep their encoding: the values of the row before them do not change."""
-    first, last = conn.execute(
-        "SELECT min(poll_id), max(poll_id) FROM offsets WHERE base_poll IN temp.doomed "
-        "AND poll_id NOT IN temp.doomed"
-    ).fetchone()
-    bounds = [b for b in (first, last, *moved) if b is not None]
-    if not bounds:
-        return 0
-    first, last = min(bounds), max(bounds)
+    period), so the chain invariant of :mod:`store.chain` holds afterwards.
+
+    Each span is decoded from the key before it, in the file's state before any rewrite
+    (doomed rows are still there, so every old chain decodes); spans far apart (the minute
+    band's edge is days from the hour band's) are decoded apart. Rows after a span keep
+    their encoding: the values of the row before them do not change.
+    """
+    spans = sorted(
+        [
+            *moved,
+            *(
+                (r[0], r[0])
+                for r in conn.execute(
+                    "SELECT poll_id FROM offsets WHERE base_poll IN temp.doomed "
+                    "AND poll_id NOT IN temp.doomed"
+                )
+            ),
+        ]
+    )
+    merged: list[tuple[int, int]] = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    updates: list[tuple[bytes, int | None, int]] = []
+    for first, last in merged:
+        updates += _rechain_span(conn, first, last)
+    conn.executemany("UPDATE offsets SET latest = ?, base_poll = ? WHERE poll_id = ?", updates)
+    return len(updates)
+
+
+def _rechain_span(
+    conn: sqlite3.Connection, first: int, last: int
+) -> list[tuple[bytes, int | None, int]]:
     rows = conn.execute(
         "SELECT o.poll_id, o.base_poll, o.latest, o.layout_id, p.at_ms, p.level, "
         "o.poll_id IN temp.doomed FROM offsets o JOIN polls p ON p.id = o.poll_id "
@@ -177,5 +202,4 @@ def _rechain(conn: sqlite3.Connection, moved: list[int]) -> int:
             if new_base != base:
                 updates.append((new_blob, new_base, poll_id))
         kept = link
-    conn.executemany("UPDATE offsets SET latest = ?, base_poll = ? WHERE poll_id = ?", updates)
-    return len(updates)
+    return updates
