@@ -214,3 +214,19 @@ def test_a_reader_of_an_empty_file_reads_an_empty_history_and_writes_nothing(
     assert path.read_bytes() == b""
     with pytest.raises(NotAHistoryFile, match="no such"):
         open_reader(tmp_path / "missing.sqlite")
+
+
+@pytest.mark.parametrize("version", EARLIER)
+def test_history_info_says_an_older_file_is_upgraded_by_the_next_recorder(
+    tmp_path: Path, version: int
+) -> None:
+    from click.testing import CliRunner
+
+    from konsole.cli import main
+
+    path = tmp_path / "h.sqlite"
+    load(version, path)
+    result = CliRunner().invoke(main, ["history", "info", "--history", str(path)])
+    assert result.exit_code == 0, result.output
+    assert f"schema {version}; older than this konsole's {VERSION}" in result.output
+    assert pragma(path, "user_version") == version
