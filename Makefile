@@ -63,7 +63,7 @@ bench: jars
 	$(BIN)/python bench/poll_busy.py
 	$(BIN)/python bench/check.py
 
-# The operating history under a month of polls (no cluster needed; a few minutes of CPU).
+# The operating history under a month of 10 s polls (no cluster needed; ~30 minutes of CPU).
 bench-history: venv
 	$(BIN)/python bench/history.py
 

@@ -195,7 +195,11 @@ def _table_row(info: TableInfo) -> TableRow:
 def _slots(
     view: ClusterView, unknown: set[int]
 ) -> tuple[tuple[PlacementRow, ...], OffsetsRow | None]:
-    """Placement and offsets, one slot per table or partition, buckets in id order."""
+    """Placement and offsets, one slot per table or partition, buckets in id order.
+
+    Runs every poll over every bucket: the usual shapes (a table's buckets of one partition
+    together, in id order) take list comprehensions, anything else the general path.
+    """
     groups: dict[tuple[int, int | None], list[BucketView]] = {}
     counts: dict[int, int] = {}
     for t in view.tables:
@@ -203,6 +207,10 @@ def _slots(
             continue
         if t.info is not None:
             counts[t.table_id] = t.info.bucket_count
+        keys = {(b.table_id, b.partition_id) for b in t.buckets}
+        if len(keys) == 1:
+            groups.setdefault(keys.pop(), []).extend(t.buckets)
+            continue
         for b in t.buckets:
             group = groups.get((b.table_id, b.partition_id))
             if group is None:
@@ -215,7 +223,24 @@ def _slots(
     for (table_id, partition_id), group in sorted(
         groups.items(), key=lambda kv: (kv[0][0], -1 if kv[0][1] is None else kv[0][1])
     ):
-        n = max(counts.get(table_id, 0), max(b.bucket_id for b in group) + 1)
+        ids = [b.bucket_id for b in group]
+        n = max(counts.get(table_id, 0), max(ids) + 1)
+        if ids == list(range(n)):  # every bucket, in order
+            if table_id not in unknown:
+                placement.append(
+                    PlacementRow(
+                        table_id,
+                        partition_id,
+                        tuple([b.leader_id for b in group]),
+                        tuple([b.replica_ids for b in group]),
+                        tuple([b.leader_epoch for b in group]),
+                    )
+                )
+            layout.append(Slot(table_id, partition_id, n))
+            latest += [b.latest_offset for b in group]
+            if view.earliest_read:
+                earliest += [b.earliest_offset for b in group]
+            continue
         by_id: list[BucketView | None] = [None] * n
         for b in group:
             by_id[b.bucket_id] = b

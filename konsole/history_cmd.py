@@ -702,7 +702,7 @@ def history_info(
     profile: str | None, bootstrap: str | None, local: bool, history_path: Path | None, fmt: str
 ) -> None:
     """File size, time span, polls and events per level of resolution, the recorder's pid."""
-    from store import RetentionPolicy
+    from store import SCHEMA_VERSION, RetentionPolicy
 
     policy = RetentionPolicy()
     with _reader(history_path, profile, bootstrap, local) as reader:
@@ -723,8 +723,15 @@ def history_info(
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2))
         return
+    # An older file reads as it is; only a writer (under its lock) migrates it.
+    older = (
+        f"; older than this konsole's {SCHEMA_VERSION}: the next `konsole record` upgrades it"
+        if 0 < info.schema_version < SCHEMA_VERSION
+        else ""
+    )
     click.echo(
-        f"file:      {info.path} ({info.size_bytes / 1048576:.1f} MB, schema {info.schema_version})"
+        f"file:      {info.path} ({info.size_bytes / 1048576:.1f} MB, "
+        f"schema {info.schema_version}{older})"
     )
     click.echo(f"span:      {doc['first'] or '-'} .. {doc['last'] or '-'}")
     click.echo(

@@ -2,11 +2,16 @@
 
 Each poll's row holds the difference to the *previous* offsets row, which for a 10 s poll
 is a handful of rows per bucket (0 on idle buckets): a third smaller than differences to a
-key. A new key starts every :data:`KEY_PERIOD_MS` (and whenever the layout changes or a
-delta cannot be taken), so reading any row decodes at most one period of rows.
+key. A new key starts every key period of the row's resolution (:data:`KEY_PERIODS_MS`:
+10 minutes of full-rate polls, an hour of one-per-minute polls, 60 hours of hourly ones,
+about 60 rows each), and whenever the layout changes or a delta cannot be taken. Reading
+a row decodes its chain from the key: at most about 60 rows, or 120 where a chain crosses
+from one resolution to the next.
 
 Invariant: a delta row's ``base_poll`` is the offsets row right before it (by poll id).
-Retention keeps it when it deletes rows (:func:`store.retention`).
+Retention keeps it when it deletes rows, and re-chains the rows it moves to a coarser
+resolution with that resolution's period (:mod:`store.retention`): a key (a few KB for
+1,600 buckets) every 10 minutes would otherwise stay in every hour kept.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ from typing import Final
 
 from store import codec
 
-__all__ = ["KEY_PERIOD_MS", "Link", "decode_rows", "encode"]
+__all__ = ["KEY_PERIODS_MS", "KEY_PERIOD_MS", "Link", "decode_rows", "encode"]
 
-#: A key every 10 minutes: reading a row decodes at most 60 rows of 10 s polls.
-KEY_PERIOD_MS: Final = 600_000
+#: Key period by resolution level (0 full, 1 one per minute, 2 one per hour): ~60 rows.
+KEY_PERIODS_MS: Final = (600_000, 3_600_000, 216_000_000)
+#: The writer's (full resolution): reading a row decodes at most 60 rows of 10 s polls.
+KEY_PERIOD_MS: Final = KEY_PERIODS_MS[0]
 
 
 @dataclass(slots=True)
@@ -33,12 +40,13 @@ class Link:
     at_ms: int
 
 
-def encode(link: Link, prev: Link | None) -> tuple[bytes, int | None]:
-    """(blob, base_poll) for ``link`` written right after ``prev``."""
+def encode(link: Link, prev: Link | None, *, level: int = 0) -> tuple[bytes, int | None]:
+    """(blob, base_poll) for ``link`` (a poll of resolution ``level``) right after ``prev``."""
+    period = KEY_PERIODS_MS[min(level, len(KEY_PERIODS_MS) - 1)]
     if (
         prev is not None
         and prev.layout_id == link.layout_id
-        and prev.at_ms // KEY_PERIOD_MS == link.at_ms // KEY_PERIOD_MS
+        and prev.at_ms // period == link.at_ms // period
     ):
         deltas = codec.delta(link.latest, prev.latest)
         if deltas is not None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from store.errors import HistoryLocked, HistoryUnwritable, NewerSchema, NotAHistoryFile
-from store.schema import APPLICATION_ID, VERSION
+from store.schema import APPLICATION_ID, VERSION, new_file_pragmas
 
 __all__ = ["WriterLock", "connect", "inspect", "lock_holder", "lock_path", "translate"]
 
@@ -73,6 +73,7 @@ def _quote(path: Path) -> str:
 def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit)."""
     mode = "ro" if readonly else "rwc"
+    fresh = not readonly and (not path.exists() or path.stat().st_size == 0)
     try:
         conn = sqlite3.connect(
             f"file:{_quote(path)}?mode={mode}",
@@ -82,6 +83,8 @@ def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
             check_same_thread=False,
         )
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if fresh:
+            new_file_pragmas(conn)  # before WAL, which writes the first page
         if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")
             # WAL + NORMAL: a commit survives the process being killed (the OS has it);

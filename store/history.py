@@ -204,10 +204,21 @@ class HistoryWriter:
         self.close()
 
     def forget_cached(self) -> None:
-        """After retention: the next offsets row is a key (the last row may have been
-        rewritten) and layouts are looked up again (unused ones may be gone)."""
-        self._key = None
+        """After retention: layouts are looked up again (unused ones may be gone); the
+        next offsets row is a delta to the last one if that is kept (re-encoding keeps its
+        values), else a key. Retention runs every few minutes: a key after each run would
+        double the keys of full-rate polls."""
         self._layouts.clear()
+        if self._key is not None:
+            try:
+                kept = self._conn.execute(
+                    "SELECT 1 FROM offsets WHERE poll_id = ? AND layout_id = ?",
+                    (self._key.poll_id, self._key.layout_id),
+                ).fetchone()
+            except sqlite3.Error:
+                kept = None  # retention failed: start from a key, as after a restart
+            if kept is None:
+                self._key = None
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -333,7 +344,7 @@ class HistoryWriter:
             return known
         self._conn.execute(
             "INSERT OR IGNORE INTO layouts (kind, digest, body) VALUES (?, ?, ?)",
-            (kind, digest, body),
+            (kind, digest, codec.pack_text(body)),
         )
         (layout_id,) = self._conn.execute(
             "SELECT id FROM layouts WHERE digest = ?", (digest,)
@@ -390,13 +401,16 @@ def _make_parent(path: Path) -> None:
         ) from None
 
 
-def prepare(path: Path) -> sqlite3.Connection:
-    """Checked, migrated, WAL: a read-write connection to a konsole history file."""
+def prepare(path: Path, *, upgrade: bool = True) -> sqlite3.Connection:
+    """Checked, WAL, migrated to the current schema (a new file is created at it): a
+    read-write connection to a konsole history file. ``upgrade=False`` leaves an existing
+    file at its version (only the writer, holding the lock, migrates)."""
     found = inspect(path)
     _make_parent(path)
     conn = connect(path, readonly=False)
     try:
-        migrate(conn, found)
+        if upgrade or found == 0:
+            migrate(conn)
     except sqlite3.Error as exc:
         conn.close()
         raise translate(exc, path) from None
@@ -427,9 +441,14 @@ def open_writer(path: Path) -> HistoryWriter:
 
 
 def add_note(path: Path, note: NoteRow, *, written_ms: int) -> int:
-    """Add an operator note from any process (no writer lock needed: one small insert)."""
+    """Add an operator note from any process (no writer lock needed: one small insert).
+
+    An older file is not migrated here (the writer migrates, under its lock): the
+    ``notes`` table is the same in every version so far; a version that changes it must
+    migrate here too.
+    """
     path = Path(path)
-    conn = prepare(path)
+    conn = prepare(path, upgrade=False)
     try:
         return _insert_note(conn, path, note, written_ms)
     finally:

@@ -1,7 +1,8 @@
 """Reading the history: any number of readers, each on its own read-only connection.
 
-In WAL mode a reader sees the last committed poll and never waits for the writer. A file
-of an older schema is migrated first (forward only, by the same code the writer uses).
+In WAL mode a reader sees the last committed poll and never waits for the writer. A reader
+never writes: a file of an older schema is read as it is (every version since 1 reads
+correctly; the next ``konsole record`` on it migrates it).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from store import codec
 from store.chain import decode_rows
 from store.errors import NotAHistoryFile
 from store.files import connect, inspect, lock_holder, translate
-from store.history import ENTITIES, prepare
+from store.history import ENTITIES
 from store.rows import (
     CoordinatorRow,
     DatabaseRow,
@@ -34,7 +35,7 @@ from store.rows import (
     Slot,
     TableRow,
 )
-from store.schema import VERSION
+from store.schema import migrate
 
 __all__ = [
     "HistoryInfo",
@@ -103,14 +104,26 @@ def open_reader(path: Path) -> HistoryReader:
     path = Path(path)
     if not path.exists():
         raise NotAHistoryFile(f"{path}: no such history file")
-    if inspect(path) < VERSION:
-        prepare(path).close()  # an older schema: migrate forward once
-    return HistoryReader(path, connect(path, readonly=True))
+    found = inspect(path)
+    if found == 0:
+        # Empty, or a writer has created it and not committed the schema yet: an empty
+        # history (the schema in memory), without writing to the file. It stays empty:
+        # open a new reader to see what gets recorded.
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        try:
+            migrate(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise translate(exc, path) from None
+        return HistoryReader(path, conn, version=0)
+    return HistoryReader(path, connect(path, readonly=True), version=found)
 
 
 class HistoryReader:
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, *, version: int) -> None:
         self.path = path
+        #: The file's schema version (0: nothing committed yet); an older one is read as is.
+        self.version = version
         self._conn = conn
         self._layouts: dict[int, tuple[str, Any]] = {}
 
@@ -257,7 +270,7 @@ class HistoryReader:
             if not rows:
                 raise NotAHistoryFile(f"{self.path}: offsets layout {layout_id} is missing")
             kind, body = rows[0]
-            parsed = json.loads(body)
+            parsed = json.loads(codec.unpack_text(body))
             value: Any = (
                 tuple(Slot(t, p, n) for t, p, n in parsed) if kind == "offsets" else tuple(parsed)
             )
@@ -440,7 +453,7 @@ class HistoryReader:
         """subject -> metric names, over every layout recorded."""
         out: dict[str, list[str]] = {}
         for (body,) in self._query("SELECT body FROM layouts WHERE kind = 'metrics'"):
-            for subject, names in json.loads(body):
+            for subject, names in json.loads(codec.unpack_text(body)):
                 known = out.setdefault(subject, [])
                 known.extend(n for n in names if n not in known)
         return dict(sorted(out.items()))
@@ -466,7 +479,7 @@ class HistoryReader:
         return HistoryInfo(
             path=str(self.path),
             size_bytes=size,
-            schema_version=self._query("PRAGMA user_version")[0][0],
+            schema_version=self.version,
             first_ms=first,
             last_ms=last,
             polls={level: polls.get(level, 0) for level in LEVELS},

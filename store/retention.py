@@ -7,7 +7,8 @@ its series (offsets, metrics): offsets are running totals, so rates over the kep
 stay exact, only coarser. Change intervals that ended before the oldest poll kept go too.
 
 An offsets row whose base row goes is re-encoded against the kept row before it (or as a
-key) first, so every kept row decodes (see :mod:`store.chain`).
+key) first, so every kept row decodes; the rows moved to a coarser resolution are
+re-chained with its longer key period (see :mod:`store.chain`).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
     conn.execute("DELETE FROM temp.doomed")
     horizon = now_ms - policy.hour_ms
     conn.execute("INSERT INTO temp.doomed SELECT id FROM polls WHERE at_ms < ?", (horizon,))
+    moved: list[tuple[int, int]] = []  # per level: the first and last poll moved to it
     for level, start, end, bucket in (
         (2, horizon, now_ms - policy.minute_ms, HOUR_MS),
         (1, now_ms - policy.minute_ms, now_ms - policy.full_ms, 60_000),
@@ -86,12 +88,19 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
             "WHERE at_ms >= ? AND at_ms < ?) WHERE n > 1",
             (bucket, start, end),
         )
-        conn.execute(
-            "UPDATE polls SET level = ? WHERE at_ms >= ? AND at_ms < ? AND level < ? "
+        lo, hi = conn.execute(
+            "SELECT min(id), max(id) FROM polls WHERE at_ms >= ? AND at_ms < ? AND level < ? "
             "AND id NOT IN temp.doomed",
-            (level, start, end, level),
-        )
-    rekeyed = _rechain(conn)
+            (start, end, level),
+        ).fetchone()
+        if lo is not None:
+            moved.append((lo, hi))
+            conn.execute(
+                "UPDATE polls SET level = ? WHERE at_ms >= ? AND at_ms < ? AND level < ? "
+                "AND id NOT IN temp.doomed",
+                (level, start, end, level),
+            )
+    rekeyed = _rechain(conn, moved)
     layouts = [
         r[0]
         for r in conn.execute(
@@ -128,26 +137,56 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
     return RetentionResult(deleted, rekeyed, events, intervals)
 
 
-def _rechain(conn: sqlite3.Connection) -> int:
-    """Kept offsets rows whose base row goes are re-encoded against the kept row before
-    them (or as keys), so the chain invariant of :mod:`store.chain` holds afterwards."""
-    first, last = conn.execute(
-        "SELECT min(poll_id), max(poll_id) FROM offsets WHERE base_poll IN temp.doomed "
-        "AND poll_id NOT IN temp.doomed"
-    ).fetchone()
-    if first is None:
-        return 0
+def _rechain(conn: sqlite3.Connection, moved: list[tuple[int, int]]) -> int:
+    """Re-encode the kept offsets rows whose base row goes (against the kept row before
+    them, or as keys) and those among the polls ``moved`` to a coarser level (with its key
+    period), so the chain invariant of :mod:`store.chain` holds afterwards.
+
+    Each span is decoded from the key before it, in the file's state before any rewrite
+    (doomed rows are still there, so every old chain decodes); spans far apart (the minute
+    band's edge is days from the hour band's) are decoded apart. Rows after a span keep
+    their encoding: the values of the row before them do not change.
+    """
+    spans = sorted(
+        [
+            *moved,
+            *(
+                (r[0], r[0])
+                for r in conn.execute(
+                    "SELECT poll_id FROM offsets WHERE base_poll IN temp.doomed "
+                    "AND poll_id NOT IN temp.doomed"
+                )
+            ),
+        ]
+    )
+    merged: list[tuple[int, int]] = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    updates: list[tuple[bytes, int | None, int]] = []
+    for first, last in merged:
+        updates += _rechain_span(conn, first, last)
+    conn.executemany("UPDATE offsets SET latest = ?, base_poll = ? WHERE poll_id = ?", updates)
+    return len(updates)
+
+
+def _rechain_span(
+    conn: sqlite3.Connection, first: int, last: int
+) -> list[tuple[bytes, int | None, int]]:
     rows = conn.execute(
-        "SELECT o.poll_id, o.base_poll, o.latest, o.layout_id, p.at_ms, "
+        "SELECT o.poll_id, o.base_poll, o.latest, o.layout_id, p.at_ms, p.level, "
         "o.poll_id IN temp.doomed FROM offsets o JOIN polls p ON p.id = o.poll_id "
+        # From the key before ``first``: a moved key may become a delta to the row before.
         "WHERE o.poll_id <= ? AND o.poll_id >= coalesce((SELECT max(poll_id) FROM offsets "
-        "WHERE poll_id <= ? AND base_poll IS NULL), 0) ORDER BY o.poll_id",
+        "WHERE poll_id < ? AND base_poll IS NULL), 0) ORDER BY o.poll_id",
         (last, first),
     )
     updates: list[tuple[bytes, int | None, int]] = []
     prev: tuple[int, list[int | None]] | None = None
     kept: Link | None = None
-    for poll_id, base, blob, layout_id, at_ms, doomed in rows:
+    for poll_id, base, blob, layout_id, at_ms, level, doomed in rows:
         values = codec.unpack_ints(blob)
         if base is not None:
             if prev is None or prev[0] != base:
@@ -157,9 +196,10 @@ def _rechain(conn: sqlite3.Connection) -> int:
         if doomed:
             continue
         link = Link(poll_id, layout_id, values, at_ms)
-        if base is not None and (kept is None or kept.poll_id != base):
-            new_blob, new_base = encode(link, kept)
-            updates.append((new_blob, new_base, poll_id))
+        if poll_id >= first:
+            new_blob, new_base = encode(link, kept, level=level)
+            # Same base: same values on both sides, so the same blob; nothing to write.
+            if new_base != base:
+                updates.append((new_blob, new_base, poll_id))
         kept = link
-    conn.executemany("UPDATE offsets SET latest = ?, base_poll = ? WHERE poll_id = ?", updates)
-    return len(updates)
+    return updates

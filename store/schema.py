@@ -1,9 +1,16 @@
 """The history file's schema: versioned by ``PRAGMA user_version``, migrated forward only.
 
-``MIGRATIONS[n]`` takes a file from version ``n`` to ``n + 1`` (version 0 is an empty file).
-A file with a higher version than :data:`VERSION` was written by a newer konsole: it is
-refused and never rewritten. ``PRAGMA application_id`` marks konsole's files, so another
-program's SQLite database is not taken for an empty history.
+``MIGRATIONS[n]`` takes a file from version ``n`` to ``n + 1`` (version 0 is an empty file);
+:func:`migrate` runs every step a file lacks in **one** transaction, so a crash (even
+SIGKILL) during a migration leaves the file at the version it had, and the next writer
+starts again (no backup copy needed: SQLite's journal is the backup). A file with a higher
+version than :data:`VERSION` was written by a newer konsole: it is refused and never
+rewritten. ``PRAGMA application_id`` marks konsole's files, so another program's SQLite
+database is not taken for an empty history.
+
+Version 1's DDL is kept verbatim (files of it exist); later steps go through sqlite-utils
+(``Table.transform``, ``add_column``, ``create_index``) on the same connection, inside the
+same transaction.
 
 Layout (see docs/history.md for the meaning of every table):
 
@@ -12,21 +19,41 @@ Layout (see docs/history.md for the meaning of every table):
   ``coordinators``, ``databases``, ``tables``, ``partitions``, ``placement``;
   ``schemas`` once per (table, schema id);
 - per-poll series: ``offsets`` (one packed row per poll, see :mod:`store.codec`) and
-  ``metrics`` (one packed row per poll), both shaped by ``layouts``;
+  ``metrics`` (one packed row per poll), both shaped by ``layouts`` (zlib-compressed JSON
+  since version 2; JSON text in version 1);
 - timeline: ``events`` and ``notes``.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
 
-__all__ = ["APPLICATION_ID", "MIGRATIONS", "VERSION", "migrate"]
+from store import codec
+
+if TYPE_CHECKING:  # imported when a step runs: sqlite-utils takes ~350 ms to import
+    from sqlite_utils import Database
+
+__all__ = [
+    "APPLICATION_ID",
+    "MIGRATIONS",
+    "PAGE_SIZE",
+    "VERSION",
+    "database",
+    "migrate",
+    "new_file_pragmas",
+]
 
 #: "KnSl": tells konsole's history files from other SQLite databases.
 APPLICATION_ID: Final = 0x4B6E536C
+#: Page size of new files (see docs/history.md, "Implementation", for the measurement).
+PAGE_SIZE: Final = 4096
 
-_V1: Final = (
+Step = Callable[["Database"], None]
+
+#: Version 1, verbatim: what files written by it hold.
+_V1_DDL: Final = (
     """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
     """CREATE TABLE polls (
         id INTEGER PRIMARY KEY,
@@ -115,30 +142,65 @@ _V1: Final = (
     "CREATE INDEX notes_at ON notes (at_ms)",
 )
 
-#: MIGRATIONS[n]: the statements taking version n to n + 1.
-MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (_V1,)
+
+def _v1(db: Database) -> None:
+    for statement in _V1_DDL:
+        db.conn.execute(statement)
+
+
+def _compress(body: str | bytes) -> bytes:
+    return codec.pack_text(body) if isinstance(body, str) else body
+
+
+def _v2(db: Database) -> None:
+    """Layout bodies as zlib-compressed JSON: a 200-table offsets layout is ~3 KB of JSON
+    and a month keeps hundreds of them (one per table or partition created or dropped)."""
+    db.register_function(_compress, name="konsole_compress", deterministic=True, replace=True)
+    db.table("layouts").transform(types={"body": bytes})
+    db.execute("UPDATE layouts SET body = konsole_compress(body)")
+
+
+#: MIGRATIONS[n]: the step taking version n to n + 1.
+MIGRATIONS: tuple[Step, ...] = (_v1, _v2)
 VERSION: Final = len(MIGRATIONS)
 
 
-def migrate(conn: sqlite3.Connection, found: int, *, to: int = VERSION) -> None:
-    """Apply the migrations after ``found`` up to ``to``, each in its own transaction.
+def database(conn: sqlite3.Connection) -> Database:
+    """sqlite-utils on our own connection (no plugins, no PRAGMA changes): it joins the
+    caller's transaction (a savepoint) instead of committing it."""
+    from sqlite_utils import Database
 
-    A crash between two steps leaves a file at an intermediate version, which the next
-    open carries on from.
+    return Database(conn, recursive_triggers=False, execute_plugins=False)
+
+
+def new_file_pragmas(conn: sqlite3.Connection) -> None:
+    """For a file with no page written yet: these cannot change once the first page is
+    (switching to WAL writes it), short of a VACUUM."""
+    # Lets retention hand freed pages back to the file system.
+    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+    conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+
+
+def migrate(conn: sqlite3.Connection, *, to: int = VERSION) -> tuple[int, int]:
+    """Bring the file to version ``to`` in one transaction; (version found, version now).
+
+    The version is read under the write lock, so two processes opening a new file at
+    once do not both create it.
     """
-    if found == 0:
-        # Set before the first table exists (afterwards it needs a VACUUM): lets retention
-        # hand freed pages back to the file system.
-        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    for version in range(found, to):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in MIGRATIONS[version]:
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {version + 1}")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if found == 0:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        if found < to:  # the usual open finds the current version: no sqlite-utils import
+            db = database(conn)
+            for version in range(found, to):
+                MIGRATIONS[version](db)
+        if to > found:
+            conn.execute(f"PRAGMA user_version = {to}")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return found, max(found, to)

@@ -44,7 +44,7 @@ def test_every_earlier_schema_version_migrates_to_the_current_one(
 ) -> None:
     old, fresh = tmp_path / "old.sqlite", tmp_path / "fresh.sqlite"
     conn = sqlite3.connect(old, isolation_level=None)
-    migrate(conn, 0, to=start)
+    migrate(conn, to=start)
     conn.close()
     open_writer(old).close()
     open_writer(fresh).close()
@@ -183,13 +183,40 @@ def test_store_imports_nothing_of_konsole_fluss_proto_or_textual() -> None:
     import subprocess
     import sys
 
+    # sqlite_utils too: ~350 ms to import; store imports it only when a migration runs.
     code = (
         "import sys, store, store.queries, store.retention, store.history\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('konsole', 'fluss_proto', 'textual', 'pyarrow', 'numpy'))\n"
+        "('konsole', 'fluss_proto', 'textual', 'pyarrow', 'numpy', 'sqlite_utils'))\n"
         "print(','.join(bad))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == ""
+
+
+def test_opening_a_file_at_the_current_version_does_not_import_sqlite_utils(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "h.sqlite"
+    open_writer(path).close()  # created (and migrated from 0) here, with sqlite-utils
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from store import open_reader, open_writer\n"
+        "open_writer(Path(sys.argv[1])).close()\n"
+        "open_reader(Path(sys.argv[1])).close()\n"
+        "print('sqlite_utils' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert out.stdout.strip() == "False"

@@ -132,3 +132,37 @@ def test_a_layout_deleted_by_retention_can_come_back(tmp_path: Path) -> None:
         assert r.metrics_at_poll(last.id) == two
         got = r.offsets_at_poll(last.id)
         assert got is not None and got.latest == offsets_at(HOUR + 10_000, TWO).latest
+
+
+def test_polls_moved_to_a_coarser_level_are_rechained_with_its_longer_key_period(
+    tmp_path: Path,
+) -> None:
+    from store.chain import KEY_PERIODS_MS
+
+    path = tmp_path / "h.sqlite"
+    policy = RetentionPolicy(full_ms=30 * MIN, minute_ms=3 * HOUR, hour_ms=5 * HOUR)
+    start = 1_000 * HOUR
+    end = start + 4 * HOUR
+    with open_writer(path) as w:
+        for at in range(start, end, 10_000):  # 1,440 polls, bounded
+            w.record(PollRecord(at, at, 1, True, offsets=offsets_at(at, BIG)))
+            if at % (10 * MIN) == 0:  # as the recorder does, every 10 minutes
+                apply_retention(w, policy, at)
+        apply_retention(w, policy, end)
+        rows = w.connection.execute(
+            "SELECT p.level, p.at_ms, o.base_poll IS NULL FROM offsets o "
+            "JOIN polls p ON p.id = o.poll_id ORDER BY o.poll_id"
+        ).fetchall()
+    with open_reader(path) as r:
+        for p in r.polls():  # every kept row still decodes to what was written
+            got = r.offsets_at_poll(p.id)
+            assert got is not None and got.latest == offsets_at(p.at_ms, BIG).latest
+    minute_rows = [(at, key) for lvl, at, key in rows if lvl == 1]
+    assert len(minute_rows) == 150  # 2.5 hours, one per minute
+    # One key per hour of one-per-minute polls (not one per 10 minutes, as written).
+    hours = {at // KEY_PERIODS_MS[1] for at, _ in minute_rows}
+    assert [at for at, key in minute_rows if key] == sorted(
+        min(at for at, _ in minute_rows if at // KEY_PERIODS_MS[1] == h) for h in hours
+    )
+    full_keys = [at for lvl, at, key in rows if lvl == 0 and key]
+    assert all(at % (10 * MIN) == 0 for at in full_keys) and full_keys
