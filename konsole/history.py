@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Final
 
 from fluss_proto.cluster import TablePath
@@ -355,7 +355,18 @@ def snapshot_at(reader: HistoryReader, at: float) -> Recorded | None:
     state = reader.state_at(to_ms(at))
     if state is None:
         return None
-    return Recorded(snapshot_from_state(state), at)
+    snapshot = snapshot_from_state(state)
+    if not snapshot.ok:
+        # The file keeps each poll's outcome, not the run of failures: count it back (within
+        # the hour before), so a recorded failure reads as it did live ("3 failed polls").
+        polls = reader.polls(since=state.poll.at_ms - 1000 * 3600, until=state.poll.at_ms)
+        run = 0
+        for poll in reversed(polls):
+            if poll.ok:
+                break
+            run += 1
+        snapshot = replace(snapshot, consecutive_failures=max(1, run))
+    return Recorded(snapshot, at)
 
 
 def snapshot_from_state(state: StateAt) -> ClusterSnapshot:

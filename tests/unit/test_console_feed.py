@@ -80,3 +80,22 @@ async def test_an_unwritable_history_leaves_the_console_live(tmp_path: Path) -> 
     polled = next(x for x in seen if x.snapshot is not None)
     assert not polled.snapshot.ok  # nothing listens: a failed poll, shown, not a crash
     assert not_a_history.read_text() == "not SQLite\n" * 100  # left untouched
+
+
+def test_a_recorded_run_of_failed_polls_is_counted_back(tmp_path: Path) -> None:
+    from konsole.console_feed import open_history_reader
+    from konsole.history import snapshot_at
+    from tests.console_scenario import NOW, T_UNREACHABLE
+
+    path = record_story(tmp_path / "h.sqlite")  # polls 11 and 12 failed
+    reader = open_history_reader(path)
+    assert reader is not None
+    try:
+        first = snapshot_at(reader, T_UNREACHABLE)
+        second = snapshot_at(reader, NOW)
+        good = snapshot_at(reader, T_UNREACHABLE - 1)
+    finally:
+        reader.close()
+    assert first is not None and second is not None and good is not None
+    assert (first.snapshot.consecutive_failures, second.snapshot.consecutive_failures) == (1, 2)
+    assert good.snapshot.ok and good.snapshot.consecutive_failures == 0
