@@ -443,7 +443,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     step_cpu: list[float] = []
     events = polls = failed = 0
     counted = Timed(lambda e: None)
-    recorder._on_event = counted
+    recorder.on_event = counted  # the public hook (the console sets it too)
     wall = time.perf_counter()
     seq = 0
     while now < end:
