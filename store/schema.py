@@ -176,9 +176,10 @@ def database(conn: sqlite3.Connection) -> Database:
 def new_file_pragmas(conn: sqlite3.Connection) -> None:
     """For a file with no page written yet: these cannot change once the first page is
     (switching to WAL writes it), short of a VACUUM."""
+    # page_size first: after auto_vacuum is set SQLite keeps its default page size.
+    conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
     # Lets retention hand freed pages back to the file system.
     conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-    conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
 
 
 def migrate(conn: sqlite3.Connection, *, to: int = VERSION) -> tuple[int, int]:

@@ -220,3 +220,21 @@ def test_opening_a_file_at_the_current_version_does_not_import_sqlite_utils(
         timeout=60,
     )
     assert out.stdout.strip() == "False"
+
+
+def test_a_new_file_gets_the_page_size_and_incremental_auto_vacuum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both can only be set before the first page is written, and page_size only before
+    auto_vacuum (SQLite fixes the default page size once auto_vacuum is set)."""
+    import store.schema
+
+    monkeypatch.setattr(store.schema, "PAGE_SIZE", 8192)  # not SQLite's default
+    path = tmp_path / "h.sqlite"
+    open_writer(path).close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA page_size").fetchone() == (8192,)
+        assert conn.execute("PRAGMA auto_vacuum").fetchone() == (2,)  # incremental
+    finally:
+        conn.close()
