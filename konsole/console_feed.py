@@ -186,7 +186,10 @@ class LiveFeed:
             )
             try:
                 await asyncio.to_thread(recorder.open)
-                status = HistoryStatus(HistoryMode.RECORDING, self.history_path)
+                # An unwritable place does not raise: the recorder starts not recording.
+                opened = recorder.status
+                reason = None if opened.recording else opened.reason
+                status = HistoryStatus(HistoryMode.RECORDING, self.history_path, reason)
             except HistoryLocked as exc:
                 recorder = None
                 status = HistoryStatus(HistoryMode.FOLLOWING, self.history_path, str(exc))

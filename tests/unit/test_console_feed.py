@@ -99,3 +99,17 @@ def test_a_recorded_run_of_failed_polls_is_counted_back(tmp_path: Path) -> None:
     assert first is not None and second is not None and good is not None
     assert (first.snapshot.consecutive_failures, second.snapshot.consecutive_failures) == (1, 2)
     assert good.snapshot.ok and good.snapshot.consecutive_failures == 0
+
+
+async def test_a_history_that_cannot_be_created_says_history_off_from_the_start(
+    tmp_path: Path,
+) -> None:
+    from konsole.widgets.status_bar import status_text
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the history's directory should be\n")
+    feed = LiveFeed(_profile(), blocker / "h.sqlite")  # unwritable, even for root
+    seen = await _collect(feed, lambda s: any(x.snapshot is not None for x in s))
+    assert seen[0].history.mode is HistoryMode.RECORDING and seen[0].history.reason
+    assert "history off" in status_text(seen[0]).plain
+    assert all(x.history.reason for x in seen)  # still polling, still saying so
