@@ -44,3 +44,25 @@ async def test_sync_updates_in_place_and_keeps_the_cursor_on_its_row() -> None:
         assert table.selected_key == "a"
         table.sync([])
         assert table.selected_key is None
+
+
+async def test_an_update_in_place_repaints_the_changed_cells_and_keeps_the_others() -> None:
+    """Only the changed cells' renders are dropped: what is painted must still be the new
+    value there and the old one elsewhere, after several refreshes."""
+    app = _App()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.set_columns([("name", "name"), ("n", "n"), ("m", "m")])
+        table.sync([("a", ["alpha", Right("1"), "x"]), ("b", ["beta", Right("2"), "y"])])
+        await pilot.pause()
+        for step in range(3, 7):
+            table.sync([("a", ["alpha", Right(str(step)), "x"]), ("b", ["beta", Right("2"), "y"])])
+            await pilot.pause()
+            first = table.render_line(1).text  # line 0 is the header
+            second = table.render_line(2).text
+            assert "alpha" in first and str(step) in first and "x" in first, first
+            assert "beta" in second and "2" in second and "y" in second, second
+        # A wider value (a new column width) repaints everything, still right.
+        table.sync([("a", ["alpha", Right("123456789"), "x"]), ("b", ["beta", Right("2"), "y"])])
+        await pilot.pause()
+        assert "123456789" in table.render_line(1).text
