@@ -52,25 +52,13 @@ class KonsoleGroup(click.Group):
 @click.version_option(__version__, prog_name="konsole")
 @ui_options
 @click.pass_context
-def main(
-    ctx: click.Context,
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    run_dir: Path | None,
-    config_path: Path | None,
-    interval: float | None,
-    history_path: Path | None,
-    no_history: bool,
-) -> None:
+def main(ctx: click.Context, **options: Any) -> None:
     """konsole: an operations and monitoring console for Apache Fluss.
 
     With no command it opens the console (as `konsole ui`, with the same options).
     """
     if ctx.invoked_subcommand is None:
-        run_console(
-            profile, bootstrap, local, run_dir, config_path, interval, history_path, no_history
-        )
+        run_console(**options)
 
 
 @main.group()

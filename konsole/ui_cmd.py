@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -49,18 +49,9 @@ def ui_options(f: Callable[..., None]) -> Callable[..., None]:
 
 @click.command("ui")
 @ui_options
-def ui(
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    run_dir: Path | None,
-    config_path: Path | None,
-    interval: float | None,
-    history_path: Path | None,
-    no_history: bool,
-) -> None:
-    """Open the operator console."""
-    run_console(profile, bootstrap, local, run_dir, config_path, interval, history_path, no_history)
+def ui(**options: Any) -> None:
+    """Open the operator console (the options are run_console's parameters)."""
+    run_console(**options)
 
 
 def run_console(
