@@ -16,10 +16,11 @@ come back), a table created and one dropped each day, a partition rolled over ea
 partitioned table, a failed poll about once a day, a server's disk filling past the warning
 level now and then.
 
-Every one of the 259,200 polls is a real :class:`~konsole.snapshot.ClusterSnapshot` given
-to the real :class:`konsole.recorder.Recorder` on a simulated clock: its events come from
-:func:`konsole.events.advance`, its rows from :func:`konsole.history.poll_record`, its write
-from :class:`store.HistoryWriter`, and retention runs every 10 simulated minutes as the
+Every one of the 259,200 polls is a real :class:`~konsole.model.snapshot.ClusterSnapshot` given
+to the real :class:`konsole.collect.recorder.Recorder` on a simulated clock: its events come from
+:func:`konsole.model.events.advance`, its rows from
+:func:`konsole.collect.history.poll_record`, its write from :class:`store.HistoryWriter`, and
+retention runs every 10 simulated minutes as the
 recorder runs it, and once more at the end. The generator keeps every unchanged table's
 view from the poll before (as a quiet cluster is) and rebuilds only moving offsets.
 
@@ -51,7 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-import konsole.recorder as recorder_module  # noqa: E402
+import konsole.collect.recorder as recorder_module  # noqa: E402
 from fluss_proto.client import TablePath  # noqa: E402
 from fluss_proto.model import (  # noqa: E402
     BucketView,
@@ -61,10 +62,10 @@ from fluss_proto.model import (  # noqa: E402
     TableView,
 )
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor  # noqa: E402
-from konsole.history import snapshot_at  # noqa: E402
-from konsole.metrics import ServerMetrics  # noqa: E402
-from konsole.recorder import Recorder  # noqa: E402
-from konsole.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus  # noqa: E402
+from konsole.collect.history import snapshot_at  # noqa: E402
+from konsole.collect.metrics import ServerMetrics  # noqa: E402
+from konsole.collect.recorder import Recorder  # noqa: E402
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus  # noqa: E402
 from store import HistoryWriter, RetentionPolicy, apply_retention, open_reader  # noqa: E402
 
 DAY = 86_400.0

@@ -22,7 +22,7 @@ leader, replicas and epoch).
   ``ClusterSnapshot.assemble`` and ``events.advance`` (which runs ``health.evaluate``)
   on the latest guided view, with server metrics parsed from real scrapes of the
   cluster's servers, the event state carried from rep to rep as ``konsole watch`` does;
-- (m) parsing those scrapes (``konsole.metrics.parse_metrics`` over the texts, no I/O),
+- (m) parsing those scrapes (``konsole.collect.metrics.parse_metrics`` over the texts, no I/O),
   reported beside (s): a poll pays it too, but it is the scrape's cost, not the events'.
 
 The CPU that (s) adds to a guided poll is reported as (s) / (a), client CPU against
@@ -408,7 +408,7 @@ async def scrape_texts(urls: list[str]) -> list[tuple[str, str]]:
 
 
 def parse_all(texts: list[tuple[str, str]]) -> tuple[Any, ...]:
-    from konsole.metrics import parse_metrics
+    from konsole.collect.metrics import parse_metrics
 
     now = time.time()
     return tuple(parse_metrics(text, url=url, scraped_at=now) for url, text in texts)
@@ -418,8 +418,8 @@ class KonsoleStep:
     """(s): one poll's snapshot, events and health over a given view, state carried."""
 
     def __init__(self, coordinator: str, metrics: tuple[Any, ...]) -> None:
-        from konsole.events import EventState
-        from konsole.snapshot import CoordinatorRole, CoordinatorStatus
+        from konsole.model.events import EventState
+        from konsole.model.snapshot import CoordinatorRole, CoordinatorStatus
 
         self.metrics = metrics
         self.coordinators = (CoordinatorStatus(coordinator, CoordinatorRole.ACTIVE),)
@@ -428,8 +428,8 @@ class KonsoleStep:
         self.events = 0
 
     def step(self, view: Any) -> Any:
-        from konsole.events import advance
-        from konsole.snapshot import ClusterSnapshot
+        from konsole.model.events import advance
+        from konsole.model.snapshot import ClusterSnapshot
 
         self.seq += 1
         snapshot = ClusterSnapshot.assemble(

@@ -418,7 +418,9 @@ def measure_export(bootstrap: str, table: str, rows: int, reps: int) -> dict[str
     _child(scan)  # warm-up (page cache, server caches)
     out["scan_only"] = _best(reps, scan)
     # What no output format can beat: starting Python with the modules a preview needs.
-    imports = "import konsole.cli, fluss_proto.client, fluss_proto.scan, konsole.export.writers"
+    imports = (
+        "import konsole.cli.main, fluss_proto.client, fluss_proto.scan, konsole.export.writers"
+    )
     out["imports_only"] = _best(reps, [py, "-c", imports])
     with tempfile.TemporaryDirectory(prefix="konsole-bench-export-") as tmp:
         for fmt in EXPORT_FORMATS:
@@ -441,7 +443,7 @@ def measure_export(bootstrap: str, table: str, rows: int, reps: int) -> dict[str
 async def scan_child(bootstrap: str, table: str, rows: int) -> None:
     """The scan alone, in a process shaped like the CLI's (same imports): read and decode
     every row, write nothing."""
-    import konsole.cli  # noqa: F401  # the CLI's import cost, for a fair comparison
+    import konsole.cli.main  # noqa: F401  # the CLI's import cost, for a fair comparison
     from fluss_proto.scan import stream_preview
 
     client = await FlussClient.connect(bootstrap, request_timeout=600.0)

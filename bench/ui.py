@@ -50,9 +50,9 @@ def large_state(now: float, tables: int = 200, buckets: int = 8, seq: int = 2) -
     from fluss_proto.client import TablePath
     from fluss_proto.model import BucketView, ClusterView, ServerInfo, TableView
     from fluss_proto.types import TableInfo, parse_table_descriptor
-    from konsole.console_state import ConsoleState
-    from konsole.health import evaluate
-    from konsole.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+    from konsole.model.health import evaluate
+    from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+    from konsole.ui.state import ConsoleState
 
     def snapshot(step: int, t: float) -> ClusterSnapshot:
         views = []
@@ -155,8 +155,8 @@ def _child_bare() -> None:
 def _child_konsole_connecting() -> None:
     """The console's first frame as an operator sees it at start: the overview, before
     its first poll has ended (a live feed publishes nothing until then)."""
-    from konsole.app import KonsoleApp
-    from konsole.console_feed import StaticFeed
+    from konsole.ui.app import KonsoleApp
+    from konsole.ui.feed import StaticFeed
 
     async def first_paint(pilot: Any) -> None:
         await pilot.pause()
@@ -171,8 +171,8 @@ def _child_konsole_connecting() -> None:
 def _child_konsole(story: Path) -> None:
     """The console on the overview with data: a recorded state read from the history file
     (reading it is part of the time)."""
-    from konsole.app import KonsoleApp
-    from konsole.console_feed import StaticFeed
+    from konsole.ui.app import KonsoleApp
+    from konsole.ui.feed import StaticFeed
     from tests.console_scenario import T0, story_state
 
     state = story_state(story, T0 + 50)
@@ -194,8 +194,8 @@ def _child_konsole(story: Path) -> None:
 
 def _child_idle(seconds: float, screen_key: str) -> None:
     """A console fed a new large state every 2 s (as a 2 s poll would), for ``seconds``."""
-    from konsole.app import KonsoleApp
-    from konsole.console_feed import StaticFeed
+    from konsole.ui.app import KonsoleApp
+    from konsole.ui.feed import StaticFeed
 
     t0 = time.time()
     states = [large_state(t0 + 2 * i, seq=i + 2) for i in range(int(seconds / 2) + 2)]
@@ -241,8 +241,8 @@ async def refresh_times(refreshes: int) -> tuple[list[float], list[float]]:
     """CPU and wall time per refresh. The wall time includes the pilot's wait for the app
     to be idle (about 20 ms of waiting on this machine, measured with nothing to do), so
     the CPU time is the refresh's own cost."""
-    from konsole.app import KonsoleApp
-    from konsole.console_feed import StaticFeed
+    from konsole.ui.app import KonsoleApp
+    from konsole.ui.feed import StaticFeed
 
     t0 = time.time()
     states = [large_state(t0 + 2 * i, seq=i + 2) for i in range(refreshes + 1)]

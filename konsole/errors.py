@@ -55,7 +55,7 @@ class ExitCode(IntEnum):
 class KonsoleError(Exception):
     """Base of konsole's own failures; the message is meant for the operator.
 
-    The CLI catches it once (``konsole.cli``), prints ``error: <message>`` and exits with
+    The CLI catches it once (``konsole.cli.main``), prints ``error: <message>`` and exits with
     :attr:`exit_code`.
     """
 

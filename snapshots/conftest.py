@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from konsole.app import KonsoleApp
-from konsole.console_feed import StaticFeed
-from konsole.console_state import ConsoleState
+from konsole.ui.app import KonsoleApp
+from konsole.ui.feed import StaticFeed
+from konsole.ui.state import ConsoleState
 from tests.console_scenario import NOW, T0, T_STOPPED, empty_state, record_story, story_state
 
 #: The terminal every screen snapshot is taken at (the issue's minimum size is 80x24).

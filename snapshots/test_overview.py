@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from konsole.console_state import ConsoleState
+from konsole.ui.state import ConsoleState
 from snapshots.conftest import SIZE, SMALL, STATES, console_app, settled
 from tests.console_scenario import T0, T_STOPPED, story_state
 

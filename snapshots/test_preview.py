@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from konsole.screens.preview import PreviewScreen
+from konsole.ui.screens.preview import PreviewScreen
 from snapshots.conftest import SIZE, SMALL, console_app, settled
 from tests.console_scenario import fake_preview
 

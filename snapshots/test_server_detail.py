@@ -41,9 +41,9 @@ def test_server_detail_of_a_stopped_server(snap_compare, story_path: Path) -> No
 
 
 def test_server_detail_with_the_local_log(snap_compare, story_path: Path, tmp_path: Path) -> None:
-    from konsole.app import KonsoleApp
-    from konsole.console_feed import StaticFeed
     from konsole.localcluster.cluster import ClusterDescription, ProcessInfo, SaslInfo
+    from konsole.ui.app import KonsoleApp
+    from konsole.ui.feed import StaticFeed
 
     log = tmp_path / "tablet-server-1.log"
     log.write_text(

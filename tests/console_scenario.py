@@ -1,8 +1,8 @@
 """A recorded cluster story for the console's screen tests (and ``bench/ui.py``).
 
 Every state the screens are tested with comes out of a real history file: the snapshots
-below are written by :class:`konsole.recorder.Recorder` (events derived as live) and read
-back with :func:`konsole.console_feed.state_at`, so a screen test exercises the same path
+below are written by :class:`konsole.collect.recorder.Recorder` (events derived as live) and read
+back with :func:`konsole.ui.feed.state_at`, so a screen test exercises the same path
 as time travel. The clock is fixed: nothing here reads the wall clock.
 
 The story, one poll every 10 s from ``T0``:
@@ -25,11 +25,11 @@ from typing import Any
 from fluss_proto.client import TablePath
 from fluss_proto.model import BucketView, ClusterView, PartitionInfo, ServerInfo, TableView
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
-from konsole.console_feed import open_history_reader, state_at
-from konsole.console_state import ConsoleState, HistoryMode, HistoryStatus
-from konsole.metrics import ServerMetrics
-from konsole.recorder import Recorder
-from konsole.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+from konsole.collect.metrics import ServerMetrics
+from konsole.collect.recorder import Recorder
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+from konsole.ui.feed import open_history_reader, state_at
+from konsole.ui.state import ConsoleState, HistoryMode, HistoryStatus
 
 __all__ = [
     "NOW",

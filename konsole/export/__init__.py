@@ -29,7 +29,7 @@ Formats (``FORMATS``) and the file suffixes that choose them (``SUFFIXES``):
   strings and the values rendered as text, i.e. floats, decimals, timestamps, base64 and
   nested values, are quoted; integers, booleans, dates and times are not; NULL is an
   empty field, so an empty string ``""`` and NULL differ); values as
-  :func:`konsole.render_arrow.plain_text`;
+  :func:`konsole.render.arrow.plain_text`;
 - ``jsonl`` (``.jsonl``, ``.ndjson``): one compact JSON object per row;
 - ``json`` (``.json``): one document ``{"table", "columns", "rows": [...], "report"}``,
   one row per line, the scan report last;

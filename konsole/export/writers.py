@@ -24,14 +24,14 @@ from konsole.export import (
     open_output,
     resolve_format,
 )
-from konsole.render import right_aligned, type_label
-from konsole.render_arrow import (
+from konsole.render.arrow import (
     cell_text_array,
     json_rows_text,
     plain_text,
     string_buffer,
     text_widths,
 )
+from konsole.render.values import right_aligned, type_label
 
 if TYPE_CHECKING:
     from fluss_proto.scan import Preview, PreviewStream, ScanReport

@@ -23,15 +23,15 @@ from typing import Any
 
 import pytest
 
-from konsole.app import KonsoleApp
-from konsole.console_feed import LiveFeed
-from konsole.console_state import HistoryMode
+from konsole.collect.profiles import profile_from_local
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.cluster import ClusterDescription
 from konsole.localcluster.seed import wait_leaders
-from konsole.profiles import profile_from_local
-from konsole.screens.preview import PreviewScreen
-from konsole.screens.table_detail import TableDetailScreen
+from konsole.ui.app import KonsoleApp
+from konsole.ui.feed import LiveFeed
+from konsole.ui.screens.preview import PreviewScreen
+from konsole.ui.screens.table_detail import TableDetailScreen
+from konsole.ui.state import HistoryMode
 from tests.conftest import FlussServer, our_java_processes
 from tests.live import pyfluss_data as pf
 

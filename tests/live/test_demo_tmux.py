@@ -111,7 +111,15 @@ def test_demo_opens_the_console_and_quitting_stops_the_cluster(
     finally:
         if our_java_processes(run_dir):
             subprocess.run(
-                [sys.executable, "-m", "konsole.cli", "cluster", "stop", "--run-dir", str(run_dir)],
+                [
+                    sys.executable,
+                    "-m",
+                    "konsole.cli",
+                    "cluster",
+                    "stop",
+                    "--run-dir",
+                    str(run_dir),
+                ],
                 timeout=120,
                 check=False,
             )

@@ -19,8 +19,8 @@ from fluss_proto.model import (
     TableView,
 )
 from fluss_proto.types import FrozenDict, Schema, TableInfo
-from konsole.metrics import MetricsError, ServerMetrics, TableMetrics
-from konsole.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+from konsole.collect.metrics import MetricsError, ServerMetrics, TableMetrics
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
 
 COORD = "127.0.0.1:9123"
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from fluss_proto.client import TablePath
 from fluss_proto.model import BucketView, ClusterView, PartitionInfo, ServerInfo, TableView
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
-from konsole.metrics import ServerMetrics
-from konsole.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+from konsole.collect.metrics import ServerMetrics
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
 
 T0 = 1_780_000_000.0  # a poll time, epoch seconds (whole hour + 2,800 s)
 

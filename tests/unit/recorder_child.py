@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from konsole.recorder import Recorder
+from konsole.collect.recorder import Recorder
 from tests.unit.history_builders import T0, snapshot, table, view
 
 

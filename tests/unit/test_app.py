@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from konsole.app import KonsoleApp
-from konsole.console_feed import StaticFeed
-from konsole.console_state import ConsoleState
-from konsole.screens.base import ConsoleScreen
-from konsole.widgets.status_bar import StatusBar, status_text
+from konsole.ui.app import KonsoleApp
+from konsole.ui.feed import StaticFeed
+from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.status_bar import StatusBar, status_text
 from tests.console_scenario import NOW, T0, T_STOPPED, record_story, story_state
 from tests.console_scenario import settle as _settle
 

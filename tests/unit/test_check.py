@@ -19,8 +19,12 @@ from click.testing import CliRunner
 from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.errors import AuthenticationError, UnreachableError
 from fluss_proto.model import ClusterView, HealthStatus
-from konsole import check_cmd
-from konsole.check import (
+from konsole.cli import check as check_cmd
+from konsole.cli.main import main
+from konsole.collect.metrics import MetricsResult
+from konsole.collect.poller import Poller, PollerConfig
+from konsole.collect.profiles import MetricsEndpoint, Profile
+from konsole.model.check import (
     JSON_SCHEMA,
     MEASURES,
     CheckError,
@@ -36,12 +40,8 @@ from konsole.check import (
     rules_with_thresholds,
     timeout_result,
 )
-from konsole.cli import main
-from konsole.health import HealthRules, evaluate
-from konsole.metrics import MetricsResult
-from konsole.poller import Poller, PollerConfig
-from konsole.profiles import MetricsEndpoint, Profile
-from konsole.snapshot import ClusterSnapshot
+from konsole.model.health import HealthRules, evaluate
+from konsole.model.snapshot import ClusterSnapshot
 from tests.unit.cluster_builders import (
     all_metrics,
     health,
@@ -400,7 +400,7 @@ def test_ok_line_and_no_long_output() -> None:
 def test_json_output_is_the_documented_versioned_object() -> None:
     r = result_of(GONE)
     d = json.loads(render(r, "json"))
-    assert d["schema"] == JSON_SCHEMA == "konsole.check/1"
+    assert d["schema"] == JSON_SCHEMA == "konsole.model.check/1"
     assert set(d) == {
         "schema",
         "status",
@@ -687,7 +687,7 @@ def test_the_watchdog_ends_a_stuck_process_before_the_deadline() -> None:
     code = textwrap.dedent(
         """
         import time
-        from konsole.check_cmd import Watchdog
+        from konsole.cli.check import Watchdog
         text = "FLUSS CRITICAL: no answer within the 1s timeout"
         Watchdog(time.monotonic() + 0.5, text, 2).start()
         time.sleep(30)
@@ -713,10 +713,10 @@ def test_unused_range_type_is_exported() -> None:
 
 
 def test_the_cli_does_not_import_the_check_for_other_commands() -> None:
-    from konsole import check
+    from konsole.model import check
 
     assert check_cmd.FORMATS == check.FORMATS
-    code = "import sys, konsole.cli; print('konsole.check' in sys.modules)"
+    code = "import sys, konsole.cli.main; print('konsole.model.check' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from konsole.app import KonsoleApp
-from konsole.console_feed import StaticFeed
-from konsole.console_state import ConsoleState
-from konsole.screens.events import EventsScreen, NoteScreen, subject_target
-from konsole.screens.server_detail import ServerDetailScreen
-from konsole.screens.table_detail import TableDetailScreen
-from konsole.widgets.keyed_table import KeyedTable
+from konsole.ui.app import KonsoleApp
+from konsole.ui.feed import StaticFeed
+from konsole.ui.screens.events import EventsScreen, NoteScreen, subject_target
+from konsole.ui.screens.server_detail import ServerDetailScreen
+from konsole.ui.screens.table_detail import TableDetailScreen
+from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.keyed_table import KeyedTable
 from store import open_reader
 from tests.console_scenario import NOW, T_CREATED, T_STOPPED, record_story, story_state
 from tests.console_scenario import settle as _settle

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from konsole.console_feed import LiveFeed
-from konsole.console_state import ConsoleState, HistoryMode
-from konsole.history import poll_record
-from konsole.profiles import Profile
+from konsole.collect.history import poll_record
+from konsole.collect.profiles import Profile
+from konsole.ui.feed import LiveFeed
+from konsole.ui.state import ConsoleState, HistoryMode
 from store import open_writer
 from tests.console_scenario import T0, record_story, story_snapshot
 
@@ -83,8 +83,8 @@ async def test_an_unwritable_history_leaves_the_console_live(tmp_path: Path) -> 
 
 
 def test_a_recorded_run_of_failed_polls_is_counted_back(tmp_path: Path) -> None:
-    from konsole.console_feed import open_history_reader
-    from konsole.history import snapshot_at
+    from konsole.collect.history import snapshot_at
+    from konsole.ui.feed import open_history_reader
     from tests.console_scenario import NOW, T_UNREACHABLE
 
     path = record_story(tmp_path / "h.sqlite")  # polls 11 and 12 failed
@@ -104,7 +104,7 @@ def test_a_recorded_run_of_failed_polls_is_counted_back(tmp_path: Path) -> None:
 async def test_a_history_that_cannot_be_created_says_history_off_from_the_start(
     tmp_path: Path,
 ) -> None:
-    from konsole.widgets.status_bar import status_text
+    from konsole.ui.widgets.status_bar import status_text
 
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the history's directory should be\n")

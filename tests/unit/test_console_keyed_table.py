@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.app import App, ComposeResult
 
-from konsole.widgets.keyed_table import KeyedTable, Right
+from konsole.ui.widgets.keyed_table import KeyedTable, Right
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -11,17 +11,17 @@ import pytest
 from textual.widgets import DataTable, Input, Log, Static
 
 from fluss_proto.model import BucketView, TableView
-from konsole.app import DARK_THEME, LIGHT_THEME, KonsoleApp
-from konsole.console_feed import StaticFeed
-from konsole.console_state import ConsoleState
 from konsole.localcluster.cluster import ClusterDescription, ProcessInfo, SaslInfo
-from konsole.palette import konsole_commands
-from konsole.screens.cluster_facts import bucket_counts, server_rows
-from konsole.screens.help import HelpScreen
-from konsole.screens.overview import OverviewScreen
-from konsole.screens.server_detail import ServerDetailScreen, tail_lines
-from konsole.screens.servers import ServersScreen
-from konsole.screens.time_travel import TimeTravelScreen, parse_moment
+from konsole.ui.app import DARK_THEME, LIGHT_THEME, KonsoleApp
+from konsole.ui.feed import StaticFeed
+from konsole.ui.modals.help import HelpScreen
+from konsole.ui.modals.time_travel import TimeTravelScreen, parse_moment
+from konsole.ui.palette import konsole_commands
+from konsole.ui.screens.cluster_facts import bucket_counts, server_rows
+from konsole.ui.screens.overview import OverviewScreen
+from konsole.ui.screens.server_detail import ServerDetailScreen, tail_lines
+from konsole.ui.screens.servers import ServersScreen
+from konsole.ui.state import ConsoleState
 from tests.console_scenario import NOW, T0, T_CREATED, T_STOPPED, record_story, story_state
 from tests.console_scenario import settle as _settle
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from textual.widgets.data_table import ColumnKey
 
-import konsole.screens.preview as preview_module
-from konsole.app import KonsoleApp
-from konsole.console_feed import StaticFeed
-from konsole.screens.preview import (
+import konsole.ui.screens.preview as preview_module
+from konsole.ui.app import KonsoleApp
+from konsole.ui.feed import StaticFeed
+from konsole.ui.screens.preview import (
     COLUMN_WINDOW,
     PreviewRequest,
     PreviewScreen,

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from textual.widgets import Sparkline, TabbedContent
 
-from konsole.app import KonsoleApp
-from konsole.console_feed import StaticFeed
-from konsole.console_state import ConsoleState
-from konsole.profiles import Profile
-from konsole.screens.preview import PreviewScreen
-from konsole.screens.table_detail import TableDetailScreen
-from konsole.widgets.keyed_table import KeyedTable
+from konsole.collect.profiles import Profile
+from konsole.ui.app import KonsoleApp
+from konsole.ui.feed import StaticFeed
+from konsole.ui.screens.preview import PreviewScreen
+from konsole.ui.screens.table_detail import TableDetailScreen
+from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.keyed_table import KeyedTable
 from tests.console_scenario import NOW, T_CREATED, T_STOPPED, record_story, story_state
 from tests.console_scenario import settle as _settle
 

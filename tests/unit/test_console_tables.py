@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from konsole.app import KonsoleApp
-from konsole.console_feed import StaticFeed
-from konsole.console_state import ConsoleState
-from konsole.screens.preview import PreviewScreen
-from konsole.screens.table_detail import TableDetailScreen
-from konsole.screens.tables import TablesScreen
-from konsole.table_stats import table_figures
-from konsole.widgets.keyed_table import KeyedTable
+from konsole.model.table_stats import table_figures
+from konsole.ui.app import KonsoleApp
+from konsole.ui.feed import StaticFeed
+from konsole.ui.screens.preview import PreviewScreen
+from konsole.ui.screens.table_detail import TableDetailScreen
+from konsole.ui.screens.tables import TablesScreen
+from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.keyed_table import KeyedTable
 from tests.console_scenario import T_STOPPED, large_snapshot, large_state, record_story, story_state
 from tests.console_scenario import settle as _settle
 

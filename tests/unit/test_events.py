@@ -9,7 +9,7 @@ import pytest
 
 from fluss_proto.errors import FlussError
 from fluss_proto.model import GatherError, HealthStatus
-from konsole.events import (
+from konsole.model.events import (
     Event,
     EventConfig,
     EventKind,
@@ -18,8 +18,8 @@ from konsole.events import (
     advance,
     diff,
 )
-from konsole.health import HealthRules
-from konsole.snapshot import ClusterSnapshot
+from konsole.model.health import HealthRules
+from konsole.model.snapshot import ClusterSnapshot
 from tests.unit.cluster_builders import (
     all_metrics,
     health,
@@ -508,7 +508,7 @@ def test_a_server_that_left_locked_gives_writes_accepted_when_it_returns_unlocke
 
 
 def test_servers_that_left_locked_are_remembered_up_to_a_bound() -> None:
-    from konsole.events import MAX_GONE_LOCKED
+    from konsole.model.events import MAX_GONE_LOCKED
 
     many = range(MAX_GONE_LOCKED + 5)
     locked = [tm(i, disk_write_locked=True) for i in many]

@@ -32,8 +32,8 @@ from konsole.export import (
     resolve_format,
 )
 from konsole.export.writers import TextTableWriter, make_writer
-from konsole.render import cell_text, json_values, right_aligned, scalar_text, text_table
-from konsole.render_arrow import cell_text_array, json_rows_text, json_text, plain_text
+from konsole.render.arrow import cell_text_array, json_rows_text, json_text, plain_text
+from konsole.render.values import cell_text, json_values, right_aligned, scalar_text, text_table
 from tests._testutil import FakeScanCluster, kv_cluster
 
 pytestmark = pytest.mark.timeout(60)
@@ -443,7 +443,7 @@ def test_read_only_directory_is_refused_before_connecting() -> None:
 
 
 def _cli(fake: FakeScanCluster, monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
-    from konsole import cli
+    from konsole.cli import main as cli
 
     connects: list[int] = []
 
@@ -554,7 +554,7 @@ def test_a_signal_mid_stream_exits_130_or_143_and_leaves_no_file(
         asyncio.get_running_loop().call_later(0.5, os.kill, os.getpid(), sig)
         return fake
 
-    from konsole import cli
+    from konsole.cli import main as cli
 
     monkeypatch.setattr("fluss_proto.client.FlussClient.connect", connect)
     out = tmp_path / "rows.csv"

@@ -6,8 +6,8 @@ import pytest
 
 from fluss_proto.errors import FlussError
 from fluss_proto.model import GatherError, HealthStatus
-from konsole.health import Finding, Health, HealthRules, evaluate, worst
-from konsole.snapshot import ClusterSnapshot
+from konsole.model.health import Finding, Health, HealthRules, evaluate, worst
+from konsole.model.snapshot import ClusterSnapshot
 from tests.unit.cluster_builders import (
     all_metrics,
     health,

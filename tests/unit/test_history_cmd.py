@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from konsole.cli import main
-from konsole.history_cmd import parse_duration, parse_time
-from konsole.recorder import Recorder
+from konsole.cli.history import parse_duration, parse_time
+from konsole.cli.main import main
+from konsole.collect.recorder import Recorder
 from store import open_writer
 from store.schema import VERSION
 from tests.unit.history_builders import T0, snapshot, table, view

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from konsole.cli import main
+from konsole.cli.main import main
 from konsole.localcluster import jars
 from konsole.localcluster.cluster import (
     COORDINATOR,

@@ -10,8 +10,14 @@ from typing import Any
 import httpx
 import pytest
 
-from konsole.metrics import MetricsError, Scraper, ServerMetrics, parse_metrics, split_results
-from konsole.profiles import MetricsEndpoint
+from konsole.collect.metrics import (
+    MetricsError,
+    Scraper,
+    ServerMetrics,
+    parse_metrics,
+    split_results,
+)
+from konsole.collect.profiles import MetricsEndpoint
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "metrics"
 

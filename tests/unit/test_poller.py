@@ -12,10 +12,10 @@ import pytest
 from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.errors import UnreachableError
 from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
-from konsole.metrics import MetricsResult
-from konsole.poller import Poller, PollerConfig
-from konsole.profiles import MetricsEndpoint, Profile
-from konsole.snapshot import CoordinatorRole
+from konsole.collect.metrics import MetricsResult
+from konsole.collect.poller import Poller, PollerConfig
+from konsole.collect.profiles import MetricsEndpoint, Profile
+from konsole.model.snapshot import CoordinatorRole
 from tests.unit.cluster_builders import addr, metrics_error, table, tm, view
 
 V = view(tables=[table("db.t", 1, [(0, (0, 1), 5)])])

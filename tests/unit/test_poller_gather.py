@@ -11,9 +11,9 @@ from fluss_proto.api_keys import ApiKey
 from fluss_proto.client import Features, TablePath
 from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.model import HealthStatus
-from konsole.events import EventKind, EventState, advance
-from konsole.health import HealthRules, evaluate
-from konsole.poller import Poller, PollerConfig
+from konsole.collect.poller import Poller, PollerConfig
+from konsole.model.events import EventKind, EventState, advance
+from konsole.model.health import HealthRules, evaluate
 from tests.unit.test_admin import FakeClient, FakeTable
 
 

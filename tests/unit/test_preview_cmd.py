@@ -14,7 +14,7 @@ pytestmark = pytest.mark.timeout(30)
 
 
 def _cli(fake: FakeScanCluster, monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
-    from konsole import cli
+    from konsole.cli import main as cli
 
     async def connect(*_a: Any, **_k: Any) -> Any:
         async def close() -> None:

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from konsole import cli
-from konsole.preview_cmd import invalid_name
+from konsole.cli import main as cli
+from konsole.cli.preview import invalid_name
 
 
 @pytest.mark.parametrize(

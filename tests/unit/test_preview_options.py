@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from fluss_proto.errors import UnreachableError
-from konsole import cli
+from konsole.cli import main as cli
 from konsole.localcluster.cluster import ClusterDescription
 from tests._testutil import local_description
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from konsole.profiles import (
+from konsole.collect.profiles import (
     DEFAULT_BOOTSTRAP,
     HealthThresholds,
     MetricsEndpoint,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from konsole.recorder import Recorder
+from konsole.collect.recorder import Recorder
 from store import HistoryLocked, NewerSchema, open_reader, open_writer
 from store.schema import VERSION
 from tests.unit.history_builders import T0, snapshot, table, view

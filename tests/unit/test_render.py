@@ -1,4 +1,4 @@
-"""konsole.render: JSON values of every Arrow kind a preview can hold."""
+"""konsole.render.values: JSON values of every Arrow kind a preview can hold."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pyarrow as pa
 
 def test_json_values_render_every_kind() -> None:
     from fluss_proto.types import parse_data_type
-    from konsole.render import json_values
+    from konsole.render.values import json_values
 
     def ltz(p: int) -> Any:
         return parse_data_type({"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "precision": p})

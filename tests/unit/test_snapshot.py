@@ -8,7 +8,7 @@ import pytest
 
 from fluss_proto.errors import FlussError
 from fluss_proto.model import GatherError
-from konsole.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name
 from tests.unit.cluster_builders import metrics_error, probe, snap, table, tm, view
 
 

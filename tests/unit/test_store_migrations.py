@@ -222,7 +222,7 @@ def test_history_info_says_an_older_file_is_upgraded_by_the_next_recorder(
 ) -> None:
     from click.testing import CliRunner
 
-    from konsole.cli import main
+    from konsole.cli.main import main
 
     path = tmp_path / "h.sqlite"
     load(version, path)

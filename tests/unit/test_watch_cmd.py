@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from konsole import watch_cmd
-from konsole.cli import main
+from konsole.cli import watch as watch_cmd
+from konsole.cli.main import main
+from konsole.collect.poller import Poller, PollerConfig
+from konsole.collect.profiles import Profile
 from konsole.localcluster.cluster import ClusterDescription, ProcessInfo
-from konsole.poller import Poller, PollerConfig
-from konsole.profiles import Profile
 from tests._testutil import local_description
 from tests.unit.cluster_builders import table, view
 from tests.unit.test_poller import Fakes

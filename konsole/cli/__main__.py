@@ -1,0 +1,5 @@
+"""``python -m konsole.cli``: the same as the ``konsole`` command."""
+
+from konsole.cli.main import main
+
+main()

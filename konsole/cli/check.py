@@ -1,0 +1,495 @@
+"""`konsole check`: one look at a cluster, answered the way monitoring systems expect.
+
+Exit 0 OK, 1 WARNING, 2 CRITICAL (an unreachable cluster and a timeout included), 3
+UNKNOWN (bad arguments or configuration, rejected credentials, ``--record`` without a
+history, an internal error). The answer goes to stdout in every case, even for UNKNOWN,
+because Nagios and Icinga read the first line of stdout.
+
+Time: ``--timeout`` counts from the process start. The poll and every request in it get a
+share of what is left; a watchdog thread prints a CRITICAL timeout answer and ends the
+process just before the deadline, whatever the cluster (or a blocked thread) does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+import click
+
+from konsole.cli.watch import connection_options, resolve_from_options
+from konsole.collect.profiles import Profile, ProfileError
+
+if TYPE_CHECKING:
+    from konsole.collect.metrics import Scraper
+    from konsole.collect.poller import Poller
+    from konsole.model.check import CheckResult, Thresholds
+    from konsole.model.health import HealthRules
+    from konsole.model.snapshot import ClusterSnapshot
+
+DEFAULT_TIMEOUT: Final = 10.0
+#: The watchdog fires this long before the deadline, leaving time to print and exit.
+WATCHDOG_MARGIN: Final = 0.15
+#: Of the time left when the poll starts, the share the poll may use (the rest: a second
+#: metrics look for KV rejections, rendering, closing connections).
+POLL_SHARE: Final = 0.8
+#: One request's share of the poll. A silent (SIGSTOPped) server can be met four times in
+#: a row: the client's warm-up, the gather's ApiVersions, its FetchLog, and the one re-ask
+#: after fresh metadata; the poll must still end with what the other servers said
+#: instead of timing out as a whole.
+REQUEST_SHARE: Final = 0.2
+#: No retries (the client's default is 2): against a silent server every attempt redoes
+#: the handshake and waits a whole request timeout; one look cannot afford that. The
+#: gather still asks a tablet server when the coordinator does not answer.
+RETRIES: Final = 0
+#: Seconds between the two metrics looks that tell whether KV rejections are rising.
+KV_WINDOW: Final = 1.0
+#: konsole.model.check.FORMATS, repeated so that importing the CLI does not import the check
+#: (and the metrics stack under it) for every other command.
+FORMATS: Final = ("nagios", "json", "text")
+#: Exit codes (konsole.model.check.ExitCode) used before the check module is imported.
+_UNKNOWN: Final = 3
+_CRITICAL: Final = 2
+
+
+# =========================================================================== history
+
+
+class HistoryUnavailable(Exception):
+    """``--record`` cannot work with this history file; the message says why."""
+
+
+class CheckRecorder(Protocol):
+    """Where ``--record`` appends a check's result (the history store)."""
+
+    def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class HistoryCheckRecorder:
+    """Appends a check to the profile's history file (the one ``konsole record`` writes).
+
+    The result's status line goes in as an operator note on the cluster (a note needs no
+    writer lock). The poll behind it goes in as a poll too, unless a ``konsole record``
+    holds the file: that recorder records the cluster's polls itself.
+    """
+
+    path: Path
+
+    def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None:
+        """None when appended; else why not (the check's own answer stands)."""
+        from konsole.collect.history import poll_record, to_ms
+        from konsole.model.check import render_nagios
+        from store import HistoryError, HistoryLocked, add_note, open_writer
+        from store.rows import NoteRow
+
+        try:
+            if snapshot is not None:
+                try:
+                    writer = open_writer(self.path)
+                except HistoryLocked:
+                    pass  # a recorder owns the file and records the polls
+                else:
+                    try:
+                        writer.record(poll_record(snapshot))
+                    finally:
+                        writer.close()
+            line = render_nagios(result).splitlines()[0]
+            at = result.time if result.time is not None else time.time()
+            add_note(
+                self.path,
+                NoteRow(at_ms=to_ms(at), subject="cluster", text=f"konsole check: {line}"),
+                written_ms=to_ms(time.time()),
+            )
+        except (HistoryError, OSError) as exc:
+            return str(exc)
+        return None
+
+
+def open_recorder(profile: Profile, history: Path | None = None) -> CheckRecorder:
+    """The history file of ``profile``'s cluster (or ``history``); refuses a file that
+    cannot be a history (a directory, a foreign or newer file) before the check runs."""
+    from konsole.cli.history import default_history_path
+    from store import HistoryError, open_reader
+
+    path = history or default_history_path(profile.name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HistoryUnavailable(f"{path}: cannot create its directory: {exc}") from None
+    if path.exists():
+        try:
+            open_reader(path).close()
+        except HistoryError as exc:
+            raise HistoryUnavailable(str(exc)) from None
+    return HistoryCheckRecorder(path)
+
+
+# =========================================================================== timing
+
+
+def process_age() -> float:
+    """Seconds since this process started (interpreter start-up counts against --timeout)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return min(max(age, 0.0), 5.0)
+
+
+class Watchdog:
+    """Prints ``text`` and ends the process with ``code`` at ``deadline`` (monotonic)
+    unless cancelled first. A thread, so a blocked event loop cannot hold it up."""
+
+    def __init__(self, deadline: float, text: str, code: int) -> None:
+        self._payload = (text + "\n").encode()
+        self._code = code
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(
+            target=self._run, args=(deadline,), name="check-watchdog", daemon=True
+        )
+
+    def start(self) -> Watchdog:
+        self._thread.start()
+        return self
+
+    def _run(self, deadline: float) -> None:
+        if self._done.wait(max(0.0, deadline - time.monotonic())):
+            return
+        with self._lock:
+            if self._done.is_set():
+                return
+            with contextlib.suppress(OSError):
+                os.write(1, self._payload)
+            os._exit(self._code)
+
+    def cancel(self) -> None:
+        """Stop the watchdog (blocks for good if it fired: the process is ending)."""
+        with self._lock:
+            self._done.set()
+
+
+# =========================================================================== the look
+
+
+def build_check_poller(
+    profile: Profile, poll_timeout: float
+) -> tuple[Poller, Scraper, Callable[[Any], Any], list[str]]:
+    """A poller for one bounded look; returns it, its scraper, the endpoints function and
+    the list the connect step fills with rejected-credential messages."""
+    from fluss_proto.client import FlussClient
+    from fluss_proto.coordinators import probe_coordinators
+    from fluss_proto.errors import AuthenticationError
+    from fluss_proto.model import ClusterView
+    from konsole.collect.metrics import Scraper
+    from konsole.collect.poller import Poller, PollerConfig
+
+    sasl = profile.sasl()  # a missing password variable is bad configuration (UNKNOWN)
+    # Rounded: the values show up in error texts ("timed out after 0.87s").
+    request_timeout = round(max(0.1, min(profile.request_timeout, poll_timeout * REQUEST_SHARE)), 2)
+    connect_timeout = round(max(0.1, min(profile.connect_timeout, poll_timeout * REQUEST_SHARE)), 2)
+    side_timeout = round(max(0.1, poll_timeout * 0.5), 2)
+    config = PollerConfig.from_profile(
+        profile,
+        poll_timeout=round(poll_timeout, 2),
+        probe_timeout=min(side_timeout, profile.connect_timeout, profile.request_timeout),
+        earliest_every=1_000_000,  # one look: latest offsets only
+    )
+    scraper = Scraper(timeout=min(profile.metrics_timeout, side_timeout))
+    rejected: list[str] = []
+
+    async def connect() -> FlussClient:
+        try:
+            return await FlussClient.connect(
+                list(profile.bootstrap),
+                sasl=sasl,
+                connect_timeout=connect_timeout,
+                request_timeout=request_timeout,
+                retries=RETRIES,
+            )
+        except AuthenticationError as exc:
+            rejected.append(str(exc))
+            raise
+
+    def endpoints(view: ClusterView | None) -> Any:
+        hosts = tuple(dict.fromkeys(s.host for s in view.servers)) if view else ()
+        return profile.metrics_endpoints(hosts)
+
+    poller = Poller(
+        config,
+        connect=connect,
+        probe=lambda addresses: probe_coordinators(
+            addresses, timeout=config.probe_timeout, sasl=sasl
+        ),
+        scrape=scraper.scrape,
+        endpoints=endpoints,
+    )
+    return poller, scraper, endpoints, rejected
+
+
+def _has_kv_rejections(snapshot: ClusterSnapshot) -> bool:
+    return any(
+        (t.kv_rejections or 0) > 0 for m in snapshot.metrics if m.role == "tablet" for t in m.tables
+    )
+
+
+async def _second_look(
+    snapshot: ClusterSnapshot, scraper: Scraper, endpoints: Callable[[Any], Any]
+) -> ClusterSnapshot:
+    """The same snapshot with metrics scraped again ``KV_WINDOW`` later."""
+    from konsole.collect.metrics import MetricsError, ServerMetrics
+    from konsole.model.snapshot import ClusterSnapshot
+
+    assert snapshot.view is not None
+    await asyncio.sleep(KV_WINDOW)
+    taken_at = time.time()
+    results = await scraper.scrape(endpoints(snapshot.view))
+    health_error = next((e.message for e in snapshot.errors if e.scope == "health"), None)
+    return ClusterSnapshot.assemble(
+        seq=snapshot.seq + 1,
+        taken_at=taken_at,
+        latency_s=snapshot.latency_s,
+        view=snapshot.view,
+        coordinators=snapshot.coordinators,
+        health=snapshot.health,
+        health_error=health_error,
+        metrics=tuple(r for r in results if isinstance(r, ServerMetrics)),
+        metrics_errors=tuple(r for r in results if isinstance(r, MetricsError)),
+    )
+
+
+async def look(
+    profile: Profile,
+    *,
+    deadline: float,
+    timeout: float,
+    rules: HealthRules,
+    thresholds: Thresholds,
+    cluster: dict[str, Any],
+    seen: list[ClusterSnapshot] | None = None,
+) -> CheckResult:
+    """Poll once (and scrape again when KV rejections might be rising); never past
+    ``deadline`` (monotonic). The snapshot judged is appended to ``seen``."""
+    from konsole.model.check import ExitCode, assess, failure, timeout_result
+    from konsole.model.health import evaluate
+
+    left = deadline - time.monotonic()
+    poller, scraper, endpoints, rejected = build_check_poller(profile, left * POLL_SHARE)
+    snapshot: ClusterSnapshot | None = None
+    later: ClusterSnapshot | None = None
+    try:
+        async with asyncio.timeout(max(0.05, left - 0.1)):
+            snapshot = await poller.poll()
+            if (
+                snapshot.ok
+                and _has_kv_rejections(snapshot)
+                and deadline - time.monotonic() > KV_WINDOW + 2 * scraper.timeout
+            ):
+                later = await _second_look(snapshot, scraper, endpoints)
+    except TimeoutError:
+        if snapshot is None:
+            return timeout_result(timeout, cluster=cluster)
+    finally:
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            async with asyncio.timeout(max(0.05, min(0.5, deadline - time.monotonic()))):
+                await poller.aclose()
+                await scraper.aclose()
+    assert snapshot is not None
+    if rejected and not snapshot.ok:
+        return failure(ExitCode.UNKNOWN, f"credentials rejected: {rejected[0]}", cluster=cluster)
+    current = later or snapshot
+    if seen is not None:
+        seen.append(current)
+    health = evaluate(current, rules, previous=snapshot if later else None)
+    return assess(current, health, thresholds=thresholds, rules=rules, cluster=cluster)
+
+
+# =========================================================================== command
+
+
+class _CheckCommand(click.Command):
+    """Usage errors are UNKNOWN (3), answered on stdout like every other result."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            click.echo(f"FLUSS UNKNOWN: {exc.format_message()}")
+            sys.exit(_UNKNOWN)
+
+
+def _finish(result: CheckResult, fmt: str) -> None:
+    from konsole.model.check import render
+
+    click.echo(render(result, fmt))
+    sys.stdout.flush()
+    sys.exit(result.exit_code)
+
+
+def run_check(
+    *,
+    profile: str | None,
+    bootstrap: str | None,
+    local: bool,
+    run_dir: Path | None,
+    config_path: Path | None,
+    warning: Sequence[str],
+    critical: Sequence[str],
+    timeout: float,
+    fmt: str,
+    record: bool,
+    history: Path | None = None,
+    started: float | None = None,
+) -> CheckResult:
+    """Everything `konsole check` does but printing and exiting (tests call it)."""
+    from konsole.model.check import (
+        CheckError,
+        ExitCode,
+        failure,
+        parse_thresholds,
+        render,
+        rules_with_thresholds,
+        timeout_result,
+    )
+
+    started = time.monotonic() - process_age() if started is None else started
+    deadline = started + timeout
+    cluster: dict[str, Any] = {}
+    try:
+        thresholds = parse_thresholds(warning, critical)
+        chosen = resolve_from_options(profile, bootstrap, local, run_dir, config_path)
+        cluster = {
+            "profile": chosen.name,
+            "source": chosen.source,
+            "bootstrap": list(chosen.bootstrap),
+        }
+        rules = rules_with_thresholds(chosen.health, thresholds)
+        recorder = open_recorder(chosen, history) if record else None
+    except (CheckError, ProfileError) as exc:
+        return failure(ExitCode.UNKNOWN, str(exc), cluster=cluster)
+    except HistoryUnavailable as exc:
+        return failure(ExitCode.UNKNOWN, f"--record: {exc}", cluster=cluster)
+    watchdog = Watchdog(
+        deadline - WATCHDOG_MARGIN,
+        render(timeout_result(timeout, cluster=cluster), fmt),
+        _CRITICAL,
+    ).start()
+    try:
+        looked: list[ClusterSnapshot] = []
+        result = asyncio.run(
+            look(
+                chosen,
+                deadline=deadline - WATCHDOG_MARGIN - 0.1,
+                timeout=timeout,
+                rules=rules,
+                thresholds=thresholds,
+                cluster=cluster,
+                seen=looked,
+            )
+        )
+        if recorder is not None and (why := recorder.record(result, next(iter(looked), None))):
+            click.echo(f"--record: not recorded: {why}", err=True)
+    except ProfileError as exc:  # the password variable or file, read when connecting
+        result = failure(ExitCode.UNKNOWN, str(exc), cluster=cluster)
+    except Exception as exc:  # an internal failure: UNKNOWN, one line, no traceback
+        result = failure(
+            ExitCode.UNKNOWN, f"internal error: {type(exc).__name__}: {exc}", cluster=cluster
+        )
+    watchdog.cancel()
+    return result
+
+
+@click.command("check", cls=_CheckCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@connection_options
+@click.option(
+    "-w",
+    "--warning",
+    "warning",
+    multiple=True,
+    metavar="RULE=RANGE",
+    help="WARNING when RULE's value alerts for RANGE (10, 10:, ~:10, 10:20, @10:20); "
+    "repeatable. Rules are the perfdata labels (docs/health-check.md).",
+)
+@click.option(
+    "-c",
+    "--critical",
+    "critical",
+    multiple=True,
+    metavar="RULE=RANGE",
+    help="CRITICAL when RULE's value alerts for RANGE; repeatable.",
+)
+@click.option(
+    "-t",
+    "--timeout",
+    type=click.FloatRange(min=0.5, max=3600),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    help="Seconds, from the process start, before the check answers CRITICAL (timeout).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="nagios",
+    show_default=True,
+    help="nagios: status line with perfdata, then one line per finding; json: the "
+    "versioned object of docs/health-check.md; text: for a person.",
+)
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Append the result (and its poll) to the profile's history file.",
+)
+@click.option(
+    "--history",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="History file for --record (default: the profile's, as `konsole record` uses).",
+)
+def check(
+    profile: str | None,
+    bootstrap: str | None,
+    local: bool,
+    run_dir: Path | None,
+    config_path: Path | None,
+    warning: tuple[str, ...],
+    critical: tuple[str, ...],
+    timeout: float,
+    fmt: str,
+    record: bool,
+    history: Path | None,
+) -> None:
+    """Is this Fluss cluster healthy? Exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
+    result = run_check(
+        profile=profile,
+        bootstrap=bootstrap,
+        local=local,
+        run_dir=run_dir,
+        config_path=config_path,
+        warning=warning,
+        critical=critical,
+        timeout=timeout,
+        fmt=fmt,
+        record=record,
+        history=history,
+    )
+    _finish(result, fmt)

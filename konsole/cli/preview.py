@@ -1,0 +1,318 @@
+"""`konsole preview DB.TABLE`: show a table's rows through server-side scans, or export them.
+
+Rows stream (:func:`fluss_proto.scan.stream_preview`) to stdout as an aligned text table,
+JSON, JSON lines or CSV, or to ``--output FILE`` in those formats or Parquet / Arrow IPC
+(written by :mod:`konsole.export`, renamed into place only when complete); the scan report
+(which buckets were read, how, which failed or timed out) goes to stderr. See
+docs/preview.md. Exit codes:
+
+- 0 (``ExitCode.OK``): every bucket was read;
+- 1 (``WARNING``): some bucket failed, timed out or sits in remote storage (what was read
+  is written);
+- 2 (``CRITICAL``): nothing could be read (cluster unreachable, unknown table or partition,
+  every bucket failed);
+- 3 (``UNKNOWN``): bad arguments, an unknown format or file suffix (also click's usage
+  errors, which click itself would end with 2); refused before connecting;
+- 74 (``IO_ERROR``): the output could not be written (missing or read-only directory,
+  full disk); nothing is left under the final name;
+- 130 / 143 (``INTERRUPTED`` / ``TERMINATED``): SIGINT / SIGTERM; ScanKv sessions are
+  closed, the temporary file removed, one line on stderr.
+
+Values are rendered by :mod:`konsole.render.arrow` (the rules of :mod:`konsole.render.values`,
+shared with the check and the UI, a column at a time).
+
+Heavy imports (pyarrow, the protocol package, the writers) happen inside the command, so
+the rest of the CLI starts as fast as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import re
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from konsole.cli.watch import connection_options, resolve_from_options, run_until_signalled
+from konsole.errors import ExitCode, ProfileError
+from konsole.export import (
+    FORMATS,
+    ExportFormatError,
+    ExportIOError,
+    open_output,
+    resolve_format,
+)
+from konsole.render.values import (  # json_rows, json_values, text_table: re-exported
+    CELL_WIDTH,
+    json_rows,
+    json_values,
+    text_table,
+)
+
+if TYPE_CHECKING:
+    from fluss_proto.sasl import SaslPlain
+    from fluss_proto.scan import StreamOrder
+
+__all__ = [
+    "CELL_WIDTH",
+    "EXIT_INCOMPLETE",
+    "EXIT_NOTHING",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "json_rows",
+    "json_values",
+    "preview",
+    "text_table",
+]
+
+# The older names of the exit codes (ExitCode is the one scheme).
+EXIT_OK = ExitCode.OK
+EXIT_INCOMPLETE = ExitCode.WARNING
+EXIT_NOTHING = ExitCode.CRITICAL
+EXIT_USAGE = ExitCode.UNKNOWN
+
+DEFAULT_BOOTSTRAP = "localhost:9123"
+
+
+class _PreviewCommand(click.Command):
+    """Usage errors (unknown option, bad value, missing argument) end with exit code 3."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            exc.exit_code = ExitCode.UNKNOWN  # type: ignore[misc]  # click documents this override
+            raise
+
+
+@click.command("preview", cls=_PreviewCommand)
+@click.argument("table", metavar="DB.TABLE")
+@connection_options
+@click.option(
+    "--partition",
+    default=None,
+    metavar="P|all",
+    help="Partition name (values joined by $), k=v/k2=v2, id, or 'all' (the default).",
+)
+@click.option(
+    "--limit", type=click.IntRange(1, 1_000_000), default=100, show_default=True, help="Rows."
+)
+@click.option("--tail", is_flag=True, help="The last rows of each bucket's log (FetchLog).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(FORMATS)),
+    default=None,
+    help="Output format [default: from the --output suffix, else table]; parquet and arrow "
+    "need --output.",
+)
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Write the rows to FILE (renamed into place only when complete).",
+)
+@click.option(
+    "--arrival-order",
+    is_flag=True,
+    help="Write rows as they arrive from any bucket (not bucket by bucket).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Seconds for the whole preview (connecting included).",
+)
+def preview(
+    table: str,
+    profile: str | None,
+    bootstrap: str | None,
+    local: bool,
+    run_dir: Path | None,
+    config_path: Path | None,
+    partition: str | None,
+    limit: int,
+    tail: bool,
+    fmt: str | None,
+    output: Path | None,
+    arrival_order: bool,
+    timeout: float,
+) -> None:
+    """Show up to LIMIT rows of DB.TABLE, or write them to FILE (report on stderr)."""
+    database, dot, name = table.partition(".")
+    if not dot or not database or not name:
+        raise _usage(f"table {table!r} is not DB.TABLE")
+    for kind, ident in (("database", database), ("table", name)):
+        if problem := invalid_name(ident):
+            raise _usage(f"{kind} name {ident!r} is invalid: {problem}")
+    try:
+        fmt = resolve_format(fmt, output)
+    except ExportFormatError as exc:
+        raise _usage(str(exc)) from None
+    try:
+        chosen = resolve_from_options(profile, bootstrap, local, run_dir, config_path)
+        sasl = chosen.sasl()  # a missing password variable is bad configuration too
+    except ProfileError as exc:
+        raise _usage(str(exc)) from None
+    job = _Job(
+        ",".join(chosen.bootstrap),
+        (database, name),
+        partition,
+        limit,
+        tail,
+        fmt,
+        output,
+        "arrival" if arrival_order else "bucket",
+        timeout,
+        sasl,
+    )
+    sys.exit(asyncio.run(_main(job)))
+
+
+@dataclass
+class _Job:
+    bootstrap: str
+    path: tuple[str, str]
+    partition: str | None
+    limit: int
+    tail: bool
+    fmt: str
+    output: Path | None
+    order: StreamOrder
+    timeout: float
+    sasl: SaslPlain | None = None
+    #: Progress, for the message of an interrupted run.
+    rows: int = 0
+    code: ExitCode | None = None
+
+
+async def _main(job: _Job) -> ExitCode:
+    """Run the preview until it ends or a signal stops it (exit 130 / 143)."""
+
+    async def body(_stop: asyncio.Event) -> None:
+        job.code = await _run(job)
+
+    sig = await run_until_signalled(body)
+    if job.code is not None:  # finished before the signal was handled
+        return job.code
+    if sig is None:  # pragma: no cover - the body neither returned nor was stopped
+        return ExitCode.UNKNOWN
+    where = "stdout" if job.output is None else f"{job.output} not written"
+    _error(
+        f"interrupted by {sig.name}: stopped after {job.rows} row(s)"
+        f"{' to ' if job.output is None else '; '}{where}"
+    )
+    return ExitCode.INTERRUPTED if sig == signal.SIGINT else ExitCode.TERMINATED
+
+
+async def _run(job: _Job) -> ExitCode:
+    from fluss_proto.client import FlussClient
+    from fluss_proto.errors import FlussError
+    from fluss_proto.scan import PreviewArgumentError, stream_preview
+    from konsole.export.writers import export_stream, finish_export
+
+    started = time.monotonic()
+    timeout = job.timeout
+    try:
+        # The output file is created (under its temporary name) before connecting: a
+        # missing or read-only directory costs no round trip.
+        with open_output(job.output) as out:
+            try:
+                client = await FlussClient.connect(
+                    job.bootstrap,
+                    connect_timeout=min(timeout, 10.0),
+                    request_timeout=timeout,
+                    retries=1,
+                    sasl=job.sasl,
+                )
+            except FlussError as exc:
+                _error(f"cannot reach the cluster at {job.bootstrap}: {exc}")
+                return ExitCode.CRITICAL
+            try:
+                remaining = max(0.5, timeout - (time.monotonic() - started))
+                async with stream_preview(
+                    client,
+                    job.path,
+                    partition=job.partition,
+                    limit=job.limit,
+                    tail=job.tail,
+                    deadline_s=remaining,
+                    order=job.order,
+                ) as stream:
+                    writer = await export_stream(
+                        stream, out, job.fmt, on_rows=lambda n: setattr(job, "rows", n)
+                    )
+                report = stream.report
+                assert report is not None
+                await finish_export(writer, out, report)
+            except PreviewArgumentError as exc:
+                _error(str(exc))
+                return ExitCode.UNKNOWN
+            except FlussError as exc:
+                _error(str(exc))
+                return ExitCode.CRITICAL
+            finally:
+                await client.close()
+    except ExportIOError as exc:
+        if exc.errno == errno.EPIPE:  # a reader that stopped early (| head): not an error
+            _quiet_stdout()
+            return ExitCode.OK
+        _error(str(exc))
+        return ExitCode.IO_ERROR
+    for line in report.summary_lines():
+        click.echo(line, err=True)
+    if job.output is not None:
+        click.echo(f"wrote {writer.rows} row(s) to {job.output} ({job.fmt})", err=True)
+    if report.nothing_read:
+        return ExitCode.CRITICAL
+    return ExitCode.OK if report.complete else ExitCode.WARNING
+
+
+def _quiet_stdout() -> None:
+    """stdout is a closed pipe: point it at /dev/null so the exit flush stays silent."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+# Fluss's own rule for database and table names (TablePath.detectInvalidName): checked
+# before connecting, so a typo costs no round trip and gets the server's reason at once.
+MAX_NAME_LENGTH = 200
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def invalid_name(identifier: str) -> str | None:
+    """Why Fluss would refuse this database or table name, or None when it is valid."""
+    if len(identifier) > MAX_NAME_LENGTH:
+        return f"longer than {MAX_NAME_LENGTH} characters"
+    if not _NAME.fullmatch(identifier):
+        return "only ASCII letters, digits, '_' and '-' are allowed"
+    return None
+
+
+def _usage(message: str) -> click.UsageError:
+    exc = click.UsageError(message)
+    exc.exit_code = ExitCode.UNKNOWN  # type: ignore[misc]  # click documents this override
+    return exc
+
+
+def _error(message: str) -> None:
+    click.echo(f"error: {message}", err=True)

@@ -1,0 +1,451 @@
+"""Scrape each Fluss server's Prometheus endpoint and keep what an operator acts on.
+
+The Fluss Prometheus reporter names a metric ``fluss_<scope>_<name>`` (scope: the metric
+group path, e.g. ``tabletserver``, ``tabletserver_table``, ``coordinator_status_JVM_memory_heap``)
+and exports counters, gauges and meters alike as gauges (a meter as its per-second rate).
+Labels: ``cluster_id``, ``host``, ``server_id`` (+ ``rack`` on tablet servers; ``database``,
+``table``, ``tablet_type`` on table metrics). At 0.9.1 label values are character-filtered
+too (``host="127_0_0_1"``, a table ``my-t`` shows as ``my_t``); at 1.0 they are raw.
+
+Names read here (``MetricNames`` in fluss-common; [1.0] = the 1.0 line only):
+
+- tablet server: ``underReplicated``, ``underMinIsr``, ``atMinIsr``, ``isrShrinksPerSecond``,
+  ``isrExpandsPerSecond``, ``failedIsrUpdatesPerSecond``, ``leaderCount``, ``replicaCount``,
+  ``bytesInPerSecond``, ``bytesOutPerSecond``, ``messagesInPerSecond``,
+  ``replicationBytesIn/OutPerSecond``, ``request_requestsPerSecond`` /
+  ``request_errorsPerSecond`` (label ``request``), ``diskUsageRatio`` [1.0],
+  ``diskWriteLocked`` [1.0];
+- table (on the tablet server that leads or follows it): ``kvBackpressureMaxPressure`` [1.0],
+  ``kvBackpressureRejectionsTotal`` [1.0, a running count] (other per-table families, e.g.
+  ``failedPutKvRequestsPerSecond``, are skipped: one line per table each, and parsing is
+  the costly part of a scrape);
+- coordinator: ``activeCoordinatorCount`` (1 on the active one; a standby does not export
+  it), ``aliveCoordinatorCount`` [1.0], ``activeTabletServerCount``, ``offlineBucketCount``,
+  ``tableCount``, ``bucketCount``, ``partitionCount`` (refreshed only while the coordinator
+  processes events: they can be stale on an idle cluster);
+- both: ``status_JVM_memory_heap_used`` / ``_max``.
+
+A scrape never raises: an endpoint that is down, slow, answers an HTTP error, HTML or
+garbage becomes a :class:`MetricsError` for that server. Scrapes run concurrently, each
+bounded by its timeout, through one ``httpx.AsyncClient`` that ignores proxy settings
+(``trust_env=False``): the endpoints are the servers' own, usually on loopback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final, Literal
+
+from konsole.collect.profiles import MetricsEndpoint
+
+if TYPE_CHECKING:
+    import httpx
+
+# httpx and prometheus_client are imported where used: the snapshot types below are
+# needed by every screen of the console, the HTTP client only by the poller (start-up).
+
+__all__ = [
+    "MetricsError",
+    "MetricsResult",
+    "Scraper",
+    "ServerMetrics",
+    "TableMetrics",
+    "parse_metrics",
+]
+
+Role = Literal["coordinator", "tablet"]
+
+_TS: Final = "fluss_tabletserver_"
+_CS: Final = "fluss_coordinator_"
+_TABLE: Final = "fluss_tabletserver_table_"
+_HEAP: Final = "status_JVM_memory_heap_"
+#: Largest body read from one endpoint (a 1,600-bucket server sends ~1 MB).
+MAX_BODY_BYTES: Final = 32 << 20
+
+#: Every family read below; other lines are dropped before parsing (the text parser is
+#: pure Python, and a big server exports thousands of per-bucket lines we do not need).
+_SERVER_NAMES: Final = (
+    "underReplicated",
+    "underMinIsr",
+    "atMinIsr",
+    "isrShrinksPerSecond",
+    "isrExpandsPerSecond",
+    "failedIsrUpdatesPerSecond",
+    "leaderCount",
+    "replicaCount",
+    "bytesInPerSecond",
+    "bytesOutPerSecond",
+    "messagesInPerSecond",
+    "replicationBytesInPerSecond",
+    "replicationBytesOutPerSecond",
+    "request_requestsPerSecond",
+    "request_errorsPerSecond",
+    "diskUsageRatio",
+    "diskWriteLocked",
+    _HEAP + "used",
+    _HEAP + "max",
+)
+#: Per-table families come once per table (and tablet type): only those events and health
+#: read are kept, since parsing costs about 10 µs a line.
+_TABLE_NAMES: Final = (
+    "kvBackpressureMaxPressure",
+    "kvBackpressureRejectionsTotal",
+)
+_COORDINATOR_NAMES: Final = (
+    "activeCoordinatorCount",
+    "aliveCoordinatorCount",
+    "activeTabletServerCount",
+    "offlineBucketCount",
+    "tableCount",
+    "bucketCount",
+    "partitionCount",
+    _HEAP + "used",
+    _HEAP + "max",
+)
+_WANTED: Final = frozenset(
+    [_TS + n for n in _SERVER_NAMES]
+    + [_TABLE + n for n in _TABLE_NAMES]
+    + [_CS + n for n in _COORDINATOR_NAMES]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TableMetrics:
+    """One table as one tablet server sees it (its replicas there)."""
+
+    database: str
+    table: str
+    #: Worst KV backpressure over the table's buckets on this server, 0..1 (1.0 line).
+    kv_pressure: float | None = None
+    #: PutKv requests rejected by KV backpressure since the server started (1.0 line).
+    kv_rejections: float | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.database}.{self.table}"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerMetrics:
+    """What one server's endpoint said. None = the server does not export it."""
+
+    url: str
+    role: Role | None
+    #: The ``server_id`` label (a tablet server's id; a UUID-like text on a 0.9.1 coordinator).
+    server_id: str | None
+    host: str | None
+    scraped_at: float
+    duration_s: float
+    # tablet server
+    disk_usage_ratio: float | None = None
+    disk_write_locked: bool | None = None
+    under_replicated: int | None = None
+    under_min_isr: int | None = None
+    at_min_isr: int | None = None
+    isr_shrinks_rate: float | None = None
+    isr_expands_rate: float | None = None
+    failed_isr_updates_rate: float | None = None
+    leader_count: int | None = None
+    replica_count: int | None = None
+    bytes_in_rate: float | None = None
+    bytes_out_rate: float | None = None
+    messages_in_rate: float | None = None
+    replication_in_rate: float | None = None
+    replication_out_rate: float | None = None
+    #: request type (``produceLog``, ``putKv``, ``fetchLogClient``...) -> (requests/s, errors/s)
+    requests: Mapping[str, tuple[float | None, float | None]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    tables: tuple[TableMetrics, ...] = ()
+    # coordinator
+    active_coordinator_count: int | None = None
+    alive_coordinator_count: int | None = None
+    active_tablet_server_count: int | None = None
+    offline_bucket_count: int | None = None
+    table_count: int | None = None
+    bucket_count: int | None = None
+    partition_count: int | None = None
+    # JVM
+    heap_used: float | None = None
+    heap_max: float | None = None
+
+    @property
+    def subject(self) -> str:
+        """How events and health name this server."""
+        if self.role == "tablet" and self.server_id is not None:
+            return f"tablet-server {self.server_id}"
+        if self.role == "coordinator":
+            return f"coordinator {self.host or self.url}"
+        return self.url
+
+    @property
+    def heap_ratio(self) -> float | None:
+        if self.heap_used is None or not self.heap_max or self.heap_max <= 0:
+            return None
+        return self.heap_used / self.heap_max
+
+    @property
+    def request_rate(self) -> float | None:
+        rates = [r for r, _ in self.requests.values() if r is not None]
+        return sum(rates) if rates else None
+
+    @property
+    def request_error_rate(self) -> float | None:
+        rates = [e for _, e in self.requests.values() if e is not None]
+        return sum(rates) if rates else None
+
+    @property
+    def kv_rejections(self) -> float | None:
+        known = [t.kv_rejections for t in self.tables if t.kv_rejections is not None]
+        return sum(known) if known else None
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsError:
+    """A scrape that gave nothing usable; ``kind`` says why."""
+
+    url: str
+    role: str | None
+    server_id: str | None
+    #: "unreachable", "timeout", "http_status", "not_metrics" (HTML, garbage, no Fluss names)
+    kind: str
+    message: str
+    at: float
+
+    @property
+    def subject(self) -> str:
+        if self.role == "tablet" and self.server_id is not None:
+            return f"tablet-server {self.server_id}"
+        return f"metrics {self.url}"
+
+
+MetricsResult = ServerMetrics | MetricsError
+
+
+# =========================================================================== parsing
+
+
+#: Labels read nowhere; dropping them before the parser halves its work (labels are
+#: where it spends its time).
+_UNREAD_LABEL: Final = re.compile(r'\b(?:cluster_id|rack|tablet_type)="(?:[^"\\]|\\.)*",?')
+#: The bulk of a big server's text: per-bucket families, none of which is read.
+_BUCKET_PREFIX: Final = "fluss_tabletserver_table_bucket_"
+
+
+def _filtered(text: str) -> str:
+    """Only the lines of families read here, without the labels read nowhere."""
+    keep: list[str] = []
+    for line in text.splitlines():
+        if line.startswith(_BUCKET_PREFIX):
+            continue
+        if line.startswith("#"):
+            parts = line.split(" ", 3)
+            if len(parts) > 2 and parts[2] in _WANTED:
+                keep.append(line)
+            continue
+        brace = line.find("{")
+        name = line[:brace] if brace >= 0 else line.partition(" ")[0]
+        if name in _WANTED:
+            keep.append(line)
+    return _UNREAD_LABEL.sub("", "\n".join(keep)) + "\n"
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
+
+
+def _count(value: float | None) -> int | None:
+    return None if value is None or math.isinf(value) else round(value)
+
+
+def parse_metrics(
+    text: str,
+    *,
+    url: str,
+    scraped_at: float,
+    duration_s: float = 0.0,
+    endpoint: MetricsEndpoint | None = None,
+) -> ServerMetrics:
+    """Keep the operator's metrics from one endpoint's Prometheus text.
+
+    Raises ``ValueError`` when the text is not Prometheus exposition of a Fluss server.
+    """
+    if text.lstrip()[:1] == "<":
+        raise ValueError("the endpoint answered HTML, not Prometheus text")
+    if "fluss_" not in text:
+        raise ValueError("no Fluss metrics in the answer")
+    single: dict[str, float | None] = {}
+    labels_seen: dict[str, str] = {}
+    requests: dict[str, list[float | None]] = defaultdict(lambda: [None, None])
+    tables: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    role: Role | None = None
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(_filtered(text)):
+        name = family.name
+        for sample in family.samples:
+            value = _number(sample.value)
+            labels = sample.labels
+            if name.startswith(_TABLE):
+                role = "tablet"
+                key = (labels.get("database", ""), labels.get("table", ""))
+                short = name[len(_TABLE) :]
+                if value is not None:
+                    # Should a family come per tablet type (log, kv, cdc_log): add them up.
+                    tables[key][short] = tables[key].get(short, 0.0) + value
+                continue
+            if name.startswith(_TS):
+                role = "tablet"
+                short = name[len(_TS) :]
+            else:
+                role = role or "coordinator"
+                short = name[len(_CS) :]
+            for label in ("server_id", "host"):
+                if label in labels:
+                    labels_seen.setdefault(label, labels[label])
+            if short.startswith("request_"):
+                slot = requests[labels.get("request", "?")]
+                slot[0 if short.endswith("requestsPerSecond") else 1] = value
+            else:
+                single[short] = value
+    if role is None:
+        raise ValueError("no Fluss server metrics in the answer")
+
+    def get(name: str) -> float | None:
+        return single.get(name)
+
+    locked = get("diskWriteLocked")
+    server_id = labels_seen.get("server_id")
+    if server_id is None and endpoint is not None:
+        server_id = endpoint.server_id
+    return ServerMetrics(
+        url=url,
+        role=role,
+        server_id=server_id,
+        host=labels_seen.get("host"),
+        scraped_at=scraped_at,
+        duration_s=duration_s,
+        disk_usage_ratio=get("diskUsageRatio"),
+        disk_write_locked=None if locked is None else locked >= 0.5,
+        under_replicated=_count(get("underReplicated")),
+        under_min_isr=_count(get("underMinIsr")),
+        at_min_isr=_count(get("atMinIsr")),
+        isr_shrinks_rate=get("isrShrinksPerSecond"),
+        isr_expands_rate=get("isrExpandsPerSecond"),
+        failed_isr_updates_rate=get("failedIsrUpdatesPerSecond"),
+        leader_count=_count(get("leaderCount")),
+        replica_count=_count(get("replicaCount")),
+        bytes_in_rate=get("bytesInPerSecond"),
+        bytes_out_rate=get("bytesOutPerSecond"),
+        messages_in_rate=get("messagesInPerSecond"),
+        replication_in_rate=get("replicationBytesInPerSecond"),
+        replication_out_rate=get("replicationBytesOutPerSecond"),
+        requests=MappingProxyType({k: (v[0], v[1]) for k, v in sorted(requests.items())}),
+        tables=tuple(
+            TableMetrics(
+                database=db,
+                table=table,
+                kv_pressure=values.get("kvBackpressureMaxPressure"),
+                kv_rejections=values.get("kvBackpressureRejectionsTotal"),
+            )
+            for (db, table), values in sorted(tables.items())
+        ),
+        active_coordinator_count=_count(get("activeCoordinatorCount")),
+        alive_coordinator_count=_count(get("aliveCoordinatorCount")),
+        active_tablet_server_count=_count(get("activeTabletServerCount")),
+        offline_bucket_count=_count(get("offlineBucketCount")),
+        table_count=_count(get("tableCount")),
+        bucket_count=_count(get("bucketCount")),
+        partition_count=_count(get("partitionCount")),
+        heap_used=get(_HEAP + "used"),
+        heap_max=get(_HEAP + "max"),
+    )
+
+
+# =========================================================================== scraping
+
+
+class Scraper:
+    """Scrapes endpoints concurrently with one reusable HTTP client; never raises."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 2.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        import httpx
+
+        self.timeout = timeout
+        self._clock = clock
+        # trust_env=False: no proxy, no netrc; the endpoints are the servers' own.
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout),
+            trust_env=False,
+            follow_redirects=False,
+            transport=transport,
+            headers={"Accept": "text/plain"},
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def scrape(self, endpoints: Iterable[MetricsEndpoint]) -> tuple[MetricsResult, ...]:
+        """One result per endpoint, in order; each bounded by ``timeout``."""
+        endpoints = list(endpoints)
+        if not endpoints:
+            return ()
+        return tuple(await asyncio.gather(*(self._one(e) for e in endpoints)))
+
+    async def _one(self, endpoint: MetricsEndpoint) -> MetricsResult:
+        import httpx
+
+        started, t0 = self._clock(), time.monotonic()
+
+        def fail(kind: str, message: str) -> MetricsError:
+            return MetricsError(
+                endpoint.url, endpoint.role, endpoint.server_id, kind, message, started
+            )
+
+        try:
+            async with asyncio.timeout(self.timeout):
+                response = await self._client.get(endpoint.url)
+                body = response.content[:MAX_BODY_BYTES]
+        except TimeoutError:
+            return fail("timeout", f"no answer within {self.timeout:g}s")
+        except httpx.TimeoutException:
+            return fail("timeout", f"no answer within {self.timeout:g}s")
+        except httpx.HTTPError as exc:
+            return fail("unreachable", f"{type(exc).__name__}: {exc}"[:200])
+        except (OSError, ValueError) as exc:  # a bad URL, a refused socket below httpx
+            return fail("unreachable", f"{type(exc).__name__}: {exc}"[:200])
+        if response.status_code != 200:
+            return fail("http_status", f"HTTP {response.status_code}")
+        if "html" in response.headers.get("content-type", ""):
+            return fail("not_metrics", "the endpoint answered HTML, not Prometheus text")
+        try:
+            return parse_metrics(
+                body.decode("utf-8", "replace"),
+                url=endpoint.url,
+                scraped_at=started,
+                duration_s=time.monotonic() - t0,
+                endpoint=endpoint,
+            )
+        except ValueError as exc:
+            return fail("not_metrics", str(exc)[:200])
+
+
+def split_results(
+    results: Sequence[MetricsResult],
+) -> tuple[tuple[ServerMetrics, ...], tuple[MetricsError, ...]]:
+    ok = tuple(r for r in results if isinstance(r, ServerMetrics))
+    bad = tuple(r for r in results if isinstance(r, MetricsError))
+    return ok, bad

@@ -1,0 +1,316 @@
+"""The poller: one :class:`~konsole.model.snapshot.ClusterSnapshot` per interval, for days.
+
+Each poll runs three things at once (``asyncio.gather``): the cluster gather (guided by the
+previous view, earliest offsets every Nth poll, GetClusterHealth beside it when the servers
+advertise it), the coordinator probes and the metrics scrape. Polls never overlap (a
+lock), never raise (a failure is a failed snapshot) and are bounded in time. While the
+cluster is unreachable the delay grows (doubling, capped) and the snapshot says how many
+polls failed in a row; the client is dropped and connected again on the next poll.
+
+Memory stays flat: the poller keeps the last snapshot, the last good view (the guide) and
+a capped set of coordinator addresses it has learned; no task outlives a poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from fluss_proto.admin import FlussAdmin
+from fluss_proto.coordinators import CoordinatorProbe, probe_coordinators
+from fluss_proto.gather import gather_cluster
+from fluss_proto.model import ClusterHealth, ClusterView
+from konsole.collect.metrics import MetricsError, MetricsResult, ServerMetrics
+from konsole.collect.profiles import MetricsEndpoint, Profile
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+
+__all__ = ["PollClient", "Poller", "PollerConfig", "fetch_cluster_health"]
+
+log = logging.getLogger(__name__)
+
+#: Most coordinator addresses remembered (learned from metadata) and probed each poll.
+MAX_KNOWN_COORDINATORS: Final = 8
+
+
+class PollClient(Protocol):
+    """What the poller needs of a connected client (``FlussClient`` provides it)."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+GatherFn = Callable[..., Awaitable[ClusterView]]
+ConnectFn = Callable[[], Awaitable[Any]]
+HealthFn = Callable[[Any], Awaitable[ClusterHealth | None]]
+#: Probes every address at once (fluss_proto.coordinators.probe_coordinators' shape).
+ProbeFn = Callable[[Sequence[str]], Awaitable[Sequence[CoordinatorProbe]]]
+ScrapeFn = Callable[[Sequence[MetricsEndpoint]], Awaitable[Sequence[MetricsResult]]]
+EndpointsFn = Callable[[ClusterView | None], Sequence[MetricsEndpoint]]
+
+
+async def fetch_cluster_health(client: Any) -> ClusterHealth | None:
+    """GetClusterHealth when the servers advertise it (1.0 line), else None (nothing sent)."""
+    if not client.features.cluster_health:
+        return None
+    return await FlussAdmin(client).cluster_health()
+
+
+async def _no_scrape(endpoints: Sequence[MetricsEndpoint]) -> Sequence[MetricsResult]:
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class PollerConfig:
+    interval: float = 5.0
+    #: Earliest offsets are read on poll 1, N+1, 2N+1...
+    earliest_every: int = 10
+    #: Bound on one gather (connecting included).
+    poll_timeout: float = 30.0
+    probe_timeout: float = 2.0
+    #: Longest delay between polls while the cluster is unreachable.
+    max_backoff: float = 60.0
+    #: Coordinator addresses to probe; empty = learn them from metadata and bootstrap.
+    coordinators: tuple[str, ...] = ()
+    bootstrap: tuple[str, ...] = ()
+
+    @classmethod
+    def from_profile(cls, profile: Profile, **overrides: Any) -> PollerConfig:
+        values: dict[str, Any] = {
+            "interval": profile.poll_interval,
+            "earliest_every": profile.earliest_every,
+            "poll_timeout": max(profile.request_timeout * 3, profile.connect_timeout),
+            "probe_timeout": min(profile.connect_timeout, profile.request_timeout),
+            "coordinators": profile.coordinators,
+            "bootstrap": profile.bootstrap,
+        }
+        values.update(overrides)
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class _Gathered:
+    view: ClusterView | None
+    error: str | None
+    health: ClusterHealth | None = None
+    health_error: str | None = None
+
+
+class Poller:
+    """Polls one cluster; see the module docs. Inject fakes for every seam in tests."""
+
+    def __init__(
+        self,
+        config: PollerConfig,
+        *,
+        connect: ConnectFn,
+        gather: GatherFn = gather_cluster,
+        health: HealthFn = fetch_cluster_health,
+        probe: ProbeFn | None = None,
+        scrape: ScrapeFn = _no_scrape,
+        endpoints: EndpointsFn = lambda view: (),
+        clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self._connect = connect
+        self._gather = gather
+        self._health = health
+        self._probe = probe or (lambda a: probe_coordinators(a, timeout=config.probe_timeout))
+        self._scrape = scrape
+        self._endpoints = endpoints
+        self._clock = clock
+        self._monotonic = monotonic
+        self._lock = asyncio.Lock()
+        self._client: Any = None
+        self._seq = 0
+        self._failures = 0
+        self._last: ClusterSnapshot | None = None
+        self._guide: ClusterView | None = None
+        #: Learned coordinator addresses (insertion-ordered, capped) and known tablets.
+        self._learned: dict[str, None] = {}
+        self._tablets: set[str] = set()
+
+    @property
+    def last(self) -> ClusterSnapshot | None:
+        return self._last
+
+    @property
+    def consecutive_failures(self) -> int:
+        return self._failures
+
+    def next_delay(self) -> float:
+        """Seconds to wait before the next poll: the interval, or the backoff."""
+        if self._failures == 0:
+            return self.config.interval
+        return min(self.config.max_backoff, self.config.interval * 2 ** (self._failures - 1))
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+
+    # ------------------------------------------------------------------ one poll
+
+    async def poll(self) -> ClusterSnapshot:
+        """One poll; never raises (cancellation apart), never overlaps another."""
+        async with self._lock:
+            self._seq += 1
+            taken_at, t0 = self._clock(), self._monotonic()
+            earliest = (self._seq - 1) % max(1, self.config.earliest_every) == 0
+            guide = self._guide
+            addresses = self._probe_addresses()
+            gathered, probes, scraped = await asyncio.gather(
+                self._gather_part(guide, earliest),
+                self._probe_part(addresses),
+                self._scrape_part(guide),
+            )
+            latency = self._monotonic() - t0
+            metrics = tuple(r for r in scraped if isinstance(r, ServerMetrics))
+            metrics_errors = tuple(r for r in scraped if isinstance(r, MetricsError))
+            if gathered.view is None:
+                self._failures += 1
+                snapshot = ClusterSnapshot.failed(
+                    seq=self._seq,
+                    taken_at=taken_at,
+                    latency_s=latency,
+                    error=gathered.error or "no answer",
+                    consecutive_failures=self._failures,
+                    coordinators=probes,
+                    metrics=metrics,
+                    metrics_errors=metrics_errors,
+                )
+            else:
+                self._failures = 0
+                self._guide = gathered.view
+                self._learn(gathered.view)
+                snapshot = ClusterSnapshot.assemble(
+                    seq=self._seq,
+                    taken_at=taken_at,
+                    latency_s=latency,
+                    view=gathered.view,
+                    coordinators=probes,
+                    health=gathered.health,
+                    health_error=gathered.health_error,
+                    metrics=metrics,
+                    metrics_errors=metrics_errors,
+                )
+            self._last = snapshot
+            return snapshot
+
+    async def _gather_part(self, guide: ClusterView | None, earliest: bool) -> _Gathered:
+        try:
+            async with asyncio.timeout(self.config.poll_timeout):
+                if self._client is None or self._client.closed:
+                    self._client = await self._connect()
+                client = self._client
+                view_result, health_result = await asyncio.gather(
+                    self._gather(client, previous=guide, earliest=earliest),
+                    self._health(client),
+                    return_exceptions=True,
+                )
+        except TimeoutError:
+            await self.aclose()
+            return _Gathered(None, f"no answer within {self.config.poll_timeout:g}s")
+        except Exception as exc:
+            await self.aclose()
+            return _Gathered(None, _text(exc))
+        if isinstance(view_result, BaseException):
+            if not isinstance(view_result, Exception):
+                raise view_result
+            await self.aclose()
+            return _Gathered(None, _text(view_result))
+        if _unreachable(view_result):
+            await self.aclose()
+            return _Gathered(None, _first_error(view_result))
+        if isinstance(health_result, BaseException):
+            if not isinstance(health_result, Exception):
+                raise health_result
+            return _Gathered(view_result, None, None, _text(health_result))
+        return _Gathered(view_result, None, health_result)
+
+    async def _probe_part(self, addresses: Sequence[str]) -> tuple[CoordinatorStatus, ...]:
+        if not addresses:
+            return ()
+        try:
+            probes = await self._probe(addresses)
+        except Exception as exc:  # the probe never raises; a fake or a bug might
+            log.debug("coordinator probes failed: %s", _text(exc))
+            return ()
+        statuses: list[CoordinatorStatus] = []
+        for probe in probes:
+            if probe.role == "tablet-server":
+                # A bootstrap address that is a tablet server: never probed again.
+                self._tablets.add(probe.address)
+                self._learned.pop(probe.address, None)
+                continue
+            error = _text(probe.error) if probe.error is not None else None
+            role = CoordinatorRole(probe.role)
+            statuses.append(CoordinatorStatus(probe.address, role, error, probe.latency_s))
+        return tuple(statuses)
+
+    async def _scrape_part(self, guide: ClusterView | None) -> Sequence[MetricsResult]:
+        try:
+            return await self._scrape(self._endpoints(guide))
+        except Exception as exc:  # the scraper never raises; a fake or a bug might
+            log.debug("metrics scrape failed: %s", _text(exc))
+            return ()
+
+    # ------------------------------------------------------------------ coordinators
+
+    def _probe_addresses(self) -> list[str]:
+        if self.config.coordinators:
+            return list(self.config.coordinators)
+        candidates = dict(self._learned)
+        if self._guide is None:
+            # Before any metadata: a bootstrap address may be a coordinator; the probe
+            # tells (tablet servers say so in ApiVersions and are not asked again).
+            candidates.update(dict.fromkeys(self.config.bootstrap))
+        return [a for a in candidates if a not in self._tablets]
+
+    def _learn(self, view: ClusterView) -> None:
+        if self.config.coordinators or view.coordinator is None:
+            return
+        address = view.coordinator.address
+        self._learned.pop(address, None)
+        self._learned[address] = None
+        while len(self._learned) > MAX_KNOWN_COORDINATORS:
+            self._learned.pop(next(iter(self._learned)))
+
+    # ------------------------------------------------------------------ loop
+
+    async def snapshots(self, stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
+        """Poll until ``stop`` is set, yielding each snapshot. Polls start ``interval``
+        apart (a slow poll delays the next one, never overlaps it); while unreachable,
+        the backoff counts from the end of the failed poll."""
+        while not stop.is_set():
+            snapshot = await self.poll()
+            yield snapshot
+            delay = self.next_delay()
+            if snapshot.ok:
+                delay = max(0.0, delay - snapshot.latency_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+
+
+def _text(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _unreachable(view: ClusterView) -> bool:
+    """No server answered at all (metadata named none): the poll failed."""
+    return view.coordinator is None and not view.tablet_servers
+
+
+def _first_error(view: ClusterView) -> str:
+    for error in view.errors:
+        return f"{error.subject}: {error.error}"
+    return "the cluster named no servers"

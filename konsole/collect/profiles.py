@@ -1,0 +1,489 @@
+"""Connection profiles: which cluster to poll, how, and with which health thresholds.
+
+A profile comes from one of these sources, in this order:
+
+1. ``--profile NAME``: ``[profiles.NAME]`` in ``config.toml`` in konsole's user config dir
+   (platformdirs; ``KONSOLE_CONFIG`` or an explicit path overrides it);
+2. ``--local``: the running local cluster's description (:func:`profile_from_local`);
+3. ``--bootstrap``; 4. ``FLUSS_BOOTSTRAP``; 5. ``localhost:9123``.
+
+Passwords never live in the file: a profile names an environment variable
+(``password_env``) or a file (``password_file``) and :meth:`Profile.sasl` reads it when a
+connection needs it. A :class:`Profile` holds no secret, so its repr, the ``profiles``
+listing and every error text are safe to print. Bad input is one :class:`ProfileError`
+line naming the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
+
+import platformdirs
+
+from fluss_proto.cluster import parse_bootstrap
+from konsole.errors import ProfileError
+
+if TYPE_CHECKING:  # imported when a password is read: the console starts without it
+    from fluss_proto.sasl import SaslPlain
+
+__all__ = [
+    "CONFIG_ENV",
+    "DEFAULT_BOOTSTRAP",
+    "HealthThresholds",
+    "MetricsEndpoint",
+    "Profile",
+    "ProfileError",
+    "default_config_path",
+    "load_profiles",
+    "profile_from_local",
+    "resolve_profile",
+]
+
+DEFAULT_BOOTSTRAP: Final = "localhost:9123"
+CONFIG_ENV: Final = "KONSOLE_CONFIG"
+BOOTSTRAP_ENV: Final = "FLUSS_BOOTSTRAP"
+
+
+@dataclass(frozen=True, slots=True)
+class HealthThresholds:
+    """Limits for health and events (``[profiles.X.health]``)."""
+
+    #: Disk usage ratio (0..1) that makes a tablet server YELLOW, and RED.
+    disk_usage_warn: float = 0.80
+    disk_usage_critical: float = 0.90
+    #: JVM heap used / max that makes a server YELLOW.
+    heap_usage_warn: float = 0.90
+    #: KV backpressure (0..1, the table's worst bucket) that makes a table YELLOW.
+    kv_pressure_warn: float = 0.80
+    #: Polls without a log end offset advance before an advancing table is "stalled".
+    ingest_stall_polls: int = 3
+    #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN).
+    require_metrics: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsEndpoint:
+    """One Prometheus endpoint; role and id are hints (the scrape reads them from labels)."""
+
+    url: str
+    role: str | None = None
+    server_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """Everything needed to poll one cluster. Holds no secret (see :meth:`sasl`)."""
+
+    name: str
+    #: Where it came from: "profile", "local", "--bootstrap", FLUSS_BOOTSTRAP or "default".
+    source: str
+    bootstrap: tuple[str, ...]
+    #: Coordinator addresses to probe (active / standby / unreachable); empty = learn them.
+    coordinators: tuple[str, ...] = ()
+    sasl_user: str | None = None
+    password_env: str | None = None
+    password_file: Path | None = None
+    metrics: tuple[MetricsEndpoint, ...] = ()
+    #: Prometheus port on every server's host, when ``metrics`` does not list URLs.
+    metrics_port: int | None = None
+    connect_timeout: float = 5.0
+    request_timeout: float = 10.0
+    metrics_timeout: float = 2.0
+    poll_interval: float = 5.0
+    #: Earliest offsets are read every Nth poll.
+    earliest_every: int = 10
+    health: HealthThresholds = field(default_factory=HealthThresholds)
+
+    def sasl(self, env: Mapping[str, str] | None = None) -> SaslPlain | None:
+        """The SASL/PLAIN credentials, reading the password now; None without a user.
+
+        Raises :class:`ProfileError` naming the variable or file (never a value).
+        """
+        if self.sasl_user is None:
+            return None
+        env = os.environ if env is None else env
+        if self.password_env is not None:
+            password = env.get(self.password_env)
+            if not password:
+                raise ProfileError(
+                    f"environment variable {self.password_env} (the SASL password of "
+                    f"profile {self.name!r}) is not set or empty"
+                )
+        elif self.password_file is not None:
+            try:
+                password = self.password_file.read_text(encoding="utf-8").rstrip("\r\n")
+            except OSError as exc:
+                raise ProfileError(
+                    f"cannot read the SASL password file of profile {self.name!r}: "
+                    f"{exc.strerror or type(exc).__name__}",
+                    path=self.password_file,
+                ) from None
+            if not password:
+                raise ProfileError("the SASL password file is empty", path=self.password_file)
+        else:
+            raise ProfileError(
+                f"profile {self.name!r} has sasl_user but neither password_env nor password_file"
+            )
+        from fluss_proto.sasl import SaslPlain
+
+        try:
+            return SaslPlain(self.sasl_user, password)
+        except ValueError as exc:
+            raise ProfileError(f"profile {self.name!r}: {exc}") from None
+
+    def metrics_endpoints(self, hosts: Sequence[str] = ()) -> tuple[MetricsEndpoint, ...]:
+        """The listed endpoints, else ``metrics_port`` on each host (bootstrap hosts if none)."""
+        if self.metrics:
+            return self.metrics
+        if self.metrics_port is None:
+            return ()
+        hosts = tuple(hosts) or tuple(_host(a) for a in self.bootstrap)
+        seen: dict[str, None] = {}
+        for host in hosts:
+            shown = f"[{host}]" if ":" in host else host
+            seen.setdefault(f"http://{shown}:{self.metrics_port}/metrics")
+        return tuple(MetricsEndpoint(url) for url in seen)
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able summary without secrets (for ``konsole profiles``)."""
+        password = (
+            f"env {self.password_env}"
+            if self.password_env
+            else f"file {self.password_file}"
+            if self.password_file
+            else None
+        )
+        return {
+            "name": self.name,
+            "source": self.source,
+            "bootstrap": list(self.bootstrap),
+            "coordinators": list(self.coordinators),
+            "sasl_user": self.sasl_user,
+            "password": password,
+            "metrics": [e.url for e in self.metrics],
+            "metrics_port": self.metrics_port,
+            "poll_interval": self.poll_interval,
+        }
+
+
+def _host(address: str) -> str:
+    if address.startswith("["):
+        return address[1:].partition("]")[0]
+    return address.rpartition(":")[0] or address
+
+
+# =========================================================================== file
+
+_PROFILE_KEYS: Final = {
+    "bootstrap",
+    "coordinators",
+    "sasl_user",
+    "password_env",
+    "password_file",
+    "metrics",
+    "metrics_port",
+    "connect_timeout",
+    "request_timeout",
+    "metrics_timeout",
+    "poll_interval",
+    "earliest_every",
+    "health",
+}
+_TIMEOUT_KEYS: Final = (
+    "connect_timeout",
+    "request_timeout",
+    "metrics_timeout",
+    "poll_interval",
+)
+_HEALTH_KEYS: Final = {f.name: f.type for f in fields(HealthThresholds)}
+_SECRET_KEYS: Final = {"password", "pass", "secret", "sasl_password"}
+_LINE_COL = re.compile(r"\s*\(at line (\d+), column \d+\)\s*$")
+
+
+def default_config_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    override = env.get(CONFIG_ENV)
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_config_dir("konsole")) / "config.toml"
+
+
+def load_profiles(path: Path) -> dict[str, Profile]:
+    """Every profile in ``path`` (empty when the file does not exist)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"cannot read: {exc}", path=path) from None
+    return parse_profiles(text, path)
+
+
+def parse_profiles(text: str, path: Path) -> dict[str, Profile]:
+    """Parse the TOML text of a config file (``path`` only names it in errors)."""
+    lines = text.splitlines()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        match = _LINE_COL.search(message)
+        line = int(match.group(1)) if match else None
+        key = _key_on_line(lines, line)
+        raise ProfileError(
+            f"TOML syntax error: {_LINE_COL.sub('', message)}", path=path, line=line, key=key
+        ) from None
+    locate = _Locator(lines, path)
+    for top in data:
+        if top != "profiles":
+            raise locate.error("unknown key (only [profiles.NAME] tables belong here)", (), top)
+    profiles = data.get("profiles", {})
+    if not isinstance(profiles, dict):
+        raise locate.error("must be a table of [profiles.NAME]", (), "profiles")
+    return {
+        name: _profile(name, body, locate)
+        for name, body in profiles.items()
+        if _is_table(body, locate, name)
+    }
+
+
+def _is_table(body: object, locate: _Locator, name: str) -> bool:
+    if not isinstance(body, dict):
+        raise locate.error("a profile must be a table", ("profiles",), name)
+    return True
+
+
+def _profile(name: str, body: dict[str, Any], locate: _Locator) -> Profile:
+    table = ("profiles", name)
+    for key in body:
+        if key.lower() in _SECRET_KEYS:
+            raise locate.error(
+                "passwords are not stored in the file: use password_env or password_file",
+                table,
+                key,
+            )
+        if key not in _PROFILE_KEYS:
+            raise locate.error("unknown key", table, key)
+    if "bootstrap" not in body:
+        raise locate.error("missing key", table, "bootstrap", at_table=True)
+    values: dict[str, Any] = {"name": name, "source": "profile"}
+    values["bootstrap"] = _addresses(body["bootstrap"], locate, table, "bootstrap")
+    if "coordinators" in body:
+        values["coordinators"] = _addresses(body["coordinators"], locate, table, "coordinators")
+    for key in ("sasl_user", "password_env"):
+        if key in body:
+            values[key] = _string(body[key], locate, table, key)
+    if "password_file" in body:
+        raw = _string(body["password_file"], locate, table, "password_file")
+        values["password_file"] = Path(raw).expanduser()
+    if "password_env" in values and "password_file" in values:
+        raise locate.error("give password_env or password_file, not both", table, "password_file")
+    if ("password_env" in values or "password_file" in values) and "sasl_user" not in values:
+        raise locate.error("a password needs sasl_user", table, "sasl_user", at_table=True)
+    if "metrics" in body:
+        urls = body["metrics"]
+        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+            raise locate.error("must be a list of URLs", table, "metrics")
+        for url in urls:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise locate.error("must be http(s) URLs", table, "metrics")
+        values["metrics"] = tuple(MetricsEndpoint(u) for u in urls)
+    if "metrics_port" in body:
+        port = body["metrics_port"]
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+            raise locate.error("must be a port number", table, "metrics_port")
+        values["metrics_port"] = port
+    for key in _TIMEOUT_KEYS:
+        if key in body:
+            values[key] = _positive(body[key], locate, table, key)
+    if "earliest_every" in body:
+        every = body["earliest_every"]
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise locate.error("must be an integer >= 1", table, "earliest_every")
+        values["earliest_every"] = every
+    if "health" in body:
+        values["health"] = _thresholds(body["health"], locate, (*table, "health"))
+    return Profile(**values)
+
+
+def _thresholds(body: object, locate: _Locator, table: tuple[str, ...]) -> HealthThresholds:
+    if not isinstance(body, dict):
+        raise locate.error("must be a table", table[:-1], table[-1])
+    values: dict[str, Any] = {}
+    for key, value in body.items():
+        kind = _HEALTH_KEYS.get(key)
+        if kind is None:
+            raise locate.error("unknown key", table, key)
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise locate.error("must be true or false", table, key)
+        elif kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise locate.error("must be an integer >= 1", table, key)
+        elif isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+            raise locate.error("must be a ratio in (0, 1]", table, key)
+        values[key] = value
+    thresholds = replace(HealthThresholds(), **values)
+    if thresholds.disk_usage_warn > thresholds.disk_usage_critical:
+        raise locate.error(
+            "must not exceed disk_usage_critical", table, "disk_usage_warn", at_table=False
+        )
+    return thresholds
+
+
+def _addresses(
+    value: object, locate: _Locator, table: tuple[str, ...], key: str
+) -> tuple[str, ...]:
+    if isinstance(value, str):
+        items: list[str] = [value]
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        items = list(value)
+    else:
+        raise locate.error("must be a string or a list of host:port strings", table, key)
+    try:
+        return tuple(parse_bootstrap(items))
+    except ValueError as exc:
+        raise locate.error(str(exc), table, key) from None
+
+
+def _string(value: object, locate: _Locator, table: tuple[str, ...], key: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise locate.error("must be a non-empty string", table, key)
+    return value
+
+
+def _positive(value: object, locate: _Locator, table: tuple[str, ...], key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise locate.error("must be a number of seconds > 0", table, key)
+    return float(value)
+
+
+def _key_on_line(lines: list[str], line: int | None) -> str | None:
+    if line is None or not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1].strip()
+    if text.startswith("["):
+        return text.strip("[] ") or None
+    key, eq, _ = text.partition("=")
+    return key.strip().strip("\"'") or None if eq else None
+
+
+class _Locator:
+    """Finds the line of a key under a table header (tomllib keeps no positions)."""
+
+    def __init__(self, lines: list[str], path: Path) -> None:
+        self.lines, self.path = lines, path
+
+    def error(
+        self, message: str, table: tuple[str, ...], key: str, *, at_table: bool = False
+    ) -> ProfileError:
+        dotted = ".".join((*table, key))
+        return ProfileError(
+            message, path=self.path, line=self._line(table, key, at_table), key=dotted
+        )
+
+    def _line(self, table: tuple[str, ...], key: str, at_table: bool) -> int | None:
+        wanted = (*table, key)
+        header: tuple[str, ...] = ()
+        table_line: int | None = None
+        for number, raw in enumerate(self.lines, start=1):
+            text = raw.strip()
+            if text.startswith("["):
+                header = tuple(_split_dotted(text.strip("[] ")))
+                if not at_table and header == wanted:  # a sub-table such as [profiles.x.health]
+                    return number
+                if header == table and table_line is None:
+                    table_line = number
+                continue
+            name, eq, _ = text.partition("=")
+            if not eq or text.startswith("#"):
+                continue
+            full = (*header, *_split_dotted(name))
+            if not at_table and full == wanted:
+                return number
+            if table and full[: len(table)] == table and table_line is None:
+                table_line = number
+        return table_line
+
+
+def _split_dotted(name: str) -> list[str]:
+    return [part.strip().strip("\"'") for part in name.split(".")]
+
+
+# =========================================================================== resolution
+
+
+def profile_from_local(description: Mapping[str, Any]) -> Profile:
+    """A profile for the local cluster, from the JSON shape of its description
+    (``LocalCluster.describe().to_dict()``, as ``konsole cluster status --json`` prints it)."""
+    bootstrap = description.get("bootstrap_servers")
+    if not bootstrap:
+        raise ProfileError("the local cluster description names no bootstrap servers")
+    coordinators: list[str] = []
+    endpoints: list[MetricsEndpoint] = []
+    for process in description.get("processes", ()):
+        role = process.get("role")
+        if role not in ("coordinator", "tablet-server"):
+            continue
+        if role == "coordinator" and process.get("endpoint"):
+            coordinators.append(process["endpoint"])
+        if process.get("metrics_url"):
+            endpoints.append(
+                MetricsEndpoint(
+                    process["metrics_url"],
+                    role="coordinator" if role == "coordinator" else "tablet",
+                    server_id=str(process.get("id")) if role == "tablet-server" else None,
+                )
+            )
+    sasl = description.get("sasl") or {}
+    users = sasl.get("users") or [] if sasl.get("enabled") else []
+    return Profile(
+        name="local",
+        source="local",
+        bootstrap=tuple(parse_bootstrap(bootstrap)),
+        coordinators=tuple(parse_bootstrap(coordinators)) if coordinators else (),
+        # The description keeps no password: the user must give it via FLUSS_PASSWORD.
+        sasl_user=users[0] if users else None,
+        password_env="FLUSS_PASSWORD" if users else None,
+        metrics=tuple(endpoints),
+    )
+
+
+def resolve_profile(
+    *,
+    profile: str | None = None,
+    bootstrap: str | None = None,
+    local: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    config_path: Path | None = None,
+) -> Profile:
+    """Pick the profile by the module's order; ``local`` is a local cluster description."""
+    env = os.environ if env is None else env
+    chosen = [
+        n for n, v in (("--profile", profile), ("--local", local), ("--bootstrap", bootstrap)) if v
+    ]
+    if len(chosen) > 1:
+        raise ProfileError(f"give only one of {', '.join(chosen)}")
+    if profile:
+        path = config_path or default_config_path(env)
+        profiles = load_profiles(path)
+        if profile not in profiles:
+            known = ", ".join(sorted(profiles)) or "none"
+            raise ProfileError(f"no profile {profile!r} (profiles: {known})", path=path)
+        return profiles[profile]
+    if local is not None:
+        return profile_from_local(local)
+    for name, value in (("--bootstrap", bootstrap), (BOOTSTRAP_ENV, env.get(BOOTSTRAP_ENV))):
+        if value:
+            try:
+                return Profile(name=name, source=name, bootstrap=tuple(parse_bootstrap(value)))
+            except ValueError as exc:
+                raise ProfileError(f"{name}: {exc}") from None
+    return Profile(name="default", source="default", bootstrap=(DEFAULT_BOOTSTRAP,))

@@ -1,0 +1,683 @@
+"""The headless health check: one snapshot in, a monitoring-plugin answer out.
+
+Pure: nothing here touches the network, the clock or the process. ``konsole check``
+(:mod:`konsole.cli.check`) polls once, asks :func:`konsole.model.health.evaluate` (the same
+rules the console uses) and hands both to :func:`assess`, which adds the operator's
+``-w``/``-c`` thresholds and returns a :class:`CheckResult`; :func:`render` turns that
+into the Nagios/Icinga text, a versioned JSON object or plain text.
+
+Status: the worst of the health status (GREEN -> OK, YELLOW -> WARNING, RED -> CRITICAL,
+UNKNOWN -> WARNING) and every threshold that alerts. Health UNKNOWN means the check
+looked but part of the cluster did not answer (a silent metrics endpoint, items it could
+not read): the plugin guidelines keep exit 3 for the check's own failures (bad arguments,
+bad configuration, rejected credentials, internal errors), so that is WARNING, never OK.
+An unreachable cluster or a timeout is CRITICAL. See docs/health-check.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Final
+
+from fluss_proto.model import HealthStatus
+from konsole.errors import ExitCode
+from konsole.model.health import Health, HealthRules
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name, table_names
+
+__all__ = [
+    "JSON_SCHEMA",
+    "MEASURES",
+    "CheckError",
+    "CheckFinding",
+    "CheckResult",
+    "ExitCode",
+    "Measure",
+    "Range",
+    "Thresholds",
+    "assess",
+    "failure",
+    "measure",
+    "parse_range",
+    "parse_thresholds",
+    "render",
+    "rules_with_thresholds",
+    "timeout_result",
+]
+
+#: The JSON object's ``schema`` field; bumped when a field changes meaning or goes away.
+JSON_SCHEMA: Final = "konsole.model.check/1"
+#: Most buckets named per detail line (the rest are counted).
+MAX_NAMED_BUCKETS: Final = 10
+#: Most findings quoted in the first line's summary.
+MAX_SUMMARY_FINDINGS: Final = 3
+
+
+# konsole's one exit-code scheme; the names OK/WARNING/CRITICAL/UNKNOWN are the status words
+# of the first line.
+# OK < WARNING < CRITICAL; UNKNOWN is never produced by a rule, only by failure().
+_RANK: Final = {ExitCode.OK: 0, ExitCode.WARNING: 1, ExitCode.CRITICAL: 2, ExitCode.UNKNOWN: 3}
+
+_FROM_HEALTH: Final = {
+    HealthStatus.GREEN: ExitCode.OK,
+    HealthStatus.UNKNOWN: ExitCode.WARNING,
+    HealthStatus.YELLOW: ExitCode.WARNING,
+    HealthStatus.RED: ExitCode.CRITICAL,
+}
+
+
+def _worst(codes: Iterable[ExitCode]) -> ExitCode:
+    return max(codes, key=_RANK.__getitem__, default=ExitCode.OK)
+
+
+class CheckError(ValueError):
+    """Bad arguments (a malformed range, an unknown rule): the check exits UNKNOWN (3)."""
+
+
+# =========================================================================== ranges
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
+_RANGE_RE: Final = re.compile(rf"^(@)?(?:(~|{_NUMBER})?:)?({_NUMBER})?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """A monitoring-plugin threshold range: alert when the value is outside
+    ``start..end`` (both ends included), or inside it with a leading ``@``."""
+
+    start: float
+    end: float
+    inside: bool
+    #: The text as given, shown in perfdata.
+    text: str
+
+    def alerts(self, value: float) -> bool:
+        within = self.start <= value <= self.end
+        return within if self.inside else not within
+
+
+def parse_range(text: str) -> Range:
+    """``10`` (0..10), ``10:`` (10..inf), ``~:10`` (-inf..10), ``10:20``, ``@10:20``."""
+    spec = text.strip()
+    match = _RANGE_RE.match(spec)
+    if not spec or match is None or spec in ("@", ":", "@:"):
+        raise CheckError(f"malformed range {text!r} (use 10, 10:, ~:10, 10:20 or @10:20)")
+    inside, start_text, end_text = match.groups()
+    has_colon = ":" in spec
+    if not has_colon:
+        start, end = 0.0, float(end_text)
+    else:
+        if start_text is None:
+            start = 0.0
+        elif start_text == "~":
+            start = -math.inf
+        else:
+            start = float(start_text)
+        end = math.inf if end_text is None else float(end_text)
+    if start > end:
+        raise CheckError(f"malformed range {text!r}: start {start:g} is above end {end:g}")
+    return Range(start, end, inside is not None, spec)
+
+
+# =========================================================================== measures
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureSpec:
+    label: str
+    uom: str
+    minimum: float | None
+    maximum: float | None
+    help: str
+
+
+#: What the check measures: the perfdata labels, which are also the -w/-c rule names.
+MEASURES: Final[tuple[MeasureSpec, ...]] = (
+    MeasureSpec("tablet_servers", "", 0, None, "tablet servers alive (in metadata)"),
+    MeasureSpec("coordinators_active", "", 0, None, "coordinators answering as active"),
+    MeasureSpec("coordinators_standby", "", 0, None, "coordinators answering as standby"),
+    MeasureSpec("offline_buckets", "", 0, None, "buckets without an active leader"),
+    MeasureSpec(
+        "under_replicated_buckets",
+        "",
+        0,
+        None,
+        "buckets with a replica out of sync (servers' metrics) or on a server that is gone",
+    ),
+    MeasureSpec("disk_usage_max", "", 0, 1, "highest data disk usage ratio of a tablet server"),
+    MeasureSpec("write_locked_servers", "", 0, None, "tablet servers with the disk write lock"),
+    MeasureSpec(
+        "kv_rejections",
+        "c",
+        0,
+        None,
+        "write requests rejected by KV backpressure since server start",
+    ),
+    MeasureSpec("stalled_tables", "", 0, None, "tables whose ingest stopped (needs history)"),
+    MeasureSpec("poll_latency", "s", 0, None, "seconds the poll took"),
+)
+_SPECS: Final = MappingProxyType({m.label: m for m in MEASURES})
+#: Measures whose -w/-c set a health rule's limit instead of adding a threshold.
+_RULE_LIMITS: Final = {"disk_usage_max": ("disk_usage_warn", "disk_usage_critical")}
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    label: str
+    #: None: could not be measured (perfdata ``U``).
+    value: float | None
+    uom: str = ""
+    warn: str | None = None
+    crit: str | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    #: Why the value is unknown.
+    why_unknown: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The operator's ``-w``/``-c`` ranges by measure label."""
+
+    warning: Mapping[str, Range] = field(default_factory=lambda: MappingProxyType({}))
+    critical: Mapping[str, Range] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def parse_thresholds(warning: Sequence[str] = (), critical: Sequence[str] = ()) -> Thresholds:
+    """``RULE=RANGE`` items of ``-w`` and ``-c``; raises :class:`CheckError`."""
+
+    def parse(items: Sequence[str], flag: str) -> Mapping[str, Range]:
+        out: dict[str, Range] = {}
+        for item in items:
+            name, eq, text = item.partition("=")
+            name = name.strip()
+            if not eq or not name:
+                raise CheckError(f"{flag} takes RULE=RANGE, got {item!r}")
+            if name not in _SPECS:
+                raise CheckError(f"{flag}: unknown rule {name!r} (rules: {', '.join(_SPECS)})")
+            if name in out:
+                raise CheckError(f"{flag}: rule {name!r} given twice")
+            limit = parse_range(text)
+            if name in _RULE_LIMITS and (limit.inside or limit.start > 0 or limit.end > 1):
+                raise CheckError(
+                    f"{flag} {name}: give an upper limit within 0..1 (N or ~:N); it sets the "
+                    "health rule's limit"
+                )
+            out[name] = limit
+        return MappingProxyType(out)
+
+    return Thresholds(parse(warning, "-w"), parse(critical, "-c"))
+
+
+def rules_with_thresholds(rules: HealthRules, thresholds: Thresholds) -> HealthRules:
+    """The health rules with the limits ``-w``/``-c`` set (disk usage), so the check and
+    the console apply one rule, not two."""
+    changes: dict[str, float] = {}
+    for label, (warn_field, crit_field) in _RULE_LIMITS.items():
+        if label in thresholds.warning:
+            changes[warn_field] = thresholds.warning[label].end
+        if label in thresholds.critical:
+            changes[crit_field] = thresholds.critical[label].end
+    if not changes:
+        return rules
+    merged = replace(rules, **changes)  # type: ignore[arg-type]
+    if merged.disk_usage_warn > merged.disk_usage_critical:
+        raise CheckError("disk_usage_max: the warning limit is above the critical one")
+    return merged
+
+
+def _fmt(value: float) -> str:
+    """A C-locale decimal without exponent (perfdata parsers do not all read 1e-05)."""
+    if math.isinf(value):
+        return ""
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.6f}".rstrip("0").rstrip(".")
+
+
+def measure(
+    snapshot: ClusterSnapshot | None,
+    *,
+    thresholds: Thresholds | None = None,
+    rules: HealthRules | None = None,
+    stalled_tables: int | None = None,
+) -> dict[str, Measure]:
+    """Every measure of :data:`MEASURES` from ``snapshot`` (None values where unknown)."""
+    thresholds = thresholds or Thresholds()
+    rules = rules or HealthRules()
+    values: dict[str, tuple[float | None, str | None]] = {
+        m.label: (None, "no snapshot") for m in MEASURES
+    }
+    if snapshot is not None:
+        values.update(_values(snapshot))
+    values["stalled_tables"] = (
+        (float(stalled_tables), None)
+        if stalled_tables is not None
+        else (None, "needs successive polls (konsole watch, or the history when recorded)")
+    )
+    out: dict[str, Measure] = {}
+    for spec in MEASURES:
+        value, why = values[spec.label]
+        warn = thresholds.warning.get(spec.label)
+        crit = thresholds.critical.get(spec.label)
+        warn_text = warn.text if warn else None
+        crit_text = crit.text if crit else None
+        if spec.label == "disk_usage_max":  # the health rule's limits, as ranges
+            warn_text = _fmt(rules.disk_usage_warn)
+            crit_text = _fmt(rules.disk_usage_critical)
+        out[spec.label] = Measure(
+            spec.label,
+            value,
+            spec.uom,
+            warn_text,
+            crit_text,
+            spec.minimum,
+            spec.maximum,
+            why if value is None else None,
+        )
+    return out
+
+
+def _values(s: ClusterSnapshot) -> dict[str, tuple[float | None, str | None]]:
+    out: dict[str, tuple[float | None, str | None]] = {}
+    out["poll_latency"] = (s.latency_s, None)
+    probes = s.coordinators
+    if probes:
+        active = sum(1 for c in probes if c.role is CoordinatorRole.ACTIVE)
+        out["coordinators_active"] = (float(active), None)
+        out["coordinators_standby"] = (float(len(s.standby_coordinators)), None)
+    elif s.view is not None:
+        out["coordinators_active"] = (1.0 if s.view.coordinator else 0.0, None)
+        out["coordinators_standby"] = (None, "no coordinator address was probed")
+    else:
+        out["coordinators_active"] = (None, "no coordinator was probed")
+        out["coordinators_standby"] = (None, "no coordinator was probed")
+    tablets = [m for m in s.metrics if m.role == "tablet"]
+    disks = [m.disk_usage_ratio for m in tablets if m.disk_usage_ratio is not None]
+    out["disk_usage_max"] = (max(disks), None) if disks else (None, _no_metric(tablets))
+    locks = [m.disk_write_locked for m in tablets if m.disk_write_locked is not None]
+    out["write_locked_servers"] = (
+        (float(sum(1 for locked in locks if locked)), None)
+        if locks
+        else (None, _no_metric(tablets))
+    )
+    counts = [m.kv_rejections for m in tablets if m.kv_rejections is not None]
+    if counts:
+        out["kv_rejections"] = (sum(counts), None)
+    elif disks:  # a 1.0-line server exports it for KV tables only: none here
+        out["kv_rejections"] = (0.0, None)
+    else:
+        out["kv_rejections"] = (None, _no_metric(tablets))
+    view = s.view
+    if view is None:
+        why = f"the poll failed: {s.error}"
+        for label in ("tablet_servers", "offline_buckets", "under_replicated_buckets"):
+            out[label] = (None, why)
+        return out
+    alive = {t.node_id for t in view.tablet_servers}
+    out["tablet_servers"] = (float(len(alive)), None)
+    offline = sum(1 for b in view.buckets if b.leader_id is None or b.leader_id not in alive)
+    if s.health is not None:
+        offline = max(offline, s.health.num_leader_replicas - s.health.active_leader_replicas)
+    out["offline_buckets"] = (float(offline), None)
+    derived = sum(1 for b in view.buckets if any(r not in alive for r in b.replica_ids))
+    reported = [m.under_replicated for m in tablets if m.under_replicated is not None]
+    out["under_replicated_buckets"] = (float(max(derived, sum(reported))), None)
+    return out
+
+
+def _no_metric(tablets: Sequence[Any]) -> str:
+    if not tablets:
+        return "no tablet server's metrics were read"
+    return "no tablet server exports it (the 1.0 line does)"
+
+
+# =========================================================================== results
+
+
+@dataclass(frozen=True, slots=True)
+class CheckFinding:
+    status: ExitCode
+    #: The health rule's name, or "threshold" for a -w/-c range.
+    rule: str
+    subject: str
+    reason: str
+    #: The health status behind it (None for thresholds).
+    health: HealthStatus | None = None
+
+    def line(self) -> str:
+        return f"[{self.status.name}] {self.subject}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    status: ExitCode
+    summary: str
+    findings: tuple[CheckFinding, ...] = ()
+    measures: Mapping[str, Measure] = field(default_factory=lambda: MappingProxyType({}))
+    #: Detail lines naming buckets (offline, replicas on servers that are gone).
+    details: tuple[str, ...] = ()
+    health: Health | None = None
+    time: float | None = None
+    poll_ok: bool | None = None
+    poll_error: str | None = None
+    timed_out: bool = False
+    active_coordinator: str | None = None
+    standby_coordinators: tuple[str, ...] = ()
+    unreachable_coordinators: tuple[str, ...] = ()
+    offline_buckets: tuple[str, ...] = ()
+    under_replicated_buckets: tuple[str, ...] = ()
+    cluster: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def exit_code(self) -> int:
+        return int(self.status)
+
+
+def _threshold_findings(measures: Mapping[str, Measure], thresholds: Thresholds) -> list[Any]:
+    out: list[CheckFinding] = []
+    for label, m in measures.items():
+        if label in _RULE_LIMITS or m.value is None:
+            continue
+        for status, ranges in (
+            (ExitCode.CRITICAL, thresholds.critical),
+            (ExitCode.WARNING, thresholds.warning),
+        ):
+            limit = ranges.get(label)
+            if limit is not None and limit.alerts(m.value):
+                where = "inside" if limit.inside else "outside"
+                out.append(
+                    CheckFinding(
+                        status,
+                        "threshold",
+                        label,
+                        f"{_fmt(m.value)}{m.uom} is {where} {limit.text} "
+                        f"({'-c' if status is ExitCode.CRITICAL else '-w'})",
+                    )
+                )
+                break  # the critical range wins over the warning one
+    return out
+
+
+def _bucket_lines(s: ClusterSnapshot) -> tuple[list[str], list[str], list[str]]:
+    view = s.view
+    if view is None:
+        return [], [], []
+    alive = {t.node_id for t in view.tablet_servers}
+    tables = table_names(view)
+    offline = [
+        bucket_name(view, b, tables)
+        for b in view.buckets
+        if b.leader_id is None or b.leader_id not in alive
+    ]
+    per_server: dict[int, list[str]] = {}
+    for b in view.buckets:
+        for r in b.replica_ids:
+            if r not in alive:
+                per_server.setdefault(r, []).append(bucket_name(view, b, tables))
+    lines = []
+    if offline:
+        lines.append(f"offline buckets (no active leader): {_named(offline)}")
+    for server, buckets in sorted(per_server.items()):
+        lines.append(
+            f"under-replicated buckets (a replica on tablet-server {server}, not alive): "
+            f"{_named(buckets)}"
+        )
+    under = sorted({n for buckets in per_server.values() for n in buckets})
+    return lines, offline, under
+
+
+def _named(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:MAX_NAMED_BUCKETS])
+    more = len(names) - MAX_NAMED_BUCKETS
+    return f"{shown} (+{more} more)" if more > 0 else shown
+
+
+def assess(
+    snapshot: ClusterSnapshot,
+    health: Health,
+    *,
+    thresholds: Thresholds | None = None,
+    rules: HealthRules | None = None,
+    stalled_tables: int | None = None,
+    cluster: Mapping[str, Any] | None = None,
+) -> CheckResult:
+    """The check's answer for one snapshot and its health (from ``health.evaluate``)."""
+    thresholds = thresholds or Thresholds()
+    measures = measure(snapshot, thresholds=thresholds, rules=rules, stalled_tables=stalled_tables)
+    findings = [
+        CheckFinding(_FROM_HEALTH[f.status], f.rule, f.subject, f.reason, f.status)
+        for f in health.findings
+    ]
+    findings += _threshold_findings(measures, thresholds)
+    findings.sort(key=lambda f: -_RANK[f.status])  # stable: rule order kept within a status
+    status = _worst([_FROM_HEALTH[health.status], *(f.status for f in findings)])
+    details, offline, under = _bucket_lines(snapshot)
+    if not snapshot.ok:
+        details += _seen(snapshot)
+    unreachable = tuple(
+        c.address for c in snapshot.coordinators if c.role is CoordinatorRole.UNREACHABLE
+    )
+    result = CheckResult(
+        status=status,
+        summary="",
+        findings=tuple(findings),
+        measures=MappingProxyType(measures),
+        details=tuple(details),
+        health=health,
+        time=snapshot.taken_at,
+        poll_ok=snapshot.ok,
+        poll_error=snapshot.error,
+        active_coordinator=snapshot.active_coordinator,
+        standby_coordinators=snapshot.standby_coordinators,
+        unreachable_coordinators=unreachable,
+        offline_buckets=tuple(offline),
+        under_replicated_buckets=tuple(under),
+        cluster=MappingProxyType(dict(cluster or {})),
+    )
+    return replace(result, summary=_summary(result))
+
+
+def _seen(s: ClusterSnapshot) -> list[str]:
+    """What a failed poll still saw: the coordinator probes and the metrics endpoints."""
+    lines = []
+    for c in s.coordinators:
+        extra = f" ({c.error})" if c.error and c.role is CoordinatorRole.UNREACHABLE else ""
+        lines.append(f"seen: coordinator {c.address} {c.role.value}{extra}")
+    for m in s.metrics:
+        lines.append(f"seen: {m.subject} metrics answered")
+    for e in s.metrics_errors:
+        lines.append(f"seen: {e.subject} metrics {e.kind}: {e.message}")
+    return lines
+
+
+def _summary(r: CheckResult) -> str:
+    parts: list[str] = []
+    worst = [f for f in r.findings if f.status is r.status]
+    if r.status is not ExitCode.OK and worst:
+        parts.extend(f"{f.subject}: {f.reason}" for f in worst[:MAX_SUMMARY_FINDINGS])
+        rest = len(r.findings) - min(len(worst), MAX_SUMMARY_FINDINGS)
+        if rest > 0:
+            parts.append(f"+{rest} more finding{'s' if rest != 1 else ''}")
+    elif r.status is ExitCode.OK:
+        parts.append("healthy")
+    servers = r.measures.get("tablet_servers")
+    if r.active_coordinator is not None:
+        standby = len(r.standby_coordinators)
+        parts.append(
+            f"active coordinator {r.active_coordinator}"
+            + (f", {standby} standby" if standby else "")
+        )
+    if servers is not None and servers.value is not None:
+        parts.append(f"{_fmt(servers.value)} tablet servers")
+    return "; ".join(parts)
+
+
+def failure(
+    status: ExitCode,
+    reason: str,
+    *,
+    cluster: Mapping[str, Any] | None = None,
+    timed_out: bool = False,
+) -> CheckResult:
+    """A result without a snapshot: bad arguments or configuration, rejected credentials,
+    an internal error (UNKNOWN) or a hard timeout (CRITICAL). Nothing was measured, so
+    there is no perfdata: one line says why."""
+    return CheckResult(
+        status=status,
+        summary=reason,
+        poll_ok=None if status is ExitCode.UNKNOWN else False,
+        poll_error=reason if status is not ExitCode.UNKNOWN else None,
+        timed_out=timed_out,
+        cluster=MappingProxyType(dict(cluster or {})),
+    )
+
+
+def timeout_result(timeout: float, *, cluster: Mapping[str, Any] | None = None) -> CheckResult:
+    """Nothing came back within ``--timeout``: CRITICAL, as the plugin guidelines ask."""
+    return failure(
+        ExitCode.CRITICAL,
+        f"no answer within the {timeout:g}s timeout",
+        cluster=cluster,
+        timed_out=True,
+    )
+
+
+# =========================================================================== output
+
+
+def perfdata(measures: Mapping[str, Measure]) -> str:
+    """``'label'=value[UOM];warn;crit;min;max`` for every measure, ``U`` when unknown."""
+    items = []
+    for m in measures.values():
+        value = "U" if m.value is None else f"{_fmt(m.value)}{m.uom}"
+        fields = [
+            m.warn or "",
+            m.crit or "",
+            "" if m.minimum is None else _fmt(m.minimum),
+            "" if m.maximum is None else _fmt(m.maximum),
+        ]
+        tail = ";".join(fields).rstrip(";")
+        items.append(f"'{m.label}'={value}" + (f";{tail}" if tail else ""))
+    return " ".join(items)
+
+
+def render_nagios(r: CheckResult) -> str:
+    """First line ``FLUSS <STATUS>: <summary> | <perfdata>``, then one line per finding and
+    per detail (the plugin's long output)."""
+    first = f"FLUSS {r.status.name}: {_one_line(r.summary)}"
+    data = perfdata(r.measures)
+    lines = [f"{first} | {data}" if data else first]
+    lines += [_one_line(f.line()) for f in r.findings]
+    lines += [_one_line(d) for d in r.details]
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    # "|" would start the perfdata; line breaks would start long output.
+    return " ".join(text.replace("|", "/").split())
+
+
+def as_dict(r: CheckResult) -> dict[str, Any]:
+    """The versioned JSON object (see docs/health-check.md)."""
+    return {
+        "schema": JSON_SCHEMA,
+        "status": r.status.name,
+        "exit_code": r.exit_code,
+        "summary": r.summary,
+        "time": r.time,
+        "cluster": dict(r.cluster),
+        "poll": {"ok": r.poll_ok, "error": r.poll_error, "timed_out": r.timed_out},
+        "health": None
+        if r.health is None
+        else {"status": r.health.status.name, "source": r.health.source},
+        "coordinators": {
+            "active": r.active_coordinator,
+            "standby": list(r.standby_coordinators),
+            "unreachable": list(r.unreachable_coordinators),
+        },
+        "findings": [
+            {
+                "status": f.status.name,
+                "rule": f.rule,
+                "subject": f.subject,
+                "reason": f.reason,
+                "health": None if f.health is None else f.health.name,
+            }
+            for f in r.findings
+        ],
+        "measures": {
+            m.label: {
+                "value": m.value,
+                "uom": m.uom,
+                "warning": m.warn,
+                "critical": m.crit,
+                "min": m.minimum,
+                "max": m.maximum,
+                "unknown_because": m.why_unknown,
+            }
+            for m in r.measures.values()
+        },
+        "buckets": {
+            "offline": list(r.offline_buckets),
+            "under_replicated": list(r.under_replicated_buckets),
+        },
+        "details": list(r.details),
+    }
+
+
+def render_json(r: CheckResult) -> str:
+    return json.dumps(as_dict(r), sort_keys=False)
+
+
+def render_text(r: CheckResult) -> str:
+    """For a person at a terminal: status, coordinators, findings, then the measures."""
+    lines = [f"FLUSS {r.status.name}: {r.summary}"]
+    if r.health is not None:
+        lines.append(f"  health:       {r.health.status.name} ({r.health.source})")
+    if r.poll_ok is not None or r.timed_out:
+        poll = "ok" if r.poll_ok else f"failed: {r.poll_error}"
+        lines.append(f"  poll:         {poll}")
+    if r.active_coordinator or r.standby_coordinators or r.unreachable_coordinators:
+        lines.append(
+            f"  coordinators: active {r.active_coordinator or 'none'}"
+            + (f"; standby {', '.join(r.standby_coordinators)}" if r.standby_coordinators else "")
+            + (
+                f"; unreachable {', '.join(r.unreachable_coordinators)}"
+                if r.unreachable_coordinators
+                else ""
+            )
+        )
+    if r.findings:
+        lines.append("  findings:")
+        lines += [
+            f"    {f.status.name:<8} {f.rule:<20} {f.subject}: {f.reason}" for f in r.findings
+        ]
+    if r.details:
+        lines.append("  details:")
+        lines += [f"    {d}" for d in r.details]
+    if r.measures:
+        lines.append("  measures:")
+        for m in r.measures.values():
+            shown = "unknown" if m.value is None else f"{_fmt(m.value)}{m.uom}"
+            why = f"  ({m.why_unknown})" if m.why_unknown else ""
+            limits = "".join(
+                f"  {name} {text}" for name, text in (("warn", m.warn), ("crit", m.crit)) if text
+            )
+            lines.append(f"    {m.label:<26} {shown}{limits}{why}")
+    return "\n".join(lines)
+
+
+FORMATS: Final = ("nagios", "json", "text")
+
+
+def render(r: CheckResult, fmt: str) -> str:
+    if fmt == "json":
+        return render_json(r)
+    if fmt == "text":
+        return render_text(r)
+    return render_nagios(r)

@@ -1,0 +1,378 @@
+"""Cluster health from one snapshot: GREEN, YELLOW, RED or UNKNOWN, with reasons.
+
+Pure: :func:`evaluate` reads a :class:`~konsole.model.snapshot.ClusterSnapshot` and the
+thresholds (a profile's ``[profiles.X.health]``) and returns a :class:`Health` whose
+findings each name their subject. The status is the worst finding's, ranked
+GREEN < UNKNOWN < YELLOW < RED; with no finding it is GREEN, but data that could not be
+read is a finding of its own, so missing data is never GREEN.
+
+Fluss 1.0's GetClusterHealth (RED: some bucket leader inactive; YELLOW: fewer in-sync
+replicas than replicas) is used when the snapshot has it. The same meaning is derived on
+0.9.1 from metadata (leaderless buckets, replicas on servers that are gone) and the
+tablet servers' ``underReplicated`` / ``underMinIsr`` metrics (the client protocol carries
+no per-bucket ISR). See docs/events-and-health.md for every rule.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from fluss_proto.model import ClusterView, HealthStatus
+from konsole.collect.profiles import HealthThresholds
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
+
+__all__ = ["Finding", "Health", "HealthRules", "HealthStatus", "evaluate", "worst"]
+
+#: The thresholds are the rules' parameters.
+HealthRules = HealthThresholds
+
+_RANK: Final = {
+    HealthStatus.GREEN: 0,
+    HealthStatus.UNKNOWN: 1,
+    HealthStatus.YELLOW: 2,
+    HealthStatus.RED: 3,
+}
+#: Most per-table findings of one rule; the rest are summed up in one more finding.
+MAX_TABLE_FINDINGS: Final = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    status: HealthStatus
+    #: Which rule found it (see the module docs).
+    rule: str
+    #: "cluster", "tablet-server 2", "coordinator 127.0.0.1:9123", "table db.t"...
+    subject: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.subject}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    status: HealthStatus
+    findings: tuple[Finding, ...]
+    #: "server" when GetClusterHealth answered, "derived" otherwise, "none" without data.
+    source: str
+    taken_at: float | None = None
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return tuple(str(f) for f in self.findings)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status.name,
+            "source": self.source,
+            "time": self.taken_at,
+            "findings": [
+                {
+                    "status": f.status.name,
+                    "rule": f.rule,
+                    "subject": f.subject,
+                    "reason": f.reason,
+                }
+                for f in self.findings
+            ],
+        }
+
+
+def worst(statuses: Iterable[HealthStatus]) -> HealthStatus:
+    return max(statuses, key=_RANK.__getitem__, default=HealthStatus.GREEN)
+
+
+def evaluate(
+    snapshot: ClusterSnapshot | None,
+    rules: HealthRules | None = None,
+    *,
+    previous: ClusterSnapshot | None = None,
+) -> Health:
+    """The health of ``snapshot`` under ``rules`` (default thresholds when None).
+
+    ``previous``, an earlier look at the same cluster, lets the rules that need two
+    observations (KV backpressure rejections rising) see a change; without it they are quiet.
+    """
+    rules = rules or HealthRules()
+    if snapshot is None:
+        finding = Finding(HealthStatus.UNKNOWN, "no_data", "cluster", "no poll has finished yet")
+        return Health(HealthStatus.UNKNOWN, (finding,), "none")
+    findings: list[Finding] = []
+    if not snapshot.ok or snapshot.view is None:
+        failures = snapshot.consecutive_failures
+        findings.append(
+            Finding(
+                HealthStatus.RED,
+                "unreachable",
+                "cluster",
+                f"unreachable ({failures} failed poll{'s' if failures != 1 else ''}): "
+                f"{snapshot.error}",
+            )
+        )
+        return Health(HealthStatus.RED, tuple(findings), "derived", snapshot.taken_at)
+    view = snapshot.view
+    findings += _coordinators(snapshot)
+    findings += _servers(view)
+    findings += _leaders(view)
+    findings += _replicas_offline(view)
+    findings += _server_health(snapshot)
+    findings += _metrics(snapshot, rules)
+    findings += _kv_rejections(snapshot, previous)
+    findings += _read_errors(snapshot)
+    status = worst(f.status for f in findings)
+    source = "server" if snapshot.health is not None else "derived"
+    return Health(status, tuple(findings), source, snapshot.taken_at)
+
+
+# =========================================================================== rules
+
+
+def _coordinators(snapshot: ClusterSnapshot) -> list[Finding]:
+    out: list[Finding] = []
+    active = snapshot.active_coordinator
+    if active is None:
+        out.append(Finding(HealthStatus.RED, "coordinator", "cluster", "no active coordinator"))
+    for status in snapshot.coordinators:
+        if status.role is CoordinatorRole.UNREACHABLE and active is not None:
+            out.append(
+                Finding(
+                    HealthStatus.YELLOW,
+                    "standby",
+                    f"coordinator {status.address}",
+                    f"unreachable ({status.error or 'no answer'})",
+                )
+            )
+    return out
+
+
+def _servers(view: ClusterView) -> list[Finding]:
+    return [
+        Finding(
+            HealthStatus.YELLOW,
+            "server_unreachable",
+            f"tablet-server {s.node_id}",
+            f"listed in metadata but did not answer ({s.error})",
+        )
+        for s in view.tablet_servers
+        if s.error is not None
+    ]
+
+
+def _alive(view: ClusterView) -> frozenset[int]:
+    return frozenset(s.node_id for s in view.tablet_servers)
+
+
+def _table_names(view: ClusterView) -> dict[int, str]:
+    return {t.table_id: str(t.path) for t in view.tables if t.table_id is not None}
+
+
+def _leaders(view: ClusterView) -> list[Finding]:
+    alive = _alive(view)
+    names = _table_names(view)
+    leaderless: Counter[str] = Counter()
+    for bucket in view.buckets:
+        if bucket.leader_id is None or bucket.leader_id not in alive:
+            leaderless[names.get(bucket.table_id, f"table-{bucket.table_id}")] += 1
+    out = [
+        Finding(
+            HealthStatus.RED,
+            "leaders",
+            f"table {name}",
+            f"{n} bucket{'s' if n != 1 else ''} without an active leader",
+        )
+        for name, n in sorted(leaderless.items())
+    ]
+    if len(out) > MAX_TABLE_FINDINGS:
+        rest = out[MAX_TABLE_FINDINGS:]
+        total = sum(leaderless[f.subject.removeprefix("table ")] for f in rest)
+        out = out[:MAX_TABLE_FINDINGS]
+        out.append(
+            Finding(
+                HealthStatus.RED,
+                "leaders",
+                "cluster",
+                f"{total} more buckets in {len(rest)} more tables without an active leader",
+            )
+        )
+    return out
+
+
+def _replicas_offline(view: ClusterView) -> list[Finding]:
+    alive = _alive(view)
+    gone: Counter[int] = Counter()
+    for bucket in view.buckets:
+        for replica in bucket.replica_ids:
+            if replica not in alive:
+                gone[replica] += 1
+    return [
+        Finding(
+            HealthStatus.YELLOW,
+            "replicas_offline",
+            f"tablet-server {server}",
+            f"{n} replica{'s' if n != 1 else ''} placed on this server, which is not alive",
+        )
+        for server, n in sorted(gone.items())
+    ]
+
+
+def _server_health(snapshot: ClusterSnapshot) -> list[Finding]:
+    health = snapshot.health
+    if health is None:
+        return []
+    if health.status is HealthStatus.RED:
+        reason = (
+            f"{health.active_leader_replicas} of {health.num_leader_replicas} bucket leaders "
+            "active (GetClusterHealth)"
+        )
+    elif health.status is HealthStatus.YELLOW:
+        reason = (
+            f"{health.in_sync_replicas} of {health.num_replicas} replicas in sync "
+            "(GetClusterHealth)"
+        )
+    elif health.status is HealthStatus.UNKNOWN:
+        reason = "the coordinator reports UNKNOWN (GetClusterHealth)"
+    else:
+        return []
+    return [Finding(health.status, "cluster_health", "cluster", reason)]
+
+
+def _metrics(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
+    out: list[Finding] = []
+    by_id = snapshot.tablet_metrics
+    for m in snapshot.metrics:
+        subject = m.subject
+        if m.disk_write_locked:
+            ratio = f" (disk usage {m.disk_usage_ratio:.0%})" if m.disk_usage_ratio else ""
+            out.append(
+                Finding(
+                    HealthStatus.RED,
+                    "disk_write_locked",
+                    subject,
+                    f"writes rejected: data disk write lock engaged{ratio}",
+                )
+            )
+        elif m.disk_usage_ratio is not None and m.disk_usage_ratio >= rules.disk_usage_warn:
+            critical = m.disk_usage_ratio >= rules.disk_usage_critical
+            limit = rules.disk_usage_critical if critical else rules.disk_usage_warn
+            out.append(
+                Finding(
+                    HealthStatus.RED if critical else HealthStatus.YELLOW,
+                    "disk_usage",
+                    subject,
+                    f"data disk {m.disk_usage_ratio:.0%} used (threshold {limit:.0%})",
+                )
+            )
+        if m.under_replicated:
+            out.append(
+                Finding(
+                    HealthStatus.YELLOW,
+                    "under_replicated",
+                    subject,
+                    f"{m.under_replicated} under-replicated bucket(s) it leads",
+                )
+            )
+        if m.under_min_isr:
+            out.append(
+                Finding(
+                    HealthStatus.YELLOW,
+                    "under_min_isr",
+                    subject,
+                    f"{m.under_min_isr} bucket(s) under min ISR: acks=all writes fail",
+                )
+            )
+        for table in m.tables:
+            if table.kv_pressure is not None and table.kv_pressure >= rules.kv_pressure_warn:
+                out.append(
+                    Finding(
+                        HealthStatus.YELLOW,
+                        "kv_backpressure",
+                        f"table {table.name}",
+                        f"KV backpressure {table.kv_pressure:.2f} on {subject}",
+                    )
+                )
+        heap = m.heap_ratio
+        if heap is not None and heap >= rules.heap_usage_warn:
+            out.append(Finding(HealthStatus.YELLOW, "heap", subject, f"JVM heap {heap:.0%} used"))
+    if rules.require_metrics and snapshot.view is not None:
+        errors = {e.server_id: e for e in snapshot.metrics_errors if e.server_id}
+        for server in snapshot.view.tablet_servers:
+            key = str(server.node_id)
+            if key in by_id:
+                continue
+            error = errors.get(key)
+            why = f"{error.kind}: {error.message}" if error else "no metrics endpoint answered"
+            out.append(
+                Finding(
+                    HealthStatus.UNKNOWN,
+                    "metrics_unknown",
+                    f"tablet-server {server.node_id}",
+                    f"metrics unknown ({why})",
+                )
+            )
+    for error in snapshot.metrics_errors:
+        if not error.server_id:
+            out.append(
+                Finding(
+                    HealthStatus.UNKNOWN,
+                    "metrics_unknown",
+                    error.subject,
+                    f"{error.kind}: {error.message}",
+                )
+            )
+    return out
+
+
+def _kv_rejections(snapshot: ClusterSnapshot, previous: ClusterSnapshot | None) -> list[Finding]:
+    """Tables whose KV backpressure rejection count rose since ``previous`` (a running count
+    since the server started, so one look alone cannot tell old rejections from new)."""
+    if previous is None:
+        return []
+    before = {
+        (m.server_id, t.name): t.kv_rejections
+        for m in previous.metrics
+        if m.role == "tablet"
+        for t in m.tables
+        if t.kv_rejections is not None
+    }
+    rising: dict[str, dict[str, float]] = {}
+    for m in snapshot.metrics:
+        if m.role != "tablet":
+            continue
+        for t in m.tables:
+            old = before.get((m.server_id, t.name))
+            if t.kv_rejections is not None and old is not None and t.kv_rejections > old:
+                rising.setdefault(t.name, {})[m.subject] = t.kv_rejections - old
+    span = snapshot.taken_at - previous.taken_at
+    within = f" within {span:.1f}s" if span > 0 else ""
+    return [
+        Finding(
+            HealthStatus.YELLOW,
+            "kv_rejections",
+            f"table {name}",
+            f"{sum(servers.values()):g} write requests rejected by KV backpressure{within} on "
+            + ", ".join(sorted(servers)),
+        )
+        for name, servers in sorted(rising.items())
+    ]
+
+
+def _read_errors(snapshot: ClusterSnapshot) -> list[Finding]:
+    view = snapshot.view
+    if view is None or not view.errors:
+        return []
+    # Server-scope failures are their own finding (server_unreachable).
+    rest = [e for e in view.errors if e.scope != "server"]
+    if not rest:
+        return []
+    first = rest[0]
+    return [
+        Finding(
+            HealthStatus.UNKNOWN,
+            "read_errors",
+            "cluster",
+            f"{len(rest)} item(s) could not be read (first: {first.subject}: {first.error})",
+        )
+    ]

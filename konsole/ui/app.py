@@ -1,0 +1,242 @@
+"""The operator console: a Textual app fed by a :mod:`konsole.ui.feed` feed.
+
+The app owns two states: the live one (the feed's latest) and, in time travel, the
+recorded moment being looked at. Every :class:`~konsole.ui.screens.base.ConsoleScreen` shows
+:attr:`KonsoleApp.state`, whichever of the two is current; the feed runs in a worker, time
+travel reads the history in a thread, so a slow poll or disk never freezes the screen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.command import Provider
+from textual.worker import Worker, WorkerState
+
+from konsole.ui.feed import Feed, open_history_reader, state_at
+from konsole.ui.palette import KonsoleCommands
+from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.screens.overview import OverviewScreen
+from konsole.ui.state import ConsoleState
+
+__all__ = ["DARK_THEME", "LIGHT_THEME", "KonsoleApp"]
+
+DARK_THEME = "textual-dark"
+LIGHT_THEME = "textual-light"
+
+
+def _screen(module: str, name: str) -> Any:
+    """A new screen of class ``name`` from ``konsole.ui.screens.<module>``."""
+    import importlib
+
+    return getattr(importlib.import_module(f"konsole.ui.screens.{module}"), name)()
+
+
+class KonsoleApp(App[None]):
+    TITLE = "konsole"
+    CSS_PATH = "app.tcss"
+    MODES: ClassVar[dict[str, Any]] = {
+        "overview": OverviewScreen,
+        # Imported when first shown: the first paint needs only the overview.
+        "servers": lambda: _screen("servers", "ServersScreen"),
+        "tables": lambda: _screen("tables", "TablesScreen"),
+        "events": lambda: _screen("events", "EventsScreen"),
+    }
+    DEFAULT_MODE = "overview"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("o", "switch_mode('overview')", "Overview"),
+        Binding("s", "switch_mode('servers')", "Servers"),
+        Binding("t", "switch_mode('tables')", "Tables"),
+        Binding("e", "switch_mode('events')", "Events"),
+        Binding("T", "time_travel", "Time travel"),
+        Binding("L", "live", "Back to live", show=False),
+        Binding("left_square_bracket", "step_event(-1)", "Previous event", show=False),
+        Binding("right_square_bracket", "step_event(1)", "Next event", show=False),
+        Binding("ctrl+t", "toggle_theme", "Light/dark theme", show=False),
+        Binding("question_mark", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+    ]
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {
+        *App.COMMANDS,
+        KonsoleCommands,
+    }
+
+    def __init__(
+        self,
+        feed: Feed,
+        *,
+        profiles: Mapping[str, Callable[[], Feed]] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.theme = DARK_THEME
+        self.feed = feed
+        #: Other clusters the console can switch to without restarting (name -> feed).
+        self.profiles: dict[str, Callable[[], Feed]] = dict(profiles or {})
+        self.clock = clock
+        #: The feed's latest state, and the moment travelled to (None: live).
+        self.live_state: ConsoleState | None = None
+        self.travel_state: ConsoleState | None = None
+        #: Why the feed stopped (a configuration problem), shown instead of crashing.
+        self.feed_error: str | None = None
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def state(self) -> ConsoleState | None:
+        """What the screens show: the recorded moment in time travel, else the live state."""
+        return self.travel_state or self.live_state
+
+    @property
+    def historic(self) -> bool:
+        return self.travel_state is not None
+
+    def on_mount(self) -> None:
+        self._start_feed()
+
+    def _start_feed(self) -> None:
+        self.run_worker(self._run_feed(), group="feed", exclusive=True, exit_on_error=False)
+
+    async def _run_feed(self) -> None:
+        await self.feed.run(self.publish)
+
+    def publish(self, state: ConsoleState) -> None:
+        """The feed's callback: a new live state."""
+        self.live_state = state
+        if self.travel_state is None:
+            self._show(state)
+
+    def _show(self, state: ConsoleState) -> None:
+        screen = self.screen
+        if isinstance(screen, ConsoleScreen):
+            screen.show(state)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group == "feed" and event.state is WorkerState.ERROR:
+            self.feed_error = str(worker.error)
+            self.notify(f"polling stopped: {worker.error}", severity="error", timeout=30)
+
+    # ------------------------------------------------------------------ time travel
+
+    def travel_to(self, at: float | None) -> None:
+        """Show the cluster as recorded at ``at`` (epoch seconds); None returns to live."""
+        if at is None:
+            self.action_live()
+            return
+        self._load_moment(at)
+
+    @work(thread=True, exclusive=True, group="travel", exit_on_error=False)
+    def _load_moment(self, at: float) -> None:
+        reader = open_history_reader(self.feed.history_path)
+        if reader is None:
+            self.call_from_thread(self.notify, "no history to travel in", severity="warning")
+            return
+        try:
+            live = self.live_state
+            state = state_at(
+                reader,
+                at,
+                name=self.feed.name,
+                history=live.history if live is not None else None,
+                rules=self.feed.profile.health if self.feed.profile is not None else None,
+            )
+        finally:
+            reader.close()
+        if state is None:
+            self.call_from_thread(self.notify, "nothing recorded that early", severity="warning")
+            return
+        self.call_from_thread(self._arrive, state)
+
+    def _arrive(self, state: ConsoleState) -> None:
+        self.travel_state = state
+        self._show(state)
+
+    def action_live(self) -> None:
+        self.travel_state = None
+        if self.live_state is not None:
+            self._show(self.live_state)
+
+    def action_step_event(self, direction: int) -> None:
+        """Travel to the previous (-1) or next (+1) recorded event's time.
+
+        From live, ``[`` starts at the latest event; ``]`` past the last event says so
+        (``L`` returns to live).
+        """
+        travel = self.travel_state
+        if travel is None and direction > 0:
+            self.notify("already live: [ steps back to the latest event")
+            return
+        at = travel.as_of if travel is not None and travel.as_of is not None else None
+        self._step_event(at, direction)
+
+    @work(thread=True, exclusive=True, group="travel-step", exit_on_error=False)
+    def _step_event(self, at: float | None, direction: int) -> None:
+        from konsole.collect.history import to_ms
+
+        reader = open_history_reader(self.feed.history_path)
+        if reader is None:
+            self.call_from_thread(self.notify, "no history to travel in", severity="warning")
+            return
+        try:
+            if at is None:
+                rows = reader.events()[-1:]
+            elif direction < 0:
+                rows = reader.events(until=to_ms(at) - 1)[-1:]
+            else:
+                rows = reader.events(since=to_ms(at) + 1, limit=1)
+        finally:
+            reader.close()
+        if not rows:
+            which = "earlier" if direction < 0 else "later"
+            self.call_from_thread(self.notify, f"no {which} event recorded (L: back to live)")
+            return
+        self.call_from_thread(self.travel_to, rows[0].at_ms / 1000)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT_THEME if self.theme == DARK_THEME else DARK_THEME
+
+    def action_time_travel(self) -> None:
+        from konsole.ui.modals.time_travel import TimeTravelScreen
+
+        self.push_screen(TimeTravelScreen())
+
+    def action_help(self) -> None:
+        from konsole.ui.modals.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    # ------------------------------------------------------------------ navigation
+
+    def open_server(self, server_id: int) -> None:
+        from konsole.ui.screens.server_detail import ServerDetailScreen
+
+        self.push_screen(ServerDetailScreen(server_id))
+
+    def open_table(self, table_path: str) -> None:
+        from konsole.ui.screens.table_detail import TableDetailScreen
+
+        self.push_screen(TableDetailScreen(table_path))
+
+    def open_preview(self, table_path: str, partition: str | None = None) -> None:
+        from konsole.ui.screens.preview import PreviewScreen
+
+        self.push_screen(PreviewScreen(table_path, partition))
+
+    # ------------------------------------------------------------------ profiles
+
+    def switch_profile(self, name: str) -> None:
+        """Watch another cluster: a new feed, the old one cancelled, time travel left."""
+        factory = self.profiles.get(name)
+        if factory is None:
+            self.notify(f"no profile {name!r}", severity="error")
+            return
+        self.feed = factory()
+        self.live_state = self.travel_state = None
+        self.feed_error = None
+        self._start_feed()

@@ -1,0 +1,1 @@
+"""The console's modal screens: help, time travel, export."""

@@ -1,0 +1,286 @@
+"""Facts the Overview, Servers and Server detail screens derive from one state (no Textual).
+
+Everything here is pure and cheap: one pass over the buckets of ``last_ok.view``, so a
+1,600-bucket cluster costs well under a millisecond per refresh. Offline and
+under-replicated follow :mod:`konsole.model.health`'s meaning (the client protocol carries no
+ISR): a bucket is offline when it has no alive leader, under-replicated when a replica is
+placed on a server that is not alive; the servers' own ``underReplicated`` metric and 1.0's
+GetClusterHealth are taken when they report more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from fluss_proto.model import BucketView, ClusterView
+from konsole.collect.metrics import ServerMetrics
+from konsole.model.events import EventKind
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
+from konsole.ui.state import ConsoleState
+
+__all__ = [
+    "BucketCounts",
+    "ServerRow",
+    "bucket_counts",
+    "fmt_bytes",
+    "fmt_rate",
+    "fmt_ratio",
+    "server_rows",
+    "version_text",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BucketCounts:
+    databases: int
+    tables: int
+    buckets: int
+    offline: int
+    under_replicated: int
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRow:
+    """One line of the servers table."""
+
+    #: "coordinator" or "tablet".
+    role: str
+    #: Tablet server node id; None for a coordinator (they are known by address).
+    node_id: int | None
+    endpoint: str
+    rack: str
+    #: "alive", "active", "standby", "gone" or "unreachable".
+    state: str
+    leaders: int | None = None
+    replicas: int | None = None
+    metrics: ServerMetrics | None = None
+    #: Why it is gone or unreachable (secret-free).
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        """A stable row key across refreshes."""
+        return f"tablet-{self.node_id}" if self.node_id is not None else f"coord-{self.endpoint}"
+
+
+def _alive(view: ClusterView) -> frozenset[int]:
+    return frozenset(s.node_id for s in view.tablet_servers)
+
+
+def bucket_counts(snapshot: ClusterSnapshot) -> BucketCounts | None:
+    """Counts of the poll's catalog; None when it has no view."""
+    view = snapshot.view
+    if view is None:
+        return None
+    alive = _alive(view)
+    offline = under = total = 0
+    for bucket in view.buckets:
+        total += 1
+        if bucket.leader_id is None or bucket.leader_id not in alive:
+            offline += 1
+        if any(r not in alive for r in bucket.replica_ids):
+            under += 1
+    return BucketCounts(len(view.databases), len(view.tables), total, offline, under)
+
+
+def under_replicated_replicas(snapshot: ClusterSnapshot) -> int | None:
+    """Out-of-sync replicas as the servers report them (metric or GetClusterHealth)."""
+    known: list[int] = []
+    if snapshot.health is not None:
+        known.append(max(0, snapshot.health.num_replicas - snapshot.health.in_sync_replicas))
+    reported = [m.under_replicated for m in snapshot.metrics if m.role == "tablet"]
+    if any(v is not None for v in reported):
+        known.append(sum(v or 0 for v in reported))
+    return max(known) if known else None
+
+
+def placement(view: ClusterView) -> tuple[dict[int, int], dict[int, int]]:
+    """node id -> buckets it leads, node id -> replicas placed on it."""
+    leaders: dict[int, int] = {}
+    replicas: dict[int, int] = {}
+    for bucket in view.buckets:
+        if bucket.leader_id is not None:
+            leaders[bucket.leader_id] = leaders.get(bucket.leader_id, 0) + 1
+        for r in bucket.replica_ids:
+            replicas[r] = replicas.get(r, 0) + 1
+    return leaders, replicas
+
+
+def buckets_of(view: ClusterView, node_id: int) -> list[BucketView]:
+    """The buckets ``node_id`` leads or holds a replica of."""
+    return [b for b in view.buckets if b.leader_id == node_id or node_id in b.replica_ids]
+
+
+def left_servers(state: ConsoleState) -> dict[int, str]:
+    """Tablet servers the recent events saw leave and not come back: id -> address."""
+    out: dict[int, str] = {}
+    for event in state.events:
+        server = event.details.get("server")
+        if not isinstance(server, int):
+            continue
+        if event.kind is EventKind.SERVER_LEFT:
+            out[server] = str(event.details.get("address", ""))
+        elif event.kind is EventKind.SERVER_JOINED:
+            out.pop(server, None)
+    return out
+
+
+def server_rows(
+    state: ConsoleState, seen: Mapping[int, tuple[str, str]] | None = None
+) -> list[ServerRow]:
+    """Coordinators then tablet servers, alive ones and those known to be gone.
+
+    A tablet server is *gone* when it is not in metadata but the events saw it leave, a
+    replica is still placed on it, or ``seen`` (id -> (endpoint, rack) remembered by the
+    screen) knew it. When the latest poll failed every server is *unreachable*: the panels
+    must not claim they are alive.
+    """
+    snap = state.last_ok
+    if snap is None or snap.view is None:
+        return []
+    view = snap.view
+    down = state.stale
+    latest = state.snapshot if state.snapshot is not None else snap
+    rows: list[ServerRow] = []
+    coords = latest.coordinators if latest.coordinators else snap.coordinators
+    coord_metrics = {m.host: m for m in snap.coordinator_metrics}
+    if coords:
+        for c in coords:
+            host = c.address.rpartition(":")[0]
+            st = "unreachable" if down else c.role.value
+            rows.append(
+                ServerRow(
+                    "coordinator",
+                    None,
+                    c.address,
+                    "",
+                    st,
+                    metrics=coord_metrics.get(host) if len(coords) == 1 else None,
+                    note=c.error or "" if c.role is CoordinatorRole.UNREACHABLE else "",
+                )
+            )
+    elif view.coordinator is not None:
+        rows.append(
+            ServerRow(
+                "coordinator",
+                None,
+                view.coordinator.address,
+                view.coordinator.rack or "",
+                "unreachable" if down else "active",
+            )
+        )
+    leaders, replicas = placement(view)
+    metrics = snap.tablet_metrics
+    alive = {s.node_id: s for s in view.tablet_servers}
+    for node_id, s in sorted(alive.items()):
+        rows.append(
+            ServerRow(
+                "tablet",
+                node_id,
+                s.address,
+                s.rack or "",
+                "unreachable" if down else "alive",
+                leaders.get(node_id, 0),
+                replicas.get(node_id, 0),
+                metrics.get(str(node_id)),
+                note=str(s.error) if s.error is not None else "",
+            )
+        )
+    gone: dict[int, tuple[str, str]] = {}
+    for node_id, (endpoint, rack) in (seen or {}).items():
+        gone[node_id] = (endpoint, rack)
+    for node_id, address in left_servers(state).items():
+        gone[node_id] = (address or gone.get(node_id, ("", ""))[0], gone.get(node_id, ("", ""))[1])
+    for node_id in replicas:
+        gone.setdefault(node_id, ("", ""))
+    for node_id, (endpoint, rack) in sorted(gone.items()):
+        if node_id in alive:
+            continue
+        rows.append(
+            ServerRow(
+                "tablet",
+                node_id,
+                endpoint or "?",
+                rack,
+                "gone",
+                leaders.get(node_id, 0),
+                replicas.get(node_id, 0),
+                note="not in metadata",
+            )
+        )
+    return rows
+
+
+def version_text(view: ClusterView | None) -> str | None:
+    """``Fluss 1.0 line`` when the servers' advertised APIs tell; None when they do not."""
+    if view is None:
+        return None
+    generations = {s.generation for s in view.servers if s.generation is not None}
+    if not generations:
+        return None
+    return "Fluss " + " / ".join(sorted(generations)) + " line"
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def fmt_bytes(value: float | None) -> str:
+    if value is None:
+        return "-"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return "-"  # unreachable
+
+
+def fmt_rate(value: float | None) -> str:
+    return "-" if value is None else fmt_bytes(value) + "/s"
+
+
+def fmt_compact_rate(value: float | None) -> str:
+    """``50K/s``: a byte rate in at most 6 characters, for narrow table columns."""
+    if value is None:
+        return "-"
+    for unit in ("", "K", "M", "G"):
+        if abs(value) < 1000 or unit == "G":
+            return f"{value:.0f}{unit}/s"
+        value /= 1024
+    return "-"  # unreachable
+
+
+def count_text(n: int | None, word: str, plural: str | None = None) -> str:
+    if n is None:
+        return f"- {plural or word + 's'}"
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+def remembered(rows: Iterable[ServerRow]) -> dict[int, tuple[str, str]]:
+    """What a screen keeps of the tablet servers it saw (to show them gone later)."""
+    return {r.node_id: (r.endpoint, r.rack) for r in rows if r.node_id is not None}
+
+
+class SeenServers:
+    """The tablet servers a screen saw alive in live states of one profile, so one that
+    vanishes from metadata is still listed, as gone (the overview and the servers screen
+    share the rule)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[str, str]] = {}
+        self._profile: str | None = None
+
+    def known(self, state: ConsoleState) -> dict[int, tuple[str, str]]:
+        if state.profile != self._profile:  # another cluster: nothing seen yet
+            self._seen, self._profile = {}, state.profile
+        # A recorded moment is shown as it was: what was seen later does not apply.
+        return {} if state.historic else self._seen
+
+    def rows(self, state: ConsoleState) -> list[ServerRow]:
+        """:func:`server_rows` with the remembered servers; remembers the ones alive now
+        (only from a live, fresh state)."""
+        rows = server_rows(state, self.known(state))
+        if not state.historic and not state.stale:
+            self._seen.update(remembered(r for r in rows if r.state == "alive"))
+        return rows

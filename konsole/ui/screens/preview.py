@@ -1,0 +1,523 @@
+"""Preview: the server-side scan of one table (or partition) in a DataTable.
+
+The scan (:func:`fluss_proto.scan.preview_table` over a short-lived client) runs in an
+async worker; escape cancels it (the scan closes its ScanKv sessions when cancelled, the
+client is closed here). Rows are rendered once, exactly (decimals as their digits, via
+:mod:`konsole.render.values`), and shown a page at a time; column types are in the header. For
+log reads ``f`` follows the tail: a tail preview every few seconds, rows newer than the
+last offset seen per bucket appended, at most :data:`MAX_FOLLOW_ROWS` kept.
+
+The scan is injectable (``PreviewScreen(..., scan=fake)`` or the class attribute
+``PreviewScreen.scan_function``) so the screen is tested without a cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.console import JustifyMethod
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable, Static
+from textual.worker import Worker, WorkerState
+
+from konsole.render.values import cell_text, json_values, right_aligned, type_label
+from konsole.ui.modals.export_dialog import ExportDialog
+from konsole.ui.screens.base import ConsoleScreen
+
+if TYPE_CHECKING:
+    from fluss_proto.scan import Preview
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_FOLLOW_ROWS",
+    "PAGE_ROWS",
+    "PreviewRequest",
+    "PreviewScreen",
+    "ScanFunction",
+    "live_scan",
+    "page_rows_for",
+    "preview_cells",
+]
+
+#: Rows asked for by the first scan (``m`` asks for 4x more, up to MAX_LIMIT).
+DEFAULT_LIMIT = 2000
+MAX_LIMIT = 100_000
+#: Rows per page in the DataTable (fewer for very wide tables: cells are measured).
+PAGE_ROWS = 500
+#: Columns in the DataTable at once (``]``/``[`` move the window over wider tables).
+COLUMN_WINDOW = 24
+#: Rows of each tail read while following, the pause between reads, rows kept.
+FOLLOW_LIMIT = 200
+FOLLOW_INTERVAL_S = 2.0
+MAX_FOLLOW_ROWS = 5000
+#: Seconds for one scan, connecting included (as ``konsole preview --timeout``).
+DEADLINE_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewRequest:
+    table: tuple[str, str]
+    partition: str | None
+    limit: int
+    tail: bool
+    deadline_s: float = DEADLINE_S
+
+
+#: Runs one preview; raises on whole-preview failures (unknown table, unreachable...).
+ScanFunction = Callable[[Any, PreviewRequest], Awaitable["Preview"]]
+
+
+async def live_scan(app: Any, request: PreviewRequest) -> Preview:
+    """The real scan: connect with the feed's profile, preview, close."""
+    from fluss_proto.client import FlussClient
+    from fluss_proto.scan import preview_table
+
+    profile = app.feed.profile
+    if profile is None:
+        raise RuntimeError("no cluster to scan: this console has no connection profile")
+    started = time.monotonic()
+    client = await FlussClient.connect(
+        list(profile.bootstrap),
+        sasl=profile.sasl(),
+        connect_timeout=min(request.deadline_s, profile.connect_timeout),
+        request_timeout=request.deadline_s,
+        retries=1,
+    )
+    try:
+        remaining = max(0.5, request.deadline_s - (time.monotonic() - started))
+        return await preview_table(
+            client,
+            request.table,
+            partition=request.partition,
+            limit=request.limit,
+            tail=request.tail,
+            deadline_s=remaining,
+        )
+    finally:
+        # Also on cancellation: preview_table has closed its scanner sessions by now.
+        await asyncio.shield(client.close())
+
+
+def page_rows_for(columns: int) -> int:
+    """Rows per page: PAGE_ROWS, fewer when a page would hold over 6,000 cells (the
+    DataTable measures every cell it is given)."""
+    return max(50, min(PAGE_ROWS, 6_000 // max(1, columns)))
+
+
+def preview_cells(result: Preview) -> list[tuple[str | None, ...]]:
+    """Every row of the preview as display texts (exact decimals, escaped newlines);
+    None is SQL NULL."""
+    table = result.table
+    types = {c.name: c.type for c in result.info.schema.columns}
+    columns = [
+        [
+            None if v is None else cell_text(v)
+            for v in json_values(table.column(i).combine_chunks(), types.get(name))
+        ]
+        for i, name in enumerate(table.column_names)
+    ]
+    return list(zip(*columns, strict=True)) if columns else []
+
+
+def _row_position(
+    result: Preview,
+) -> Callable[[tuple[str | None, ...]], tuple[str, str, int] | None]:
+    """(partition, bucket, offset) of a rendered row of a log read; None without offsets."""
+    names = result.table.column_names
+    if "_offset" not in names or "_bucket" not in names:
+        return lambda row: None
+    o, b = names.index("_offset"), names.index("_bucket")
+    p = names.index("_partition") if "_partition" in names else None
+
+    def position(row: tuple[str | None, ...]) -> tuple[str, str, int] | None:
+        try:
+            return (row[p] or "" if p is not None else "", row[b] or "", int(row[o] or ""))
+        except ValueError:
+            return None
+
+    return position
+
+
+class _PagedTable(DataTable[Text]):
+    """Page down on the last row (page up on the first) turns the preview's page."""
+
+    def action_page_down(self) -> None:
+        if self.row_count and self.cursor_row >= self.row_count - 1:
+            screen = self.screen
+            if isinstance(screen, PreviewScreen) and screen.action_next_page():
+                return
+        super().action_page_down()
+
+    def action_page_up(self) -> None:
+        if self.cursor_row <= 0:
+            screen = self.screen
+            if isinstance(screen, PreviewScreen) and screen.action_previous_page(to_end=True):
+                return
+        super().action_page_up()
+
+
+class PreviewScreen(ConsoleScreen):
+    CSS_PATH = "preview.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel_or_back", "Cancel/back"),
+        Binding("n", "next_page", "Next page"),
+        Binding("b", "previous_page", "Prev page", show=False),
+        Binding("f", "follow", "Follow tail"),
+        Binding("right_square_bracket", "columns(1)", "More columns", key_display="]"),
+        Binding("left_square_bracket", "columns(-1)", "Previous columns", show=False),
+        Binding("r", "rescan", "Rescan"),
+        Binding("m", "more", "More rows", show=False),
+        Binding("x", "export", "Export"),
+    ]
+    #: The scan used when none is given to the constructor (tests replace it).
+    scan_function: ClassVar[ScanFunction | None] = None
+
+    def __init__(
+        self,
+        table_path: str,
+        partition: str | None = None,
+        *,
+        scan: ScanFunction | None = None,
+        limit: int = DEFAULT_LIMIT,
+    ) -> None:
+        super().__init__()
+        self.table_path = table_path
+        self.partition = partition
+        self._scan = scan
+        self.limit = limit
+        self.result: Preview | None = None
+        self.rows: list[tuple[str | None, ...]] = []
+        self.page = 0
+        self.page_rows = PAGE_ROWS
+        self.error: str | None = None
+        self.following = False
+        self._scanning = False
+        self._seen: dict[tuple[str, str], int] = {}
+        self._position: Callable[[tuple[str | None, ...]], tuple[str, str, int] | None] = (
+            lambda row: None
+        )
+        self._shown_from = 0
+        self._next_key = 0
+        self._right: list[bool] = []
+        #: The first column of the window shown (see COLUMN_WINDOW).
+        self.first_column = 0
+        self._scan_worker: Worker[None] | None = None
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="preview-head")
+        yield Static(id="preview-error")
+        yield _PagedTable(id="preview-rows", cursor_type="row", header_height=2)
+        yield Static(id="preview-report")
+
+    def on_mount(self) -> None:
+        self.query_one("#preview-error", Static).display = False
+        self.query_one("#preview-report", Static).border_title = "what was scanned"
+        self.query_one(_PagedTable).focus()
+        super().on_mount()
+        self._start_scan()
+
+    @property
+    def scanning(self) -> bool:
+        return self._scanning
+
+    # ------------------------------------------------------------------ scanning
+
+    def _scan_function(self) -> ScanFunction:
+        return self._scan or type(self).scan_function or live_scan
+
+    def _request(self, *, tail: bool, limit: int) -> PreviewRequest:
+        database, _, table = self.table_path.partition(".")
+        return PreviewRequest((database, table), self.partition, limit, tail)
+
+    def _start_scan(self) -> None:
+        self._scanning = True
+        self.error = None
+        self._render_head()
+        self._scan_worker = self._run_scan(self._request(tail=False, limit=self.limit))
+
+    @work(exclusive=True, group="preview-scan", exit_on_error=False)
+    async def _run_scan(self, request: PreviewRequest) -> None:
+        try:
+            result = await self._scan_function()(self.app, request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # shown on the screen: unknown table, unreachable...
+            self._scan_failed(exc)
+            return
+        # Rendering 100,000 cells takes a while: off the event loop.
+        rows = await asyncio.to_thread(preview_cells, result)
+        self._scanning = False
+        self._show_result(result, rows)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self._scan_worker and event.state is WorkerState.CANCELLED:
+            self._scanning = False
+            self.error = "scan cancelled"
+            self._render_head()
+        elif event.worker is self._scan_worker and event.state is WorkerState.ERROR:
+            self._scan_failed(event.worker.error or RuntimeError("the preview failed"))
+        elif event.worker.group == "preview-follow" and event.state in (
+            WorkerState.CANCELLED,
+            WorkerState.ERROR,
+            WorkerState.SUCCESS,
+        ):
+            self.following = False
+            self._render_head()
+
+    def _scan_failed(self, exc: BaseException) -> None:
+        self._scanning = False
+        self.error = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
+        self._render_head()
+
+    def _show_result(self, result: Preview, rows: list[tuple[str | None, ...]]) -> None:
+        self.result = result
+        self.rows = rows
+        self._position = _row_position(result)
+        self._seen = {}
+        for row in self.rows:
+            self._remember(row)
+        self._right = [f.name in right_aligned(result.table.schema) for f in result.table.schema]
+        self.page_rows = page_rows_for(min(len(self._right), COLUMN_WINDOW))
+        self.page = 0
+        self.first_column = 0
+        self._show_columns()
+        self.query_one("#preview-report", Static).update("\n".join(result.report.summary_lines()))
+
+    def _show_columns(self) -> None:
+        """Put the window of columns into the table (DataTable renders every column of a
+        line it draws, so a 300-column table is shown COLUMN_WINDOW columns at a time)."""
+        assert self.result is not None
+        grid = self.query_one(_PagedTable)
+        grid.clear(columns=True)
+        schema = self.result.table.schema
+        for i in self._window():
+            field = schema.field(i)
+            label = Text(f"{field.name}\n{type_label(field)}")
+            if self._right[i]:
+                label.justify = "right"
+            grid.add_column(label, key=str(i))
+        self._show_page()
+
+    def _window(self) -> range:
+        return range(self.first_column, min(len(self._right), self.first_column + COLUMN_WINDOW))
+
+    def _remember(self, row: tuple[str | None, ...]) -> bool:
+        """Note the row's offset; False when it is not newer than what was seen."""
+        pos = self._position(row)
+        if pos is None:
+            return True
+        key = (pos[0], pos[1])
+        if pos[2] <= self._seen.get(key, -1):
+            return False
+        self._seen[key] = pos[2]
+        return True
+
+    def _cells(self, row: tuple[str | None, ...]) -> list[Text]:
+        out = []
+        for i in self._window():
+            v = row[i]
+            justify: JustifyMethod = "right" if self._right[i] else "left"
+            if v is None:
+                out.append(Text("NULL", style="dim italic", justify=justify))
+            else:
+                out.append(Text(v, justify=justify))
+        return out
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-len(self.rows) // self.page_rows))
+
+    def _show_page(self) -> None:
+        grid = self.query_one(_PagedTable)
+        grid.clear()
+        start = self.page * self.page_rows
+        self._shown_from = start
+        for row in self.rows[start : start + self.page_rows]:
+            grid.add_row(*self._cells(row), key=str(self._next_key))
+            self._next_key += 1
+        self._render_head()
+
+    def _render_head(self) -> None:
+        t = Text()
+        t.append(self.table_path, style="bold")
+        if self.partition:
+            t.append(f" [{self.partition}]")
+        state = self.konsole.state
+        if state is not None and state.historic:
+            t.append("  live rows, not the recorded moment", style="bold magenta")
+        t.append("\n")
+        if self._scanning:
+            t.append("scanning… (escape cancels)", style="bold yellow")
+        elif self.result is not None:
+            n = len(self.rows)
+            start = self.page * self.page_rows
+            shown = f"rows {start + 1}-{min(n, start + self.page_rows)}" if n else "no rows"
+            t.append(f"{shown} of {n} · page {self.page + 1}/{self.pages} · limit {self.limit:,}")
+            if len(self._right) > COLUMN_WINDOW:
+                w = self._window()
+                t.append(f" · columns {w.start + 1}-{w.stop} of {len(self._right)} ([ ])")
+            report = self.result.report
+            t.append(" · tail" if report.tail else (" · PK scan" if report.primary_key else ""))
+            if self.following:
+                t.append("  FOLLOWING (f or escape stops)", style="bold green")
+        elif self.error is None:
+            t.append("no scan yet", style="dim")
+        else:
+            t.append("no rows to show (r scans again)", style="dim")
+        self.query_one("#preview-head", Static).update(t)
+        box = self.query_one("#preview-error", Static)
+        box.display = self.error is not None
+        box.update(Text(f"error: {self.error}" if self.error else "", style="bold red"))
+        # Before any result there is nothing to tabulate or report.
+        self.query_one(_PagedTable).display = self.result is not None
+        self.query_one("#preview-report", Static).display = self.result is not None
+
+    # ------------------------------------------------------------------ following the tail
+
+    def action_follow(self) -> None:
+        if self.following:
+            self._stop_follow()
+            return
+        if self._scanning:
+            return
+        if self.result is not None and "_offset" not in self.result.table.column_names:
+            self.notify("follow reads a log: this preview has no offsets", severity="warning")
+            return
+        self.following = True
+        self.page = max(0, self.pages - 1)
+        self._show_page()
+        self._follow()
+
+    def _stop_follow(self) -> None:
+        self.workers.cancel_group(self, "preview-follow")
+        self.following = False
+        self._render_head()
+
+    @work(exclusive=True, group="preview-follow", exit_on_error=False)
+    async def _follow(self) -> None:
+        scan = self._scan_function()
+        while self.following:
+            try:
+                result = await scan(self.app, self._request(tail=True, limit=FOLLOW_LIMIT))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.error = f"following stopped: {exc}"
+                self.following = False
+                self._render_head()
+                return
+            self.error = None
+            self._append(result, await asyncio.to_thread(preview_cells, result))
+            await asyncio.sleep(FOLLOW_INTERVAL_S)
+
+    def _append(self, result: Preview, rows: list[tuple[str | None, ...]]) -> None:
+        if self.result is None or result.table.schema != self.result.table.schema:
+            self._show_result(result, rows)  # first read, or the schema changed: start over
+            self.page = max(0, self.pages - 1)
+            self._show_page()
+            return
+        self._position = _row_position(result)
+        fresh = [row for row in rows if self._remember(row)]
+        self.query_one("#preview-report", Static).update("\n".join(result.report.summary_lines()))
+        if not fresh:
+            self._render_head()
+            return
+        self.rows.extend(fresh)
+        grid = self.query_one(_PagedTable)
+        if len(self.rows) > MAX_FOLLOW_ROWS:
+            del self.rows[: len(self.rows) - MAX_FOLLOW_ROWS]
+        self.page = max(0, self.pages - 1)
+        start = self.page * self.page_rows
+        if start != self._shown_from:
+            self._show_page()  # the page moved on (or old rows were dropped)
+        else:
+            for row in fresh:
+                grid.add_row(*self._cells(row), key=str(self._next_key))
+                self._next_key += 1
+            self._render_head()
+        grid.move_cursor(row=grid.row_count - 1, animate=False)
+
+    # ------------------------------------------------------------------ actions
+
+    def action_cancel_or_back(self) -> None:
+        if self._scanning:
+            self.workers.cancel_group(self, "preview-scan")
+            return
+        if self.following:
+            self._stop_follow()
+            return
+        self.app.pop_screen()
+
+    def action_next_page(self) -> bool:
+        if self.page + 1 >= self.pages:
+            return False
+        self.page += 1
+        self._show_page()
+        return True
+
+    def action_previous_page(self, to_end: bool = False) -> bool:
+        if self.page == 0:
+            return False
+        self.page -= 1
+        self._show_page()
+        if to_end:
+            grid = self.query_one(_PagedTable)
+            grid.move_cursor(row=grid.row_count - 1, animate=False)
+        return True
+
+    def action_columns(self, step: int) -> None:
+        if self.result is None:
+            return
+        first = self.first_column + step * COLUMN_WINDOW
+        if first < 0 or first >= len(self._right):
+            return
+        self.first_column = first
+        self._show_columns()
+
+    def action_rescan(self) -> None:
+        if self.following:
+            self._stop_follow()
+        self._start_scan()
+
+    def action_more(self) -> None:
+        if self.limit >= MAX_LIMIT:
+            self.notify(f"at most {MAX_LIMIT:,} rows in a preview", severity="warning")
+            return
+        self.limit = min(MAX_LIMIT, self.limit * 4)
+        self.action_rescan()
+
+    def action_export(self) -> None:
+        """Write the rows read (every page, not only the one shown) to a file, through
+        the same writers as ``konsole preview --output`` (:mod:`konsole.export`)."""
+        result = self.result
+        if result is None:
+            self.notify("nothing to export yet", severity="warning")
+            return
+        suggested = f"{self.table_path.replace('.', '_')}.csv"
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self._export(result, path)
+
+        self.app.push_screen(ExportDialog(suggested, result.table.num_rows), chosen)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _export(self, result: Preview, path: str) -> None:
+        from konsole.export import ExportFormatError, ExportIOError
+        from konsole.export.writers import export_preview
+
+        try:
+            done = export_preview(result, path)
+        except (ExportFormatError, ExportIOError) as exc:
+            self.app.call_from_thread(self.notify, f"export failed: {exc}", severity="error")
+            return
+        self.app.call_from_thread(
+            self.notify, f"exported {done.rows:,} row(s) to {done.path}", timeout=10
+        )

@@ -1,0 +1,309 @@
+"""Server detail: one server's metrics (sparklines from history), its buckets, its log.
+
+Metric evidence next to log evidence: the current values come from the state, their recent
+course from the history file (read in a thread), and for a local cluster the tail of the
+server's own log file (read in a thread too; the log4j layout already masks passwords).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.widgets import DataTable, Label, Log, Sparkline, Static
+
+from konsole.collect.history import to_ms
+from konsole.collect.metrics import ServerMetrics
+from konsole.model.snapshot import table_names
+from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.screens.cluster_facts import (
+    ServerRow,
+    buckets_of,
+    fmt_bytes,
+    fmt_rate,
+    fmt_ratio,
+    server_rows,
+)
+from konsole.ui.state import ConsoleState, age_text
+
+__all__ = ["LOG_LINES", "SERIES_WINDOW_S", "ServerDetailScreen", "tail_lines"]
+
+#: Lines of the server's log shown, and how far back the sparklines reach.
+LOG_LINES = 200
+SERIES_WINDOW_S = 30 * 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Metric:
+    name: str
+    label: str
+    show: Callable[[float | None], str]
+
+
+def _count(v: float | None) -> str:
+    return "-" if v is None else f"{v:.0f}"
+
+
+_METRICS = (
+    _Metric("disk_usage_ratio", "disk used", fmt_ratio),
+    _Metric("heap_used", "heap used", fmt_bytes),
+    _Metric("bytes_in_rate", "bytes in", fmt_rate),
+    _Metric("bytes_out_rate", "bytes out", fmt_rate),
+    _Metric("messages_in_rate", "messages in/s", lambda v: "-" if v is None else f"{v:.0f}"),
+    _Metric("leader_count", "leaders", _count),
+    _Metric("under_replicated", "under-replicated", _count),
+)
+
+
+def tail_lines(path: Path, lines: int = LOG_LINES) -> list[str]:
+    """The last ``lines`` lines of ``path`` (at most its last 256 KiB); [] when unreadable."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - 256 * 1024))
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return data.splitlines()[-lines:]
+
+
+class ServerDetailScreen(ConsoleScreen):
+    CSS_PATH = "server_detail.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, server_id: int, *, coordinator: str | None = None) -> None:
+        super().__init__()
+        self._ready = False
+        #: The tablet server's node id (0 is the coordinator, as Fluss numbers it).
+        self.server_id = server_id
+        #: A coordinator's address when this shows a coordinator (they share node id 0).
+        self.coordinator = coordinator
+        self._series_key: tuple[float, str | None] | None = None
+        #: What the buckets table holds: (key, role, leader, replicas) per row.
+        self._placement: list[tuple[str, str, str, str]] | None = None
+
+    @property
+    def is_coordinator(self) -> bool:
+        return self.coordinator is not None or self.server_id == 0
+
+    @property
+    def subject(self) -> str:
+        """How the history names this server's metrics."""
+        if self.is_coordinator:
+            host = (self.coordinator or "").rpartition(":")[0]
+            return f"coordinator {host}" if host else "coordinator"
+        return f"tablet-server {self.server_id}"
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="server-title")
+        with Vertical(id="server-metrics", classes="panel"):
+            for metric in _METRICS:
+                with Horizontal(classes="metric"):
+                    yield Label(metric.label, classes="metric-label")
+                    yield Label("-", id=f"value-{metric.name}", classes="metric-value")
+                    yield Sparkline([], id=f"spark-{metric.name}", classes="metric-spark")
+        table: DataTable[Text | str] = DataTable(
+            id="server-buckets", classes="panel", cursor_type="row"
+        )
+        for label in ("bucket", "role", "leader", "replicas"):
+            table.add_column(label, key=label)
+        yield table
+        yield Log(id="server-log", classes="panel", max_lines=LOG_LINES)
+
+    def on_mount(self) -> None:
+        # Runs before ConsoleScreen.on_mount shows the first state: the whole tree exists.
+        self._ready = True
+        self.query_one("#server-log", Log).display = self._log_path() is not None
+
+    # ------------------------------------------------------------------ rendering
+
+    def render_state(self, state: ConsoleState) -> None:
+        if not self._ready:
+            return  # resumed before the widgets (nested ones too) are all mounted
+        with contextlib.suppress(NoMatches):  # resumed while the app tears it down
+            self._fill(state)
+
+    def _fill(self, state: ConsoleState) -> None:
+        row = self._row(state)
+        stale = state.stale
+        for panel in self.query(".panel"):
+            panel.set_class(stale, "stale")
+        self.query_one("#server-title", Static).update(self._title(state, row))
+        metrics = row.metrics if row is not None else self._coordinator_metrics(state)
+        age = f" · {age_text(state.data_age)} old" if stale else ""
+        panel = self.query_one("#server-metrics")
+        panel.border_title = "Metrics" + age
+        for metric in _METRICS:
+            value = getattr(metrics, metric.name, None) if metrics is not None else None
+            self.query_one(f"#value-{metric.name}", Label).update(metric.show(value))
+        self._buckets(state, age)
+        self._load_series(state)
+        log = self._log_path()
+        if log is not None:
+            self.query_one(
+                "#server-log", Log
+            ).border_title = f"Log · {log.name} (last {LOG_LINES} lines)"
+            self._load_log(log)
+
+    def _row(self, state: ConsoleState) -> ServerRow | None:
+        for row in server_rows(state):
+            if self.is_coordinator:
+                if row.role == "coordinator" and (
+                    self.coordinator is None or row.endpoint == self.coordinator
+                ):
+                    return row
+            elif row.node_id == self.server_id:
+                return row
+        return None
+
+    def _coordinator_metrics(self, state: ConsoleState) -> ServerMetrics | None:
+        if not self.is_coordinator or state.last_ok is None:
+            return None
+        found = state.last_ok.coordinator_metrics
+        host = (self.coordinator or "").rpartition(":")[0]
+        return next((m for m in found if not host or m.host == host), None)
+
+    def _title(self, state: ConsoleState, row: ServerRow | None) -> Text:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        name = f"coordinator {self.coordinator or ''}".strip()
+        t.append(name if self.is_coordinator else f"tablet-server {self.server_id}", "bold")
+        if row is None:
+            t.append("  not in this state's metadata", style="yellow")
+            return t
+        if not self.is_coordinator:
+            t.append(f"  {row.endpoint}")
+        if row.rack:
+            t.append(f"  rack {row.rack}")
+        style = {"gone": "bold red", "unreachable": "yellow"}.get(row.state, "")
+        if row.state in ("alive", "active") and not state.stale:
+            style = "green"
+        t.append(f"  {row.state}", style=style)
+        if row.note:
+            t.append(f"  ({row.note})", style="dim")
+        return t
+
+    def _buckets(self, state: ConsoleState, age: str) -> None:
+        table = self.query_one("#server-buckets", DataTable)
+        view = state.last_ok.view if state.last_ok is not None else None
+        if view is None or self.is_coordinator:
+            table.display = not self.is_coordinator
+            table.clear()
+            self._placement = None
+            return
+        names = table_names(view)
+        mine = buckets_of(view, self.server_id)
+        led = sum(b.leader_id == self.server_id for b in mine)
+        alive = any(s.node_id == self.server_id for s in view.tablet_servers)
+        table.border_title = f"Buckets: leads {led}, hosts {len(mine)}" + age
+        rows: list[tuple[str, list[Text | str]]] = []
+        for b in mine:
+            part = f"[{b.partition_name}]" if b.partition_name is not None else ""
+            bucket = f"{names.get(b.table_id, f'table-{b.table_id}')}{part}#{b.bucket_id}"
+            role = "leader" if b.leader_id == self.server_id else "follower"
+            if not alive:
+                role = "replica (offline)"
+            leader = "none" if b.leader_id is None else str(b.leader_id)
+            rows.append(
+                (
+                    bucket,
+                    [
+                        bucket,
+                        Text(role, style={"leader": "bold", "follower": ""}.get(role, "yellow")),
+                        Text(leader, style="bold red" if b.leader_id is None else ""),
+                        ",".join(str(r) for r in b.replica_ids),
+                    ],
+                )
+            )
+        self._fill_buckets(table, rows)
+
+    def _fill_buckets(self, table: DataTable[Text | str], rows: list[tuple[str, list]]) -> None:
+        """Rebuild the table only when the buckets or their placement changed: a poll that
+        moved nothing costs a comparison (offsets are the table detail's business)."""
+        placement = [(key, str(cells[1]), str(cells[2]), str(cells[3])) for key, cells in rows]
+        if placement == self._placement:
+            return
+        cursor = table.cursor_row
+        table.clear()
+        for key, cells in rows:
+            table.add_row(*cells, key=key)
+        self._placement = placement
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
+
+    # ------------------------------------------------------------------ history, log
+
+    def _load_series(self, state: ConsoleState) -> None:
+        path = self.konsole.feed.history_path
+        until = state.as_of if state.as_of is not None else state.now
+        key = (until, str(path))
+        if key == self._series_key:
+            return
+        self._series_key = key
+        self._read_series(path, until)
+
+    @work(thread=True, exclusive=True, group="server-series", exit_on_error=False)
+    def _read_series(self, path: Path | None, until: float) -> None:
+        from konsole.ui.feed import open_history_reader
+
+        reader = open_history_reader(path)
+        series: dict[str, list[float]] = {}
+        if reader is not None:
+            try:
+                lo, hi = to_ms(until - SERIES_WINDOW_S), to_ms(until)
+                for metric in _METRICS:
+                    points = reader.metric_series(self.subject, metric.name, since=lo, until=hi)
+                    series[metric.name] = [p.value for p in points if p.value is not None]
+            finally:
+                reader.close()
+        self.app.call_from_thread(self._show_series, series)
+
+    def _show_series(self, series: dict[str, list[float]]) -> None:
+        if not self.is_mounted:
+            return
+        for metric in _METRICS:
+            spark = self.query_one(f"#spark-{metric.name}", Sparkline)
+            spark.data = series.get(metric.name) or []
+        panel = self.query_one("#server-metrics")
+        panel.border_subtitle = "" if series else "no history: no sparklines"
+
+    def _log_path(self) -> Path | None:
+        local = self.konsole.feed.local
+        if local is None:
+            return None
+        for proc in local.processes:
+            if self.is_coordinator:
+                if proc.role == "coordinator" and (
+                    self.coordinator is None or proc.endpoint == self.coordinator
+                ):
+                    return Path(proc.log)
+            elif proc.role == "tablet-server" and proc.id == self.server_id:
+                return Path(proc.log)
+        return None
+
+    @work(thread=True, exclusive=True, group="server-log", exit_on_error=False)
+    def _load_log(self, path: Path) -> None:
+        lines = tail_lines(path)
+        self.app.call_from_thread(self._show_log, path, lines)
+
+    def _show_log(self, path: Path, lines: list[str]) -> None:
+        if not self.is_mounted:
+            return
+        log = self.query_one("#server-log", Log)
+        log.clear()
+        log.write_lines(lines or [f"(nothing readable in {path})"])
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,169 @@
+"""Servers: coordinators and tablet servers in one table; enter opens a server."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
+from textual.widgets import DataTable, Static
+
+from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.screens.cluster_facts import (
+    SeenServers,
+    ServerRow,
+    fmt_compact_rate,
+    fmt_ratio,
+)
+from konsole.ui.state import ConsoleState, age_text
+
+__all__ = ["ServersScreen", "server_cells"]
+
+_COLUMNS = (
+    "role",
+    "id",
+    "endpoint",
+    "rack",
+    "state",
+    "leaders",
+    "replicas",
+    "disk",
+    "lock",
+    "heap",
+    "in/s",
+    "out/s",
+)
+
+
+def _state_style(state: str, stale: bool) -> str:
+    return {
+        "alive": "" if stale else "green",
+        "active": "" if stale else "bold green",
+        "standby": "",
+        "gone": "bold red",
+        "unreachable": "yellow",
+    }.get(state, "")
+
+
+def server_cells(row: ServerRow, stale: bool) -> list[Text | str]:
+    m = row.metrics
+    lock: Text | str = "-"
+    if m is not None and m.disk_write_locked is not None:
+        lock = Text("LOCKED", style="bold red") if m.disk_write_locked else "no"
+    return [
+        "coord" if row.role == "coordinator" else row.role,
+        str(row.node_id) if row.node_id is not None else "-",
+        row.endpoint,
+        row.rack or "-",
+        Text(row.state, style=_state_style(row.state, stale)),
+        Text(str(row.leaders) if row.leaders is not None else "-", justify="right"),
+        Text(str(row.replicas) if row.replicas is not None else "-", justify="right"),
+        Text(fmt_ratio(m.disk_usage_ratio) if m else "-", justify="right"),
+        lock,
+        Text(fmt_ratio(m.heap_ratio) if m else "-", justify="right"),
+        Text(fmt_compact_rate(m.bytes_in_rate) if m else "-", justify="right"),
+        Text(fmt_compact_rate(m.bytes_out_rate) if m else "-", justify="right"),
+    ]
+
+
+class ServersScreen(ConsoleScreen):
+    CSS_PATH = "servers.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_server", "Open", show=True),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ready = False
+        self._seen = SeenServers()
+        self._rows: list[ServerRow] = []
+
+    def on_mount(self) -> None:
+        # Runs before ConsoleScreen.on_mount shows the first state: the whole tree exists.
+        self._ready = True
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="servers-summary")
+        table: DataTable[Text | str] = DataTable(id="servers", cursor_type="row")
+        table.add_columns(*_COLUMNS)
+        yield table
+        yield Static(id="servers-note")
+
+    def render_state(self, state: ConsoleState) -> None:
+        if not self._ready:
+            return  # resumed before the widgets (nested ones too) are all mounted
+        with contextlib.suppress(NoMatches):  # resumed while the app tears it down
+            self._fill(state)
+
+    def _fill(self, state: ConsoleState) -> None:
+        summary = self.query_one("#servers-summary", Static)
+        table = self.query_one("#servers", DataTable)
+        stale = state.stale
+        table.set_class(stale, "stale")
+        summary.set_class(stale, "stale")
+        rows = self._seen.rows(state)
+        self._rows = rows
+        summary.update(_summary(state, rows))
+        cursor = table.cursor_row
+        table.clear()
+        for r in rows:
+            table.add_row(*server_cells(r, stale), key=r.key)
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
+        self._note()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._note()
+
+    def _note(self) -> None:
+        note = self.query_one("#servers-note", Static)
+        row = self._current()
+        if row is None or not row.note:
+            note.update("")
+            note.display = False
+            return
+        note.display = True
+        note.update(Text.assemble((f"{row.endpoint}: ", "bold"), row.note))
+
+    def _current(self) -> ServerRow | None:
+        table = self.query_one("#servers", DataTable)
+        if not table.row_count or not 0 <= table.cursor_row < len(self._rows):
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return next((r for r in self._rows if r.key == key), None)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_server()
+
+    def action_open_server(self) -> None:
+        row = self._current()
+        if row is None:
+            return
+        if row.node_id is not None:
+            self.konsole.open_server(row.node_id)
+        else:
+            from konsole.ui.screens.server_detail import ServerDetailScreen
+
+            self.app.push_screen(ServerDetailScreen(0, coordinator=row.endpoint))
+
+
+def _summary(state: ConsoleState, rows: list[ServerRow]) -> Text:
+    if state.last_ok is None:
+        return Text("no successful poll yet" if not state.connecting else "connecting…")
+    coords = [r for r in rows if r.role == "coordinator"]
+    tablets = [r for r in rows if r.role == "tablet"]
+    t = Text()
+    active = sum(r.state == "active" for r in coords)
+    t.append(f"{len(coords)} coordinator{'s' if len(coords) != 1 else ''} ({active} active)")
+    alive = sum(r.state == "alive" for r in tablets)
+    t.append(f" · {alive} tablet server{'s' if alive != 1 else ''} alive")
+    gone = sum(r.state == "gone" for r in tablets)
+    if gone:
+        t.append(f" · {gone} gone", style="bold red")
+    if state.stale:
+        t.append(f" · unreachable: data {age_text(state.data_age)} old", style="bold yellow")
+    return t

@@ -1,0 +1,271 @@
+"""Tables: databases and tables, filter and sort.
+
+One row per table of the latest successful poll (and one per database without tables):
+kind, buckets, partitions, rows/s from the offsets of the last two polls, offset span,
+under-replicated and offline buckets. ``/`` filters on ``db.table``, ``1``..``9`` sort by a
+column (again: reverse), clicking a header does the same. A refresh updates changed cells
+in place and rebuilds the rows only when their set or order changes (see
+:class:`~konsole.ui.widgets.keyed_table.KeyedTable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable, Input, Static
+
+from konsole.model.table_stats import TableFigures, table_figures
+from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.state import ConsoleState, age_text, clock_text
+from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
+
+__all__ = ["COLUMNS", "TablesScreen", "rate_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Column:
+    key: str
+    label: str
+    #: Sort key of a table's figures (None sorts last).
+    sort: Callable[[TableFigures], Any]
+    numeric: bool = False
+
+
+COLUMNS: tuple[_Column, ...] = (
+    _Column("database", "database", lambda f: f.database),
+    _Column("table", "table", lambda f: f.table),
+    _Column("kind", "kind", lambda f: _kind(f)),
+    _Column("buckets", "bkts", lambda f: f.buckets, True),
+    _Column("partitions", "parts", lambda f: f.partitions, True),
+    _Column("rate", "rows/s", lambda f: f.rows_per_s, True),
+    _Column("span", "span", lambda f: f.offset_span, True),
+    _Column("under", "u-repl", lambda f: f.under_replicated, True),
+    _Column("offline", "offline", lambda f: f.offline, True),
+)
+
+
+def _kind(f: TableFigures) -> str:
+    if f.error is not None:
+        return "error"
+    if f.primary_key is None:
+        return "?"
+    return "PK" if f.primary_key else "log"
+
+
+def rate_text(rate: float | None) -> str:
+    """``-`` when unknown, one decimal below 10 rows/s, thousands separators above."""
+    if rate is None:
+        return "-"
+    if rate < 10:
+        return f"{rate:.1f}"
+    return f"{rate:,.0f}"
+
+
+def _num(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+class TablesScreen(ConsoleScreen):
+    CSS_PATH = "tables.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter"),
+        Binding("enter", "open", "Open", show=False),
+        Binding("p", "preview", "Preview"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("1", "sort(0)", "Sort", key_display="1-9"),
+        *(
+            Binding(str(i + 1), f"sort({i})", f"Sort by {c.label}", show=False)
+            for i, c in enumerate(COLUMNS)
+            if i
+        ),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter_text = ""
+        #: Index into COLUMNS, and whether the order is reversed.
+        self.sort_column = 0
+        self.sort_reverse = False
+        self._figures: list[TableFigures] = []
+        self._empty_databases: list[str] = []
+        self._state: ConsoleState | None = None
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="tables-summary")
+        yield Input(placeholder="filter db.table (enter: keep, escape: clear)", id="tables-filter")
+        yield Static("no tables", id="tables-empty")
+        yield KeyedTable(id="tables-table")
+
+    def on_mount(self) -> None:
+        table = self.query_one(KeyedTable)
+        table.set_columns(self._column_labels())
+        table.focus()
+        super().on_mount()
+
+    # ------------------------------------------------------------------ rendering
+
+    def render_state(self, state: ConsoleState) -> None:
+        self._state = state
+        snap = state.last_ok
+        self._figures = table_figures(snap, state.previous_ok)
+        if snap is not None and snap.view is not None:
+            with_tables = {f.database for f in self._figures}
+            self._empty_databases = [d for d in snap.view.databases if d not in with_tables]
+        else:
+            self._empty_databases = []
+        self._refresh_rows()
+
+    def _refresh_rows(self) -> None:
+        state = self._state
+        table = self.query_one(KeyedTable)
+        stale = state is not None and state.stale
+        table.set_class(stale, "stale")
+        rows = self._rows(stale)
+        table.sync(rows)
+        empty = self.query_one("#tables-empty", Static)
+        empty.display = not rows
+        empty.update(self._empty_text())
+        self.query_one("#tables-summary", Static).update(self._summary(len(rows)))
+
+    def _empty_text(self) -> str:
+        state = self._state
+        if state is None or state.last_ok is None:
+            return "no data yet: waiting for the first successful poll"
+        if self.filter_text:
+            return f"no table matches {self.filter_text!r}"
+        return "no tables"
+
+    def _visible(self) -> list[TableFigures]:
+        needle = self.filter_text.lower()
+        figures = [f for f in self._figures if needle in f.path.lower()]
+        column = COLUMNS[self.sort_column]
+        known = [f for f in figures if column.sort(f) is not None]
+        unknown = [f for f in figures if column.sort(f) is None]
+        known.sort(key=lambda f: (column.sort(f), f.path), reverse=self.sort_reverse)
+        return known + unknown
+
+    def _rows(self, stale: bool) -> list[Row]:
+        rows: list[Row] = [(f"t:{f.path}", self._cells(f, stale)) for f in self._visible()]
+        needle = self.filter_text.lower()
+        for db in self._empty_databases:
+            if needle in db.lower():
+                cells: list[Cell] = [db, Text("(no tables)", style="dim")]
+                cells += [""] * (len(COLUMNS) - 2)
+                rows.append((f"d:{db}", cells))
+        return rows
+
+    def _cells(self, f: TableFigures, stale: bool) -> list[Cell]:
+        def right(text: str, style: str = "") -> Cell:
+            if stale or not style:
+                return Right(text)
+            return Text(text, style=style, justify="right")
+
+        kind = _kind(f)
+        return [
+            f.database,
+            f.table,
+            kind if stale or kind != "error" else Text(kind, style="bold red"),
+            right(_num(f.buckets)),
+            right(_num(f.partitions) if f.partitions else "-"),
+            right(rate_text(f.rows_per_s)),
+            right(_num(f.offset_span)),
+            right(_num(f.under_replicated), "bold yellow" if f.under_replicated else ""),
+            right(_num(f.offline), "bold red" if f.offline else ""),
+        ]
+
+    def _summary(self, shown: int) -> Text:
+        state = self._state
+        t = Text()
+        if state is None:
+            return t
+        if state.stale:
+            t.append(" UNREACHABLE ", style="bold reverse red")
+            if state.last_ok is None:
+                t.append(" no successful poll yet · ")
+            else:
+                t.append(f" tables as of {age_text(state.data_age)} ago (last good poll) · ")
+        elif state.historic:
+            t.append(
+                f"as recorded at {clock_text(state.last_ok.taken_at if state.last_ok else None)} · "
+            )
+        dbs = len({f.database for f in self._figures}) + len(self._empty_databases)
+        t.append(f"{dbs} database{'s' if dbs != 1 else ''} · {len(self._figures)} table")
+        t.append("s" if len(self._figures) != 1 else "")
+        if self.filter_text:
+            t.append(f" · filter {self.filter_text!r}: {shown} shown", style="bold")
+        column = COLUMNS[self.sort_column]
+        t.append(f" · sort {column.label} {'↓' if self.sort_reverse else '↑'}", style="dim")
+        return t
+
+    def _column_labels(self) -> list[tuple[str, str | Text]]:
+        out: list[tuple[str, str | Text]] = []
+        for i, c in enumerate(COLUMNS):
+            label = c.label
+            if i == self.sort_column:
+                label += " ▼" if self.sort_reverse else " ▲"
+            out.append((c.key, Text(label, justify="right" if c.numeric else "left")))
+        return out
+
+    # ------------------------------------------------------------------ actions
+
+    def action_filter(self) -> None:
+        box = self.query_one("#tables-filter", Input)
+        box.display = True
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "tables-filter":
+            self.filter_text = event.value.strip()
+            self._refresh_rows()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "tables-filter":
+            if not event.value.strip():
+                event.input.display = False
+            self.query_one(KeyedTable).focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#tables-filter", Input)
+        box.value = ""
+        box.display = False
+        self.filter_text = ""
+        self.query_one(KeyedTable).focus()
+        self._refresh_rows()
+
+    def action_sort(self, index: int) -> None:
+        if index == self.sort_column:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            # Numbers sort biggest first: the busiest or sickest table is what one looks for.
+            self.sort_column, self.sort_reverse = index, COLUMNS[index].numeric
+        self.query_one(KeyedTable).set_columns(self._column_labels())
+        self._refresh_rows()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        self.action_sort(event.column_index)
+
+    def _selected_table(self) -> str | None:
+        key = self.query_one(KeyedTable).selected_key
+        if key is None or not key.startswith("t:"):
+            return None
+        return key[2:]
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_open(self) -> None:
+        path = self._selected_table()
+        if path is not None:
+            self.konsole.open_table(path)
+
+    def action_preview(self) -> None:
+        path = self._selected_table()
+        if path is not None:
+            self.konsole.open_preview(path)

@@ -1,0 +1,66 @@
+"""The line at the top of every screen: which cluster, live or history, how fresh."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from konsole.model.health import HealthStatus
+from konsole.ui.state import ConsoleState, HistoryMode, age_text, clock_text
+
+__all__ = ["StatusBar", "status_text"]
+
+_HEALTH_STYLE = {
+    HealthStatus.GREEN: "bold green",
+    HealthStatus.YELLOW: "bold yellow",
+    HealthStatus.RED: "bold red",
+    HealthStatus.UNKNOWN: "bold magenta",
+}
+
+
+def status_text(state: ConsoleState) -> Text:
+    """``konsole · local · LIVE · GREEN · poll 2s ago (41 ms) · recording``."""
+    t = Text()
+    t.append("konsole ", style="bold")
+    t.append(state.profile)
+    t.append(" · ")
+    if state.historic:
+        t.append(f" HISTORY as of {clock_text(state.as_of)} ", style="bold reverse magenta")
+    elif state.connecting:
+        t.append(" CONNECTING ", style="bold reverse yellow")
+    elif state.stale:
+        t.append(" UNREACHABLE ", style="bold reverse red")
+    else:
+        t.append(" LIVE ", style="bold reverse green")
+    if state.health is not None and not state.stale:
+        t.append(" · ")
+        t.append(state.health.status.name, style=_HEALTH_STYLE.get(state.health.status, ""))
+    t.append(" · ")
+    if state.last_ok is not None:
+        t.append(f"data {age_text(state.data_age)} old")
+        t.append(f" ({state.last_ok.latency_s * 1000:.0f} ms)")
+    else:
+        t.append("no data yet")
+    if not state.historic:
+        t.append(" · ")
+        mode = state.history.mode
+        if mode is HistoryMode.RECORDING and state.history.reason is None:
+            t.append("recording")
+        elif mode is HistoryMode.FOLLOWING:
+            t.append("following the recorder")
+        else:
+            t.append("history off", style="yellow")
+    return t
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; padding: 0 1; }
+    StatusBar.-unreachable { background: $error 40%; }
+    StatusBar.-historic { background: $accent 30%; }
+    """
+
+    def show(self, state: ConsoleState) -> None:
+        self.set_class(state.stale and not state.historic, "-unreachable")
+        self.set_class(state.historic, "-historic")
+        self.update(status_text(state))
