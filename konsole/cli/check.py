@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import click
 
-from konsole.cli.watch import connection_options, resolve_from_options
+from konsole.cli.watch import connection_options
+from konsole.collect.connect import resolve
 from konsole.collect.profiles import Profile, ProfileError
 
 if TYPE_CHECKING:
@@ -86,8 +87,9 @@ class HistoryCheckRecorder:
 
     def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None:
         """None when appended; else why not (the check's own answer stands)."""
-        from konsole.collect.history import poll_record, to_ms
+        from konsole.collect.history import poll_record
         from konsole.model.check import render_nagios
+        from konsole.model.timefmt import to_ms
         from store import HistoryError, HistoryLocked, add_note, open_writer
         from store.rows import NoteRow
 
@@ -117,10 +119,10 @@ class HistoryCheckRecorder:
 def open_recorder(profile: Profile, history: Path | None = None) -> CheckRecorder:
     """The history file of ``profile``'s cluster (or ``history``); refuses a file that
     cannot be a history (a directory, a foreign or newer file) before the check runs."""
-    from konsole.cli.history import default_history_path
+    from konsole.collect.connect import history_path
     from store import HistoryError, open_reader
 
-    path = history or default_history_path(profile.name)
+    path = history_path(profile, history)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -250,7 +252,7 @@ async def _second_look(
     snapshot: ClusterSnapshot, scraper: Scraper, endpoints: Callable[[Any], Any]
 ) -> ClusterSnapshot:
     """The same snapshot with metrics scraped again ``KV_WINDOW`` later."""
-    from konsole.collect.metrics import MetricsError, ServerMetrics
+    from konsole.model.metrics import MetricsError, ServerMetrics
     from konsole.model.snapshot import ClusterSnapshot
 
     assert snapshot.view is not None
@@ -376,7 +378,7 @@ def run_check(
     cluster: dict[str, Any] = {}
     try:
         thresholds = parse_thresholds(warning, critical)
-        chosen = resolve_from_options(profile, bootstrap, local, run_dir, config_path)
+        chosen = resolve(profile, bootstrap, local, run_dir, config_path)
         cluster = {
             "profile": chosen.name,
             "source": chosen.source,

@@ -21,7 +21,6 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,12 +31,14 @@ from konsole.cli.watch import (
     _ConfigCommand,
     connection_options,
     event_line,
-    resolve_from_options,
     run_until_signalled,
 )
-from konsole.collect.profiles import BOOTSTRAP_ENV, Profile, ProfileError
+from konsole.collect.connect import build_poller, history_path_for, resolve
+from konsole.collect.connect import history_path as profile_history
+from konsole.collect.profiles import Profile, ProfileError
+from konsole.model import timefmt
 
-__all__ = ["default_history_path", "history", "parse_duration", "parse_time", "record"]
+__all__ = ["history", "parse_duration", "parse_time", "record"]
 
 EXIT_REFUSED: Final = 1
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -48,78 +49,32 @@ _AGE: Final = re.compile(r"^-?(\d+(?:\.\d+)?)([smhdw])$")
 
 
 def parse_duration(text: str) -> float:
-    """``90s``, ``15m``, ``2h``, ``3d``, ``1w`` (or plain seconds) -> seconds."""
-    match = _AGE.match(text.strip())
-    if match:
-        return float(match.group(1)) * _UNITS[match.group(2)]
+    """:func:`konsole.model.timefmt.parse_duration`, a bad value as click's usage error."""
     try:
-        return float(text)
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not a duration like 90s, 15m, 2h, 3d") from None
+        return timefmt.parse_duration(text)
+    except timefmt.TimeParseError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def parse_time(text: str, now: float) -> float:
-    """Epoch seconds from ISO 8601 (UTC unless a zone is given), epoch seconds, ``now`` or
-    an age (``2h`` = two hours ago)."""
-    value = text.strip()
-    if value == "now":
-        return now
-    if _AGE.match(value):
-        return now - parse_duration(value)
-    if re.fullmatch(r"\d{9,}(\.\d+)?", value):
-        return float(value)
+    """:func:`konsole.model.timefmt.parse_time`, a bad value as click's usage error."""
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(
-            f"{text!r} is not a time (ISO 8601, epoch seconds, now, or an age like 2h)"
-        ) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+        return timefmt.parse_time(text, now)
+    except timefmt.TimeParseError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def when(ms: int | float) -> str:
-    t = ms / 1000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(ms) % 1000:03d}Z"
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "default"
-
-
-def default_history_path(name: str) -> Path:
-    """``<user data dir>/konsole/history/<name>.sqlite``: one file per cluster profile."""
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("konsole")) / "history" / f"{_safe(name)}.sqlite"
-
-
-def history_name(profile: Profile) -> str:
-    if profile.source in ("profile", "local"):
-        return profile.name
-    if profile.source == "default":
-        return "default"
-    return "bootstrap-" + profile.bootstrap[0]
+    return timefmt.iso_text(ms / 1000)
 
 
 def _history_path(
     history: Path | None, profile: str | None, bootstrap: str | None, local: bool
 ) -> Path:
-    """The file the options name, without resolving a connection (a stopped cluster's
-    history is still readable)."""
-    if history is not None:
-        return history
-    if profile:
-        return default_history_path(profile)
-    if local:
-        return default_history_path("local")
-    import os
-
-    address = bootstrap or os.environ.get(BOOTSTRAP_ENV)
-    if address:
-        return default_history_path("bootstrap-" + address.split(",")[0].strip())
-    return default_history_path("default")
+    try:
+        return history_path_for(history, profile, bootstrap, local)
+    except ProfileError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _emit(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> None:
@@ -214,7 +169,7 @@ def record(
     from store import HistoryError, RetentionPolicy
 
     try:
-        chosen = resolve_from_options(profile, bootstrap, local, run_dir, config_path)
+        chosen = resolve(profile, bootstrap, local, run_dir, config_path)
         events_ms = round(parse_duration(keep_events) * 1000)
         policy = RetentionPolicy(
             full_ms=round(parse_duration(keep_full) * 1000),
@@ -226,7 +181,7 @@ def record(
     except (ProfileError, click.BadParameter, ValueError) as exc:
         _fail("record", str(exc), EXIT_CONFIG)
         return
-    path = history_path or default_history_path(history_name(chosen))
+    path = profile_history(chosen, history_path)
     try:
         asyncio.run(_record(chosen, path, policy, interval, max_polls, verbose))
     except ProfileError as exc:
@@ -244,7 +199,6 @@ async def _record(
     max_polls: int | None,
     verbose: bool,
 ) -> None:
-    from konsole.cli.watch import build_poller
     from konsole.collect.recorder import Recorder
     from konsole.model.events import EventConfig
 

@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from konsole.cli.watch import connection_options, resolve_from_options, run_until_signalled
+from konsole.cli.watch import connection_options, run_until_signalled
+from konsole.collect.connect import resolve
 from konsole.errors import ExitCode, ProfileError
 from konsole.export import (
     FORMATS,
@@ -168,7 +169,7 @@ def preview(
     except ExportFormatError as exc:
         raise _usage(str(exc)) from None
     try:
-        chosen = resolve_from_options(profile, bootstrap, local, run_dir, config_path)
+        chosen = resolve(profile, bootstrap, local, run_dir, config_path)
         sasl = chosen.sasl()  # a missing password variable is bad configuration too
     except ProfileError as exc:
         raise _usage(str(exc)) from None

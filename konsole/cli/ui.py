@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from konsole.cli.watch import EXIT_CONFIG, connection_options, resolve_from_options
+from konsole.cli.watch import EXIT_CONFIG, connection_options
+from konsole.collect.connect import resolve
 from konsole.collect.profiles import Profile, ProfileError, default_config_path, load_profiles
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def run_console(
     no_history: bool = False,
 ) -> None:
     try:
-        chosen = resolve_from_options(profile, bootstrap, local, run_dir, config_path)
+        chosen = resolve(profile, bootstrap, local, run_dir, config_path)
         chosen.sasl()  # a missing password variable is bad configuration, said before opening
         description = _local_description(run_dir) if local else None
         others = load_profiles(config_path or default_config_path())
@@ -94,10 +95,10 @@ def live_feed(
     interval: float | None,
     local: ClusterDescription | None,
 ) -> Feed:
-    from konsole.cli.history import default_history_path, history_name
+    from konsole.collect.connect import history_path as profile_history
     from konsole.ui.feed import LiveFeed
 
-    path = None if no_history else history_path or default_history_path(history_name(profile))
+    path = None if no_history else profile_history(profile, history_path)
     return LiveFeed(profile, path, local=local, interval=interval)
 
 

@@ -16,14 +16,15 @@ import contextlib
 import json
 import signal
 import sys
-import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
+from konsole.collect.connect import build_poller, resolve
 from konsole.collect.profiles import Profile, ProfileError, default_config_path, load_profiles
+from konsole.model.timefmt import iso_text
 
 if TYPE_CHECKING:
     from konsole.collect.poller import Poller
@@ -84,40 +85,7 @@ def connection_options(f: F) -> F:
     return click.option("--profile", default=None, help="A [profiles.NAME] of the config file.")(f)
 
 
-def resolve_from_options(
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    run_dir: Path | None,
-    config_path: Path | None,
-) -> Profile:
-    """The profile the options name; raises ProfileError."""
-    from konsole.collect.profiles import resolve_profile
-
-    description = None
-    if local:
-        from konsole.localcluster import ClusterError, LocalCluster
-
-        cluster = LocalCluster(run_dir)
-        try:
-            description = cluster.status()
-        except ClusterError as exc:
-            raise ProfileError(f"--local: {exc}") from None
-        if description is None or not description.running:
-            raise ProfileError(f"--local: no running local cluster in {cluster.run_dir}")
-    return resolve_profile(
-        profile=profile,
-        bootstrap=bootstrap,
-        local=None if description is None else description.to_dict(),
-        config_path=config_path,
-    )
-
-
 # =========================================================================== watch
-
-
-def _when(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
 def event_line(event: Event, fmt: str) -> str:
@@ -125,7 +93,7 @@ def event_line(event: Event, fmt: str) -> str:
         return json.dumps({"type": "event", **event.as_dict()}, sort_keys=False, default=str)
     more = f" [{event.count}: {', '.join(event.samples)}]" if event.count > 1 else ""
     return (
-        f"{_when(event.time)} {event.severity.value.upper():<8} {event.kind.value:<23} "
+        f"{iso_text(event.time)} {event.severity.value.upper():<8} {event.kind.value:<23} "
         f"{event.subject.name}: {event.message}{more}"
     )
 
@@ -133,49 +101,9 @@ def event_line(event: Event, fmt: str) -> str:
 def health_line(health: Health, fmt: str) -> str:
     if fmt == "json":
         return json.dumps({"type": "health", **health.as_dict()}, default=str)
-    when = _when(health.taken_at) if health.taken_at is not None else "-"
+    when = iso_text(health.taken_at) if health.taken_at is not None else "-"
     reasons = "; ".join(health.reasons) or "no findings"
     return f"{when} HEALTH   {health.status.name} ({health.source}): {reasons}"
-
-
-def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Callable[[], Any]]:
-    """A live poller for ``profile`` and the coroutine function that releases it."""
-    from fluss_proto.client import FlussClient
-    from fluss_proto.coordinators import probe_coordinators
-    from fluss_proto.model import ClusterView
-    from konsole.collect.metrics import Scraper
-    from konsole.collect.poller import Poller, PollerConfig
-
-    sasl = profile.sasl()  # read now: a missing variable is bad configuration, not a failed poll
-    overrides = {"interval": interval} if interval else {}
-    config = PollerConfig.from_profile(profile, **overrides)
-    scraper = Scraper(timeout=profile.metrics_timeout)
-
-    async def connect() -> FlussClient:
-        return await FlussClient.connect(
-            list(profile.bootstrap),
-            sasl=sasl,
-            connect_timeout=profile.connect_timeout,
-            request_timeout=profile.request_timeout,
-        )
-
-    def endpoints(view: ClusterView | None) -> Any:
-        hosts = tuple(dict.fromkeys(s.host for s in view.servers)) if view else ()
-        return profile.metrics_endpoints(hosts)
-
-    poller = Poller(
-        config,
-        connect=connect,
-        probe=lambda a: probe_coordinators(a, timeout=config.probe_timeout, sasl=sasl),
-        scrape=scraper.scrape,
-        endpoints=endpoints,
-    )
-
-    async def release() -> None:
-        await poller.aclose()
-        await scraper.aclose()
-
-    return poller, release
 
 
 async def watch_loop(
@@ -303,7 +231,7 @@ def watch(
 ) -> None:
     """Poll a cluster and print its events and health changes as they happen."""
     try:
-        chosen = resolve_from_options(profile, bootstrap, local, run_dir, config_path)
+        chosen = resolve(profile, bootstrap, local, run_dir, config_path)
         asyncio.run(_watch(chosen, interval, fmt, max_polls))
     except ProfileError as exc:
         click.echo(f"konsole watch: {exc}", err=True)

@@ -30,14 +30,15 @@ from fluss_proto.model import (
     TableView,
 )
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
-from konsole.collect.metrics import ServerMetrics
 from konsole.model.events import Event, EventKind, Severity, Subject
+from konsole.model.metrics import ServerMetrics
 from konsole.model.snapshot import (
     ClusterSnapshot,
     CoordinatorRole,
     CoordinatorStatus,
     SnapshotError,
 )
+from konsole.model.timefmt import to_ms
 from store.queries import HistoryReader, StateAt
 from store.rows import (
     CoordinatorRow,
@@ -80,10 +81,6 @@ METRIC_FIELDS: Final = tuple(
 )
 _DERIVED: Final = ("request_rate", "request_error_rate", "kv_rejections")
 _HEALTH: Final = "cluster"
-
-
-def to_ms(seconds: float) -> int:
-    return round(seconds * 1000)
 
 
 def redact(properties: FrozenDict | dict[str, str]) -> dict[str, str]:

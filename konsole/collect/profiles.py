@@ -29,6 +29,7 @@ import platformdirs
 
 from fluss_proto.cluster import parse_bootstrap
 from konsole.errors import ProfileError
+from konsole.model.health import HealthThresholds
 
 if TYPE_CHECKING:  # imported when a password is read: the console starts without it
     from fluss_proto.sasl import SaslPlain
@@ -49,23 +50,6 @@ __all__ = [
 DEFAULT_BOOTSTRAP: Final = "localhost:9123"
 CONFIG_ENV: Final = "KONSOLE_CONFIG"
 BOOTSTRAP_ENV: Final = "FLUSS_BOOTSTRAP"
-
-
-@dataclass(frozen=True, slots=True)
-class HealthThresholds:
-    """Limits for health and events (``[profiles.X.health]``)."""
-
-    #: Disk usage ratio (0..1) that makes a tablet server YELLOW, and RED.
-    disk_usage_warn: float = 0.80
-    disk_usage_critical: float = 0.90
-    #: JVM heap used / max that makes a server YELLOW.
-    heap_usage_warn: float = 0.90
-    #: KV backpressure (0..1, the table's worst bucket) that makes a table YELLOW.
-    kv_pressure_warn: float = 0.80
-    #: Polls without a log end offset advance before an advancing table is "stalled".
-    ingest_stall_polls: int = 3
-    #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN).
-    require_metrics: bool = True
 
 
 @dataclass(frozen=True, slots=True)

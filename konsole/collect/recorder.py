@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from konsole.collect.history import event_row, poll_record, to_ms
+from konsole.collect.history import event_row, poll_record
 from konsole.model.events import Event, EventConfig, EventState, advance
 from konsole.model.health import Health
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.model.timefmt import to_ms
 from store import (
     HistoryError,
     HistoryLocked,

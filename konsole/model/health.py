@@ -21,10 +21,35 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from fluss_proto.model import ClusterView, HealthStatus
-from konsole.collect.profiles import HealthThresholds
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 
-__all__ = ["Finding", "Health", "HealthRules", "HealthStatus", "evaluate", "worst"]
+__all__ = [
+    "Finding",
+    "Health",
+    "HealthRules",
+    "HealthStatus",
+    "HealthThresholds",
+    "evaluate",
+    "worst",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class HealthThresholds:
+    """Limits for health and events (``[profiles.X.health]``)."""
+
+    #: Disk usage ratio (0..1) that makes a tablet server YELLOW, and RED.
+    disk_usage_warn: float = 0.80
+    disk_usage_critical: float = 0.90
+    #: JVM heap used / max that makes a server YELLOW.
+    heap_usage_warn: float = 0.90
+    #: KV backpressure (0..1, the table's worst bucket) that makes a table YELLOW.
+    kv_pressure_warn: float = 0.80
+    #: Polls without a log end offset advance before an advancing table is "stalled".
+    ingest_stall_polls: int = 3
+    #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN).
+    require_metrics: bool = True
+
 
 #: The thresholds are the rules' parameters.
 HealthRules = HealthThresholds

@@ -16,7 +16,7 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from fluss_proto.model import BucketView, ClusterHealth, ClusterView, GatherError
-from konsole.collect.metrics import MetricsError, ServerMetrics
+from konsole.model.metrics import MetricsError, ServerMetrics
 
 __all__ = [
     "ClusterSnapshot",

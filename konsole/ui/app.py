@@ -177,7 +177,7 @@ class KonsoleApp(App[None]):
 
     @work(thread=True, exclusive=True, group="travel-step", exit_on_error=False)
     def _step_event(self, at: float | None, direction: int) -> None:
-        from konsole.collect.history import to_ms
+        from konsole.model.timefmt import to_ms
 
         reader = open_history_reader(self.feed.history_path)
         if reader is None:

@@ -117,7 +117,8 @@ def state_at(
 
     Blocking (reads SQLite): call it from a thread.
     """
-    from konsole.collect.history import event_from_row, snapshot_at, to_ms
+    from konsole.collect.history import event_from_row, snapshot_at
+    from konsole.model.timefmt import to_ms
 
     recorded = snapshot_at(reader, at)
     if recorded is None:
@@ -205,7 +206,8 @@ class LiveFeed:
             await self._poll(state, recorder, publish)
 
     def _recent_events(self) -> tuple[Event, ...]:
-        from konsole.collect.history import event_from_row, to_ms
+        from konsole.collect.history import event_from_row
+        from konsole.model.timefmt import to_ms
 
         reader = open_history_reader(self.history_path)
         if reader is None:
@@ -217,7 +219,7 @@ class LiveFeed:
             reader.close()
 
     async def _poll(self, state: ConsoleState, recorder: Any, publish: Publish) -> None:
-        from konsole.cli.watch import build_poller
+        from konsole.collect.connect import build_poller
 
         poller, release = build_poller(self.profile, self.interval)
         events_state = EventState()

@@ -8,7 +8,6 @@ poll" texts never read the wall clock, which keeps the screen snapshots determin
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -17,7 +16,7 @@ from konsole.model.events import Event
 from konsole.model.health import Health
 from konsole.model.snapshot import ClusterSnapshot
 
-__all__ = ["MAX_EVENTS", "ConsoleState", "HistoryMode", "HistoryStatus", "age_text", "clock_text"]
+__all__ = ["MAX_EVENTS", "ConsoleState", "HistoryMode", "HistoryStatus"]
 
 #: Events kept in a state (newest last); the Events screen reads older ones from history.
 MAX_EVENTS = 500
@@ -88,24 +87,3 @@ class ConsoleState:
 
     def with_events(self, new: tuple[Event, ...]) -> ConsoleState:
         return replace(self, events=(self.events + new)[-MAX_EVENTS:])
-
-
-def age_text(seconds: float | None) -> str:
-    """``4s``, ``3m12s``, ``2h05m``, ``3d04h``; ``-`` when unknown."""
-    if seconds is None:
-        return "-"
-    s = int(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-
-
-def clock_text(t: float | None) -> str:
-    """UTC wall time of ``t``, ``2026-11-30 17:05:08Z``; ``-`` when unknown."""
-    if t is None:
-        return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t))

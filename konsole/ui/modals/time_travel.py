@@ -1,6 +1,6 @@
 """Time travel: pick a past moment (typed, or event to event).
 
-A typed moment is read with :func:`konsole.cli.history.parse_time` (ISO 8601 in UTC, epoch
+A typed moment is read with :func:`konsole.model.timefmt.parse_time` (ISO 8601 in UTC, epoch
 seconds, ``now`` or an age such as ``-5m`` / ``2h``); the recorded events are listed newest
 first (read from the history in a thread) and enter on one travels to its time. The app's
 ``[`` / ``]`` step from event to event while travelling, ``L`` returns to live.
@@ -18,8 +18,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
+from konsole.model.timefmt import clock_text
 from konsole.ui.feed import open_history_reader
-from konsole.ui.state import clock_text
 
 if TYPE_CHECKING:
     from konsole.ui.app import KonsoleApp
@@ -34,17 +34,15 @@ _SEVERITY = {"critical": "bold red", "warning": "yellow"}
 
 def parse_moment(text: str, now: float) -> float:
     """Epoch seconds of a typed moment; ValueError (with a usable message) when not one."""
-    import click
-
-    from konsole.cli.history import parse_time
+    from konsole.model.timefmt import TimeParseError, parse_time
 
     value = text.strip()
     if not value:
         raise ValueError("type a moment: 2026-05-28 20:27:30, -5m, -2h or epoch seconds")
     try:
         return parse_time(value, now)
-    except click.BadParameter as exc:
-        raise ValueError(exc.message) from None
+    except TimeParseError as exc:
+        raise ValueError(str(exc)) from None
 
 
 class TimeTravelScreen(ModalScreen[None]):

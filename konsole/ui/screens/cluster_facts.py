@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from fluss_proto.model import BucketView, ClusterView
-from konsole.collect.metrics import ServerMetrics
 from konsole.model.events import EventKind
+from konsole.model.metrics import ServerMetrics
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.ui.state import ConsoleState
 

@@ -23,11 +23,12 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static
 
-from konsole.collect.history import event_from_row, to_ms
+from konsole.collect.history import event_from_row
 from konsole.model.events import Event
+from konsole.model.timefmt import clock_text, to_ms
 from konsole.ui.feed import open_history_reader
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.state import ConsoleState, clock_text
+from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import KeyedTable, Row
 
 __all__ = ["MAX_HISTORY_EVENTS", "EventsScreen", "NoteScreen", "TimelineEntry", "subject_target"]

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Static
 
 from konsole.model.events import Event, EventKind, Severity
 from konsole.model.health import HealthStatus
+from konsole.model.timefmt import age_text, clock_text
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.cluster_facts import (
     SeenServers,
@@ -29,7 +30,7 @@ from konsole.ui.screens.cluster_facts import (
     under_replicated_replicas,
     version_text,
 )
-from konsole.ui.state import ConsoleState, age_text, clock_text
+from konsole.ui.state import ConsoleState
 
 __all__ = ["OverviewScreen", "event_line", "health_style", "severity_style"]
 

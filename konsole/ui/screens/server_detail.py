@@ -22,9 +22,9 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Label, Log, Sparkline, Static
 
-from konsole.collect.history import to_ms
-from konsole.collect.metrics import ServerMetrics
+from konsole.model.metrics import ServerMetrics
 from konsole.model.snapshot import table_names
+from konsole.model.timefmt import age_text, to_ms
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.cluster_facts import (
     ServerRow,
@@ -34,7 +34,7 @@ from konsole.ui.screens.cluster_facts import (
     fmt_ratio,
     server_rows,
 )
-from konsole.ui.state import ConsoleState, age_text
+from konsole.ui.state import ConsoleState
 
 __all__ = ["LOG_LINES", "SERIES_WINDOW_S", "ServerDetailScreen", "tail_lines"]
 

@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Static
 
+from konsole.model.timefmt import age_text
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.cluster_facts import (
     SeenServers,
@@ -18,7 +19,7 @@ from konsole.ui.screens.cluster_facts import (
     fmt_compact_rate,
     fmt_ratio,
 )
-from konsole.ui.state import ConsoleState, age_text
+from konsole.ui.state import ConsoleState
 
 __all__ = ["ServersScreen", "server_cells"]
 

@@ -18,12 +18,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Sparkline, Static, TabbedContent, TabPane
 
-from konsole.collect.history import redact, to_ms
+from konsole.collect.history import redact
 from konsole.model.table_stats import BucketKey, bucket_rates, offline, under_replicated
+from konsole.model.timefmt import age_text, clock_text, to_ms
 from konsole.ui.feed import open_history_reader
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.tables import rate_text
-from konsole.ui.state import ConsoleState, age_text, clock_text
+from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
 
 if TYPE_CHECKING:

@@ -20,8 +20,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Input, Static
 
 from konsole.model.table_stats import TableFigures, table_figures
+from konsole.model.timefmt import age_text, clock_text
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.state import ConsoleState, age_text, clock_text
+from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
 
 __all__ = ["COLUMNS", "TablesScreen", "rate_text"]

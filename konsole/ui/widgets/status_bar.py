@@ -6,7 +6,8 @@ from rich.text import Text
 from textual.widgets import Static
 
 from konsole.model.health import HealthStatus
-from konsole.ui.state import ConsoleState, HistoryMode, age_text, clock_text
+from konsole.model.timefmt import age_text, clock_text
+from konsole.ui.state import ConsoleState, HistoryMode
 
 __all__ = ["StatusBar", "status_text"]
 

@@ -1,0 +1,149 @@
+"""From what a command was given to a live poller: the profile, its history file, the poller.
+
+One rule names a cluster's history file (:func:`history_path`), so the console, ``record``,
+``check --record`` and ``history`` read and write the same file for the same cluster:
+
+- ``--profile NAME`` -> ``NAME``; ``--local`` -> ``local``;
+- ``--bootstrap A,B`` or ``FLUSS_BOOTSTRAP`` -> ``bootstrap-A`` (the first address as parsed);
+- nothing -> ``default``;
+
+under ``<user data dir>/konsole/history/<name>.sqlite``, unless ``--history PATH`` names one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from konsole.collect.profiles import Profile, ProfileError, resolve_profile
+
+if TYPE_CHECKING:
+    from konsole.collect.poller import Poller
+
+__all__ = [
+    "build_poller",
+    "default_history_path",
+    "history_name",
+    "history_path",
+    "history_path_for",
+    "resolve",
+]
+
+
+def resolve(
+    profile: str | None,
+    bootstrap: str | None,
+    local: bool,
+    run_dir: Path | None,
+    config_path: Path | None,
+) -> Profile:
+    """The profile the options name (``--local`` asks the local cluster); raises ProfileError."""
+    description = None
+    if local:
+        from konsole.localcluster import ClusterError, LocalCluster
+
+        cluster = LocalCluster(run_dir)
+        try:
+            description = cluster.status()
+        except ClusterError as exc:
+            raise ProfileError(f"--local: {exc}") from None
+        if description is None or not description.running:
+            raise ProfileError(f"--local: no running local cluster in {cluster.run_dir}")
+    return resolve_profile(
+        profile=profile,
+        bootstrap=bootstrap,
+        local=None if description is None else description.to_dict(),
+        config_path=config_path,
+    )
+
+
+# =========================================================================== history file
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "default"
+
+
+def default_history_path(name: str) -> Path:
+    """``<user data dir>/konsole/history/<name>.sqlite``."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("konsole")) / "history" / f"{_safe(name)}.sqlite"
+
+
+def history_name(profile: Profile) -> str:
+    """The cluster's name among history files: the one rule (module docstring)."""
+    if profile.source in ("profile", "local", "default"):
+        return profile.name
+    return "bootstrap-" + profile.bootstrap[0]
+
+
+def history_path(profile: Profile, override: Path | None = None) -> Path:
+    """``override`` when given, else the profile's file."""
+    return override if override is not None else default_history_path(history_name(profile))
+
+
+def history_path_for(
+    override: Path | None,
+    profile: str | None,
+    bootstrap: str | None,
+    local: bool,
+    env: Mapping[str, str] | None = None,
+) -> Path:
+    """The file the options name, without connecting or asking the local cluster (a stopped
+    cluster's history is still readable); the same file :func:`history_path` gives once the
+    profile is resolved. Raises ProfileError for a malformed ``--bootstrap``."""
+    if override is not None:
+        return override
+    if profile:
+        return default_history_path(profile)
+    if local:
+        return default_history_path("local")
+    env = os.environ if env is None else env
+    return history_path(resolve_profile(bootstrap=bootstrap, env=env))
+
+
+# =========================================================================== poller
+
+
+def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Callable[[], Any]]:
+    """A live poller for ``profile`` and the coroutine function that releases it."""
+    from fluss_proto.client import FlussClient
+    from fluss_proto.coordinators import probe_coordinators
+    from fluss_proto.model import ClusterView
+    from konsole.collect.metrics import Scraper
+    from konsole.collect.poller import Poller, PollerConfig
+
+    sasl = profile.sasl()  # read now: a missing variable is bad configuration, not a failed poll
+    overrides = {"interval": interval} if interval else {}
+    config = PollerConfig.from_profile(profile, **overrides)
+    scraper = Scraper(timeout=profile.metrics_timeout)
+
+    async def connect() -> FlussClient:
+        return await FlussClient.connect(
+            list(profile.bootstrap),
+            sasl=sasl,
+            connect_timeout=profile.connect_timeout,
+            request_timeout=profile.request_timeout,
+        )
+
+    def endpoints(view: ClusterView | None) -> Any:
+        hosts = tuple(dict.fromkeys(s.host for s in view.servers)) if view else ()
+        return profile.metrics_endpoints(hosts)
+
+    poller = Poller(
+        config,
+        connect=connect,
+        probe=lambda a: probe_coordinators(a, timeout=config.probe_timeout, sasl=sasl),
+        scrape=scraper.scrape,
+        endpoints=endpoints,
+    )
+
+    async def release() -> None:
+        await poller.aclose()
+        await scraper.aclose()
+
+    return poller, release

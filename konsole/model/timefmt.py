@@ -1,0 +1,94 @@
+"""Time as konsole reads and writes it: one parser, one clock text, one age text.
+
+Every face (the console, ``watch``, ``history``, ``check``) uses these, so a moment reads the
+same everywhere. Times are epoch seconds (float) in the model and milliseconds (int) in the
+history file; :func:`to_ms` is the one conversion.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+from typing import Final
+
+__all__ = [
+    "TimeParseError",
+    "age_text",
+    "clock_text",
+    "iso_text",
+    "parse_duration",
+    "parse_time",
+    "to_ms",
+]
+
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_AGE: Final = re.compile(r"^-?(\d+(?:\.\d+)?)([smhdw])$")
+
+
+class TimeParseError(ValueError):
+    """A text that is not a time or a duration; the message says what was expected."""
+
+
+def to_ms(seconds: float) -> int:
+    """Epoch seconds -> the history's epoch milliseconds."""
+    return round(seconds * 1000)
+
+
+def parse_duration(text: str) -> float:
+    """``90s``, ``15m``, ``2h``, ``3d``, ``1w`` (or plain seconds) -> seconds."""
+    match = _AGE.match(text.strip())
+    if match:
+        return float(match.group(1)) * _UNITS[match.group(2)]
+    try:
+        return float(text)
+    except ValueError:
+        raise TimeParseError(f"{text!r} is not a duration like 90s, 15m, 2h, 3d") from None
+
+
+def parse_time(text: str, now: float) -> float:
+    """Epoch seconds from ISO 8601 (UTC unless a zone is given), epoch seconds, ``now`` or
+    an age (``2h`` = two hours ago)."""
+    value = text.strip()
+    if value == "now":
+        return now
+    if _AGE.match(value):
+        return now - parse_duration(value)
+    if re.fullmatch(r"\d{9,}(\.\d+)?", value):
+        return float(value)
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise TimeParseError(
+            f"{text!r} is not a time (ISO 8601, epoch seconds, now, or an age like 2h)"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+def iso_text(seconds: float) -> str:
+    """``2026-11-30T17:05:08.123Z``: the machine-readable moment of lines and exports."""
+    ms = to_ms(seconds)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+def clock_text(t: float | None) -> str:
+    """UTC wall time of ``t``, ``2026-11-30 17:05:08Z``; ``-`` when unknown."""
+    if t is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t))
+
+
+def age_text(seconds: float | None) -> str:
+    """``4s``, ``3m12s``, ``2h05m``, ``3d04h``; ``-`` when unknown."""
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
