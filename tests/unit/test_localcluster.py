@@ -20,6 +20,7 @@ from konsole.localcluster.cluster import (
     parse_setting,
     parse_target,
 )
+from konsole.localcluster.config import write_server_config
 from konsole.localcluster.java import JavaError, find_java, parse_java_major
 from konsole.localcluster.versions import SUPPORTED_VERSIONS, UnknownVersionError, lookup
 
@@ -208,7 +209,7 @@ def test_server_config_with_sasl_and_targeted_settings(tmp_path: Path) -> None:
     state = _state(cluster, users=True)
     settings = [parse_setting("ts1:server.x=1"), parse_setting("kv.y=2")]
     for s in state.servers:
-        cluster._write_config(state, s, {"admin": "pw"}, settings)
+        write_server_config(cluster.run_dir, state, s, {"admin": "pw"}, settings)
     coord, ts0, ts1 = state.servers[1], state.servers[2], state.servers[3]
     c = _yaml(coord.config_dir)
     assert c["default.replication.factor"] == "2"
@@ -230,7 +231,7 @@ def test_description_hides_passwords(tmp_path: Path) -> None:
     secret = "Zr9-unit-Secret"
     users = dict([parse_sasl_user(f"admin:{secret}")])
     for s in state.servers:
-        cluster._write_config(state, s, users, [])
+        write_server_config(cluster.run_dir, state, s, users, [])
     cluster._save(state)
     # the secret reached the servers' config (so the checks below can fail) ...
     assert secret in (Path(state.servers[1].config_dir) / "server.yaml").read_text()

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from konsole.localcluster.cluster import ClusterError, LocalCluster, ServerState
+from konsole.localcluster.cluster import ClusterError, ServerState
+from konsole.localcluster.config import reconfigure
 
 
 def _server(tmp_path: Path, role: str = "tablet-server", sid: int = 1) -> ServerState:
@@ -22,21 +23,20 @@ def _yaml(server: ServerState) -> str:
 
 
 def test_settings_apply_for_one_start_and_go_back_after(tmp_path: Path) -> None:
-    lc = LocalCluster(tmp_path / "run")
     server = _server(tmp_path)
     original = _yaml(server)
-    lc._reconfigure(server, [(None, "x.ratio", "0.05"), ("ts1", "y.interval", "1s")])
+    reconfigure(server, [(None, "x.ratio", "0.05"), ("ts1", "y.interval", "1s")])
     assert _yaml(server) == "tablet-server.id: 1\ndata.dir: /d\nx.ratio: 0.05\ny.interval: 1s\n"
     assert (Path(server.config_dir) / "server.yaml").stat().st_mode & 0o777 == 0o600
-    lc._reconfigure(server, [(None, "x.ratio", "0.5")])  # replaces, does not stack
+    reconfigure(server, [(None, "x.ratio", "0.5")])  # replaces, does not stack
     assert "y.interval" not in _yaml(server) and "x.ratio: 0.5\n" in _yaml(server)
-    lc._reconfigure(server, [])
+    reconfigure(server, [])
     assert _yaml(server) == original
 
 
 def test_no_settings_and_no_override_leave_the_config_alone(tmp_path: Path) -> None:
     server = _server(tmp_path)
-    LocalCluster(tmp_path / "run")._reconfigure(server, [])
+    reconfigure(server, [])
     assert not (Path(server.config_dir) / "server.base.yaml").exists()
 
 
@@ -45,10 +45,10 @@ def test_no_settings_and_no_override_leave_the_config_alone(tmp_path: Path) -> N
 )
 def test_a_setting_for_another_server_is_refused(tmp_path: Path, target: str, message: str) -> None:
     with pytest.raises(ClusterError, match=message):
-        LocalCluster(tmp_path / "run")._reconfigure(_server(tmp_path), [(target, "k", "v")])
+        reconfigure(_server(tmp_path), [(target, "k", "v")])
 
 
 def test_zookeeper_takes_no_settings(tmp_path: Path) -> None:
     zk = _server(tmp_path, "zookeeper", 0)
     with pytest.raises(ClusterError, match="coordinators and tablet servers only"):
-        LocalCluster(tmp_path / "run")._reconfigure(zk, [(None, "k", "v")])
+        reconfigure(zk, [(None, "k", "v")])
