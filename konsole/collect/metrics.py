@@ -38,7 +38,8 @@ import math
 import re
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
@@ -150,6 +151,66 @@ def _count(value: float | None) -> int | None:
     return None if value is None or math.isinf(value) else round(value)
 
 
+@dataclass
+class _Samples:
+    """What one endpoint's text said, grouped as :func:`parse_metrics` needs it."""
+
+    role: Role | None = None
+    #: short family name -> value (server and coordinator families)
+    single: dict[str, float | None] = field(default_factory=dict)
+    #: ``server_id`` / ``host`` label -> the first value seen
+    labels: dict[str, str] = field(default_factory=dict)
+    #: request type -> [requests/s, errors/s]
+    requests: dict[str, list[float | None]] = field(
+        default_factory=lambda: defaultdict(lambda: [None, None])
+    )
+    #: (database, table) -> short family name -> value summed over tablet types
+    tables: dict[tuple[str, str], dict[str, float]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+
+    def add(self, name: str, value: float | None, labels: Mapping[str, str]) -> None:
+        if name.startswith(_TABLE):
+            self.role = "tablet"
+            key = (labels.get("database", ""), labels.get("table", ""))
+            short = name[len(_TABLE) :]
+            if value is not None:
+                # Should a family come per tablet type (log, kv, cdc_log): add them up.
+                self.tables[key][short] = self.tables[key].get(short, 0.0) + value
+            return
+        if name.startswith(_TS):
+            self.role = "tablet"
+            short = name[len(_TS) :]
+        else:
+            self.role = self.role or "coordinator"
+            short = name[len(_CS) :]
+        for label in ("server_id", "host"):
+            if label in labels:
+                self.labels.setdefault(label, labels[label])
+        if short.startswith("request_"):
+            slot = self.requests[labels.get("request", "?")]
+            slot[0 if short.endswith("requestsPerSecond") else 1] = value
+        else:
+            self.single[short] = value
+
+
+def _samples(text: str) -> _Samples:
+    """The Fluss samples of a Prometheus text; ValueError when it is not one."""
+    if text.lstrip()[:1] == "<":
+        raise ValueError("the endpoint answered HTML, not Prometheus text")
+    if "fluss_" not in text:
+        raise ValueError("no Fluss metrics in the answer")
+    from prometheus_client.parser import text_string_to_metric_families
+
+    found = _Samples()
+    for family in text_string_to_metric_families(_filtered(text)):
+        for sample in family.samples:
+            found.add(family.name, _number(sample.value), sample.labels)
+    if found.role is None:
+        raise ValueError("no Fluss server metrics in the answer")
+    return found
+
+
 def parse_metrics(
     text: str,
     *,
@@ -162,46 +223,9 @@ def parse_metrics(
 
     Raises ``ValueError`` when the text is not Prometheus exposition of a Fluss server.
     """
-    if text.lstrip()[:1] == "<":
-        raise ValueError("the endpoint answered HTML, not Prometheus text")
-    if "fluss_" not in text:
-        raise ValueError("no Fluss metrics in the answer")
-    single: dict[str, float | None] = {}
-    labels_seen: dict[str, str] = {}
-    requests: dict[str, list[float | None]] = defaultdict(lambda: [None, None])
-    tables: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-    role: Role | None = None
-    from prometheus_client.parser import text_string_to_metric_families
-
-    for family in text_string_to_metric_families(_filtered(text)):
-        name = family.name
-        for sample in family.samples:
-            value = _number(sample.value)
-            labels = sample.labels
-            if name.startswith(_TABLE):
-                role = "tablet"
-                key = (labels.get("database", ""), labels.get("table", ""))
-                short = name[len(_TABLE) :]
-                if value is not None:
-                    # Should a family come per tablet type (log, kv, cdc_log): add them up.
-                    tables[key][short] = tables[key].get(short, 0.0) + value
-                continue
-            if name.startswith(_TS):
-                role = "tablet"
-                short = name[len(_TS) :]
-            else:
-                role = role or "coordinator"
-                short = name[len(_CS) :]
-            for label in ("server_id", "host"):
-                if label in labels:
-                    labels_seen.setdefault(label, labels[label])
-            if short.startswith("request_"):
-                slot = requests[labels.get("request", "?")]
-                slot[0 if short.endswith("requestsPerSecond") else 1] = value
-            else:
-                single[short] = value
-    if role is None:
-        raise ValueError("no Fluss server metrics in the answer")
+    found = _samples(text)
+    role, single, labels_seen = found.role, found.single, found.labels
+    requests, tables = found.requests, found.tables
 
     def get(name: str) -> float | None:
         return single.get(name)
