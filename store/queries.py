@@ -10,16 +10,16 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from store import codec
-from store.chain import decode_rows
 from store.errors import NotAHistoryFile
 from store.files import connect, inspect, lock_holder, translate
 from store.history import ENTITIES
+from store.reads import PackedReads
 from store.rows import (
     CoordinatorRow,
     DatabaseRow,
@@ -125,7 +125,11 @@ class HistoryReader:
         #: The file's schema version (0: nothing committed yet); an older one is read as is.
         self.version = version
         self._conn = conn
-        self._layouts: dict[int, tuple[str, Any]] = {}
+        reads = PackedReads(path, conn)
+        self._query = reads.query
+        self._layout = reads.layout
+        self._chain = reads.chain
+        self._decoded = reads.decoded
 
     def close(self) -> None:
         self._conn.close()
@@ -135,12 +139,6 @@ class HistoryReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        try:
-            return self._conn.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise translate(exc, self.path) from None
 
     # ------------------------------------------------------------------ polls
 
@@ -262,39 +260,6 @@ class HistoryReader:
             metrics=self.metrics_at_poll(poll.id),
             **parts,
         )
-
-    def _layout(self, layout_id: int) -> Any:
-        known = self._layouts.get(layout_id)
-        if known is None:
-            rows = self._query("SELECT kind, body FROM layouts WHERE id = ?", (layout_id,))
-            if not rows:
-                raise NotAHistoryFile(f"{self.path}: offsets layout {layout_id} is missing")
-            kind, body = rows[0]
-            parsed = json.loads(codec.unpack_text(body))
-            value: Any = (
-                tuple(Slot(t, p, n) for t, p, n in parsed) if kind == "offsets" else tuple(parsed)
-            )
-            known = (kind, value)
-            self._layouts[layout_id] = known
-        return known[1]
-
-    def _chain(self, last: int, first: int | None = None) -> list[tuple[Any, ...]]:
-        """Offsets rows (poll_id, base, blob, at_ms, layout_id) from the key at or before
-        ``first`` (default: ``last``) up to ``last``, in poll order."""
-        start = last if first is None else first
-        return self._query(
-            "SELECT o.poll_id, o.base_poll, o.latest, p.at_ms, o.layout_id FROM offsets o "
-            "JOIN polls p ON p.id = o.poll_id WHERE o.poll_id <= ? AND o.poll_id >= coalesce("
-            "(SELECT max(poll_id) FROM offsets WHERE poll_id <= ? AND base_poll IS NULL), 0) "
-            "ORDER BY o.poll_id",
-            (last, start),
-        )
-
-    def _decoded(self, rows: list[tuple[Any, ...]]) -> Iterator[tuple[int, list[int | None]]]:
-        try:
-            yield from decode_rows((r[0], r[1], r[2]) for r in rows)
-        except ValueError as exc:
-            raise NotAHistoryFile(f"{self.path}: {exc}") from None
 
     def offsets_at_poll(self, poll_id: int, *, with_earliest: bool = False) -> OffsetsRow | None:
         rows = self._query(
