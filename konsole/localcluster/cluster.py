@@ -13,7 +13,6 @@ the configuration writers (:mod:`.config`) and the readiness checks (:mod:`.read
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from typing import Any
 import platformdirs
 
 from konsole.errors import ClusterAlreadyRunningError, ClusterError
+from konsole.localcluster import describe as describing
 from konsole.localcluster import jars, readiness
 from konsole.localcluster.config import (
     Setting,
@@ -39,7 +39,6 @@ from konsole.localcluster.config import (
 from konsole.localcluster.distribution import Distribution, from_home, from_maven
 from konsole.localcluster.java import JavaRuntime, find_java
 from konsole.localcluster.ports import free_ports
-from konsole.localcluster.probe import probe_metadata
 from konsole.localcluster.processes import Processes
 from konsole.localcluster.state import (
     COORDINATOR,
@@ -362,78 +361,14 @@ class LocalCluster:
     # ----- description -----------------------------------------------------------------
 
     def _info(self, s: ServerState) -> ProcessInfo:
-        alive = self.processes.alive(s.pid)
-        client = s.ports.get("client") if s.role != ZOOKEEPER else None
-        rpc = client or s.ports.get("rpc") or s.ports.get("client")
-        return ProcessInfo(
-            role=s.role,
-            id=s.id,
-            pid=s.pid if alive else None,
-            alive=alive,
-            ports=s.ports,
-            log=s.log,
-            metrics_url=f"http://{HOST}:{s.ports['metrics']}/metrics"
-            if "metrics" in s.ports
-            else None,
-            endpoint=f"{HOST}:{rpc}" if rpc else None,
-        )
+        return describing.process_info(self.processes, s)
 
     def active_coordinator(self, state: ClusterState | None = None) -> int | None:
-        """The id of the coordinator that won the election, as the servers see it.
-
-        A tablet server's metadata names the active coordinator's internal address; with no
-        tablet server answering, the coordinator that answers GetMetadata is the active one
-        (a standby fails everything but ApiVersions).
-        """
-        state = state or self._require_state()
-        coordinators = {
-            s.ports["rpc"]: s.id
-            for s in state.servers
-            if s.role == COORDINATOR and self.processes.alive(s.pid)
-        }
-        if not coordinators:
-            return None
-        for s in state.servers:
-            if s.role == TABLET_SERVER and self.processes.alive(s.pid):
-                view = probe_metadata(HOST, s.ports["rpc"], timeout=1.0)
-                if view is not None and view.coordinator is not None:
-                    return coordinators.get(view.coordinator[1])
-        for port, sid in coordinators.items():
-            if probe_metadata(HOST, port, timeout=1.0) is not None:
-                return sid
-        return None
+        """The id of the coordinator that won the election, as the servers see it."""
+        return describing.active_coordinator(self.processes, state or self._require_state())
 
     def describe(self, state: ClusterState | None = None) -> ClusterDescription:
-        state = state or self._require_state()
-        infos = [self._info(s) for s in state.servers]
-        if any(i.role == COORDINATOR and i.alive for i in infos):
-            active = self.active_coordinator(state)
-            infos = [
-                i
-                if i.role != COORDINATOR or not i.alive
-                else dataclasses.replace(
-                    i,
-                    coordinator_role=None
-                    if active is None
-                    else ("active" if i.id == active else "standby"),
-                )
-                for i in infos
-            ]
-        bootstrap = [i.endpoint for i in infos if i.role in (COORDINATOR, TABLET_SERVER)]
-        internal = [f"{HOST}:{s.ports['rpc']}" for s in state.servers if s.role != ZOOKEEPER]
-        zk = self._server(state, ZOOKEEPER, 0)
-        return ClusterDescription(
-            version=state.version,
-            fluss_home=state.fluss_home,
-            run_dir=str(self.run_dir),
-            running=any(i.alive for i in infos),
-            bootstrap_servers=",".join(b for b in bootstrap if b),
-            internal_bootstrap_servers=",".join(internal),
-            sasl=SaslInfo(bool(state.sasl_users), tuple(state.sasl_users)),
-            zookeeper=f"{HOST}:{zk.ports['client']}",
-            ready_seconds=state.ready_seconds,
-            processes=tuple(infos),
-        )
+        return describing.describe(self.processes, state or self._require_state())
 
     def status(self) -> ClusterDescription | None:
         state = self.load()
