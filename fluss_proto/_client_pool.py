@@ -18,7 +18,7 @@ from typing import Final
 from google.protobuf.message import Message
 
 from fluss_proto import __version__, messages
-from fluss_proto._client_target import Target, short_reason
+from fluss_proto._client_target import Target
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import API_INFO, ApiKey
 from fluss_proto.cluster import ServerApiVersions, split_address
@@ -29,6 +29,7 @@ from fluss_proto.errors import (
     FlussError,
     ServerError,
     UnsupportedByServerError,
+    short_reason,
 )
 from fluss_proto.sasl import SaslPlain, authenticate
 

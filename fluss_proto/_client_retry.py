@@ -22,18 +22,18 @@ from fluss_proto._client_target import (
     Target,
     is_standby_answer,
     request_mutates,
-    short_reason,
 )
+from fluss_proto._replies import needs_refresh
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.cluster import CoordinatorRedirect
 from fluss_proto.errors import (
     AuthenticationError,
     ConnectionClosedError,
-    ConnectionFailedError,
     CoordinatorUnknownError,
     FlussError,
     ServerError,
     UnknownNodeError,
+    short_reason,
 )
 
 log = logging.getLogger("fluss_proto.client")
@@ -125,7 +125,7 @@ class RetryPolicy:
             failed.add(target.address)
         if isinstance(exc, (UnknownNodeError, CoordinatorUnknownError)):
             pass  # metadata was refreshed just before this was raised
-        elif isinstance(exc, ConnectionFailedError) or getattr(exc, "refresh_metadata", False):
+        elif needs_refresh(exc):
             await self._refresh_after_failure(key, target, exc)
         await asyncio.sleep(min(self.backoff * 2**attempt, _MAX_BACKOFF))
 

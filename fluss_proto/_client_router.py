@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from types import MappingProxyType
 
 from fluss_proto._client_pool import ConnectionPool
-from fluss_proto._client_target import NOT_COORDINATOR_LEADER, Target, short_reason
+from fluss_proto._client_target import NOT_COORDINATOR_LEADER, Target
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import API_INFO, ApiKey
 from fluss_proto.cluster import (
@@ -32,6 +32,7 @@ from fluss_proto.errors import (
     ServerError,
     UnknownNodeError,
     UnreachableError,
+    short_reason,
 )
 
 log = logging.getLogger("fluss_proto.client")

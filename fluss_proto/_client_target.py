@@ -14,7 +14,6 @@ from fluss_proto.errors import FlussError, ServerError
 
 #: NOT_COORDINATOR_LEADER: a standby coordinator's answer to everything but API_VERSIONS.
 NOT_COORDINATOR_LEADER: Final = 65
-_REASON_LIMIT = 200
 
 Role = Literal["coordinator", "tablet", "bootstrap"]
 
@@ -37,12 +36,6 @@ class Target(NamedTuple):
     @property
     def expected_type(self) -> int | None:
         return {"coordinator": SERVER_TYPE_COORDINATOR, "tablet": SERVER_TYPE_TABLET}.get(self.role)
-
-
-def short_reason(exc: BaseException | str) -> str:
-    """The first line of an error, bounded: for log lines and aggregated failure texts."""
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text[:_REASON_LIMIT]
 
 
 def request_mutates(api: ApiKey, request: object) -> bool:

@@ -13,10 +13,9 @@ from typing import Any
 from fluss_proto._gather_state import (
     GatherState,
     _Round,
-    _worth_retry,
 )
 from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto._replies import as_fluss_error
+from fluss_proto._replies import as_fluss_error, server_failed
 from fluss_proto.admin import METADATA_CHUNK, AdminClient
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.catalog import (
@@ -115,7 +114,7 @@ class CatalogPlanner:
         self, chunk: list[TablePath], target: int | str | None, result: Any
     ) -> None:
         if isinstance(result, BaseException):
-            if target == COORDINATOR and _worth_retry(result) and not self._state.md_any_server:
+            if target == COORDINATOR and server_failed(result) and not self._state.md_any_server:
                 self._state.md_any_server = True  # no coordinator: any tablet server can answer
                 return
             for path in chunk:

@@ -22,17 +22,15 @@ from fluss_proto._gather_state import (
     _no_answer,
     _Placement,
     _Round,
-    _stale_leader,
 )
 from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto._replies import as_fluss_error
+from fluss_proto._replies import as_fluss_error, body_error, needs_refresh, opt
 from fluss_proto.admin import FlussAdmin
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.error_codes import (
     LeaderNotAvailableError,
-    from_code,
 )
-from fluss_proto.errors import ConnectionFailedError, FlussError
+from fluss_proto.errors import FlussError
 
 
 class OffsetsPlanner:
@@ -136,12 +134,10 @@ class OffsetsPlanner:
         for tr in result.tables_resp:
             table_id = tr.table_id
             for b in tr.buckets_resp:
-                pid = b.partition_id if b.HasField("partition_id") else None
-                key = (table_id, pid, b.bucket_id)
-                if b.HasField("error_code") and b.error_code != 0:
-                    msg = b.error_message if b.HasField("error_message") else None
-                    err = from_code(b.error_code, msg, api=ApiKey.FETCH_LOG.name, server=server)
-                    self._fetch_failed(leader, key, err)
+                key = (table_id, opt(b, "partition_id"), b.bucket_id)
+                failure = body_error(b, ApiKey.FETCH_LOG, server)
+                if failure is not None:
+                    self._fetch_failed(leader, key, failure)
                 elif b.HasField("high_watermark"):
                     self._take(_LATEST, leader, key, b.high_watermark, None)
                 else:
@@ -154,13 +150,13 @@ class OffsetsPlanner:
     @staticmethod
     def _mentioned(result: pb.FetchLogResponse) -> set[Key]:
         return {
-            (tr.table_id, b.partition_id if b.HasField("partition_id") else None, b.bucket_id)
+            (tr.table_id, opt(b, "partition_id"), b.bucket_id)
             for tr in result.tables_resp
             for b in tr.buckets_resp
         }
 
     def _fetch_failed(self, leader: int, key: Key, err: FlussError) -> None:
-        if _stale_leader(err) or isinstance(err, ConnectionFailedError):
+        if needs_refresh(err):
             self._take(_LATEST, leader, key, None, err)
         elif key in self._state.leaders:
             # e.g. no READ permission, or our fetch offset out of range: ask ListOffsets
@@ -183,12 +179,9 @@ class OffsetsPlanner:
             got = {b: (None, err) for b in bucket_ids}
         else:
             for b in result.buckets_resp:
-                if b.HasField("error_code") and b.error_code != 0:
-                    msg = b.error_message if b.HasField("error_message") else None
-                    got[b.bucket_id] = (
-                        None,
-                        from_code(b.error_code, msg, api=ApiKey.LIST_OFFSETS.name, server=server),
-                    )
+                failure = body_error(b, ApiKey.LIST_OFFSETS, server)
+                if failure is not None:
+                    got[b.bucket_id] = (None, failure)
                 elif b.HasField("offset"):
                     got[b.bucket_id] = (b.offset, None)
         for bucket_id in bucket_ids:
@@ -207,7 +200,6 @@ class OffsetsPlanner:
             # the table or partition is gone, or the guessed leader moved: the next round
             # asks the new one
             return
-        stale = err is not None and (_stale_leader(err) or isinstance(err, ConnectionFailedError))
-        if stale and self._state.refresh_once(place[0], place[1]):
+        if needs_refresh(err) and self._state.refresh_once(place[0], place[1]):
             return  # asked again once fresh metadata is in
         self._state.answers[kind][key] = (asked, value, err)

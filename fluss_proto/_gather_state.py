@@ -26,7 +26,7 @@ from fluss_proto.cluster import (
     TableMetadata,
     TablePath,
 )
-from fluss_proto.errors import FlussError, ServerError
+from fluss_proto.errors import FlussError
 from fluss_proto.model import (
     ClusterView,
     GatherError,
@@ -262,16 +262,6 @@ class GatherState:
         if pid is not None:
             self.part_alone.add((path, pid))
         return True
-
-
-def _stale_leader(err: BaseException) -> bool:
-    """Errors that fresh metadata (a new leader) may cure."""
-    return bool(getattr(err, "refresh_metadata", False))
-
-
-def _worth_retry(exc: BaseException) -> bool:
-    """A failure of the server rather than of the request (another server may answer)."""
-    return not isinstance(exc, ServerError) or exc.retriable
 
 
 def _no_answer(api: ApiKey, server: str, key: Key) -> FlussError:

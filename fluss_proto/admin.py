@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from google.protobuf.message import Message
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto._replies import as_fluss_error, opt
+from fluss_proto._replies import as_fluss_error, opt, server_failed
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.catalog import (
     PARTITION_SEPARATOR,
@@ -69,7 +69,7 @@ from fluss_proto.error_codes import (
     PartitionNotExistError,
     SecurityDisabledError,
 )
-from fluss_proto.errors import FlussError, ServerError
+from fluss_proto.errors import FlussError
 from fluss_proto.leaders import (
     LIST_OFFSETS_KIND,
     TABLE_STATS_KIND,
@@ -341,9 +341,7 @@ class FlussAdmin:
         # No coordinator (crashed, failing over): any tablet server can answer. A server's
         # verdict on the tables themselves (e.g. one was dropped) is not worth a second ask.
         failed = [
-            i
-            for i, r in enumerate(results)
-            if isinstance(r, BaseException) and (not isinstance(r, ServerError) or r.retriable)
+            i for i, r in enumerate(results) if isinstance(r, BaseException) and server_failed(r)
         ]
         if target is COORDINATOR and failed:
             again = await self.batch(

@@ -64,7 +64,6 @@ from fluss_proto._client_pool import (
 )
 from fluss_proto._client_retry import EVENTS_KEPT, Admitted, RetryPolicy
 from fluss_proto._client_router import MetadataRouter
-from fluss_proto._client_target import short_reason
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.cluster import (
@@ -91,6 +90,7 @@ from fluss_proto.errors import (
     ConnectionClosedError,
     CoordinatorUnknownError,
     UnknownNodeError,
+    short_reason,
 )
 from fluss_proto.sasl import SaslPlain
 
