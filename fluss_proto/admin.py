@@ -437,11 +437,7 @@ class FlussAdmin:
         refs: Sequence[BucketRef],
         variants: Sequence[Any] = (None,),
     ) -> Outcomes:
-        """Ask each bucket's leader, grouped per leader, once per variant, concurrently.
-
-        Returns ``(variant index, (table_id, partition_id, bucket_id)) -> outcome``.
-        Stale-metadata failures are retried once after a metadata refresh.
-        """
+        """:func:`fluss_proto.leaders.leader_calls` through this admin."""
         return await leader_calls(self, kind, refs, variants)
 
     async def list_offsets(
