@@ -182,6 +182,10 @@ class FlussAdmin:
     :class:`~fluss_proto.error_codes.TableNotExistError`,
     :class:`~fluss_proto.errors.UnsupportedByServerError`); leader-routed calls keep errors per
     bucket instead.
+
+    Past 350 lines on purpose: it is the one public facade of about thirty typed calls, each a
+    request and a conversion of a few lines; the conversions live in :mod:`fluss_proto.catalog`
+    and :mod:`fluss_proto.leaders`, and konsole calls these methods by name.
     """
 
     def __init__(self, client: AdminClient, *, timeout: float | None = None) -> None:
