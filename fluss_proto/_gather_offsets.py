@@ -1,5 +1,6 @@
-"""gather_cluster's offsets: one FetchLog per leader for the latest offsets (ListOffsets
-where FetchLog cannot answer, and for the earliest).
+"""gather_cluster's offsets planner: one FetchLog per leader for the latest offsets
+(ListOffsets where FetchLog cannot answer, and for the earliest), and what their answers
+add to the gather's state.
 
 Part of :mod:`fluss_proto.gather`.
 """
@@ -11,44 +12,48 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from fluss_proto._gather_catalog import _GatherCatalog
 from fluss_proto._gather_state import (
     _EARLIEST,
     _FROM_EARLIEST,
     _LATEST,
     _OFFSETS,
+    GatherState,
     Key,
     _no_answer,
     _Placement,
     _Round,
-    _stale_leader,
 )
 from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto._replies import as_fluss_error
+from fluss_proto._replies import as_fluss_error, body_error, needs_refresh, opt
+from fluss_proto.admin import FlussAdmin
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.error_codes import (
     LeaderNotAvailableError,
-    from_code,
 )
-from fluss_proto.errors import ConnectionFailedError, FlussError
+from fluss_proto.errors import FlussError
 
 
-class _GatherOffsets(_GatherCatalog):
-    """Plans and takes the answers of the offset requests."""
+class OffsetsPlanner:
+    """Plans the offset requests of each round and takes their answers into ``state``;
+    ``admin`` names the servers in the errors."""
 
-    # ---- offsets
+    def __init__(self, state: GatherState, admin: FlussAdmin) -> None:
+        self._state = state
+        self._admin = admin
 
-    def _plan_offsets(self, batch: _Round, dbs: Sequence[str]) -> None:
+    def plan(self, batch: _Round, dbs: Sequence[str]) -> None:
+        """Add the offset requests of every bucket whose leader is known and whose offsets
+        are missing."""
         # leader -> table id -> asked keys (thousands per round: kept lean)
         fetch: dict[int, dict[int, list[Key]]] = defaultdict(lambda: defaultdict(list))
         listing: dict[tuple[int, int, int, int | None], list[int]] = defaultdict(list)
-        latest, earliest = self.answers[_LATEST], self.answers[_EARLIEST]
+        latest, earliest = self._state.answers[_LATEST], self._state.answers[_EARLIEST]
         by_list_offsets, want_earliest, pending = (
-            self.by_list_offsets,
-            self.want_earliest,
-            self.pending,
+            self._state.by_list_offsets,
+            self._state.want_earliest,
+            self._state.pending,
         )
-        for place in self._placements(dbs):
+        for place in self._state.placements(dbs):
             table_id, pid = place.table_id, place.partition_id
             if (place.path, pid) in pending:
                 continue  # fresh leaders are on their way
@@ -65,7 +70,7 @@ class _GatherOffsets(_GatherCatalog):
                         fetch[leader][table_id].append(key)
                 if want_earliest and key not in earliest:
                     listing[(_EARLIEST, leader, table_id, pid)].append(bucket_id)
-        guessed = self.guide.latest
+        guessed = self._state.guide.latest
         for leader, tables in fetch.items():
             # min_bytes must be set for max_wait_ms to count (else the server waits)
             req = pb.FetchLogRequest(follower_server_id=-1, max_bytes=0, min_bytes=0, max_wait_ms=0)
@@ -113,10 +118,10 @@ class _GatherOffsets(_GatherCatalog):
             api=ApiKey.LIST_OFFSETS.name,
         )
         for kind in self._kinds():
-            self.answers[kind].setdefault(key, (None, None, err))
+            self._state.answers[kind].setdefault(key, (None, None, err))
 
     def _kinds(self) -> tuple[int, ...]:
-        return (_LATEST, _EARLIEST) if self.want_earliest else (_LATEST,)
+        return (_LATEST, _EARLIEST) if self._state.want_earliest else (_LATEST,)
 
     def _on_fetch(self, leader: int, asked: list[Key], result: Any) -> None:
         if isinstance(result, BaseException):
@@ -124,17 +129,15 @@ class _GatherOffsets(_GatherCatalog):
             for key in asked:
                 self._fetch_failed(leader, key, err)
             return
-        server = self.admin.server_label(leader)
+        server = self._admin.server_label(leader)
         answered = 0
         for tr in result.tables_resp:
             table_id = tr.table_id
             for b in tr.buckets_resp:
-                pid = b.partition_id if b.HasField("partition_id") else None
-                key = (table_id, pid, b.bucket_id)
-                if b.HasField("error_code") and b.error_code != 0:
-                    msg = b.error_message if b.HasField("error_message") else None
-                    err = from_code(b.error_code, msg, api=ApiKey.FETCH_LOG.name, server=server)
-                    self._fetch_failed(leader, key, err)
+                key = (table_id, opt(b, "partition_id"), b.bucket_id)
+                failure = body_error(b, ApiKey.FETCH_LOG, server)
+                if failure is not None:
+                    self._fetch_failed(leader, key, failure)
                 elif b.HasField("high_watermark"):
                     self._take(_LATEST, leader, key, b.high_watermark, None)
                 else:
@@ -147,18 +150,18 @@ class _GatherOffsets(_GatherCatalog):
     @staticmethod
     def _mentioned(result: pb.FetchLogResponse) -> set[Key]:
         return {
-            (tr.table_id, b.partition_id if b.HasField("partition_id") else None, b.bucket_id)
+            (tr.table_id, opt(b, "partition_id"), b.bucket_id)
             for tr in result.tables_resp
             for b in tr.buckets_resp
         }
 
     def _fetch_failed(self, leader: int, key: Key, err: FlussError) -> None:
-        if _stale_leader(err) or isinstance(err, ConnectionFailedError):
+        if needs_refresh(err):
             self._take(_LATEST, leader, key, None, err)
-        elif key in self.leaders:
+        elif key in self._state.leaders:
             # e.g. no READ permission, or our fetch offset out of range: ask ListOffsets
             # LATEST (DESCRIBE is enough) next round.
-            self.by_list_offsets.add(key)
+            self._state.by_list_offsets.add(key)
 
     def _on_list_offsets(
         self,
@@ -169,19 +172,16 @@ class _GatherOffsets(_GatherCatalog):
         bucket_ids: list[int],
         result: Any,
     ) -> None:
-        server = self.admin.server_label(leader)
+        server = self._admin.server_label(leader)
         got: dict[int, tuple[int | None, FlussError | None]] = {}
         if isinstance(result, BaseException):
             err = as_fluss_error(result)
             got = {b: (None, err) for b in bucket_ids}
         else:
             for b in result.buckets_resp:
-                if b.HasField("error_code") and b.error_code != 0:
-                    msg = b.error_message if b.HasField("error_message") else None
-                    got[b.bucket_id] = (
-                        None,
-                        from_code(b.error_code, msg, api=ApiKey.LIST_OFFSETS.name, server=server),
-                    )
+                failure = body_error(b, ApiKey.LIST_OFFSETS, server)
+                if failure is not None:
+                    got[b.bucket_id] = (None, failure)
                 elif b.HasField("offset"):
                     got[b.bucket_id] = (b.offset, None)
         for bucket_id in bucket_ids:
@@ -195,12 +195,11 @@ class _GatherOffsets(_GatherCatalog):
         self, kind: int, asked: int, key: Key, value: int | None, err: FlussError | None
     ) -> None:
         """Keep an offset answer if ``asked`` is the bucket's leader in fresh metadata."""
-        place = self.leaders.get(key)
+        place = self._state.leaders.get(key)
         if place is None or place[2] != asked:
             # the table or partition is gone, or the guessed leader moved: the next round
             # asks the new one
             return
-        stale = err is not None and (_stale_leader(err) or isinstance(err, ConnectionFailedError))
-        if stale and self._refresh_once(place[0], place[1]):
+        if needs_refresh(err) and self._state.refresh_once(place[0], place[1]):
             return  # asked again once fresh metadata is in
-        self.answers[kind][key] = (asked, value, err)
+        self._state.answers[kind][key] = (asked, value, err)

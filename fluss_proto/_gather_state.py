@@ -1,6 +1,7 @@
 """gather_cluster's state: what one gather has learnt so far, and what it may guess.
 
-Part of :mod:`fluss_proto.gather` (the lowest layer of ``_Gather``).
+Part of :mod:`fluss_proto.gather`: the gather and its two planners share one
+:class:`GatherState` (the planners write the answers into it, the gather reads it).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto.admin import AdminClient, FlussAdmin
+from fluss_proto.admin import AdminClient
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.catalog import (
     server_info,
@@ -25,7 +26,7 @@ from fluss_proto.cluster import (
     TableMetadata,
     TablePath,
 )
-from fluss_proto.errors import FlussError, ServerError
+from fluss_proto.errors import FlussError
 from fluss_proto.model import (
     ClusterView,
     GatherError,
@@ -120,19 +121,10 @@ class _Placement:
         return self.buckets  # type: ignore[return-value]
 
 
-class _GatherState:
+class GatherState:
     """The facts of one gather (fresh answers first, the guide where they are missing)."""
 
-    def __init__(
-        self,
-        client: AdminClient,
-        admin: FlussAdmin,
-        previous: ClusterView | None,
-        offsets: bool,
-        earliest: bool,
-    ) -> None:
-        self.client = client
-        self.admin = admin
+    def __init__(self, previous: ClusterView | None, offsets: bool, earliest: bool) -> None:
         self.guide = _Guide.of(previous)
         self.want_offsets = offsets
         self.want_earliest = offsets and earliest
@@ -167,19 +159,19 @@ class _GatherState:
 
     # ---- what is known: fresh facts first, the guide where they are missing
 
-    def _effective_databases(self) -> Sequence[str]:
+    def effective_databases(self) -> Sequence[str]:
         if self.databases is not None:
             return self.databases
         return self.guide.databases if self.round == 0 else ()
 
-    def _effective_tables(self, db: str) -> Sequence[TablePath]:
+    def effective_tables(self, db: str) -> Sequence[TablePath]:
         if db in self.listed:
             return self.listed[db]
         if db in self.db_errors or self.round > 0:
             return ()
         return self.guide.tables.get(db, ())
 
-    def _is_partitioned(self, path: TablePath) -> bool | None:
+    def is_partitioned(self, path: TablePath) -> bool | None:
         if path in self.md:
             info = self.infos.get(path)
             # an unreadable table JSON: its table-level buckets (if any) are still read
@@ -188,20 +180,20 @@ class _GatherState:
             return None
         return path in self.guide.partitioned
 
-    def _effective_partitions(self, path: TablePath) -> Sequence[int]:
+    def effective_partitions(self, path: TablePath) -> Sequence[int]:
         if path in self.parts:
             return [p.partition_id for p in self.parts[path]]
         if path in self.table_errors:
             return ()
         return self.guide.partitions.get(path, ())
 
-    def _placements(self, dbs: Sequence[str]) -> Iterable[_Placement]:
+    def placements(self, dbs: Sequence[str]) -> Iterable[_Placement]:
         """Every bucket group whose leaders are known (fresh) or guessed (guide)."""
         for db in dbs:
-            for path in self._effective_tables(db):
+            for path in self.effective_tables(db):
                 if path in self.table_errors and path not in self.md:
                     continue
-                partitioned = self._is_partitioned(path)
+                partitioned = self.is_partitioned(path)
                 md = self.md.get(path)
                 if partitioned is None:
                     continue
@@ -216,7 +208,7 @@ class _GatherState:
                 if table_id is None:
                     continue
                 fresh = self.part_md.get(path, {})
-                for pid in self._effective_partitions(path):
+                for pid in self.effective_partitions(path):
                     got = fresh.get(pid)
                     if isinstance(got, PartitionMetadata):
                         yield _Placement(path, table_id, pid, got.buckets, True)
@@ -224,7 +216,43 @@ class _GatherState:
                         guessed = self.guide.buckets.get((path, pid), [])
                         yield _Placement(path, table_id, pid, guessed, False)
 
-    def _refresh_once(self, path: TablePath, pid: int | None) -> bool:
+    def is_listed(self, path: TablePath) -> bool:
+        """Whether this gather's own ListTables names ``path``."""
+        return path in self.listed_paths
+
+    def partition_current(self, path: TablePath, pid: int) -> bool:
+        """Whether this gather's own ListPartitionInfos names partition ``pid``."""
+        return path in self.parts and any(p.partition_id == pid for p in self.parts[path])
+
+    def unfinished(self) -> bool:
+        """Whether anything current still lacks an answer (a new database, table or
+        partition, a placement being refreshed, a bucket without its offsets)."""
+        if self.pending:
+            return True
+        for db in self.databases or ():
+            if db not in self.listed:
+                if db not in self.db_errors:
+                    return True
+                continue
+            for path in self.listed[db]:
+                if path in self.table_errors:
+                    continue
+                if path not in self.md:
+                    return True
+                if self.is_partitioned(path):
+                    if path not in self.parts:
+                        return True
+                    done = self.part_md.get(path, {})
+                    if any(p.partition_id not in done for p in self.parts[path]):
+                        return True
+        if self.want_offsets:
+            if self.leaders.keys() - self.answers[_LATEST].keys():
+                return True
+            if self.want_earliest and self.leaders.keys() - self.answers[_EARLIEST].keys():
+                return True
+        return False
+
+    def refresh_once(self, path: TablePath, pid: int | None) -> bool:
         """Ask the placement of ``path`` (or of its partition ``pid``) again, alone, in the
         next round; its offsets wait for the reply. Once per placement per gather."""
         if (path, pid) in self.refreshed:
@@ -234,16 +262,6 @@ class _GatherState:
         if pid is not None:
             self.part_alone.add((path, pid))
         return True
-
-
-def _stale_leader(err: BaseException) -> bool:
-    """Errors that fresh metadata (a new leader) may cure."""
-    return bool(getattr(err, "refresh_metadata", False))
-
-
-def _worth_retry(exc: BaseException) -> bool:
-    """A failure of the server rather than of the request (another server may answer)."""
-    return not isinstance(exc, ServerError) or exc.retriable
 
 
 def _no_answer(api: ApiKey, server: str, key: Key) -> FlussError:

@@ -1,7 +1,8 @@
 """Small helpers for reading replies, shared by admin, gather and scan.
 
 One copy of each: optional protobuf fields, a reply's own error code, wrapping a stray
-exception into a typed error, and whether an error calls for a metadata refresh.
+exception into a typed error, whether an error calls for a metadata refresh, and whether
+another server may answer instead.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from google.protobuf.message import Message
 
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.error_codes import from_code
-from fluss_proto.errors import ConnectionFailedError, FlussError
+from fluss_proto.errors import ConnectionFailedError, FlussError, ServerError
 
-__all__ = ["as_fluss_error", "body_error", "needs_refresh", "opt"]
+__all__ = ["as_fluss_error", "body_error", "needs_refresh", "opt", "server_failed"]
 
 
 def opt(msg: Message, name: str) -> Any:
@@ -33,6 +34,11 @@ def body_error(resp: Message, api: ApiKey, server: str) -> FlussError | None:
 def needs_refresh(err: BaseException | None) -> bool:
     """Errors that a metadata refresh (and a new leader) may cure."""
     return bool(getattr(err, "refresh_metadata", False)) or isinstance(err, ConnectionFailedError)
+
+
+def server_failed(exc: BaseException) -> bool:
+    """A failure of the server rather than of the request (another server may answer)."""
+    return not isinstance(exc, ServerError) or exc.retriable
 
 
 def as_fluss_error(exc: BaseException) -> FlussError:

@@ -34,10 +34,14 @@ Shape (after aiokafka's ``client.py``):
 Nothing here logs request or response bodies, and no credential reaches a log line or an
 exception text.
 
-The class is built in layers, one job per module: ``_client_connections`` (connections and
-their handshake) <- ``_client_metadata`` (metadata cache, routing) <- ``_client_retries``
-(attempts, backoff, coordinator failover) <- :class:`FlussClient` here (lifecycle, views,
-``call`` / ``call_many``). All log to the ``fluss_proto.client`` logger.
+The client holds three objects and calls them, one job each: a
+:class:`~fluss_proto._client_pool.ConnectionPool` (connections, their handshake, requests on
+the wire; given the timeouts and credentials), a
+:class:`~fluss_proto._client_router.MetadataRouter` (metadata cache, routing; given the pool)
+and a :class:`~fluss_proto._client_retry.RetryPolicy` (attempts, backoff, coordinator
+failover; given the pool and the router). :class:`FlussClient` keeps the lifecycle, the
+views and the checks before sending (``_client_gate``). All log to the
+``fluss_proto.client`` logger.
 """
 
 from __future__ import annotations
@@ -46,30 +50,22 @@ import asyncio
 import logging
 import random
 from collections import Counter, deque
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from types import MappingProxyType, TracebackType
-from typing import NamedTuple, TypedDict, Unpack
+from collections.abc import Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Final, NamedTuple, TypedDict, Unpack
 
 from google.protobuf.message import Message
 
-from fluss_proto import messages
-from fluss_proto._client_connections import (
-    _API_KEYS,
+from fluss_proto._client_gate import admit
+from fluss_proto._client_pool import (
     CLIENT_SOFTWARE_NAME,
     CLIENT_SOFTWARE_VERSION,
-    COORDINATOR,
-    EVENTS_KEPT,
-    _is_standby_answer,
-    _node_id,
-    _request_mutates,
-    _short,
-    _Slot,
-    _Target,
-    _unsupported,
+    ConnectionPool,
 )
-from fluss_proto._client_retries import _Retries
+from fluss_proto._client_retry import EVENTS_KEPT, Admitted, RetryPolicy
+from fluss_proto._client_router import MetadataRouter
 from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto.api_keys import API_INFO, ApiKey
+from fluss_proto.api_keys import ApiKey
 from fluss_proto.cluster import (
     DEFAULT_PORT,
     FEATURE_APIS,
@@ -88,16 +84,13 @@ from fluss_proto.cluster import (
     parse_bootstrap,
     parse_metadata,
 )
-from fluss_proto.connection import Connection as Connection  # re-exported: tests patch it
-from fluss_proto.connection import WireRequest
+from fluss_proto.connection import Connection as Connection  # re-exported
 from fluss_proto.errors import (
     AuthenticationError,
     ConnectionClosedError,
     CoordinatorUnknownError,
-    FlussError,
-    ReadOnlyViolationError,
     UnknownNodeError,
-    UnreachableError,
+    short_reason,
 )
 from fluss_proto.sasl import SaslPlain
 
@@ -106,6 +99,7 @@ __all__ = [
     "CLIENT_SOFTWARE_VERSION",
     "COORDINATOR",
     "DEFAULT_PORT",
+    "EVENTS_KEPT",
     "FEATURE_APIS",
     "SERVER_TYPE_COORDINATOR",
     "SERVER_TYPE_TABLET",
@@ -130,6 +124,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: ``node`` value for :meth:`FlussClient.call_many` items meant for the coordinator.
+COORDINATOR: Final = "coordinator"
+
 
 class CallItem(NamedTuple):
     """One request of :meth:`FlussClient.call_many` (a tuple: gather builds thousands)."""
@@ -138,9 +135,6 @@ class CallItem(NamedTuple):
     node: int | str | None
     api: ApiKey | int
     request: Message
-
-
-# =========================================================================== the client
 
 
 class ClientOptions(TypedDict, total=False):
@@ -154,7 +148,7 @@ class ClientOptions(TypedDict, total=False):
     retry_backoff: float
 
 
-class FlussClient(_Retries):
+class FlussClient:
     """A read-mostly client for one Fluss cluster. Create it with :meth:`connect`."""
 
     def __init__(
@@ -174,23 +168,12 @@ class FlussClient(_Retries):
         if sasl is not None and not isinstance(sasl, SaslPlain):
             raise TypeError("sasl must be a SaslPlain instance")
         self.bootstrap_servers: tuple[str, ...] = tuple(parse_bootstrap(bootstrap))
-        self._sasl = sasl
         self._allow_writes = bool(allow_writes)
-        self.connect_timeout = connect_timeout
-        self.request_timeout = request_timeout
-        self.retries = retries
-        self.retry_backoff = retry_backoff
-        self._slots: dict[str, _Slot] = {}
-        self._api_versions: dict[str, ServerApiVersions] = {}
-        self._metadata = ClusterMetadata()
-        self._metadata_lock = asyncio.Lock()
-        self._metadata_generation = 0
-        self._closed = False
-        self._rng = random.Random()
-        #: Coordinator redirects, oldest first (bounded).
-        self.events: deque[CoordinatorRedirect] = deque(maxlen=EVENTS_KEPT)
-        #: Every API key this client has put on the wire, with counts (handshakes included).
-        self.sent_api_keys: Counter[ApiKey] = Counter()
+        self._pool = ConnectionPool(
+            connect_timeout=connect_timeout, request_timeout=request_timeout, sasl=sasl
+        )
+        self._router = MetadataRouter(self._pool, self.bootstrap_servers, random.Random())
+        self._retry = RetryPolicy(self._pool, self._router, retries=retries, backoff=retry_backoff)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -208,55 +191,33 @@ class FlussClient(_Retries):
         """
         client = cls(bootstrap, **options)
         try:
-            await client._bootstrap()
+            await client._router.bootstrap()
+            await client._warm_up()
         except BaseException:
             await client.close()
             raise
         return client
 
-    async def _bootstrap(self) -> None:
-        failures: list[str] = []
-        for address in self.bootstrap_servers:
-            target = _Target(address, "bootstrap")
-            try:
-                response = await self._request(target, ApiKey.GET_METADATA, pb.MetadataRequest())
-            except AuthenticationError:
-                raise
-            except FlussError as exc:
-                log.debug("bootstrap server %s did not answer: %s", address, _short(exc))
-                failures.append(f"{address} ({_short(exc)})")
-                continue
-            assert isinstance(response, pb.MetadataResponse)
-            self._apply_metadata(response, address)
-            break
-        else:
-            raise UnreachableError("none of the bootstrap servers answered: " + "; ".join(failures))
-        await self._warm_up()
-
     async def _warm_up(self) -> None:
         """Handshake with the coordinator and one tablet server (best effort)."""
-        seen_types = {info.server_type for info in self._api_versions.values()}
-        targets: list[_Target] = []
-        coordinator = self._metadata.coordinator
-        if SERVER_TYPE_COORDINATOR not in seen_types and coordinator is not None:
-            targets.append(_Target(coordinator.address, "coordinator", coordinator.node_id))
-        if SERVER_TYPE_TABLET not in seen_types and self._metadata.tablet_servers:
-            node = self._rng.choice(sorted(self._metadata.tablet_servers.values(), key=_node_id))
-            targets.append(_Target(node.address, "tablet", node.node_id))
-        results = await asyncio.gather(*(self._ensure(t) for t in targets), return_exceptions=True)
+        seen_types = {info.server_type for info in self._pool.api_versions.values()}
+        targets = self._router.warm_up_targets(seen_types)
+        results = await asyncio.gather(
+            *(self._pool.ensure(t) for t in targets), return_exceptions=True
+        )
         for target, result in zip(targets, results, strict=True):
             if isinstance(result, AuthenticationError):
                 raise result
             if isinstance(result, BaseException):
                 if not isinstance(result, Exception):
                     raise result
-                log.debug("warm-up connection to %s failed: %s", target.address, _short(result))
+                log.debug(
+                    "warm-up connection to %s failed: %s", target.address, short_reason(result)
+                )
 
     async def close(self) -> None:
         """Close every connection; later calls raise ConnectionClosedError. Idempotent."""
-        self._closed = True
-        conns = [slot.conn for slot in self._slots.values() if slot.conn is not None]
-        await asyncio.gather(*(conn.close() for conn in conns), return_exceptions=True)
+        await self._pool.close()
 
     async def __aenter__(self) -> FlussClient:
         return self
@@ -270,8 +231,9 @@ class FlussClient(_Retries):
         await self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else f"{len(self.connected_servers)} connection(s)"
-        auth = f", sasl={self._sasl!r}" if self._sasl is not None else ""
+        state = "closed" if self.closed else f"{len(self.connected_servers)} connection(s)"
+        sasl = self._pool.sasl
+        auth = f", sasl={sasl!r}" if sasl is not None else ""
         writes = ", allow_writes=True" if self._allow_writes else ""
         return f"<FlussClient {','.join(self.bootstrap_servers)} {state}{auth}{writes}>"
 
@@ -279,44 +241,70 @@ class FlussClient(_Retries):
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._pool.closed
 
     @property
     def allow_writes(self) -> bool:
         return self._allow_writes
 
     @property
+    def connect_timeout(self) -> float:
+        return self._pool.connect_timeout
+
+    @property
+    def request_timeout(self) -> float:
+        return self._pool.request_timeout
+
+    @property
+    def retries(self) -> int:
+        return self._retry.retries
+
+    @property
+    def retry_backoff(self) -> float:
+        return self._retry.backoff
+
+    @property
+    def events(self) -> deque[CoordinatorRedirect]:
+        """Coordinator redirects, oldest first (bounded)."""
+        return self._retry.events
+
+    @property
+    def sent_api_keys(self) -> Counter[ApiKey]:
+        """Every API key this client has put on the wire, with counts (handshakes included)."""
+        return self._pool.sent_api_keys
+
+    @property
     def metadata(self) -> ClusterMetadata:
-        return self._metadata
+        return self._router.metadata
 
     @property
     def coordinator(self) -> ServerNode | None:
-        return self._metadata.coordinator
+        return self._router.metadata.coordinator
 
     @property
     def tablet_servers(self) -> Mapping[int, ServerNode]:
-        return self._metadata.tablet_servers
+        return self._router.metadata.tablet_servers
 
     @property
     def api_versions(self) -> Mapping[str, ServerApiVersions]:
         """Address -> the latest ApiVersions reply recorded from that server."""
-        return MappingProxyType(self._api_versions)
+        return self._pool.api_versions
 
     @property
     def connected_servers(self) -> list[str]:
         """Addresses with an open connection."""
-        return [addr for addr, slot in self._slots.items() if slot.ready()]
+        return self._pool.connected_servers()
 
     @property
     def features(self) -> Features:
-        return Features.from_api_versions(self._api_versions.values())
+        return Features.from_api_versions(self._pool.api_versions.values())
 
     def api_versions_of(
         self, node: int | None = None, *, coordinator: bool = False
     ) -> ServerApiVersions | None:
         """The recorded ApiVersions of tablet server ``node`` or of the coordinator."""
-        address = self._known_address(node, coordinator)
-        return self._api_versions.get(address) if address else None
+        address = self._router.known_address(node, coordinator)
+        return self._pool.api_versions.get(address) if address else None
 
     def supports(
         self, api: ApiKey | int, node: int | None = None, *, coordinator: bool = False
@@ -330,17 +318,35 @@ class FlussClient(_Retries):
         if node is not None or coordinator:
             info = self.api_versions_of(node, coordinator=coordinator)
             return info is not None and info.advertises(key)
-        return any(info.advertises(key) for info in self._api_versions.values())
-
-    def _known_address(self, node: int | None, coordinator: bool) -> str | None:
-        if coordinator:
-            return self._metadata.coordinator.address if self._metadata.coordinator else None
-        if node is None:
-            return None
-        server = self._metadata.tablet_servers.get(node)
-        return server.address if server else None
+        return any(info.advertises(key) for info in self._pool.api_versions.values())
 
     # ------------------------------------------------------------------ calls
+
+    async def refresh_metadata(
+        self,
+        tables: Iterable[TablePath | tuple[str, str] | str] | None = None,
+        *,
+        partitions: Iterable[tuple[str, str, str]] | None = None,
+        partition_ids: Iterable[int] | None = None,
+    ) -> ClusterMetadata:
+        """Refresh servers (always) and the given tables / partitions from one server.
+
+        Asks a live tablet server first, then the coordinator, then the bootstrap list.
+        Without ``tables`` only the server list is refreshed; cached tables are kept.
+        ``partitions`` are ``(database, table, partition_name)``; ``partition_ids`` must
+        belong to tables also named in ``tables`` (a Fluss rule). Server errors about the
+        request itself (e.g. TABLE_NOT_EXIST) are raised as they are.
+        """
+        request = pb.MetadataRequest()
+        for value in tables or ():
+            path = TablePath.of(value)
+            request.table_path.add(database_name=path.database, table_name=path.table)
+        for database, table, partition in partitions or ():
+            request.partitions_path.add(
+                database_name=database, table_name=table, partition_name=partition
+            )
+        request.partitions_id.extend(int(p) for p in partition_ids or ())
+        return await self._router.refresh(request)
 
     async def call(
         self,
@@ -362,8 +368,7 @@ class FlussClient(_Retries):
         (nothing sent), ``TypeError``/``ValueError`` for a malformed request, and the
         typed server / connection errors once retries are spent.
         """
-        key = self._admit(api, request, node, coordinator)
-        return await self._call(key, request, node, coordinator, timeout)
+        return await self._retry.call(self._admit(api, request, node, coordinator), timeout)
 
     async def call_many(
         self,
@@ -380,132 +385,19 @@ class FlussClient(_Retries):
         item passes the read-only gate and request checks before anything is sent; a
         violation raises at once.
         """
-        prepared: list[tuple[ApiKey, Message, int | None, bool]] = []
-        for item in items:
-            target, api, request = item
+        admitted: list[Admitted] = []
+        for target, api, request in items:
             to_coordinator = target == COORDINATOR
             node = None if to_coordinator else target
             if node is not None and not isinstance(node, int):
                 raise ValueError(f"node must be an int, None or COORDINATOR, got {node!r}")
-            key = self._admit(api, request, node, to_coordinator)
-            prepared.append((key, request, node, to_coordinator))
-        # One attempt for everything, grouped per server (one write each, no task per
-        # request); a failure that deserves another attempt then takes the one-at-a-time
-        # path with its retries, starting from that failure.
-        first = await self._attempt_many(prepared, timeout)
-        results: list[Message | BaseException] = []
-        again: list[tuple[int, Awaitable[Message]]] = []
-        for index, ((key, request, node, coordinator), (sent_to, outcome)) in enumerate(
-            zip(prepared, first, strict=True)
-        ):
-            results.append(outcome)
-            if isinstance(outcome, FlussError) and self._worth_another_attempt(
-                key, request, sent_to, outcome
-            ):
-                prior = (sent_to, outcome)
-                again.append((index, self._call(key, request, node, coordinator, timeout, prior)))
-        if again:
-            retried = await asyncio.gather(*(c for _, c in again), return_exceptions=True)
-            for (index, _), outcome in zip(again, retried, strict=True):
-                results[index] = outcome
-        return results
-
-    def _worth_another_attempt(
-        self, key: ApiKey, request: Message, target: _Target | None, exc: FlussError
-    ) -> bool:
-        if target is not None and _is_standby_answer(target, exc):
-            return True
-        return exc.retriable and self.retries > 0 and not _request_mutates(key, request)
-
-    async def _attempt_many(
-        self,
-        prepared: Sequence[tuple[ApiKey, Message, int | None, bool]],
-        timeout: float | None,
-    ) -> list[tuple[_Target | None, Message | BaseException]]:
-        """One attempt of every request: routed, grouped per server, sent together."""
-        out: list[tuple[_Target | None, Message | BaseException]] = [
-            (None, ConnectionClosedError("not sent"))  # every slot is set below
-        ] * len(prepared)
-        groups: dict[_Target, list[int]] = {}
-        for index, (key, _, node, coordinator) in enumerate(prepared):
-            try:
-                target = await self._resolve(key, node, coordinator, set())
-            except FlussError as exc:
-                out[index] = (None, exc)
-                continue
-            groups.setdefault(target, []).append(index)
-
-        async def send(target: _Target, indices: list[int]) -> None:
-            try:
-                conn, info = await self._ensure(target)
-            except FlussError as exc:
-                for index in indices:
-                    out[index] = (target, exc)
-                return
-            wire: list[WireRequest] = []
-            sent: list[int] = []
-            for index in indices:
-                key, request = prepared[index][0], prepared[index][1]
-                version = info.negotiate(key)
-                if version is None:
-                    out[index] = (target, _unsupported(key, info, target))
-                    continue
-                # _admit checked the class and the required fields already
-                wire.append(WireRequest(int(key), version, request.SerializeToString(), key.name))
-                sent.append(index)
-                self.sent_api_keys[key] += 1
-            if not wire:
-                return
-            try:
-                raws = await conn.request_many(wire, timeout=timeout)
-            except FlussError as exc:  # closed before anything was written
-                raws = [exc] * len(wire)
-            for index, raw in zip(sent, raws, strict=True):
-                key = prepared[index][0]
-                if isinstance(raw, FlussError):
-                    out[index] = (target, self._explain_auth(raw, target))
-                    continue
-                try:
-                    out[index] = (target, messages.decode_response(key, raw))
-                except FlussError as exc:
-                    out[index] = (target, exc)
-
-        if len(groups) == 1:
-            ((target, indices),) = groups.items()
-            await send(target, indices)
-        elif groups:
-            await asyncio.gather(*(send(t, i) for t, i in groups.items()))
-        return out
+            admitted.append(self._admit(api, request, node, to_coordinator))
+        return await self._retry.call_many(admitted, timeout)
 
     def _admit(
-        self, api: ApiKey | int, request: object, node: int | None, coordinator: bool
-    ) -> ApiKey:
-        """Every check that must pass before anything is sent (no I/O)."""
-        if self._closed:
+        self, api: ApiKey | int, request: Message, node: int | None, coordinator: bool
+    ) -> Admitted:
+        if self._pool.closed:
             raise ConnectionClosedError("the client is closed")
-        key = _API_KEYS.get(api)  # an IntEnum member hashes and compares like its int
-        if key is None:
-            raise ValueError(f"unknown API key {api!r}")
-        spec = API_INFO[key]
-        if spec.private:
-            raise ReadOnlyViolationError(
-                f"{key.name} is a server-to-server API; fluss_proto never sends it"
-            )
-        if _request_mutates(key, request) and not self._allow_writes:
-            what = "LOOKUP with insert_if_not_exists" if not spec.mutating else key.name
-            raise ReadOnlyViolationError(
-                f"{what} changes the cluster and this client is read-only (allow_writes=False)"
-            )
-        if key is ApiKey.AUTHENTICATE:
-            raise ValueError("AUTHENTICATE is part of the connection handshake (pass sasl=...)")
-        if node is not None and coordinator:
-            raise ValueError("pass either node or coordinator=True, not both")
-        expected = messages.request_class(key)
-        if not isinstance(request, expected):
-            raise TypeError(
-                f"{key.name} takes a {expected.DESCRIPTOR.name}, got {type(request).__name__}"
-            )
-        if not request.IsInitialized():
-            missing = ", ".join(request.FindInitializationErrors())
-            raise ValueError(f"{key.name} request lacks required fields: {missing}")
-        return key
+        key = admit(api, request, node, coordinator, allow_writes=self._allow_writes)
+        return Admitted(key, request, node, coordinator)

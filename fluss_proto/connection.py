@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Sequence
 from types import TracebackType
 from typing import NamedTuple, Protocol
 
+from fluss_proto._inflight import ABANDONED_IDS_KEPT as ABANDONED_IDS_KEPT  # re-exported
+from fluss_proto._inflight import InFlight
 from fluss_proto.cluster import format_address
 from fluss_proto.errors import (
     ConnectionClosedError,
@@ -37,7 +38,6 @@ from fluss_proto.errors import (
 )
 from fluss_proto.frame import (
     DEFAULT_MAX_FRAME_BYTES,
-    MAX_REQUEST_ID,
     FrameReader,
     ResponseFrame,
     ResponseKind,
@@ -50,10 +50,6 @@ __all__ = ["Connection", "ErrorFromCode", "WireRequest", "default_error_from_cod
 
 log = logging.getLogger(__name__)
 
-#: How many timed-out or cancelled request ids are remembered so that their late responses
-#: are dropped silently. Beyond this the oldest are forgotten; a response for a forgotten id
-#: is then treated as a protocol violation.
-ABANDONED_IDS_KEPT = 10_000
 
 _CLOSE_WAIT_SECONDS = 1.0
 _STREAM_LIMIT = 1 << 20  # asyncio StreamReader buffer high-water mark
@@ -102,6 +98,10 @@ class Connection:
     """A pipelined request/response connection to one Fluss server.
 
     Create with :meth:`open`; always :meth:`close` it (or use ``async with``).
+
+    Past 350 lines on purpose: one socket's writes, reader and shutdown share its state, and
+    :meth:`request` / :meth:`request_many` each handle timeouts, cancellation and a lost
+    transport; the request-id bookkeeping is held in an :class:`~fluss_proto._inflight.InFlight`.
     """
 
     def __init__(
@@ -127,9 +127,7 @@ class Connection:
         self._reader = reader
         self._writer = writer
         self._loop = asyncio.get_running_loop()
-        self._pending: dict[int, asyncio.Future[ResponseFrame]] = {}
-        self._abandoned: OrderedDict[int, None] = OrderedDict()
-        self._next_id = 0
+        self._inflight = InFlight()
         self._write_lock = asyncio.Lock()
         self._closed = False
         self._close_reason: BaseException | None = None
@@ -185,7 +183,7 @@ class Connection:
     @property
     def in_flight(self) -> int:
         """Requests sent (or being sent) and still waiting for their response."""
-        return len(self._pending)
+        return len(self._inflight)
 
     async def close(self) -> None:
         """Close the connection; every pending request fails with ConnectionClosedError.
@@ -220,7 +218,7 @@ class Connection:
         await self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else f"open, {len(self._pending)} in flight"
+        state = "closed" if self._closed else f"open, {len(self._inflight)} in flight"
         return f"<Connection {self._where()} {state}>"
 
     # ------------------------------------------------------------------ requests
@@ -245,10 +243,10 @@ class Connection:
         """
         api = api_name or f"api_key={api_key}"
         self._raise_if_closed()
-        request_id = self._allocate_id()
+        request_id = self._inflight.allocate()
         data = encode_request(api_key, api_version, request_id, body)
         future: asyncio.Future[ResponseFrame] = self._loop.create_future()
-        self._pending[request_id] = future
+        self._inflight.track(request_id, future)
         limit = self.request_timeout if timeout is None else timeout
         deadline = asyncio.timeout(limit)
         written = False
@@ -277,10 +275,10 @@ class Connection:
             self._forget(request_id, future, written)
             raise
 
-        if frame.kind is ResponseKind.SUCCESS:
-            return frame.body
-        code, message = parse_error_response(frame.body)
-        raise self._server_error(code, message, api)
+        result = self._frame_result(frame, api)
+        if isinstance(result, FlussError):
+            raise result
+        return result
 
     async def request_many(
         self,
@@ -305,10 +303,10 @@ class Connection:
         futures: list[asyncio.Future[ResponseFrame]] = []
         chunks: list[bytes] = []
         for api_key, api_version, body, _ in items:
-            request_id = self._allocate_id()
+            request_id = self._inflight.allocate()
             chunks.append(encode_request(api_key, api_version, request_id, body))
             future: asyncio.Future[ResponseFrame] = self._loop.create_future()
-            self._pending[request_id] = future
+            self._inflight.track(request_id, future)
             ids.append(request_id)
             futures.append(future)
         limit = self.request_timeout if timeout is None else timeout
@@ -419,29 +417,12 @@ class Connection:
                 f"writing to {self._where()} failed part-way: {type(exc).__name__}"
             ) from exc
 
-    def _allocate_id(self) -> int:
-        while True:
-            request_id = self._next_id
-            self._next_id = 0 if request_id >= MAX_REQUEST_ID else request_id + 1
-            if request_id not in self._pending and request_id not in self._abandoned:
-                return request_id
-
     def _forget(
         self, request_id: int, future: asyncio.Future[ResponseFrame], written: bool
     ) -> None:
         """Stop waiting for a request that timed out, was cancelled or failed."""
-        if self._pending.get(request_id) is future:
-            del self._pending[request_id]
-            if written and not self._closed:
-                # The server will probably still answer; drop that answer when it comes.
-                self._abandoned[request_id] = None
-                while len(self._abandoned) > ABANDONED_IDS_KEPT:
-                    self._abandoned.popitem(last=False)
-        if future.done():
-            if not future.cancelled():
-                future.exception()  # mark retrieved: no "exception was never retrieved"
-        else:
-            future.cancel()
+        # Written to an open connection: the server will probably still answer.
+        self._inflight.forget(request_id, future, answer_expected=written and not self._closed)
 
     def _raise_if_closed(self) -> None:
         if self._closed:
@@ -506,16 +487,14 @@ class Connection:
             raise self._server_error(code, message, None)
         request_id = frame.request_id
         assert request_id is not None
-        future = self._pending.pop(request_id, None)
-        if future is None:
-            if request_id in self._abandoned:
-                del self._abandoned[request_id]
-                return
+        try:
+            future = self._inflight.take(request_id)
+        except KeyError:
             raise ProtocolError(
                 f"{self._where()} sent a response for request id {request_id}, "
                 f"which is not in flight"
-            )
-        if not future.done():
+            ) from None
+        if future is not None and not future.done():
             future.set_result(frame)
 
     # ------------------------------------------------------------------ shutdown
@@ -529,11 +508,7 @@ class Connection:
             return
         self._closed = True
         self._close_reason = reason
-        pending, self._pending = self._pending, {}
-        self._abandoned.clear()
-        for future in pending.values():
-            if not future.done():
-                future.set_exception(reason)
+        self._inflight.fail_all(reason)
         if abort:
             self._writer.transport.abort()
         else:

@@ -40,7 +40,15 @@ __all__ = [
     "UnreachableError",
     "UnsupportedByServer",
     "UnsupportedByServerError",
+    "short_reason",
 ]
+
+
+def short_reason(exc: BaseException | str, limit: int = 200) -> str:
+    """The first line of an error (or of a text), at most ``limit`` characters: for log
+    lines and texts that gather many failures."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:limit]
 
 
 class FlussError(Exception):

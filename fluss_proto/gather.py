@@ -38,27 +38,37 @@ GetMetadata chunk rejected because a table vanished is asked again table by tabl
 partition that vanished the same way per table then per partition, and buckets whose
 leader did not answer are asked again once after fresh metadata.
 :attr:`ClusterView.round_trips` counts the rounds.
+
+The gather holds one :class:`~fluss_proto._gather_state.GatherState` (what it has learnt
+and what it may guess) and two planners that add each round's requests and take their
+answers into it: :class:`~fluss_proto._gather_catalog.CatalogPlanner` (servers, databases,
+tables, partitions) and :class:`~fluss_proto._gather_offsets.OffsetsPlanner`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import time
 from collections.abc import Mapping, Sequence
 
-from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto.admin import AdminClient, FlussAdmin
-from fluss_proto.api_keys import ApiKey
-from fluss_proto.catalog import (
-    api_versions_request,
+from fluss_proto._gather_catalog import CatalogPlanner
+from fluss_proto._gather_offsets import OffsetsPlanner
+from fluss_proto._gather_state import (
+    _EARLIEST,
+    _LATEST,
+    _OFFSETS,
+    MAX_ROUNDS,
+    GatherState,
+    Key,
+    _Answer,
+    _Round,
+    _servers,
 )
-from fluss_proto.client import COORDINATOR
+from fluss_proto.admin import AdminClient, FlussAdmin
 from fluss_proto.cluster import (
     BucketMetadata,
     PartitionMetadata,
-    ServerNode,
     TablePath,
 )
 from fluss_proto.errors import FlussError
@@ -67,19 +77,6 @@ from fluss_proto.model import (
     ClusterView,
     GatherError,
     TableView,
-)
-
-__all__ = ["MAX_ROUNDS", "gather_cluster"]
-from fluss_proto._gather_offsets import _GatherOffsets
-from fluss_proto._gather_state import (
-    _EARLIEST,
-    _LATEST,
-    _OFFSETS,
-    MAX_ROUNDS,
-    Key,
-    _Answer,
-    _Round,
-    _servers,
 )
 
 __all__ = ["MAX_ROUNDS", "gather_cluster"]
@@ -105,147 +102,108 @@ async def gather_cluster(
     return run.view(started_at, time.monotonic() - t0)
 
 
-class _Gather(_GatherOffsets):
+class _Gather:
     """One gather: rounds of requests until every answer is in (or MAX_ROUNDS), then the
-    view. Built in layers: _gather_state <- _gather_catalog <- _gather_offsets <- here."""
+    view."""
+
+    def __init__(
+        self,
+        client: AdminClient,
+        admin: FlussAdmin,
+        previous: ClusterView | None,
+        offsets: bool,
+        earliest: bool,
+    ) -> None:
+        self.client = client
+        self.admin = admin
+        self.state = GatherState(previous, offsets, earliest)
+        self.catalog = CatalogPlanner(self.state, client)
+        self.offsets = OffsetsPlanner(self.state, admin)
 
     # ================================================================== rounds
 
     async def run(self) -> None:
-        while self.round < MAX_ROUNDS:
-            if self.round and not self._unfinished():
+        state = self.state
+        while state.round < MAX_ROUNDS:
+            if state.round and not state.unfinished():
                 return  # cheaper than a planning pass that would find nothing to ask
             batch = _Round()
-            self._plan(batch)
+            dbs = state.effective_databases()
+            self.catalog.plan(batch, dbs)
+            if state.want_offsets:
+                self.offsets.plan(batch, dbs)
             if not batch.requests:
                 return
-            self.round += 1
-            # Offsets go in their own batch, sent at the same time: the catalog answers
-            # (quick) are checked while the leaders are still reading their logs.
-            catalog = [i for i, (phase, _) in enumerate(batch.handlers) if phase < _OFFSETS]
-            offsets = [i for i, (phase, _) in enumerate(batch.handlers) if phase == _OFFSETS]
-            later = (
-                asyncio.ensure_future(self.admin.batch([batch.requests[i] for i in offsets]))
-                if offsets
-                else None
-            )
-            try:
-                if catalog:
-                    results = await self.admin.batch([batch.requests[i] for i in catalog])
-                    # checked against the facts of their own round: parents first
-                    done = zip(catalog, results, strict=True)
-                    for i, result in sorted(done, key=lambda x: batch.handlers[x[0]][0]):
-                        batch.handlers[i][1](result)
-                if later is not None:
-                    for i, result in zip(offsets, await later, strict=True):
-                        batch.handlers[i][1](result)
-            finally:
-                if later is not None and not later.done():
-                    later.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await later
+            state.round += 1
+            await self._send(batch)
         self._give_up()
 
-    def _unfinished(self) -> bool:
-        """Whether anything current still lacks an answer (a new database, table or
-        partition, a placement being refreshed, a bucket without its offsets)."""
-        if self.pending:
-            return True
-        for db in self.databases or ():
-            if db not in self.listed:
-                if db not in self.db_errors:
-                    return True
-                continue
-            for path in self.listed[db]:
-                if path in self.table_errors:
-                    continue
-                if path not in self.md:
-                    return True
-                if self._is_partitioned(path):
-                    if path not in self.parts:
-                        return True
-                    done = self.part_md.get(path, {})
-                    if any(p.partition_id not in done for p in self.parts[path]):
-                        return True
-        if self.want_offsets:
-            if self.leaders.keys() - self.answers[_LATEST].keys():
-                return True
-            if self.want_earliest and self.leaders.keys() - self.answers[_EARLIEST].keys():
-                return True
-        return False
-
-    def _plan(self, batch: _Round) -> None:
-        if self.round == 0:
-            self._plan_servers(batch)
-        dbs = self._effective_databases()
-        for db in dbs:
-            if db not in self.listed and db not in self.db_errors:
-                batch.add(
-                    1,
-                    None,
-                    ApiKey.LIST_TABLES,
-                    pb.ListTablesRequest(database_name=db),
-                    functools.partial(self._on_tables, db),
-                )
-        self._plan_table_metadata(batch, dbs)
-        self._plan_partitions(batch, dbs)
-        if self.want_offsets:
-            self._plan_offsets(batch, dbs)
-
-    def _plan_servers(self, batch: _Round) -> None:
-        batch.add(0, None, ApiKey.LIST_DATABASES, pb.ListDatabasesRequest(), self._on_databases)
-        known = self.client.metadata
-        targets: list[tuple[str, ServerNode, int | str]] = []
-        if known.coordinator is not None:
-            targets.append(("coordinator", known.coordinator, COORDINATOR))
-        for node_id in sorted(known.tablet_servers):
-            targets.append(("tablet", known.tablet_servers[node_id], node_id))
-        for role, node, target in targets:
-            batch.add(
-                0,
-                target,
-                ApiKey.API_VERSIONS,
-                api_versions_request(),
-                functools.partial(self.versions.__setitem__, (role, node.address)),
-            )
+    async def _send(self, batch: _Round) -> None:
+        """Send one round and hand each answer to its handler."""
+        # Offsets go in their own batch, sent at the same time: the catalog answers
+        # (quick) are checked while the leaders are still reading their logs.
+        catalog = [i for i, (phase, _) in enumerate(batch.handlers) if phase < _OFFSETS]
+        offsets = [i for i, (phase, _) in enumerate(batch.handlers) if phase == _OFFSETS]
+        later = (
+            asyncio.ensure_future(self.admin.batch([batch.requests[i] for i in offsets]))
+            if offsets
+            else None
+        )
+        try:
+            if catalog:
+                results = await self.admin.batch([batch.requests[i] for i in catalog])
+                # checked against the facts of their own round: parents first
+                done = zip(catalog, results, strict=True)
+                for i, result in sorted(done, key=lambda x: batch.handlers[x[0]][0]):
+                    batch.handlers[i][1](result)
+            if later is not None:
+                for i, result in zip(offsets, await later, strict=True):
+                    batch.handlers[i][1](result)
+        finally:
+            if later is not None and not later.done():
+                later.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await later
 
     def _give_up(self) -> None:
         err = FlussError(f"gather gave up after {MAX_ROUNDS} rounds: the cluster kept changing")
-        self.errors.append(GatherError("cluster", "gather", "GATHER", err))
+        self.state.errors.append(GatherError("cluster", "gather", "GATHER", err))
 
     # ================================================================== the view
 
     def view(self, started_at: float, duration_s: float) -> ClusterView:
+        state = self.state
         tables: list[TableView] = []
-        latest, earliest = self.answers[_LATEST], self.answers[_EARLIEST]
-        for db in self.databases or ():
-            for path in self.listed.get(db, ()):
+        latest, earliest = state.answers[_LATEST], state.answers[_EARLIEST]
+        for db in state.databases or ():
+            for path in state.listed.get(db, ()):
                 tables.append(self._table_view(path, latest, earliest))
-        coordinator, tablets = _servers(self.client, self.servers, self.versions, self.errors)
+        coordinator, tablets = _servers(self.client, state.servers, state.versions, state.errors)
         return ClusterView(
             coordinator=coordinator,
             tablet_servers=tablets,
-            databases=self.databases or (),
+            databases=state.databases or (),
             tables=tuple(tables),
-            errors=tuple(self.errors),
-            round_trips=self.round,
+            errors=tuple(state.errors),
+            round_trips=state.round,
             requests=self.admin.requests,
             started_at=started_at,
             duration_s=duration_s,
-            latest_read=self.want_offsets,
-            earliest_read=self.want_earliest,
+            latest_read=state.want_offsets,
+            earliest_read=state.want_earliest,
         )
 
     def _table_view(
         self, path: TablePath, latest: Mapping[Key, _Answer], earliest: Mapping[Key, _Answer]
     ) -> TableView:
-        md = self.md.get(path)
+        state = self.state
+        md = state.md.get(path)
         if md is None:
-            return TableView(path, None, None, error=self.table_errors.get(path))
+            return TableView(path, None, None, error=state.table_errors.get(path))
         groups: list[tuple[int | None, str | None, Sequence[BucketMetadata]]] = []
-        if self.infos.get(path) is not None and self._is_partitioned(path):
-            for part_id, got in sorted(self.part_md.get(path, {}).items()):
-                if isinstance(got, PartitionMetadata) and self._partition_current(path, part_id):
+        if state.infos.get(path) is not None and state.is_partitioned(path):
+            for part_id, got in sorted(state.part_md.get(path, {}).items()):
+                if isinstance(got, PartitionMetadata) and state.partition_current(path, part_id):
                     groups.append((part_id, got.partition_name, got.buckets))
         else:
             groups.append((None, None, md.buckets))
@@ -276,10 +234,10 @@ class _Gather(_GatherOffsets):
         return TableView(
             path=path,
             table_id=md.table_id,
-            info=self.infos.get(path),
-            partitions=self.parts.get(path, ()),
+            info=state.infos.get(path),
+            partitions=state.parts.get(path, ()),
             buckets=tuple(buckets),
-            error=self.table_errors.get(path),
+            error=state.table_errors.get(path),
         )
 
     def _bucket_errors(
@@ -290,7 +248,8 @@ class _Gather(_GatherOffsets):
         last: _Answer | None,
         first: _Answer | None,
     ) -> None:
+        errors = self.state.errors
         subject = f"{path}" + (f"[p={pid}]" if pid is not None else "") + f"#{bucket_id}"
         for answer, api in ((last, "LATEST"), (first, "EARLIEST")):
             if answer and answer[2] is not None:
-                self.errors.append(GatherError("bucket", subject, api, answer[2]))
+                errors.append(GatherError("bucket", subject, api, answer[2]))

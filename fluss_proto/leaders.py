@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, Protocol
 from google.protobuf.message import Message
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto._replies import as_fluss_error, needs_refresh, opt
+from fluss_proto._replies import as_fluss_error, body_error, needs_refresh, opt
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.catalog import metadata_request
 from fluss_proto.client import CallItem
@@ -31,7 +31,6 @@ from fluss_proto.cluster import (
 from fluss_proto.error_codes import (
     LeaderNotAvailableError,
     UnknownTableOrBucketError,
-    from_code,
 )
 from fluss_proto.errors import FlussError, NoBucketAnswerError
 from fluss_proto.model import AtTimestamp, BucketOffset, OffsetSpec
@@ -155,13 +154,9 @@ class ListOffsetsKind(LeaderKind):
         out: dict[tuple[int, int | None, int], tuple[Any, FlussError | None]] = {}
         for b in resp.buckets_resp:
             key = (first.table_id, first.partition_id, b.bucket_id)
-            if b.HasField("error_code") and b.error_code != 0:
-                out[key] = (
-                    None,
-                    from_code(
-                        b.error_code, opt(b, "error_message"), api=self.api.name, server=server
-                    ),
-                )
+            failure = body_error(b, self.api, server)
+            if failure is not None:
+                out[key] = (None, failure)
             elif b.HasField("offset"):
                 out[key] = (b.offset, None)
         return out
@@ -189,13 +184,9 @@ class TableStatsKind(LeaderKind):
         out: dict[tuple[int, int | None, int], tuple[Any, FlussError | None]] = {}
         for b in resp.buckets_resp:
             key = (table_id, opt(b, "partition_id"), b.bucket_id)
-            if b.HasField("error_code") and b.error_code != 0:
-                out[key] = (
-                    None,
-                    from_code(
-                        b.error_code, opt(b, "error_message"), api=self.api.name, server=server
-                    ),
-                )
+            failure = body_error(b, self.api, server)
+            if failure is not None:
+                out[key] = (None, failure)
             else:
                 out[key] = (opt(b, "row_count"), None)
         return out

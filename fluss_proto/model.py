@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from fluss_proto.api_keys import API_INFO, ApiKey, api_key_or_none
-from fluss_proto.cluster import TablePath
+from fluss_proto.cluster import TablePath, format_address
 from fluss_proto.errors import FlussError
 
 if TYPE_CHECKING:  # annotations only: a cluster view needs no JSON or type parsing
@@ -123,7 +123,7 @@ class ServerInfo:
 
     @property
     def address(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        return format_address(self.host, self.port)
 
     @property
     def apis(self) -> Mapping[int, tuple[int, int]]:

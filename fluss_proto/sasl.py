@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
-from fluss_proto.errors import AuthenticationError, DecodeError, ServerError
+from fluss_proto.errors import AuthenticationError, DecodeError, ServerError, short_reason
 from fluss_proto.messages import decode_response, encode_request
 
 if TYPE_CHECKING:
@@ -99,9 +99,7 @@ class SaslPlain:
 
 
 def _reason(exc: ServerError) -> str:
-    text = (exc.message or exc.name).strip()
-    first = text.splitlines()[0] if text else exc.name
-    return first[:_REASON_LIMIT]
+    return short_reason((exc.message or exc.name).strip() or exc.name, _REASON_LIMIT)
 
 
 async def authenticate(

@@ -12,10 +12,11 @@ Two output modes:
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Final, Literal
 
 from fluss_proto.records.errors import RowDecodeError
 
@@ -24,6 +25,18 @@ Buffer = bytes | bytearray | memoryview
 
 #: Exceptions that, raised while decoding untrusted bytes, mean "malformed input".
 MALFORMED = (IndexError, struct.error, ValueError, ArithmeticError, KeyError)
+#: Bytes of the types narrower than 8, the same in Java's BinaryArray and IndexedRow.
+NARROW_SIZES: Final[Mapping[str, int]] = MappingProxyType(
+    {
+        "BOOLEAN": 1,
+        "TINYINT": 1,
+        "SMALLINT": 2,
+        "INTEGER": 4,
+        "FLOAT": 4,
+        "DATE": 4,
+        "TIME_WITHOUT_TIME_ZONE": 4,
+    }
+)
 
 _EPOCH = datetime(1970, 1, 1)
 _EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
@@ -49,29 +62,41 @@ def truncated(what: str, pos: int) -> RowDecodeError:
 # ------------------------------------------------------------------ varints (CompactedRow)
 
 
-def read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    """Java ``CompactedRowReader.readInt``: base-128, up to 5 bytes, 32-bit two's complement.
-
-    As in Java, the fifth byte is taken whole (only its low 4 bits matter) and its high bit is
-    not looked at.
-    """
+def _read_varint(
+    buf: bytes, pos: int, end: int, last_shift: int, overlong_fails: bool
+) -> tuple[int, int]:
+    """Base-128 bits (unsigned, not yet masked) and the position after them. The byte at
+    ``last_shift`` ends the read even with its continuation bit set, unless
+    ``overlong_fails`` (then that is malformed)."""
     if pos >= end:
         raise truncated("varint", pos)
-    b = buf[pos]
-    if b < 0x80:
-        return b, pos + 1
-    result = b & 0x7F
-    shift = 7
-    p = pos + 1
+    result = 0
+    shift = 0
+    p = pos
     while True:
         if p >= end:
             raise truncated("varint", pos)
         b = buf[p]
         p += 1
         result |= (b & 0x7F) << shift
-        if b < 0x80 or shift == 28:
-            break
+        if b < 0x80:
+            return result, p
+        if shift == last_shift:
+            if overlong_fails:
+                raise RowDecodeError("varint64 longer than 10 bytes", position=pos)
+            return result, p
         shift += 7
+
+
+def read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """Java ``CompactedRowReader.readInt``: base-128, up to 5 bytes, 32-bit two's complement.
+
+    As in Java, the fifth byte is taken whole (only its low 4 bits matter) and its high bit is
+    not looked at.
+    """
+    if pos < end and buf[pos] < 0x80:  # one byte: most values, no call
+        return buf[pos], pos + 1
+    result, p = _read_varint(buf, pos, end, 28, False)
     result &= 0xFFFFFFFF
     return (result - 0x100000000 if result & 0x80000000 else result), p
 
@@ -81,25 +106,9 @@ def read_varint64(buf: bytes, pos: int, end: int) -> tuple[int, int]:
 
     A tenth byte that still has its continuation bit set is malformed (Java throws).
     """
-    if pos >= end:
-        raise truncated("varint", pos)
-    b = buf[pos]
-    if b < 0x80:
-        return b, pos + 1
-    result = b & 0x7F
-    shift = 7
-    p = pos + 1
-    while True:
-        if p >= end:
-            raise truncated("varint", pos)
-        b = buf[p]
-        p += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        if shift == 63:
-            raise RowDecodeError("varint64 longer than 10 bytes", position=pos)
-        shift += 7
+    if pos < end and buf[pos] < 0x80:  # one byte: most values, no call
+        return buf[pos], pos + 1
+    result, p = _read_varint(buf, pos, end, 63, True)
     result &= 0xFFFFFFFFFFFFFFFF
     return (result - (1 << 64) if result & (1 << 63) else result), p
 

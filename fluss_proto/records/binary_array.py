@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fluss_proto.records._values import (
+    NARROW_SIZES,
     Mode,
     check_nanos,
     date_converter,
@@ -76,14 +77,7 @@ _PRIMITIVE = {
 
 def fixed_part_size(dt: DataType) -> int:
     """Java ``BinaryArray.calculateFixLengthPartSize``."""
-    root = dt.root
-    if root in ("BOOLEAN", "TINYINT"):
-        return 1
-    if root == "SMALLINT":
-        return 2
-    if root in ("INTEGER", "FLOAT", "DATE", "TIME_WITHOUT_TIME_ZONE"):
-        return 4
-    return 8
+    return NARROW_SIZES.get(dt.root, 8)
 
 
 def _header(buf: bytes, start: int, end: int, slot: int) -> tuple[int, int, int]:

@@ -152,40 +152,9 @@ def compile_compacted_field(dt: DataType, mode: Mode) -> FieldReader:
         return read_bytes
 
     if root == "DECIMAL":
-        precision, scale = dt.precision or 10, dt.scale or 0
-        if is_compact_decimal(precision):
-
-            def read_compact_decimal(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
-                u, pos = read_varint64(buf, pos, end)
-                return decimal_from_unscaled(u, scale), pos
-
-            return read_compact_decimal
-
-        payload = compile_compacted_payload(dt, mode)
-
-        def read_decimal(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
-            a, b = _length_prefixed(buf, pos, end, "DECIMAL")
-            return payload(buf, a, b), b
-
-        return read_decimal
-
+        return _compile_decimal(dt, mode)
     if root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
-        precision = dt.precision if dt.precision is not None else 6
-        conv = timestamp_converter(root, precision, mode)
-        if is_compact_timestamp(precision):
-
-            def read_compact_ts(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
-                ms, pos = read_varint64(buf, pos, end)
-                return conv(ms, 0), pos
-
-            return read_compact_ts
-
-        def read_ts(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
-            ms, pos = read_varint64(buf, pos, end)
-            nanos, pos = read_varint32(buf, pos, end)
-            return conv(ms, check_nanos(nanos)), pos
-
-        return read_ts
+        return _compile_timestamp(root, dt, mode)
 
     if root in ("ARRAY", "MAP", "ROW"):
         nested = compile_compacted_payload(dt, mode)
@@ -197,6 +166,46 @@ def compile_compacted_field(dt: DataType, mode: Mode) -> FieldReader:
         return read_nested
 
     raise TypeError(f"unsupported type for CompactedRow: {dt}")  # pragma: no cover
+
+
+def _compile_decimal(dt: DataType, mode: Mode) -> FieldReader:
+    """A DECIMAL field: a varint unscaled value when compact, else length-prefixed bytes."""
+    precision, scale = dt.precision or 10, dt.scale or 0
+    if is_compact_decimal(precision):
+
+        def read_compact_decimal(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
+            u, pos = read_varint64(buf, pos, end)
+            return decimal_from_unscaled(u, scale), pos
+
+        return read_compact_decimal
+
+    payload = compile_compacted_payload(dt, mode)
+
+    def read_decimal(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
+        a, b = _length_prefixed(buf, pos, end, "DECIMAL")
+        return payload(buf, a, b), b
+
+    return read_decimal
+
+
+def _compile_timestamp(root: str, dt: DataType, mode: Mode) -> FieldReader:
+    """A TIMESTAMP field: varint millis, then varint nanos when not compact."""
+    precision = dt.precision if dt.precision is not None else 6
+    conv = timestamp_converter(root, precision, mode)
+    if is_compact_timestamp(precision):
+
+        def read_compact_ts(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
+            ms, pos = read_varint64(buf, pos, end)
+            return conv(ms, 0), pos
+
+        return read_compact_ts
+
+    def read_ts(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
+        ms, pos = read_varint64(buf, pos, end)
+        nanos, pos = read_varint32(buf, pos, end)
+        return conv(ms, check_nanos(nanos)), pos
+
+    return read_ts
 
 
 def compile_compacted_payload(dt: DataType, mode: Mode) -> PayloadReader:

@@ -36,6 +36,7 @@ from typing import Any
 
 from fluss_proto.records._base import RowDecoder, ValuesReader
 from fluss_proto.records._values import (
+    NARROW_SIZES,
     Mode,
     check_nanos,
     date_converter,
@@ -77,12 +78,9 @@ def is_fixed_length(dt: DataType) -> bool:
 def fixed_length(dt: DataType) -> int:
     """Java ``IndexedRow.getLength`` for fixed-length types."""
     root = dt.root
-    if root in ("BOOLEAN", "TINYINT"):
-        return 1
-    if root == "SMALLINT":
-        return 2
-    if root in ("INTEGER", "FLOAT", "DATE", "TIME_WITHOUT_TIME_ZONE"):
-        return 4
+    narrow = NARROW_SIZES.get(root)
+    if narrow is not None:
+        return narrow
     if root in ("BIGINT", "DOUBLE", "DECIMAL"):
         return 8
     if root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):

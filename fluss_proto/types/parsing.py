@@ -115,6 +115,17 @@ class _Ctx:
             self.fail(path, f"expected true or false, got {_describe(value)}")
         return value
 
+    def column_names(
+        self, obj: Mapping[str, Any], key: str, path: str, known: set[str]
+    ) -> tuple[str, ...]:
+        """The names under ``key``, each one of the ``known`` columns."""
+        kpath = _join(path, key)
+        out = self.names(obj.get(key), kpath)
+        for i, n in enumerate(out):
+            if n not in known:
+                self.fail(f"{kpath}[{i}]", f"unknown column {n!r}")
+        return out
+
     def names(self, value: Any, path: str) -> tuple[str, ...]:
         if value is None:
             return ()
@@ -303,16 +314,8 @@ def _parse_schema(ctx: _Ctx, value: Any, path: str) -> Schema:
             ctx.fail(f"{cpath}[{i}].name", f"duplicate column name {n!r}")
     known = set(names)
 
-    def keys(key: str) -> tuple[str, ...]:
-        kpath = _join(path, key)
-        out = ctx.names(obj.get(key), kpath)
-        for i, n in enumerate(out):
-            if n not in known:
-                ctx.fail(f"{kpath}[{i}]", f"unknown column {n!r}")
-        return out
-
-    primary_key = keys("primary_key")
-    auto_inc = keys("auto_increment_column")
+    primary_key = ctx.column_names(obj, "primary_key", path, known)
+    auto_inc = ctx.column_names(obj, "auto_increment_column", path, known)
     highest = None
     if obj.get("highest_field_id") is not None:
         highest = ctx.integer(obj["highest_field_id"], _join(path, "highest_field_id"), -1)
@@ -331,15 +334,8 @@ def _parse_table(ctx: _Ctx, value: Any) -> TableDescriptor:
     comment = ctx.opt_string(obj, "comment", "")
     known = set(schema.column_names)
 
-    def keys(key: str) -> tuple[str, ...]:
-        out = ctx.names(obj.get(key), key)
-        for i, n in enumerate(out):
-            if n not in known:
-                ctx.fail(f"{key}[{i}]", f"unknown column {n!r}")
-        return out
-
-    partition_keys = keys("partition_key")
-    bucket_keys = keys("bucket_key")
+    partition_keys = ctx.column_names(obj, "partition_key", "", known)
+    bucket_keys = ctx.column_names(obj, "bucket_key", "", known)
     has_distribution = "bucket_key" in obj or "bucket_count" in obj
     bucket_count = None
     if obj.get("bucket_count") is not None:

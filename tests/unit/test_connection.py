@@ -60,7 +60,7 @@ async def test_request_ids_count_up_from_zero_and_wrap():
     async with PeerServer(handler) as server, await server.connect() as conn:
         for _ in range(3):
             await conn.request(1000, 0, b"")
-        conn._next_id = MAX_REQUEST_ID - 1
+        conn._inflight.next_id = MAX_REQUEST_ID - 1
         for _ in range(3):
             await conn.request(1000, 0, b"")
     assert seen == [0, 1, 2, MAX_REQUEST_ID - 1, MAX_REQUEST_ID, 0]
@@ -69,11 +69,11 @@ async def test_request_ids_count_up_from_zero_and_wrap():
 async def test_id_allocation_skips_ids_in_use():
     async with PeerServer(hang) as server, await server.connect() as conn:
         loop = asyncio.get_running_loop()
-        conn._pending[0] = loop.create_future()
-        conn._abandoned[1] = None
-        conn._next_id = MAX_REQUEST_ID
-        assert [conn._allocate_id() for _ in range(3)] == [MAX_REQUEST_ID, 2, 3]
-        conn._pending.pop(0).cancel()
+        conn._inflight.pending[0] = loop.create_future()
+        conn._inflight.abandoned[1] = None
+        conn._inflight.next_id = MAX_REQUEST_ID
+        assert [conn._inflight.allocate() for _ in range(3)] == [MAX_REQUEST_ID, 2, 3]
+        conn._inflight.pending.pop(0).cancel()
 
 
 async def test_pipelined_requests_answered_in_reverse_order():
@@ -338,7 +338,7 @@ async def test_late_response_after_timeout_is_discarded():
             await conn.request(1015, 0, b"", timeout=0.1)
         assert await conn.request(1012, 0, b"") == b"fresh"
         assert not conn.closed
-        assert conn._abandoned == {}
+        assert conn._inflight.abandoned == {}
         assert await conn.request(1000, 0, b"") == struct.pack(">hhi", 1000, 0, 2)
 
 
@@ -425,7 +425,7 @@ async def test_cancel_before_write_sends_nothing():
             assert conn.in_flight == 0
         await conn.request(1012, 0, b"")
         assert not conn.closed
-        assert conn._abandoned == {}
+        assert conn._inflight.abandoned == {}
     assert seen == [1]
 
 
@@ -435,7 +435,7 @@ async def test_timeout_while_waiting_to_write():
             with pytest.raises(RequestTimeoutError):
                 await conn.request(1012, 0, b"", timeout=0.05)
         assert conn.in_flight == 0
-        assert conn._abandoned == {}
+        assert conn._inflight.abandoned == {}
         assert not conn.closed
 
 

@@ -1,8 +1,8 @@
-"""FlussClient's connections: one per server address, each opened with an ApiVersions
-handshake (and SASL/PLAIN when configured) before it carries requests.
+"""FlussClient's connection pool: one connection per server address, each opened with an
+ApiVersions handshake (and SASL/PLAIN when configured) before it carries requests, and the
+request's version negotiated against what that server advertised.
 
-Part of :class:`~fluss_proto.client.FlussClient` (its lowest layer); see
-:mod:`fluss_proto.client` for the whole.
+Part of :class:`~fluss_proto.client.FlussClient`; see :mod:`fluss_proto.client`.
 """
 
 from __future__ import annotations
@@ -11,73 +11,33 @@ import asyncio
 import logging
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Final, Literal, NamedTuple
+from typing import Final
 
 from google.protobuf.message import Message
 
 from fluss_proto import __version__, messages
+from fluss_proto._client_target import Target
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import API_INFO, ApiKey
-from fluss_proto.cluster import (
-    SERVER_TYPE_COORDINATOR,
-    SERVER_TYPE_TABLET,
-    ServerApiVersions,
-    ServerNode,
-    split_address,
-)
-from fluss_proto.connection import Connection
+from fluss_proto.cluster import ServerApiVersions, split_address
+from fluss_proto.connection import Connection, WireRequest
 from fluss_proto.errors import (
     AuthenticationError,
     ConnectionClosedError,
     FlussError,
     ServerError,
     UnsupportedByServerError,
+    short_reason,
 )
 from fluss_proto.sasl import SaslPlain, authenticate
 
 log = logging.getLogger("fluss_proto.client")
 
-
 #: Sent in every ApiVersionsRequest (the server ignores both values, but they are required).
 CLIENT_SOFTWARE_NAME: Final = "fluss_proto"
 CLIENT_SOFTWARE_VERSION: Final = __version__
-#: ``node`` value for :meth:`FlussClient.call_many` items meant for the coordinator.
-COORDINATOR: Final = "coordinator"
-#: How many :class:`CoordinatorRedirect` events :attr:`FlussClient.events` keeps.
-EVENTS_KEPT: Final = 256
-
-_NOT_COORDINATOR_LEADER = 65
-_MAX_BACKOFF = 2.0
-_METADATA_TABLET_CANDIDATES = 3  # tablet servers asked per refresh before other fallbacks
-_REASON_LIMIT = 200
-
-Role = Literal["coordinator", "tablet", "bootstrap"]
-
-
-def _short(exc: BaseException | str) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text[:_REASON_LIMIT]
-
-
-_API_KEYS: dict[int, ApiKey] = {int(k): k for k in ApiKey}
-
-
-def _request_mutates(api: ApiKey, request: object) -> bool:
-    if API_INFO[api].mutating:
-        return True
-    # A lookup may ask the server to insert missing keys: that is a write.
-    return api is ApiKey.LOOKUP and bool(getattr(request, "insert_if_not_exists", False))
-
-
-class _Target(NamedTuple):
-    address: str
-    role: Role
-    node_id: int | None = None
-
-    @property
-    def expected_type(self) -> int | None:
-        return {"coordinator": SERVER_TYPE_COORDINATOR, "tablet": SERVER_TYPE_TABLET}.get(self.role)
 
 
 class _Slot:
@@ -94,16 +54,7 @@ class _Slot:
         return self.conn is not None and not self.conn.closed and self.info is not None
 
 
-def _is_standby_answer(target: _Target, exc: FlussError) -> bool:
-    """A standby coordinator's NOT_COORDINATOR_LEADER: follow to the active one."""
-    return (
-        isinstance(exc, ServerError)
-        and exc.code == _NOT_COORDINATOR_LEADER
-        and target.role == "coordinator"
-    )
-
-
-def _unsupported(key: ApiKey, info: ServerApiVersions, target: _Target) -> UnsupportedByServerError:
+def _unsupported(key: ApiKey, info: ServerApiVersions, target: Target) -> UnsupportedByServerError:
     advertised = info.versions.get(int(key))
     detail = (
         f"the {info.role} does not offer it"
@@ -114,28 +65,54 @@ def _unsupported(key: ApiKey, info: ServerApiVersions, target: _Target) -> Unsup
     return UnsupportedByServerError(key.name, target.address, detail)
 
 
-def _node_id(node: ServerNode) -> int:
-    return node.node_id
+class ConnectionPool:
+    """Connections per server address, their handshake, and requests on the wire.
 
+    Knows nothing of the cluster's shape: callers say which server (:class:`Target`).
+    """
 
-class _Connections:
-    """Connections per server address, the handshake, one request on the wire."""
+    def __init__(
+        self, *, connect_timeout: float, request_timeout: float, sasl: SaslPlain | None
+    ) -> None:
+        self.connect_timeout = connect_timeout
+        self.request_timeout = request_timeout
+        self.sasl = sasl
+        #: Every API key put on the wire, with counts (handshakes included).
+        self.sent_api_keys: Counter[ApiKey] = Counter()
+        self._slots: dict[str, _Slot] = {}
+        self._api_versions: dict[str, ServerApiVersions] = {}
+        self._closed = False
 
-    # Set by FlussClient.__init__.
-    bootstrap_servers: tuple[str, ...]
-    connect_timeout: float
-    request_timeout: float
-    sent_api_keys: Counter[ApiKey]
-    _sasl: SaslPlain | None
-    _slots: dict[str, _Slot]
-    _api_versions: dict[str, ServerApiVersions]
-    _closed: bool
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
-    async def _request(
-        self, target: _Target, key: ApiKey, request: Message, *, timeout: float | None = None
+    @property
+    def api_versions(self) -> Mapping[str, ServerApiVersions]:
+        """Address -> the latest ApiVersions reply recorded from that server."""
+        return MappingProxyType(self._api_versions)
+
+    def connected_servers(self) -> list[str]:
+        """Addresses with an open connection."""
+        return [addr for addr, slot in self._slots.items() if slot.ready()]
+
+    def is_ready(self, address: str) -> bool:
+        slot = self._slots.get(address)
+        return slot is not None and slot.ready()
+
+    async def close(self) -> None:
+        """Close every connection; later requests raise ConnectionClosedError. Idempotent."""
+        self._closed = True
+        conns = [slot.conn for slot in self._slots.values() if slot.conn is not None]
+        await asyncio.gather(*(conn.close() for conn in conns), return_exceptions=True)
+
+    # ------------------------------------------------------------------ requests
+
+    async def request(
+        self, target: Target, key: ApiKey, request: Message, *, timeout: float | None = None
     ) -> Message:
         """One attempt: connect if needed, check the API is offered, send, decode."""
-        conn, info = await self._ensure(target)
+        conn, info = await self.ensure(target)
         version = info.negotiate(key)
         if version is None:
             raise _unsupported(key, info, target)
@@ -147,22 +124,66 @@ class _Connections:
             raise self._explain_auth(exc, target) from exc
         return messages.decode_response(key, raw)
 
-    def _explain_auth(self, exc: FlussError, target: _Target) -> FlussError:
+    async def request_group(
+        self,
+        target: Target,
+        items: Sequence[tuple[ApiKey, Message]],
+        *,
+        timeout: float | None = None,
+    ) -> list[Message | FlussError]:
+        """One attempt of each request to one server, pipelined in one write; a result
+        (the response or its error) per item, in order. Requests must be checked already
+        (class and required fields)."""
+        try:
+            conn, info = await self.ensure(target)
+        except FlussError as exc:
+            return [exc] * len(items)
+        out: list[Message | FlussError] = []
+        wire: list[WireRequest] = []
+        sent: list[int] = []
+        for index, (key, request) in enumerate(items):
+            version = info.negotiate(key)
+            if version is None:
+                out.append(_unsupported(key, info, target))
+                continue
+            out.append(ConnectionClosedError("not sent"))  # replaced below
+            wire.append(WireRequest(int(key), version, request.SerializeToString(), key.name))
+            sent.append(index)
+            self.sent_api_keys[key] += 1
+        if not wire:
+            return out
+        try:
+            raws = await conn.request_many(wire, timeout=timeout)
+        except FlussError as exc:  # closed before anything was written
+            raws = [exc] * len(wire)
+        for index, raw in zip(sent, raws, strict=True):
+            if isinstance(raw, FlussError):
+                out[index] = self._explain_auth(raw, target)
+                continue
+            try:
+                out[index] = messages.decode_response(items[index][0], raw)
+            except FlussError as exc:
+                out[index] = exc
+        return out
+
+    def _explain_auth(self, exc: FlussError, target: Target) -> FlussError:
         """A server asking for SASL from a client without credentials gets named as such."""
         if (
-            self._sasl is None
+            self.sasl is None
             and isinstance(exc, AuthenticationError)
             and isinstance(exc, ServerError)
         ):
             explained = AuthenticationError(
                 f"{target.address} requires SASL authentication and this client has no "
-                f"credentials (server said: {_short(exc.message or exc.name)})"
+                f"credentials (server said: {short_reason(exc.message or exc.name)})"
             )
             explained.__cause__ = exc
             return explained
         return exc
 
-    async def _ensure(self, target: _Target) -> tuple[Connection, ServerApiVersions]:
+    # ------------------------------------------------------------------ connections
+
+    async def ensure(self, target: Target) -> tuple[Connection, ServerApiVersions]:
         """The ready connection to ``target``, opening and handshaking it if needed."""
         if self._closed:
             raise ConnectionClosedError("the client is closed")
@@ -196,7 +217,7 @@ class _Connections:
             slot.conn, slot.info = conn, info
             return conn, info
 
-    async def _handshake(self, conn: Connection, target: _Target) -> ServerApiVersions:
+    async def _handshake(self, conn: Connection, target: Target) -> ServerApiVersions:
         request = pb.ApiVersionsRequest(
             client_software_name=CLIENT_SOFTWARE_NAME,
             client_software_version=CLIENT_SOFTWARE_VERSION,
@@ -227,12 +248,12 @@ class _Connections:
                 f"{target.address} is a {info.role}, but metadata says it is a {target.role} "
                 "(stale metadata?)"
             )
-        if self._sasl is not None:
+        if self.sasl is not None:
             version = info.negotiate(ApiKey.AUTHENTICATE)
             if version is None:
                 raise UnsupportedByServerError(
                     ApiKey.AUTHENTICATE.name, target.address, "cannot authenticate with SASL"
                 )
             self.sent_api_keys[ApiKey.AUTHENTICATE] += 1
-            await authenticate(conn, self._sasl, timeout=self.connect_timeout, version=version)
+            await authenticate(conn, self.sasl, timeout=self.connect_timeout, version=version)
         return info
