@@ -48,6 +48,11 @@ class TableFigures:
     error: str | None = None
 
 
+def _id(table: TableView) -> int:
+    # Table ids start at 0: ``table_id or -1`` would give the first table no rate.
+    return -1 if table.table_id is None else table.table_id
+
+
 def _latest_by_table(snapshot: ClusterSnapshot | None) -> dict[int, dict[BucketKey, int]]:
     out: dict[int, dict[BucketKey, int]] = {}
     if snapshot is None or snapshot.view is None:
@@ -75,7 +80,7 @@ def bucket_rates(
 ) -> dict[BucketKey, float | None]:
     """(partition, bucket) -> rows/s for one table's buckets (None: unknown)."""
     dt = _dt(current, previous)
-    before = _latest_by_table(previous).get(table.table_id or -1, {}) if dt else {}
+    before = _latest_by_table(previous).get(_id(table), {}) if dt else {}
     out: dict[BucketKey, float | None] = {}
     for b in table.buckets:
         key = (b.partition_id, b.bucket_id)
@@ -137,7 +142,7 @@ def table_figures(
                 primary_key=None if info is None else info.is_pk_table,
                 buckets=len(t.buckets),
                 partitions=partitions,
-                rows_per_s=_table_rate(t, before.get(t.table_id or -1), dt),
+                rows_per_s=_table_rate(t, before.get(_id(t)), dt),
                 offset_span=_span(t.buckets),
                 under_replicated=counts.under_replicated,
                 offline=counts.offline,
