@@ -27,6 +27,7 @@ from typing import Any, Final
 from fluss_proto.model import HealthStatus
 from konsole.errors import ExitCode
 from konsole.model.health import Health, HealthRules
+from konsole.model.placement import Placement, Replication, replication
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name, table_names
 
 __all__ = [
@@ -245,15 +246,19 @@ def measure(
     thresholds: Thresholds | None = None,
     rules: HealthRules | None = None,
     stalled_tables: int | None = None,
+    facts: Replication | None = None,
 ) -> dict[str, Measure]:
-    """Every measure of :data:`MEASURES` from ``snapshot`` (None values where unknown)."""
+    """Every measure of :data:`MEASURES` from ``snapshot`` (None values where unknown).
+
+    ``facts``: ``replication(snapshot)`` when the caller has it already.
+    """
     thresholds = thresholds or Thresholds()
     rules = rules or HealthRules()
     values: dict[str, tuple[float | None, str | None]] = {
         m.label: (None, "no snapshot") for m in MEASURES
     }
     if snapshot is not None:
-        values.update(_values(snapshot))
+        values.update(_values(snapshot, facts))
     values["stalled_tables"] = (
         (float(stalled_tables), None)
         if stalled_tables is not None
@@ -282,7 +287,9 @@ def measure(
     return out
 
 
-def _values(s: ClusterSnapshot) -> dict[str, tuple[float | None, str | None]]:
+def _values(
+    s: ClusterSnapshot, facts: Replication | None = None
+) -> dict[str, tuple[float | None, str | None]]:
     out: dict[str, tuple[float | None, str | None]] = {}
     out["poll_latency"] = (s.latency_s, None)
     probes = s.coordinators
@@ -312,21 +319,16 @@ def _values(s: ClusterSnapshot) -> dict[str, tuple[float | None, str | None]]:
         out["kv_rejections"] = (0.0, None)
     else:
         out["kv_rejections"] = (None, _no_metric(tablets))
-    view = s.view
-    if view is None:
+    rep = facts if facts is not None else replication(s)
+    if rep is None:
         why = f"the poll failed: {s.error}"
         for label in ("tablet_servers", "offline_buckets", "under_replicated_buckets"):
             out[label] = (None, why)
         return out
-    alive = {t.node_id for t in view.tablet_servers}
-    out["tablet_servers"] = (float(len(alive)), None)
-    offline = sum(1 for b in view.buckets if b.leader_id is None or b.leader_id not in alive)
-    if s.health is not None:
-        offline = max(offline, s.health.num_leader_replicas - s.health.active_leader_replicas)
-    out["offline_buckets"] = (float(offline), None)
-    derived = sum(1 for b in view.buckets if any(r not in alive for r in b.replica_ids))
-    reported = [m.under_replicated for m in tablets if m.under_replicated is not None]
-    out["under_replicated_buckets"] = (float(max(derived, sum(reported))), None)
+    # The cluster-wide figures (placement and what servers report), as the overview shows them.
+    out["tablet_servers"] = (float(len(rep.placement.alive)), None)
+    out["offline_buckets"] = (float(rep.offline_buckets), None)
+    out["under_replicated_buckets"] = (float(rep.under_replicated_buckets), None)
     return out
 
 
@@ -403,22 +405,18 @@ def _threshold_findings(measures: Mapping[str, Measure], thresholds: Thresholds)
     return out
 
 
-def _bucket_lines(s: ClusterSnapshot) -> tuple[list[str], list[str], list[str]]:
+def _bucket_lines(
+    s: ClusterSnapshot, facts: Placement | None
+) -> tuple[list[str], list[str], list[str]]:
     view = s.view
-    if view is None:
+    if view is None or facts is None:
         return [], [], []
-    alive = {t.node_id for t in view.tablet_servers}
     tables = table_names(view)
-    offline = [
-        bucket_name(view, b, tables)
-        for b in view.buckets
-        if b.leader_id is None or b.leader_id not in alive
-    ]
-    per_server: dict[int, list[str]] = {}
-    for b in view.buckets:
-        for r in b.replica_ids:
-            if r not in alive:
-                per_server.setdefault(r, []).append(bucket_name(view, b, tables))
+    offline = [bucket_name(view, b, tables) for b in facts.offline]
+    per_server = {
+        server: [bucket_name(view, b, tables) for b in buckets]
+        for server, buckets in facts.replicas_offline.items()
+    }
     lines = []
     if offline:
         lines.append(f"offline buckets (no active leader): {_named(offline)}")
@@ -448,7 +446,10 @@ def assess(
 ) -> CheckResult:
     """The check's answer for one snapshot and its health (from ``health.evaluate``)."""
     thresholds = thresholds or Thresholds()
-    measures = measure(snapshot, thresholds=thresholds, rules=rules, stalled_tables=stalled_tables)
+    rep = replication(snapshot)  # one placement pass for the measures and the bucket names
+    measures = measure(
+        snapshot, thresholds=thresholds, rules=rules, stalled_tables=stalled_tables, facts=rep
+    )
     findings = [
         CheckFinding(_FROM_HEALTH[f.status], f.rule, f.subject, f.reason, f.status)
         for f in health.findings
@@ -456,7 +457,7 @@ def assess(
     findings += _threshold_findings(measures, thresholds)
     findings.sort(key=lambda f: -_RANK[f.status])  # stable: rule order kept within a status
     status = _worst([_FROM_HEALTH[health.status], *(f.status for f in findings)])
-    details, offline, under = _bucket_lines(snapshot)
+    details, offline, under = _bucket_lines(snapshot, rep.placement if rep else None)
     if not snapshot.ok:
         details += _seen(snapshot)
     unreachable = tuple(

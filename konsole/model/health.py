@@ -8,9 +8,10 @@ read is a finding of its own, so missing data is never GREEN.
 
 Fluss 1.0's GetClusterHealth (RED: some bucket leader inactive; YELLOW: fewer in-sync
 replicas than replicas) is used when the snapshot has it. The same meaning is derived on
-0.9.1 from metadata (leaderless buckets, replicas on servers that are gone) and the
-tablet servers' ``underReplicated`` / ``underMinIsr`` metrics (the client protocol carries
-no per-bucket ISR). See docs/events-and-health.md for every rule.
+0.9.1 from placement (:mod:`konsole.model.placement`: offline buckets, replicas on servers
+that are not alive) and the tablet servers' ``underReplicated`` / ``underMinIsr`` metrics
+(the client protocol carries no per-bucket ISR). See docs/events-and-health.md for every
+rule.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from fluss_proto.model import ClusterView, HealthStatus
+from konsole.model.placement import Placement, placement
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 
 __all__ = [
@@ -139,10 +141,11 @@ def evaluate(
         )
         return Health(HealthStatus.RED, tuple(findings), "derived", snapshot.taken_at)
     view = snapshot.view
+    facts = placement(view)
     findings += _coordinators(snapshot)
     findings += _servers(view)
-    findings += _leaders(view)
-    findings += _replicas_offline(view)
+    findings += _leaders(view, facts)
+    findings += _replicas_offline(facts)
     findings += _server_health(snapshot)
     findings += _metrics(snapshot, rules)
     findings += _kv_rejections(snapshot, previous)
@@ -186,21 +189,15 @@ def _servers(view: ClusterView) -> list[Finding]:
     ]
 
 
-def _alive(view: ClusterView) -> frozenset[int]:
-    return frozenset(s.node_id for s in view.tablet_servers)
-
-
 def _table_names(view: ClusterView) -> dict[int, str]:
     return {t.table_id: str(t.path) for t in view.tables if t.table_id is not None}
 
 
-def _leaders(view: ClusterView) -> list[Finding]:
-    alive = _alive(view)
+def _leaders(view: ClusterView, facts: Placement) -> list[Finding]:
     names = _table_names(view)
-    leaderless: Counter[str] = Counter()
-    for bucket in view.buckets:
-        if bucket.leader_id is None or bucket.leader_id not in alive:
-            leaderless[names.get(bucket.table_id, f"table-{bucket.table_id}")] += 1
+    leaderless: Counter[str] = Counter(
+        names.get(bucket.table_id, f"table-{bucket.table_id}") for bucket in facts.offline
+    )
     out = [
         Finding(
             HealthStatus.RED,
@@ -225,22 +222,19 @@ def _leaders(view: ClusterView) -> list[Finding]:
     return out
 
 
-def _replicas_offline(view: ClusterView) -> list[Finding]:
-    alive = _alive(view)
-    gone: Counter[int] = Counter()
-    for bucket in view.buckets:
-        for replica in bucket.replica_ids:
-            if replica not in alive:
-                gone[replica] += 1
-    return [
-        Finding(
-            HealthStatus.YELLOW,
-            "replicas_offline",
-            f"tablet-server {server}",
-            f"{n} replica{'s' if n != 1 else ''} placed on this server, which is not alive",
+def _replicas_offline(facts: Placement) -> list[Finding]:
+    out = []
+    for server, buckets in facts.replicas_offline.items():  # sorted by server id
+        n = len(buckets)
+        out.append(
+            Finding(
+                HealthStatus.YELLOW,
+                "replicas_offline",
+                f"tablet-server {server}",
+                f"{n} replica{'s' if n != 1 else ''} placed on this server, which is not alive",
+            )
         )
-        for server, n in sorted(gone.items())
-    ]
+    return out
 
 
 def _server_health(snapshot: ClusterSnapshot) -> list[Finding]:

@@ -1,5 +1,6 @@
 """Per-table and per-bucket figures the Tables and Table detail screens show (no Textual).
 
+Bucket counts (offline, under-replicated) are :mod:`konsole.model.placement`'s, per table.
 Rates come from two successful polls: the high watermarks of ``current`` minus those of
 ``previous`` over the time between them, summed over the buckets known in both (a
 re-created table has a new id and so no rate yet). A bucket whose offset went down
@@ -11,16 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fluss_proto.model import BucketView, ClusterView, TableView
+from fluss_proto.model import BucketView, TableView
+from konsole.model.placement import placement
 from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = [
     "BucketKey",
     "TableFigures",
     "bucket_rates",
-    "offline",
     "table_figures",
-    "under_replicated",
 ]
 
 #: (partition id, bucket id)
@@ -40,23 +40,17 @@ class TableFigures:
     rows_per_s: float | None
     #: Sum of (latest - earliest) over buckets where both are known; None if none is.
     offset_span: int | None
+    #: Buckets with a replica on a server that is not alive (placement; no server reports
+    #: replication per table).
     under_replicated: int
+    #: Buckets without an alive leader (placement).
     offline: int
     error: str | None = None
 
 
-def _alive(view: ClusterView) -> frozenset[int]:
-    return frozenset(s.node_id for s in view.tablet_servers)
-
-
-def offline(bucket: BucketView, alive: frozenset[int]) -> bool:
-    """No leader, or a leader that is not among the live tablet servers."""
-    return bucket.leader_id is None or bucket.leader_id not in alive
-
-
-def under_replicated(bucket: BucketView, alive: frozenset[int]) -> bool:
-    """Some replica sits on a server that is not alive (metadata carries no ISR)."""
-    return any(r not in alive for r in bucket.replica_ids)
+def _id(table: TableView) -> int:
+    # Table ids start at 0: ``table_id or -1`` would give the first table no rate.
+    return -1 if table.table_id is None else table.table_id
 
 
 def _latest_by_table(snapshot: ClusterSnapshot | None) -> dict[int, dict[BucketKey, int]]:
@@ -86,7 +80,7 @@ def bucket_rates(
 ) -> dict[BucketKey, float | None]:
     """(partition, bucket) -> rows/s for one table's buckets (None: unknown)."""
     dt = _dt(current, previous)
-    before = _latest_by_table(previous).get(table.table_id or -1, {}) if dt else {}
+    before = _latest_by_table(previous).get(_id(table), {}) if dt else {}
     out: dict[BucketKey, float | None] = {}
     for b in table.buckets:
         key = (b.partition_id, b.bucket_id)
@@ -132,13 +126,14 @@ def table_figures(
     if current is None or current.view is None:
         return []
     view = current.view
-    alive = _alive(view)
+    facts = placement(view)
     dt = _dt(current, previous)
     before = _latest_by_table(previous) if dt else {}
     out: list[TableFigures] = []
     for t in view.tables:
         info = t.info
         partitions = len(t.partitions)
+        counts = facts.table(t.table_id)
         out.append(
             TableFigures(
                 path=str(t.path),
@@ -147,10 +142,10 @@ def table_figures(
                 primary_key=None if info is None else info.is_pk_table,
                 buckets=len(t.buckets),
                 partitions=partitions,
-                rows_per_s=_table_rate(t, before.get(t.table_id or -1), dt),
+                rows_per_s=_table_rate(t, before.get(_id(t)), dt),
                 offset_span=_span(t.buckets),
-                under_replicated=sum(1 for b in t.buckets if under_replicated(b, alive)),
-                offline=sum(1 for b in t.buckets if offline(b, alive)),
+                under_replicated=counts.under_replicated,
+                offline=counts.offline,
                 error=None if t.error is None else str(t.error),
             )
         )

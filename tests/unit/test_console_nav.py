@@ -100,7 +100,7 @@ def test_server_rows_when_unreachable_claim_nothing_alive(story: Path) -> None:
     rows = server_rows(story_state(story, NOW))
     assert rows and all(r.state in ("unreachable", "gone") for r in rows)
     counts = bucket_counts(story_state(story, T_STOPPED + 5).last_ok)  # type: ignore[arg-type]
-    assert counts is not None and counts.under_replicated > 0 and counts.databases == 2
+    assert counts is not None and counts.under_replicated_buckets > 0 and counts.databases == 2
 
 
 async def test_overview_says_unreachable_and_connecting(story: Path) -> None:

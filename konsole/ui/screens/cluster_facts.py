@@ -1,11 +1,10 @@
-"""Facts the Overview, Servers and Server detail screens derive from one state (no Textual).
+"""Rows the Overview, Servers and Server detail screens build from one state (no Textual).
 
-Everything here is pure and cheap: one pass over the buckets of ``last_ok.view``, so a
-1,600-bucket cluster costs well under a millisecond per refresh. Offline and
-under-replicated follow :mod:`konsole.model.health`'s meaning (the client protocol carries no
-ISR): a bucket is offline when it has no alive leader, under-replicated when a replica is
-placed on a server that is not alive; the servers' own ``underReplicated`` metric and 1.0's
-GetClusterHealth are taken when they report more.
+Every cluster fact comes from :mod:`konsole.model.placement` (alive servers, offline and
+under-replicated buckets, replicas out of sync, leaders and replicas per server), so the
+screens print the numbers ``check``, ``watch`` and the history give for the same poll;
+this module only shapes them into rows. One pass over the buckets of ``last_ok.view``: a
+1,600-bucket cluster costs well under a millisecond per refresh.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from fluss_proto.model import BucketView, ClusterView
 from konsole.model.events import EventKind
 from konsole.model.metrics import ServerMetrics
+from konsole.model.placement import placement, replication
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.ui.state import ConsoleState
 
@@ -33,11 +33,15 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class BucketCounts:
+    """The overview's catalog and replication counts, each in its unit."""
+
     databases: int
     tables: int
     buckets: int
-    offline: int
-    under_replicated: int
+    #: :class:`~konsole.model.placement.Replication`'s cluster-wide figures.
+    offline_buckets: int
+    under_replicated_buckets: int
+    out_of_sync_replicas: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,47 +68,20 @@ class ServerRow:
         return f"tablet-{self.node_id}" if self.node_id is not None else f"coord-{self.endpoint}"
 
 
-def _alive(view: ClusterView) -> frozenset[int]:
-    return frozenset(s.node_id for s in view.tablet_servers)
-
-
 def bucket_counts(snapshot: ClusterSnapshot) -> BucketCounts | None:
-    """Counts of the poll's catalog; None when it has no view."""
+    """Counts of the poll's catalog and its replication figures; None when it has no view."""
     view = snapshot.view
-    if view is None:
+    rep = replication(snapshot)
+    if view is None or rep is None:
         return None
-    alive = _alive(view)
-    offline = under = total = 0
-    for bucket in view.buckets:
-        total += 1
-        if bucket.leader_id is None or bucket.leader_id not in alive:
-            offline += 1
-        if any(r not in alive for r in bucket.replica_ids):
-            under += 1
-    return BucketCounts(len(view.databases), len(view.tables), total, offline, under)
-
-
-def under_replicated_replicas(snapshot: ClusterSnapshot) -> int | None:
-    """Out-of-sync replicas as the servers report them (metric or GetClusterHealth)."""
-    known: list[int] = []
-    if snapshot.health is not None:
-        known.append(max(0, snapshot.health.num_replicas - snapshot.health.in_sync_replicas))
-    reported = [m.under_replicated for m in snapshot.metrics if m.role == "tablet"]
-    if any(v is not None for v in reported):
-        known.append(sum(v or 0 for v in reported))
-    return max(known) if known else None
-
-
-def placement(view: ClusterView) -> tuple[dict[int, int], dict[int, int]]:
-    """node id -> buckets it leads, node id -> replicas placed on it."""
-    leaders: dict[int, int] = {}
-    replicas: dict[int, int] = {}
-    for bucket in view.buckets:
-        if bucket.leader_id is not None:
-            leaders[bucket.leader_id] = leaders.get(bucket.leader_id, 0) + 1
-        for r in bucket.replica_ids:
-            replicas[r] = replicas.get(r, 0) + 1
-    return leaders, replicas
+    return BucketCounts(
+        len(view.databases),
+        len(view.tables),
+        rep.placement.buckets,
+        rep.offline_buckets,
+        rep.under_replicated_buckets,
+        rep.out_of_sync_replicas,
+    )
 
 
 def buckets_of(view: ClusterView, node_id: int) -> list[BucketView]:
@@ -170,10 +147,11 @@ def server_rows(
                 "unreachable" if down else "active",
             )
         )
-    leaders, replicas = placement(view)
+    facts = placement(view)
+    leaders, replicas = facts.leaders, facts.replicas
     metrics = snap.tablet_metrics
-    alive = {s.node_id: s for s in view.tablet_servers}
-    for node_id, s in sorted(alive.items()):
+    listed = {s.node_id: s for s in view.tablet_servers}
+    for node_id, s in sorted(listed.items()):
         rows.append(
             ServerRow(
                 "tablet",
@@ -195,7 +173,7 @@ def server_rows(
     for node_id in replicas:
         gone.setdefault(node_id, ("", ""))
     for node_id, (endpoint, rack) in sorted(gone.items()):
-        if node_id in alive:
+        if node_id in facts.alive:
             continue
         rows.append(
             ServerRow(

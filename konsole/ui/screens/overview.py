@@ -27,7 +27,6 @@ from konsole.ui.screens.cluster_facts import (
     bucket_counts,
     count_text,
     fmt_ratio,
-    under_replicated_replicas,
     version_text,
 )
 from konsole.ui.state import ConsoleState
@@ -209,17 +208,16 @@ class OverviewScreen(ConsoleScreen):
                     f"{count_text(counts.tables, 'table')} · "
                     f"{count_text(counts.buckets, 'bucket')}",
                 )
-            off_style = "bold red" if counts.offline else ""
-            under_style = "yellow" if counts.under_replicated else ""
+            off_style = "bold red" if counts.offline_buckets else ""
+            under_style = "yellow" if counts.under_replicated_buckets else ""
             row(
                 "buckets",
-                (f"{counts.offline} offline", off_style),
+                (f"{counts.offline_buckets} offline", off_style),
                 " · ",
-                (f"{counts.under_replicated} under-replicated", under_style),
+                (f"{counts.under_replicated_buckets} under-replicated", under_style),
             )
-            out_of_sync = under_replicated_replicas(snap)
-            if out_of_sync:
-                row("replicas", (f"{out_of_sync} out of sync (servers' metrics)", "yellow"))
+            if counts.out_of_sync_replicas:
+                row("replicas", (f"{counts.out_of_sync_replicas} out of sync", "yellow"))
         row(
             "last poll",
             f"{clock_text(snap.taken_at)[11:]} · {age_text(state.data_age)} old · "

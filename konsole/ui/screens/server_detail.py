@@ -23,6 +23,7 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, Label, Log, Sparkline, Static
 
 from konsole.model.metrics import ServerMetrics
+from konsole.model.placement import alive_servers
 from konsole.model.snapshot import table_names
 from konsole.model.timefmt import age_text, to_ms
 from konsole.ui.screens.base import ConsoleScreen
@@ -206,7 +207,7 @@ class ServerDetailScreen(ConsoleScreen):
         names = table_names(view)
         mine = buckets_of(view, self.server_id)
         led = sum(b.leader_id == self.server_id for b in mine)
-        alive = any(s.node_id == self.server_id for s in view.tablet_servers)
+        alive = self.server_id in alive_servers(view)
         table.border_title = f"Buckets: leads {led}, hosts {len(mine)}" + age
         rows: list[tuple[str, list[Text | str]]] = []
         for b in mine:

@@ -19,7 +19,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Sparkline, Static, TabbedContent, TabPane
 
 from konsole.collect.history import redact
-from konsole.model.table_stats import BucketKey, bucket_rates, offline, under_replicated
+from konsole.model.placement import alive_servers, is_offline, is_under_replicated
+from konsole.model.table_stats import BucketKey, bucket_rates
 from konsole.model.timefmt import age_text, clock_text, to_ms
 from konsole.ui.feed import open_history_reader
 from konsole.ui.screens.base import ConsoleScreen
@@ -184,7 +185,7 @@ class TableDetailScreen(ConsoleScreen):
             grid.sync([])
             self.query_one("#detail-rate-now", Static).update("")
             return
-        alive = frozenset(s.node_id for s in snap.view.tablet_servers)
+        alive = alive_servers(snap.view)
         rates = bucket_rates(table, snap, state.previous_ok)
         stale = state.stale
         kv = self.kv_snapshots
@@ -192,7 +193,7 @@ class TableDetailScreen(ConsoleScreen):
         for b in sorted(table.buckets, key=lambda b: (b.partition_name or "", b.bucket_id)):
             key = (b.partition_id, b.bucket_id)
             leader: Cell
-            if offline(b, alive):
+            if is_offline(b, alive):
                 leader = Text(
                     "none" if b.leader_id is None else f"{b.leader_id} (gone)",
                     style="" if stale else "bold red",
@@ -200,7 +201,7 @@ class TableDetailScreen(ConsoleScreen):
             else:
                 leader = str(b.leader_id)
             replicas: Cell
-            if under_replicated(b, alive):
+            if is_under_replicated(b, alive):
                 # Replicas on servers that are not alive are marked with "!".
                 replicas = Text(
                     ",".join(f"{r}{'' if r in alive else '!'}" for r in b.replica_ids),
