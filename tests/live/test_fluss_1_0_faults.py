@@ -52,8 +52,8 @@ from fluss_proto.gather import gather_cluster
 from fluss_proto.model import LATEST, HealthStatus
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.seed import DEMO_TABLES, demo_descriptor, demo_rows, wait_leaders
+from tests._testutil import pyfluss_data as pf
 from tests.conftest import FlussServer, our_java_processes
-from tests.live import pyfluss_data as pf
 
 pytestmark = [
     pytest.mark.slow,

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.live import pyfluss_data as pf
+from tests._testutil import pyfluss_data as pf
 
 INTERVAL = 1.0
 KONSOLE = [str(Path(sys.executable).parent / "konsole")]

@@ -53,8 +53,8 @@ from fluss_proto.model import (
     RebalanceStatus,
     ResourceType,
 )
-from tests._testutil import FakeCluster, FakeServer, Frame, default_apis
-from tests._testutil import connect as connect_fake
+from tests._testutil.fakes import FakeCluster, FakeServer, Frame, default_apis
+from tests._testutil.fakes import connect as connect_fake
 
 pytestmark = pytest.mark.timeout(20)
 

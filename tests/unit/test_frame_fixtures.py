@@ -21,7 +21,7 @@ from fluss_proto.client import SERVER_TYPE_COORDINATOR, SERVER_TYPE_TABLET, Flus
 from fluss_proto.connection import Connection
 from fluss_proto.errors import RequestTimeoutError, UnsupportedByServer
 from fluss_proto.types import parse_table_descriptor
-from tests.unit.frame_replay import (
+from tests._testutil.frames import (
     FRAMES_DIR,
     Fixture,
     Received,

@@ -27,8 +27,8 @@ from fluss_proto.connection import Connection
 from fluss_proto.model import HealthStatus
 from fluss_proto.records import CompactedRowDecoder, read_value_batch
 from fluss_proto.types import parse_table_descriptor
-from tests.live import pyfluss_data as pfd
-from tests.unit.frame_replay import FRAMES_DIR_1_0, ReplayServer, fixtures, index
+from tests._testutil import pyfluss_data as pfd
+from tests._testutil.frames import FRAMES_DIR_1_0, ReplayServer, fixtures, index
 from tests.unit.test_admin import standard
 from tests.unit.test_frame_fixtures import Script
 from tests.unit.test_fuzz_protocol import _decode_or_typed_error, mutated

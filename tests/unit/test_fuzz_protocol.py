@@ -38,8 +38,7 @@ from fluss_proto.api_keys import ApiKey
 from fluss_proto.client import FlussClient
 from fluss_proto.connection import Connection
 from fluss_proto.errors import DecodeError, FlussError, ProtocolError, UnreachableError
-from tests._testutil import varint
-from tests.unit.frame_replay import (
+from tests._testutil.frames import (
     Raw,
     Received,
     ReplayServer,
@@ -48,6 +47,7 @@ from tests.unit.frame_replay import (
     metadata_pointing_to,
     success_frame,
 )
+from tests._testutil.wire import varint
 
 CI_MAX_EXAMPLES = 200  # the "ci" profile in tests/conftest.py
 SCALE = max(settings.default.max_examples / CI_MAX_EXAMPLES, 0.01)

@@ -14,7 +14,7 @@ from konsole.cli.main import main
 from konsole.collect.poller import Poller, PollerConfig
 from konsole.collect.profiles import Profile
 from konsole.localcluster.cluster import ClusterDescription, ProcessInfo
-from tests._testutil import local_description
+from tests._testutil.fakes import local_description
 from tests.unit.cluster_builders import table, view
 from tests.unit.test_poller import Fakes
 
