@@ -43,7 +43,7 @@ from konsole.model.check import (
 )
 from konsole.model.health import HealthRules, evaluate
 from konsole.model.snapshot import ClusterSnapshot
-from tests.unit.cluster_builders import (
+from tests._testutil.builders import (
     all_metrics,
     health,
     kv,

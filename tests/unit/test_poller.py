@@ -16,7 +16,7 @@ from konsole.collect.metrics import MetricsResult
 from konsole.collect.poller import Poller, PollerConfig
 from konsole.collect.profiles import MetricsEndpoint, Profile
 from konsole.model.snapshot import CoordinatorRole
-from tests.unit.cluster_builders import addr, metrics_error, table, tm, view
+from tests._testutil.builders import addr, metrics_error, table, tm, view
 
 V = view(tables=[table("db.t", 1, [(0, (0, 1), 5)])])
 
