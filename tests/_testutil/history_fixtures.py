@@ -8,7 +8,7 @@ tests load every dump, migrate it to the current version and compare the answers
 Before bumping ``store.schema.VERSION``, freeze the version being left (run with the code
 of that version)::
 
-    .venv/bin/python -m tests.unit.history_fixtures
+    .venv/bin/python -m tests._testutil.history_fixtures
 """
 
 from __future__ import annotations
