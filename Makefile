@@ -9,6 +9,7 @@ FLUSS_VERSION ?= $(shell $(PYTHON) -c "import re;print(re.search(r'DEFAULT_VERSI
 
 # The 1.0-line server for the live tests: an unpacked Fluss distribution (FLUSS_HOME layout).
 # Maven Central does not serve 1.0 yet; the workspace keeps one built from the sources.
+# A path that is not a usable distribution fails the 1.0 tests; `TEST_FLUSS_HOME=` skips them.
 TEST_FLUSS_HOME ?= ../shared/fluss/fluss-1.0-SNAPSHOT
 # `make demo DEMO_FLUSS_HOME=DIR` runs the demo on an unpacked distribution instead.
 DEMO_FLUSS_HOME ?=

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -69,28 +69,53 @@ class FlussServer:
         return self.generation != "0.9"
 
 
-def _unavailable(reason: str) -> None:
-    """A generation that cannot run: skipped locally, a failure under CI."""
+#: Why a server generation's live tests did not run, for the summary at the end of the run.
+NOT_RUN = pytest.StashKey[dict[str, str]]()
+
+
+def _not_run(config: pytest.Config, generation: str, reason: str) -> NoReturn:
+    """Skips the tests of a generation the run was told to leave out, and keeps the reason
+    for :func:`pytest_terminal_summary`. Under CI every generation must run."""
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"{reason} (CI runs every generation)", pytrace=False)
+    config.stash.setdefault(NOT_RUN, {})[generation] = reason
     pytest.skip(reason)
 
 
 def resolve_server(config: pytest.Config, generation: str) -> FlussServer:
+    """The build ``generation`` runs on. A 1.0 distribution that is asked for but cannot be
+    used fails every test that needs it: only an explicitly empty ``KONSOLE_TEST_FLUSS_HOME``
+    (or ``--fluss-home=``) or ``--generations`` leaves the generation out, with a skip."""
     wanted = [g.strip() for g in str(config.getoption("--generations")).split(",")]
     if generation not in wanted:
-        pytest.skip(f"generation {generation} not selected (--generations)")
+        _not_run(config, generation, f"generation {generation} not selected (--generations)")
     if generation == "0.9":
         return FlussServer("0.9", str(config.getoption("--fluss-version")))
     home = config.getoption("--fluss-home")
+    if home is None:
+        pytest.fail(
+            f"no Fluss 1.0-line distribution: set {FLUSS_HOME_VAR} (or --fluss-home) to one,"
+            " or to empty to leave the 1.0 generation out",
+            pytrace=False,
+        )
     if not home:
-        _unavailable(f"no Fluss 1.0-line distribution: set {FLUSS_HOME_VAR} (or --fluss-home)")
+        _not_run(config, generation, f"{FLUSS_HOME_VAR} is empty: the 1.0 generation is left out")
     try:
         dist = from_home(str(home))
     except DistributionError as exc:
-        _unavailable(f"{exc} (from {FLUSS_HOME_VAR})")
-        raise
+        pytest.fail(f"{FLUSS_HOME_VAR}={home} is not a usable distribution: {exc}", pytrace=False)
     return FlussServer(dist.generation, dist.version, dist.home)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Says which server generations the live tests left out, and why, at the very end."""
+    not_run = config.stash.get(NOT_RUN, {})
+    if not_run:
+        terminalreporter.section("server generations left out", sep="-", yellow=True)
+    for generation, reason in sorted(not_run.items()):
+        terminalreporter.write_line(
+            f"live tests on Fluss {generation} NOT RUN: {reason}", yellow=True
+        )
 
 
 @pytest.fixture(scope="session", params=GENERATIONS, ids=lambda g: f"fluss{g}")

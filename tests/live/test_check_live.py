@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from konsole.localcluster import LocalCluster
+from tests._testutil import pyfluss_data as pf
 from tests.conftest import FlussServer, our_java_processes
-from tests.live import pyfluss_data as pf
 
 pytestmark = pytest.mark.slow
 

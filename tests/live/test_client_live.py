@@ -28,8 +28,8 @@ from fluss_proto.errors import (
 )
 from fluss_proto.sasl import SaslPlain
 from konsole.localcluster import LocalCluster
+from tests._testutil import pyfluss_data as pf
 from tests.conftest import FlussServer
-from tests.live import pyfluss_data as pf
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -32,8 +32,8 @@ from konsole.ui.feed import LiveFeed
 from konsole.ui.screens.preview import PreviewScreen
 from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.state import HistoryMode
+from tests._testutil import pyfluss_data as pf
 from tests.conftest import FlussServer, our_java_processes
-from tests.live import pyfluss_data as pf
 
 pytestmark = [
     pytest.mark.slow,

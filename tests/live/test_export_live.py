@@ -37,8 +37,8 @@ import pytest_asyncio
 from fluss_proto.client import FlussClient
 from fluss_proto.scan import preview_table
 from konsole.render.values import json_rows, scalar_text
+from tests._testutil import pyfluss_data as pf
 from tests.conftest import FlussServer
-from tests.live import pyfluss_data as pf
 from tests.live.test_preview_live import (
     CONNECT,
     ROWS,

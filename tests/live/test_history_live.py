@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.live import pyfluss_data as pf
+from tests._testutil import pyfluss_data as pf
 
 INTERVAL = 1.0
 KONSOLE = [str(Path(sys.executable).parent / "konsole")]
@@ -70,6 +70,7 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
     )
     db = pf.unique_name("hist")
     name = pf.unique_name("t")
+    table = f"{db}.{name}"
     conn = await pf.connect(str(fluss_cluster["bootstrap_servers"]))
     admin = conn.get_admin()
     try:
@@ -79,8 +80,17 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
         t_before = time.time()
         await pf.create_database(admin, db)
         table_path = await pf.create_log_table(conn, db, name, buckets=3, replication_factor=3)
-        t_created = time.time()
-        await asyncio.sleep(3 * INTERVAL)
+        # Written only once the history holds the new table, so it is seen empty first.
+        await asyncio.to_thread(
+            wait_until,
+            "the new table recorded",
+            lambda: (
+                ("table_created", table)
+                in {(e["kind"], e["subject"]) for e in history(path, "events")}
+            ),
+        )
+        t_seen_empty = time.time()
+        await asyncio.sleep(2 * INTERVAL)
         t_write = time.time()
         await pf.write_rows(conn, table_path, 120)
         t_written = time.time()
@@ -105,7 +115,6 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
         recorder.send_signal(signal.SIGTERM)
         out, err = recorder.communicate(timeout=60)
     assert recorder.returncode == 0, err
-    table = f"{db}.{name}"
 
     events = history(path, "events")
     seen = [(e["kind"], e["subject"]) for e in events]
@@ -132,9 +141,8 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
     assert len(between["buckets"]) == 3
     assert sum(b["latest_offset"] for b in between["buckets"]) == 120
     assert all(len(b["replicas"]) == 3 for b in between["buckets"])
-    early = tables_at(t_created + INTERVAL)
-    if table in early:  # created and seen before the write
-        assert sum(b["latest_offset"] or 0 for b in early[table]["buckets"]) == 0
+    early = tables_at(t_seen_empty)  # recorded, not yet written
+    assert sum(b["latest_offset"] or 0 for b in early[table]["buckets"]) == 0
     assert table not in tables_at(t_after)
     servers = {
         s["id"] for s in history(path, "as-of", f"{t_stopped + 5 * INTERVAL:.3f}")["tablet_servers"]

@@ -47,8 +47,8 @@ from fluss_proto.client import FlussClient
 from fluss_proto.records import Magic1Layout, read_log_batches
 from fluss_proto.scan import BucketStatus, ScanMethod, preview_table
 from konsole.localcluster.seed import wait_leaders
+from tests._testutil import pyfluss_data as pf
 from tests.conftest import FlussServer
-from tests.live import pyfluss_data as pf
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(120)]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from konsole.localcluster.seed import DEMO_TABLES, seed_demo
-from tests.live import pyfluss_data as pf
+from tests._testutil import pyfluss_data as pf
 
 ROWS = 1_000
 

@@ -30,8 +30,8 @@ from fluss_proto.error_codes import PartitionNotExistError, TableNotExistError
 from fluss_proto.model import EARLIEST
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.seed import wait_leaders
+from tests._testutil import pyfluss_data as pf
 from tests.conftest import FlussServer
-from tests.live import pyfluss_data as pf
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(240)]
 

@@ -34,8 +34,8 @@ from fluss_proto.coordinators import probe_coordinators
 from fluss_proto.gather import gather_cluster
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.seed import wait_leaders
+from tests._testutil import pyfluss_data as pf
 from tests.conftest import TABLET_SERVERS, FlussServer, our_java_processes
-from tests.live import pyfluss_data as pf
 
 pytestmark = [
     pytest.mark.slow,

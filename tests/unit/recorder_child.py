@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from konsole.collect.recorder import Recorder
-from tests.unit.history_builders import T0, snapshot, table, view
+from tests._testutil.builders import T0, snap, table, view
 
 
 def main() -> None:
@@ -31,9 +31,7 @@ def main() -> None:
         tables = [table(f"db.t{i}", i + 1, [n * (i + 1), n, n + i, 0]) for i in range(20)]
         if seq % 7 == 0:
             tables.append(table("db.sometimes", 99, [n]))  # created and dropped: new layouts
-        recorder.record(
-            snapshot(view(tables, tablets=(1, 2, 3) if seq % 5 else (1, 2)), seq=seq, t=T0 + seq)
-        )
+        recorder.record(snap(view((1, 2, 3) if seq % 5 else (1, 2), tables), seq=seq, t=T0 + seq))
         seq += 1
 
 

@@ -16,9 +16,9 @@ from fluss_proto.client import COORDINATOR
 from fluss_proto.error_codes import PartitionNotExistError, TableNotExistError
 from fluss_proto.errors import UnsupportedByServer
 from fluss_proto.model import ActiveKvSnapshot, RemoteLogManifest
-from tests.unit.test_admin import FakeClient, standard
-from tests.unit.test_client import FakeCluster
-from tests.unit.test_client import connect as connect_fake
+from tests._testutil.admin import FakeClient, standard
+from tests._testutil.fakes import FakeCluster
+from tests._testutil.fakes import connect as connect_fake
 
 pytestmark = pytest.mark.timeout(20)
 

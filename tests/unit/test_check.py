@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -11,7 +12,7 @@ import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -42,7 +43,7 @@ from konsole.model.check import (
 )
 from konsole.model.health import HealthRules, evaluate
 from konsole.model.snapshot import ClusterSnapshot
-from tests.unit.cluster_builders import (
+from tests._testutil.builders import (
     all_metrics,
     health,
     kv,
@@ -548,10 +549,32 @@ class Script:
         return poller, scraper, lambda v: (), rejected
 
 
+class HarmlessWatchdog:
+    """Stands in for :class:`check_cmd.Watchdog` in this process: the real one would end the
+    whole pytest run with ``os._exit`` if a slow machine let an in-process check overrun
+    its deadline. Records what the check armed and whether it cancelled it; the real
+    watchdog is tested in child processes below."""
+
+    armed: ClassVar[list[HarmlessWatchdog]] = []
+
+    def __init__(self, deadline: float, text: str, code: int) -> None:
+        self.deadline, self.text, self.code = deadline, text, code
+        self.cancelled = False
+        HarmlessWatchdog.armed.append(self)
+
+    def start(self) -> HarmlessWatchdog:
+        return self
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 def run(monkeypatch: pytest.MonkeyPatch, script: Script | None, *args: str, **env: str) -> Any:
     if script is not None:
         monkeypatch.setattr(check_cmd, "build_check_poller", script.build)
     monkeypatch.setattr(check_cmd, "process_age", lambda: 0.0)
+    monkeypatch.setattr(check_cmd, "Watchdog", HarmlessWatchdog)
+    monkeypatch.setattr(HarmlessWatchdog, "armed", [])
     return CliRunner().invoke(
         main, ["check", *args], env={"FLUSS_BOOTSTRAP": "127.0.0.1:9123", **env}
     )
@@ -602,6 +625,11 @@ def test_exit_2_when_the_poll_times_out_within_the_timeout(
     assert time.monotonic() - t0 < 1.0
     assert result.exit_code == 2, result.output
     assert "no answer within" in result.stdout
+    # The look itself answered: the watchdog, armed just before the deadline, was cancelled.
+    (dog,) = HarmlessWatchdog.armed
+    assert dog.cancelled
+    assert t0 < dog.deadline < t0 + 1.0 - check_cmd.WATCHDOG_MARGIN + 0.05
+    assert dog.code == 2 and dog.text.startswith("FLUSS CRITICAL: ")
 
 
 def test_exit_3_rejected_credentials_without_the_password(
@@ -683,8 +711,21 @@ def test_kv_rejections_rising_look_twice(monkeypatch: pytest.MonkeyPatch) -> Non
     assert result.exit_code == 0, result.output
 
 
+def run_child(code: str, limit: float = 20.0) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` in a fresh interpreter, bounded by ``limit`` seconds: a real watchdog
+    ends its process with ``os._exit``, which must never be pytest's."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=limit,
+        check=False,
+    )
+
+
 def test_the_watchdog_ends_a_stuck_process_before_the_deadline() -> None:
-    code = textwrap.dedent(
+    t0 = time.monotonic()
+    proc = run_child(
         """
         import time
         from konsole.cli.check import Watchdog
@@ -693,19 +734,25 @@ def test_the_watchdog_ends_a_stuck_process_before_the_deadline() -> None:
         time.sleep(30)
         """
     )
-    t0 = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=20, check=False
-    )
     assert time.monotonic() - t0 < 10
     assert proc.returncode == 2
     assert proc.stdout == "FLUSS CRITICAL: no answer within the 1s timeout\n"
 
 
 def test_a_cancelled_watchdog_stays_quiet() -> None:
-    dog = check_cmd.Watchdog(time.monotonic() + 0.05, "never", 2).start()
-    dog.cancel()
-    time.sleep(0.1)  # still running: it did not fire
+    # Cancelled at once, then the child lives well past the deadline: a watchdog that
+    # fired anyway would print "never" and end the child with 2.
+    proc = run_child(
+        """
+        import time
+        from konsole.cli.check import Watchdog
+        dog = Watchdog(time.monotonic() + 1.0, "never", 2).start()
+        dog.cancel()
+        time.sleep(1.5)
+        print("lived past the deadline")
+        """
+    )
+    assert (proc.returncode, proc.stdout) == (0, "lived past the deadline\n"), proc.stderr
 
 
 def test_unused_range_type_is_exported() -> None:
@@ -733,8 +780,48 @@ def test_metrics_endpoint_answering_500_is_a_warning_never_ok() -> None:
 
 
 def test_process_age_counts_the_interpreter_start() -> None:
-    age = check_cmd.process_age()
-    assert 0.0 <= age <= 5.0
+    # A child that has lived at least 1.5 s says so (within the 5 s cap); 0.0, the answer
+    # when /proc cannot be read, fails.
+    proc = run_child(
+        """
+        import time
+        time.sleep(1.5)
+        from konsole.cli.check import process_age
+        print(process_age())
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert 1.5 <= float(proc.stdout) <= 5.0
+
+
+@pytest.mark.parametrize(
+    ("start_ticks", "uptime", "want"),
+    [
+        (100_000, 1002.5, 2.5),  # started at 1000 s after boot, now 1002.5: 2.5 s old
+        (100_000, 1100.0, 5.0),  # a long-running process counts as at most 5 s
+        (100_000, 999.0, 0.0),  # clocks read out of order never give a negative age
+    ],
+)
+def test_process_age_reads_proc_and_is_capped(
+    monkeypatch: pytest.MonkeyPatch, start_ticks: int, uptime: float, want: float
+) -> None:
+    # /proc/self/stat: the start time (in clock ticks since boot) is field 22; a command
+    # name with spaces and parentheses must not shift the fields.
+    stat = "42 (a (b) c) S " + " ".join(["0"] * 18) + f" {start_ticks} 0 0\n"
+    files = {"/proc/self/stat": stat, "/proc/uptime": f"{uptime} 0.0\n"}
+    monkeypatch.setattr(check_cmd.os, "sysconf", lambda name: 100)
+    monkeypatch.setattr(
+        check_cmd, "open", lambda path, **kw: io.StringIO(files[path]), raising=False
+    )
+    assert check_cmd.process_age() == pytest.approx(want)
+
+
+def test_process_age_is_zero_without_proc(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_proc(path: str, **kw: Any) -> Any:
+        raise FileNotFoundError(path)
+
+    monkeypatch.setattr(check_cmd, "open", no_proc, raising=False)
+    assert check_cmd.process_age() == 0.0
 
 
 def test_help_with_h_as_plugins_do() -> None:

@@ -46,7 +46,7 @@ from fluss_proto.errors import (
     UnsupportedByServer,
 )
 from fluss_proto.sasl import SaslPlain
-from tests._testutil import (
+from tests._testutil.fakes import (
     CLOSE,
     DROP,
     Err,
@@ -56,7 +56,6 @@ from tests._testutil import (
     all_text,
     connect,
     default_apis,
-    no_asyncio_complaints,  # noqa: F401  (autouse fixture)
 )
 
 pytestmark = pytest.mark.timeout(20)

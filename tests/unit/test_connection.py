@@ -21,13 +21,12 @@ from fluss_proto.errors import (
     UnreachableError,
 )
 from fluss_proto.frame import MAX_REQUEST_ID
-from tests._testutil import (
+from tests._testutil.fakes import (
     Peer,
     PeerHandler,
     PeerServer,
     echo_of,
     hang,
-    no_asyncio_complaints,  # noqa: F401  (autouse fixture)
 )
 
 pytestmark = pytest.mark.timeout(10)

@@ -11,7 +11,7 @@ from fluss_proto.api_keys import ApiKey
 from fluss_proto.coordinators import probe_coordinators
 from fluss_proto.errors import AuthenticationError, RequestTimeoutError, UnreachableError
 from fluss_proto.sasl import SaslPlain
-from tests.unit.test_client import DROP, Err, FakeServer, default_apis
+from tests._testutil.fakes import DROP, Err, FakeServer, default_apis
 
 
 def dead_port() -> int:

@@ -20,7 +20,7 @@ from konsole.model.events import (
 )
 from konsole.model.health import HealthRules
 from konsole.model.snapshot import ClusterSnapshot
-from tests.unit.cluster_builders import (
+from tests._testutil.builders import (
     all_metrics,
     health,
     kv,

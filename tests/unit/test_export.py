@@ -34,7 +34,7 @@ from konsole.export import (
 from konsole.export.writers import TextTableWriter, make_writer
 from konsole.render.arrow import cell_text_array, json_rows_text, json_text, plain_text
 from konsole.render.values import cell_text, json_values, right_aligned, scalar_text, text_table
-from tests._testutil import FakeScanCluster, kv_cluster
+from tests._testutil.scan import FakeScanCluster, kv_cluster
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -538,7 +538,7 @@ def test_a_signal_mid_stream_exits_130_or_143_and_leaves_no_file(
 ) -> None:
     import asyncio
 
-    from tests._testutil import FakeScanCluster
+    from tests._testutil.scan import FakeScanCluster
 
     fake = FakeScanCluster(pk=True)
     for b in range(3):

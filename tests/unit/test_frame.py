@@ -20,7 +20,7 @@ from fluss_proto.frame import (
     encode_request,
     parse_error_response,
 )
-from tests._testutil import error_body
+from tests._testutil.wire import error_body
 
 # At least 2,000 examples per fuzz test; more when a bigger profile is loaded (`make fuzz`).
 FUZZ = settings(

@@ -21,11 +21,11 @@ from fluss_proto.client import SERVER_TYPE_COORDINATOR, SERVER_TYPE_TABLET, Flus
 from fluss_proto.connection import Connection
 from fluss_proto.errors import RequestTimeoutError, UnsupportedByServer
 from fluss_proto.types import parse_table_descriptor
-from tests.unit.frame_replay import (
+from tests._testutil.frames import (
     FRAMES_DIR,
-    Fixture,
     Received,
     ReplayServer,
+    Script,
     by_request,
     fixtures,
     index,
@@ -286,29 +286,6 @@ def test_scan_kv_note() -> None:
 
 
 # =========================================================================== replay: Connection
-
-
-class Script:
-    """Answers the n-th request with the n-th scripted response (None = drop it), after
-    checking it is the request that was recorded with it."""
-
-    def __init__(self, steps: list[tuple[Received | Fixture, bytes | None]]) -> None:
-        self.steps = list(steps)
-        self.mismatches: list[str] = []
-
-    def __call__(self, request: Received) -> bytes | None:
-        if not self.steps:
-            self.mismatches.append(f"unexpected request for api key {request.api_key}")
-            return None
-        expected, response = self.steps.pop(0)
-        want = (
-            (int(expected.api), expected.request_body)
-            if isinstance(expected, Fixture)
-            else (expected.api_key, expected.body)
-        )
-        if (request.api_key, request.body) != want:
-            self.mismatches.append(f"request for api key {request.api_key} is not the recorded one")
-        return response
 
 
 def replay_all() -> Script:

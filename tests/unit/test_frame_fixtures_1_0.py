@@ -27,11 +27,10 @@ from fluss_proto.connection import Connection
 from fluss_proto.model import HealthStatus
 from fluss_proto.records import CompactedRowDecoder, read_value_batch
 from fluss_proto.types import parse_table_descriptor
-from tests.live import pyfluss_data as pfd
-from tests.unit.frame_replay import FRAMES_DIR_1_0, ReplayServer, fixtures, index
-from tests.unit.test_admin import standard
-from tests.unit.test_frame_fixtures import Script
-from tests.unit.test_fuzz_protocol import _decode_or_typed_error, mutated
+from tests._testutil import pyfluss_data as pfd
+from tests._testutil.admin import standard
+from tests._testutil.frames import FRAMES_DIR_1_0, ReplayServer, Script, fixtures, index
+from tests._testutil.fuzz import decode_or_typed_error, mutated
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -237,4 +236,4 @@ def test_mutated_1_0_bodies_decode_or_fail_typed(data: st.DataObject) -> None:
     a typed DecodeError may escape, as for the 0.9.1 frames in test_fuzz_protocol.py."""
     name = data.draw(st.sampled_from(_NAMES))
     body = data.draw(mutated(FIX[name].response_body, _POOL))
-    _decode_or_typed_error(FIX[name].api, body)
+    decode_or_typed_error(FIX[name].api, body)

@@ -38,8 +38,7 @@ from fluss_proto.api_keys import ApiKey
 from fluss_proto.client import FlussClient
 from fluss_proto.connection import Connection
 from fluss_proto.errors import DecodeError, FlussError, ProtocolError, UnreachableError
-from tests._testutil import varint
-from tests.unit.frame_replay import (
+from tests._testutil.frames import (
     Raw,
     Received,
     ReplayServer,
@@ -48,6 +47,8 @@ from tests.unit.frame_replay import (
     metadata_pointing_to,
     success_frame,
 )
+from tests._testutil.fuzz import decode_or_typed_error, mutated
+from tests._testutil.wire import varint
 
 CI_MAX_EXAMPLES = 200  # the "ci" profile in tests/conftest.py
 SCALE = max(settings.default.max_examples / CI_MAX_EXAMPLES, 0.01)
@@ -133,36 +134,6 @@ def _nested(inner: st.SearchStrategy[bytes]) -> st.SearchStrategy[bytes]:
 wire_messages = st.recursive(
     st.lists(scalar_fields, max_size=6).map(b"".join), _nested, max_leaves=24
 )
-
-
-@st.composite
-def mutated(draw: st.DrawFn, data: bytes, pool: tuple[bytes, ...] = ()) -> bytes:
-    """``data`` with 1-4 mutations: bit flips, byte sets, truncation, insertions, splices
-    with another sample, deletions, duplication."""
-    out = bytearray(data)
-    for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["flip", "set", "truncate", "insert", "splice", "delete", "dup"]))
-        n = len(out)
-        i = draw(st.integers(0, n))
-        if op == "flip" and n:
-            out[min(i, n - 1)] ^= 1 << draw(st.integers(0, 7))
-        elif op == "set" and n:
-            out[min(i, n - 1)] = draw(st.sampled_from([0, 0x7F, 0x80, 0xFF, 1, 8, 0x12]))
-        elif op == "truncate":
-            del out[i:]
-        elif op == "insert":
-            out[i:i] = draw(st.binary(min_size=1, max_size=8))
-        elif op == "splice" and pool:
-            other = draw(st.sampled_from(pool))
-            j = draw(st.integers(0, len(other)))
-            k = draw(st.integers(j, len(other)))
-            out[i : draw(st.integers(i, n))] = other[j:k]
-        elif op == "delete" and n:
-            del out[i : draw(st.integers(i, n))]
-        elif op == "dup":
-            j = draw(st.integers(i, n))
-            out[j:j] = out[i:j]
-    return bytes(out)
 
 
 def decode_pipeline(payload: bytes, api: ApiKey) -> Message | error_codes.ServerError | None:
@@ -317,42 +288,18 @@ def test_error_response_decoder_matches_protobuf(
 # =========================================================================== (b) bodies
 
 
-def _assert_strings_are_str(message: Message) -> None:
-    """Every set string field holds text (upb hands out bytes for invalid UTF-8)."""
-    for field, value in message.ListFields():
-        values = value if field.is_repeated else [value]
-        if field.type == field.TYPE_STRING:
-            assert all(isinstance(v, str) for v in values), field.full_name
-        elif field.message_type is not None:
-            for sub in values:
-                _assert_strings_are_str(sub)
-
-
-def _decode_or_typed_error(api: ApiKey, body: bytes) -> None:
-    try:
-        message = messages.decode_response(api, body)
-    except DecodeError:
-        return
-    # Accepted bodies are complete messages, with text in string fields, that survive a
-    # round trip.
-    assert message.IsInitialized()
-    _assert_strings_are_str(message)
-    again = messages.decode_response(api, message.SerializeToString())
-    assert again == message
-
-
 @pytest.mark.parametrize("api", RESPONSE_APIS, ids=lambda a: a.name)
 @fuzz("message_bytes")
 @given(body=st.binary(max_size=64))
 def test_every_response_message_on_arbitrary_bytes(api: ApiKey, body: bytes) -> None:
-    _decode_or_typed_error(api, body)
+    decode_or_typed_error(api, body)
 
 
 @pytest.mark.parametrize("api", RESPONSE_APIS, ids=lambda a: a.name)
 @fuzz("message_wire")
 @given(body=wire_messages)
 def test_every_response_message_on_wire_data(api: ApiKey, body: bytes) -> None:
-    _decode_or_typed_error(api, body)
+    decode_or_typed_error(api, body)
 
 
 _BODY_POOL = tuple(FIX[n].response_body for n in SUCCESS_NAMES)
@@ -365,7 +312,7 @@ def test_mutated_captured_bodies(data: st.DataObject) -> None:
     body = data.draw(mutated(FIX[name].response_body, _BODY_POOL))
     # Decode as its own API and, now and then, as another one.
     api = data.draw(st.sampled_from([FIX[name].api, FIX[name].api, *RESPONSE_APIS]))
-    _decode_or_typed_error(api, body)
+    decode_or_typed_error(api, body)
 
 
 _FRAME_POOL = tuple(f.response for f in FIX.values())

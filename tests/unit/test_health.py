@@ -8,7 +8,7 @@ from fluss_proto.errors import FlussError
 from fluss_proto.model import GatherError, HealthStatus
 from konsole.model.health import Finding, Health, HealthRules, evaluate, worst
 from konsole.model.snapshot import ClusterSnapshot
-from tests.unit.cluster_builders import (
+from tests._testutil.builders import (
     all_metrics,
     health,
     kv,

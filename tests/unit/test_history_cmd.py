@@ -15,7 +15,7 @@ from konsole.cli.main import main
 from konsole.collect.recorder import Recorder
 from store import open_writer
 from store.schema import VERSION
-from tests.unit.history_builders import T0, snapshot, table, view
+from tests._testutil.builders import T0, snap, table, view
 
 
 def iso(t: float) -> str:
@@ -28,10 +28,10 @@ def path(tmp_path: Path) -> Path:
     r = Recorder(path, say=lambda s: None, clock=lambda: T0 + 100)
     r.open()
     keep = table("db.keep", 1, [5, 5])
-    r.record(snapshot(view([keep]), seq=1, t=T0))
-    r.record(snapshot(view([keep, table("db.tmp", 2, [0, 0, 0])]), seq=2, t=T0 + 10))
-    r.record(snapshot(view([keep, table("db.tmp", 2, [100, 50, 0])]), seq=3, t=T0 + 20))
-    r.record(snapshot(view([keep], tablets=(1, 2)), seq=4, t=T0 + 30))
+    r.record(snap(view((1, 2, 3), [keep]), seq=1, t=T0))
+    r.record(snap(view((1, 2, 3), [keep, table("db.tmp", 2, [0, 0, 0])]), seq=2, t=T0 + 10))
+    r.record(snap(view((1, 2, 3), [keep, table("db.tmp", 2, [100, 50, 0])]), seq=3, t=T0 + 20))
+    r.record(snap(view((1, 2), [keep]), seq=4, t=T0 + 30))
     r.close()
     return path
 

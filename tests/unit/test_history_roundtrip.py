@@ -10,8 +10,7 @@ from fluss_proto.client import TablePath
 from konsole.collect.history import REDACTED, poll_record, snapshot_at
 from store import open_reader, open_writer
 from store.rows import EventRow
-from tests.unit.cluster_builders import tm
-from tests.unit.history_builders import T0, snapshot, table, view
+from tests._testutil.builders import T0, snap, table, tm, view
 
 
 @pytest.fixture
@@ -26,9 +25,9 @@ def record(path: Path, *snaps: object, events: dict[int, list[EventRow]] | None 
 
 
 def test_as_of_returns_the_recorded_view_with_offsets_and_placement(path: Path) -> None:
-    v1 = view([table("db.a", 1, [10, 20, 30]), table("db.b", 2, [0])])
-    v2 = view([table("db.a", 1, [15, 20, 31], leaders=[2, 2, 3]), table("db.b", 2, [4])])
-    record(path, snapshot(v1, seq=1, t=T0), snapshot(v2, seq=2, t=T0 + 10))
+    v1 = view((1, 2, 3), [table("db.a", 1, [10, 20, 30]), table("db.b", 2, [0])])
+    v2 = view((1, 2, 3), [table("db.a", 1, [15, 20, 31], leaders=[2, 2, 3]), table("db.b", 2, [4])])
+    record(path, snap(v1, seq=1, t=T0), snap(v2, seq=2, t=T0 + 10))
     with open_reader(path) as r:
         first = snapshot_at(r, T0 + 5)
         second = snapshot_at(r, T0 + 60)
@@ -51,10 +50,10 @@ def test_as_of_returns_the_recorded_view_with_offsets_and_placement(path: Path) 
 def test_a_table_exists_only_between_creation_and_drop(path: Path) -> None:
     base = table("db.keep", 1, [1])
     snaps = [
-        snapshot(view([base]), seq=1, t=T0),
-        snapshot(view([base, table("db.tmp", 7, [0, 0])]), seq=2, t=T0 + 10),
-        snapshot(view([base, table("db.tmp", 7, [5, 6])]), seq=3, t=T0 + 20),
-        snapshot(view([base]), seq=4, t=T0 + 30),
+        snap(view((1, 2, 3), [base]), seq=1, t=T0),
+        snap(view((1, 2, 3), [base, table("db.tmp", 7, [0, 0])]), seq=2, t=T0 + 10),
+        snap(view((1, 2, 3), [base, table("db.tmp", 7, [5, 6])]), seq=3, t=T0 + 20),
+        snap(view((1, 2, 3), [base]), seq=4, t=T0 + 30),
     ]
     record(path, *snaps)
     with open_reader(path) as r:
@@ -74,8 +73,8 @@ def test_a_table_exists_only_between_creation_and_drop(path: Path) -> None:
 
 def test_partitions_and_earliest_offsets_come_back(path: Path) -> None:
     t = table("db.p", 3, [], partitions={"2026": [1, 2], "2027": [3, None]}, earliest=[0, 1])
-    v = view([t], earliest=True)
-    record(path, snapshot(v, seq=1), snapshot(view([t]), seq=2, t=T0 + 10))
+    v = view((1, 2, 3), [t], earliest=True)
+    record(path, snap(v, seq=1, t=T0), snap(view((1, 2, 3), [t]), seq=2, t=T0 + 10))
     with open_reader(path) as r:
         past = snapshot_at(r, T0 + 10)
     assert past is not None and past.snapshot.view is not None
@@ -90,12 +89,12 @@ def test_partitions_and_earliest_offsets_come_back(path: Path) -> None:
 
 
 def test_a_failed_poll_comes_back_failed_and_keeps_the_state(path: Path) -> None:
-    v = view([table("db.a", 1, [1])])
+    v = view((1, 2, 3), [table("db.a", 1, [1])])
     record(
         path,
-        snapshot(v, seq=1, t=T0),
-        snapshot(None, seq=2, t=T0 + 10, error="no server answered"),
-        snapshot(v, seq=3, t=T0 + 20),
+        snap(v, seq=1, t=T0),
+        snap(None, seq=2, t=T0 + 10, failed="no server answered"),
+        snap(v, seq=3, t=T0 + 20),
     )
     with open_reader(path) as r:
         failed = snapshot_at(r, T0 + 15)
@@ -110,7 +109,7 @@ def test_a_failed_poll_comes_back_failed_and_keeps_the_state(path: Path) -> None
 
 def test_metrics_come_back_as_server_metrics(path: Path) -> None:
     m = tm(1, disk_usage_ratio=0.5, under_replicated=2, disk_write_locked=False)
-    record(path, snapshot(view([]), metrics=[m]))
+    record(path, snap(view((1, 2, 3), []), t=T0, metrics=[m]))
     with open_reader(path) as r:
         past = snapshot_at(r, T0)
         series = r.metric_series("tablet-server 1", "disk_usage_ratio")
@@ -127,7 +126,7 @@ def test_secret_table_properties_never_reach_the_file(path: Path) -> None:
         "client.security.sasl.password": "SUPERSECRET2",
         "table.replication.factor": "3",
     }
-    record(path, snapshot(view([table("db.s", 1, [1], properties=props)])))
+    record(path, snap(view((1, 2, 3), [table("db.s", 1, [1], properties=props)]), t=T0))
     with open_reader(path) as r:
         past = snapshot_at(r, T0)
     raw = b"".join(p.read_bytes() for p in path.parent.iterdir() if p.is_file())
@@ -139,8 +138,8 @@ def test_secret_table_properties_never_reach_the_file(path: Path) -> None:
 
 
 def test_unchanged_polls_add_no_interval_rows(path: Path) -> None:
-    v = view([table("db.a", 1, [1, 2, 3])])
-    record(path, *(snapshot(v, seq=i, t=T0 + 10 * i) for i in range(1, 30)))
+    v = view((1, 2, 3), [table("db.a", 1, [1, 2, 3])])
+    record(path, *(snap(v, seq=i, t=T0 + 10 * i) for i in range(1, 30)))
     with open_reader(path) as r:
         conn = r._conn
         counts = {

@@ -3,128 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 
-from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.errors import UnreachableError
-from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
-from konsole.collect.metrics import MetricsResult
-from konsole.collect.poller import Poller, PollerConfig
-from konsole.collect.profiles import MetricsEndpoint, Profile
+from fluss_proto.model import ClusterHealth, HealthStatus
+from konsole.collect.poller import PollerConfig
+from konsole.collect.profiles import Profile
 from konsole.model.snapshot import CoordinatorRole
-from tests.unit.cluster_builders import addr, metrics_error, table, tm, view
-
-V = view(tables=[table("db.t", 1, [(0, (0, 1), 5)])])
-
-
-@dataclass
-class FakeFeatures:
-    cluster_health: bool = False
-
-
-@dataclass
-class FakeClient:
-    features: FakeFeatures = field(default_factory=FakeFeatures)
-    closed: bool = False
-
-    async def close(self) -> None:
-        self.closed = True
-
-
-class Fakes:
-    """Scripted seams; each list item is used once, the last one repeats."""
-
-    def __init__(
-        self,
-        *,
-        views: Sequence[ClusterView | BaseException | str] = (V,),
-        connects: Sequence[BaseException | None] = (None,),
-        roles: dict[str, str] | None = None,
-        delay: float = 0.0,
-        health: ClusterHealth | BaseException | None = None,
-        cluster_health: bool = False,
-    ) -> None:
-        self.views = list(views)
-        self.connects = list(connects)
-        self.roles = roles or {addr(0): "active"}
-        self.delay = delay
-        self.health_result = health
-        self.cluster_health = cluster_health
-        self.gather_calls: list[dict[str, Any]] = []
-        self.probed: list[str] = []
-        self.scraped: list[tuple[MetricsEndpoint, ...]] = []
-        self.connected = 0
-        self.clients: list[FakeClient] = []
-        self.in_gather = 0
-        self.max_in_gather = 0
-
-    @staticmethod
-    def _next(items: list[Any]) -> Any:
-        return items.pop(0) if len(items) > 1 else items[0]
-
-    async def connect(self) -> FakeClient:
-        self.connected += 1
-        outcome = self._next(self.connects)
-        if outcome is not None:
-            raise outcome
-        client = FakeClient(FakeFeatures(self.cluster_health))
-        self.clients.append(client)
-        return client
-
-    async def gather(self, client: FakeClient, **kwargs: Any) -> ClusterView:
-        self.gather_calls.append(kwargs)
-        self.in_gather += 1
-        self.max_in_gather = max(self.max_in_gather, self.in_gather)
-        try:
-            outcome = self._next(self.views)
-            if outcome == "hang":
-                await asyncio.sleep(10)
-            await asyncio.sleep(self.delay)
-            if isinstance(outcome, BaseException):
-                raise outcome
-            assert isinstance(outcome, ClusterView)
-            return outcome
-        finally:
-            self.in_gather -= 1
-
-    async def health(self, client: FakeClient) -> ClusterHealth | None:
-        if not client.features.cluster_health:
-            return None
-        if isinstance(self.health_result, BaseException):
-            raise self.health_result
-        return self.health_result
-
-    async def probe(self, addresses: Sequence[str]) -> tuple[CoordinatorProbe, ...]:
-        self.probed.extend(addresses)
-        await asyncio.sleep(self.delay)
-        roles = {"tablet": "tablet-server"}
-        return tuple(
-            CoordinatorProbe(a, roles.get(r, r))  # type: ignore[arg-type]
-            for a in addresses
-            for r in [self.roles.get(a, "unreachable")]
-        )
-
-    async def scrape(self, endpoints: Sequence[MetricsEndpoint]) -> Sequence[MetricsResult]:
-        self.scraped.append(tuple(endpoints))
-        await asyncio.sleep(self.delay)
-        return (tm(0), metrics_error(1))
-
-    def poller(self, **config: Any) -> Poller:
-        config.setdefault("coordinators", (addr(0),))
-        config.setdefault("interval", 1.0)
-        return Poller(
-            PollerConfig(**config),
-            connect=self.connect,
-            gather=self.gather,
-            health=self.health,
-            probe=self.probe,
-            scrape=self.scrape,
-            endpoints=lambda v: (MetricsEndpoint("http://127.0.0.1:1/metrics"),),
-        )
+from tests._testutil.builders import addr, view
+from tests._testutil.poller import Fakes, V
 
 
 async def test_a_poll_gathers_probes_and_scrapes() -> None:

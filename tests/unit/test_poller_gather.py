@@ -14,7 +14,7 @@ from fluss_proto.model import HealthStatus
 from konsole.collect.poller import Poller, PollerConfig
 from konsole.model.events import EventKind, EventState, advance
 from konsole.model.health import HealthRules, evaluate
-from tests.unit.test_admin import FakeClient, FakeTable
+from tests._testutil.admin import FakeClient, FakeTable
 
 
 @dataclass

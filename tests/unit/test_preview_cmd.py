@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests._testutil import FakeScanCluster, kv_cluster
+from tests._testutil.scan import FakeScanCluster, kv_cluster
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from fluss_proto.errors import UnreachableError
 from konsole.cli import main as cli
 from konsole.localcluster.cluster import ClusterDescription
-from tests._testutil import local_description
+from tests._testutil.fakes import local_description
 
 
 @pytest.fixture

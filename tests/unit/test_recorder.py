@@ -17,7 +17,7 @@ import pytest
 from konsole.collect.recorder import Recorder
 from store import HistoryLocked, NewerSchema, open_reader, open_writer
 from store.schema import VERSION
-from tests.unit.history_builders import T0, snapshot, table, view
+from tests._testutil.builders import T0, snap, table, view
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,9 +32,11 @@ def test_events_are_recorded_with_their_poll(tmp_path: Path) -> None:
         clock=lambda: T0 + 60,
     )
     r.open()
-    r.record(snapshot(view([table("db.a", 1, [1])]), seq=1, t=T0))
-    r.record(snapshot(view([table("db.a", 1, [1]), table("db.b", 2, [0])]), seq=2, t=T0 + 10))
-    r.record(snapshot(view([table("db.b", 2, [0])], tablets=(1, 2)), seq=3, t=T0 + 20))
+    r.record(snap(view((1, 2, 3), [table("db.a", 1, [1])]), seq=1, t=T0))
+    r.record(
+        snap(view((1, 2, 3), [table("db.a", 1, [1]), table("db.b", 2, [0])]), seq=2, t=T0 + 10)
+    )
+    r.record(snap(view((1, 2), [table("db.b", 2, [0])]), seq=3, t=T0 + 20))
     r.close()
     with open_reader(tmp_path / "h.sqlite") as reader:
         events = [(e.at_ms - round(T0 * 1000), e.kind, e.subject) for e in reader.events()]
@@ -53,22 +55,22 @@ def test_an_unwritable_place_is_said_polling_goes_on_and_recording_resumes(
     said: list[str] = []
     r = Recorder(blocker / "h.sqlite", say=said.append, clock=lambda: T0 + 60)
     r.open()
-    assert r.record(snapshot(view([table("db.a", 1, [1])]), seq=1)) is None
-    assert r.record(snapshot(view([table("db.a", 1, [2])]), seq=2, t=T0 + 10)) is None
+    assert r.record(snap(view((1, 2, 3), [table("db.a", 1, [1])]), seq=1, t=T0)) is None
+    assert r.record(snap(view((1, 2, 3), [table("db.a", 1, [2])]), seq=2, t=T0 + 10)) is None
     assert len(said) == 1 and said[0].startswith("NOT RECORDING")
     blocker.unlink()
-    assert r.record(snapshot(view([table("db.a", 1, [3])]), seq=3, t=T0 + 20)) is not None
+    assert r.record(snap(view((1, 2, 3), [table("db.a", 1, [3])]), seq=3, t=T0 + 20)) is not None
     assert said[-1].startswith("recording again") and "2 poll(s) not recorded" in said[-1]
     # a full disk later on: said once, then recorded again when space is back
     assert r._writer is not None
     conn = r._writer.connection
     (pages,) = conn.execute("PRAGMA page_count").fetchone()
     conn.execute(f"PRAGMA max_page_count = {pages}")
-    big = view([table(f"db.t{i}", 10 + i, list(range(64))) for i in range(30)])
-    assert r.record(snapshot(big, seq=4, t=T0 + 30)) is None
+    big = view((1, 2, 3), [table(f"db.t{i}", 10 + i, list(range(64))) for i in range(30)])
+    assert r.record(snap(big, seq=4, t=T0 + 30)) is None
     assert "disk full" in said[-1]
     conn.execute("PRAGMA max_page_count = 1000000")
-    assert r.record(snapshot(big, seq=5, t=T0 + 40)) is not None
+    assert r.record(snap(big, seq=5, t=T0 + 40)) is not None
     r.close()
     with open_reader(blocker / "h.sqlite") as reader:
         assert [p.seq for p in reader.polls()] == [3, 5]

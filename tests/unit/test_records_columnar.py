@@ -31,9 +31,9 @@ from fluss_proto.records import (
 )
 from fluss_proto.records.columnar import compile_columnar
 from fluss_proto.records.log_records import iter_raw_records
-from tests._testutil import SCALAR_CASES, assert_same_outcome, assert_same_table, outcome
-from tests.unit import records_encoder as enc
-from tests.unit.records_encoder import Ts
+from tests._testutil import records_encoder as enc
+from tests._testutil.records import SCALAR_CASES, assert_same_outcome, assert_same_table, outcome
+from tests._testutil.records_encoder import Ts
 
 T = DataType
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1

@@ -47,8 +47,8 @@ from fluss_proto.records import (
 )
 from fluss_proto.records.arrow import _fix_empty_compressed_buffers
 from fluss_proto.records.log_batch import LogBatch
-from tests._testutil import _cell, assert_same_outcome, outcome
-from tests.unit import records_encoder as enc
+from tests._testutil import records_encoder as enc
+from tests._testutil.records import _cell, assert_same_outcome, outcome
 
 # At least 1,000 examples per fuzz test; more with a bigger profile (`make fuzz`).
 FUZZ = settings(

@@ -22,7 +22,7 @@ from fluss_proto.records import (
     split_value,
     value_batch_table,
 )
-from tests.unit import records_encoder as enc
+from tests._testutil import records_encoder as enc
 
 T = DataType
 V1 = row_type([("id", T("BIGINT", nullable=False)), ("v", T("STRING"))])

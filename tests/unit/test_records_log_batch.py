@@ -32,7 +32,7 @@ from fluss_proto.records import (
     to_arrow_schema,
 )
 from fluss_proto.records.crc32c import crc32c, crc32c_python
-from tests.unit import records_encoder as enc
+from tests._testutil import records_encoder as enc
 
 T = DataType
 ROW = row_type([("id", T("BIGINT", nullable=False)), ("name", T("STRING"))])

@@ -1,6 +1,6 @@
 """CompactedRow, IndexedRow, BinaryArray and BinaryMap decoding, table-driven per type.
 
-Vectors come from tests/unit/records_encoder.py, which follows the Java writers.
+Vectors come from tests/_testutil/records_encoder.py, which follows the Java writers.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from fluss_proto.records import (
     row_type,
 )
 from fluss_proto.records._values import read_varint32, read_varint64
-from tests._testutil import SCALAR_CASES
-from tests.unit import records_encoder as enc
-from tests.unit.records_encoder import Ts
+from tests._testutil import records_encoder as enc
+from tests._testutil.records import SCALAR_CASES
+from tests._testutil.records_encoder import Ts
 
 T = DataType
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1

@@ -40,13 +40,7 @@ from fluss_proto.scan import (
     preview_table,
 )
 from fluss_proto.types import parse_schema
-from tests._testutil import (
-    COLUMNS_V1,
-    FakeScanCluster,
-    ids,
-    kv_cluster,
-    schema_doc,
-)
+from tests._testutil.scan import COLUMNS_V1, FakeScanCluster, ids, kv_cluster, schema_doc
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -12,7 +12,7 @@ import pytest
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.error_codes import ScannerExpiredError
 from fluss_proto.scan import BucketStatus, ScanReport, preview_table, stream_preview
-from tests._testutil import FakeScanCluster, kv_cluster
+from tests._testutil.scan import FakeScanCluster, kv_cluster
 
 pytestmark = pytest.mark.timeout(30)
 

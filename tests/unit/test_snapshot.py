@@ -9,7 +9,7 @@ import pytest
 from fluss_proto.errors import FlussError
 from fluss_proto.model import GatherError
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name
-from tests.unit.cluster_builders import metrics_error, probe, snap, table, tm, view
+from tests._testutil.builders import metrics_error, probe, snap, table, tm, view
 
 
 def test_failed_poll_is_a_snapshot_that_says_so() -> None:

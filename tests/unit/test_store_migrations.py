@@ -1,6 +1,6 @@
 """Forward migrations from every earlier schema version, on files that version wrote.
 
-Every ``tests/fixtures/history/v<N>.sql`` (see :mod:`tests.unit.history_fixtures`) is loaded,
+Every ``tests/fixtures/history/v<N>.sql`` (see :mod:`tests._testutil.history_fixtures`) is loaded,
 read as it is, migrated by the writer, and asked every query again: the answers must be
 the ones that version's reader gave. A migration killed half-way leaves the old version.
 """
@@ -23,7 +23,7 @@ import pytest
 from store import NotAHistoryFile, add_note, open_reader, open_writer
 from store.rows import NoteRow, PollRecord, ServerRow
 from store.schema import VERSION
-from tests.unit.history_fixtures import (
+from tests._testutil.history_fixtures import (
     END_S,
     answers,
     answers_path,

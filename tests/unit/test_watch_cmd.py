@@ -14,9 +14,9 @@ from konsole.cli.main import main
 from konsole.collect.poller import Poller, PollerConfig
 from konsole.collect.profiles import Profile
 from konsole.localcluster.cluster import ClusterDescription, ProcessInfo
-from tests._testutil import local_description
-from tests.unit.cluster_builders import table, view
-from tests.unit.test_poller import Fakes
+from tests._testutil.builders import table, view
+from tests._testutil.fakes import local_description
+from tests._testutil.poller import Fakes
 
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
 FULL = view(tables=[T])

@@ -209,3 +209,26 @@ def by_request(*names: str) -> dict[tuple[int, bytes], Fixture]:
     fx = fixtures()
     chosen = names or tuple(fx)
     return {(int(fx[n].api), fx[n].request_body): fx[n] for n in chosen}
+
+
+class Script:
+    """Answers the n-th request with the n-th scripted response (None = drop it), after
+    checking it is the request that was recorded with it."""
+
+    def __init__(self, steps: list[tuple[Received | Fixture, bytes | None]]) -> None:
+        self.steps = list(steps)
+        self.mismatches: list[str] = []
+
+    def __call__(self, request: Received) -> bytes | None:
+        if not self.steps:
+            self.mismatches.append(f"unexpected request for api key {request.api_key}")
+            return None
+        expected, response = self.steps.pop(0)
+        want = (
+            (int(expected.api), expected.request_body)
+            if isinstance(expected, Fixture)
+            else (expected.api_key, expected.body)
+        )
+        if (request.api_key, request.body) != want:
+            self.mismatches.append(f"request for api key {request.api_key} is not the recorded one")
+        return response

@@ -8,7 +8,7 @@ tests load every dump, migrate it to the current version and compare the answers
 Before bumping ``store.schema.VERSION``, freeze the version being left (run with the code
 of that version)::
 
-    .venv/bin/python -m tests.unit.history_fixtures
+    .venv/bin/python -m tests._testutil.history_fixtures
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from store import RetentionPolicy, add_note, apply_retention, open_reader, open_
 from store.queries import HistoryReader
 from store.rows import EventRow, NoteRow
 from store.schema import APPLICATION_ID, VERSION
-from tests.unit.history_builders import T0, snapshot, table, view
+from tests._testutil.builders import T0, snap, table, view
 
 FIXTURES_DIR: Final = Path(__file__).resolve().parents[1] / "fixtures" / "history"
 #: Polls of the representative file: every 30 s for 3 h 20 min.
@@ -143,13 +143,13 @@ def build(path: Path) -> None:
             if tmp is not None:
                 tables.append(table("db.tmp", 4, tmp))
             ok = i != 77
-            snap = snapshot(
-                view(tables, tablets=tablets, earliest=i % 20 == 0) if ok else None,
+            shot = snap(
+                view(tablets, tables, earliest=i % 20 == 0) if ok else None,
                 seq=i + 1,
                 t=at,
                 metrics=_metrics(rng, at, tablets),
             )
-            writer.record(poll_record(snap, events))
+            writer.record(poll_record(shot, events))
             if i % 120 == 119:
                 apply_retention(writer, POLICY, round(at * 1000))
         apply_retention(writer, POLICY, round(END_S * 1000))
