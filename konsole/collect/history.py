@@ -151,15 +151,15 @@ def poll_record(snapshot: ClusterSnapshot, events: Sequence[EventRow] = ()) -> P
     )
 
 
-#: Rows of a table's info, by what identifies one version of it (conversion is the costly
-#: part of recording 200 tables every few seconds).
-_TABLE_ROWS: dict[tuple[Any, ...], tuple[TableRow, SchemaRow]] = {}
+#: Rows of a table's info, by the whole info (conversion is the costly part of recording
+#: 200 tables every few seconds). Keyed by the value, not by ids: two clusters (or two
+#: tests) may hold a table with the same id, path and times but another bucket count.
+_TABLE_ROWS: dict[TableInfo, tuple[TableRow, SchemaRow]] = {}
 _TABLE_ROWS_MAX: Final = 4096
 
 
 def _table_rows(info: TableInfo) -> tuple[TableRow, SchemaRow]:
-    key = (info.table_id, info.schema_id, info.created_ms, info.modified_ms, info.table_path)
-    rows = _TABLE_ROWS.get(key)
+    rows = _TABLE_ROWS.get(info)
     if rows is None:
         if len(_TABLE_ROWS) >= _TABLE_ROWS_MAX:
             _TABLE_ROWS.clear()
@@ -167,7 +167,7 @@ def _table_rows(info: TableInfo) -> tuple[TableRow, SchemaRow]:
             _table_row(info),
             SchemaRow(info.table_id, info.schema_id, json.dumps(info.schema.to_json())),
         )
-        _TABLE_ROWS[key] = rows
+        _TABLE_ROWS[info] = rows
     return rows
 
 

@@ -154,3 +154,19 @@ def test_unchanged_polls_add_no_interval_rows(path: Path) -> None:
         "offsets": 29,
         "schemas": 1,
     }
+
+
+def test_two_tables_alike_in_ids_but_not_in_buckets_keep_their_own_info(tmp_path: Path) -> None:
+    """Two clusters (two files) may each hold a db.a with id 1 and the same times: the rows
+    recorded for one must not be the other's (a process-wide conversion cache once mixed them)."""
+    three = view((1, 2, 3), [table("db.a", 1, [10, 20, 30])])
+    one = view((1, 2, 3), [table("db.a", 1, [10])])
+    assert three.table("db.a").info != one.table("db.a").info
+    for name, v, buckets in (("three", three, 3), ("one", one, 1)):
+        path = tmp_path / f"{name}.sqlite"
+        record(path, snap(v, seq=1, t=T0))
+        with open_reader(path) as r:
+            back = snapshot_at(r, T0 + 1)
+        assert back is not None and back.snapshot.view is not None
+        info = back.snapshot.view.table("db.a").info
+        assert info is not None and info.bucket_count == buckets
