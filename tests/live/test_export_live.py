@@ -38,17 +38,17 @@ from fluss_proto.client import FlussClient
 from fluss_proto.scan import preview_table
 from konsole.render.values import json_rows, scalar_text
 from tests._testutil import pyfluss_data as pf
-from tests.conftest import FlussServer
-from tests.live.test_preview_live import (
+from tests._testutil.all_types import (
     CONNECT,
     ROWS,
     SCHEMA,
     World,
-    _create,
-    _write,
     all_type_rows,
+    create_table,
     norm_rows,
+    write_rows,
 )
+from tests.conftest import FlussServer
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(240)]
 
@@ -143,10 +143,10 @@ async def test_every_format_round_trips_against_pyfluss(
     rows = all_type_rows()
     log = fluss.TablePath(world.db, "types_log")
     pk = fluss.TablePath(world.db, "types_pk")
-    await _create(world.conn, log, SCHEMA)
-    await _create(world.conn, pk, SCHEMA, pk=["id"])
-    await _write(world.conn, log, rows)  # one table at a time (pyfluss writers can hang)
-    await _write(world.conn, pk, rows)
+    await create_table(world.conn, log, SCHEMA)
+    await create_table(world.conn, pk, SCHEMA, pk=["id"])
+    await write_rows(world.conn, log, rows)  # one table at a time (pyfluss writers can hang)
+    await write_rows(world.conn, pk, rows)
     back = {
         "types_log": await pf.read_all_log(world.conn, log, expected=ROWS, timeout_s=30),
         "types_pk": await pf.read_pk_rows(world.conn, pk, range(ROWS)),

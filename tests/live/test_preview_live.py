@@ -29,9 +29,7 @@ import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
-from datetime import time as dtime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -48,221 +46,20 @@ from fluss_proto.records import Magic1Layout, read_log_batches
 from fluss_proto.scan import BucketStatus, ScanMethod, preview_table
 from konsole.localcluster.seed import wait_leaders
 from tests._testutil import pyfluss_data as pf
+from tests._testutil.all_types import (
+    CONNECT,
+    FLUSS_ARROW,
+    ROWS,
+    SCHEMA,
+    World,
+    all_type_rows,
+    create_table,
+    norm_rows,
+    write_rows,
+)
 from tests.conftest import FlussServer
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(120)]
-
-CONNECT = {"connect_timeout": 5.0, "request_timeout": 15.0, "retry_backoff": 0.2}
-ROWS = 30
-EPOCH = datetime(1970, 1, 1)
-
-FIELDS: list[tuple[str, pa.DataType]] = [
-    ("c_bool", pa.bool_()),
-    ("c_i8", pa.int8()),
-    ("c_i16", pa.int16()),
-    ("c_i32", pa.int32()),
-    ("c_i64", pa.int64()),
-    ("c_f32", pa.float32()),
-    ("c_f64", pa.float64()),
-    ("c_dec", pa.decimal128(10, 2)),
-    ("c_dec18", pa.decimal128(18, 4)),
-    ("c_dec38", pa.decimal128(38, 10)),
-    ("c_str", pa.string()),
-    ("c_bytes", pa.binary()),
-    ("c_bin4", pa.binary(4)),
-    ("c_date", pa.date32()),
-    ("c_t0", pa.time32("s")),
-    ("c_t3", pa.time32("ms")),
-    ("c_t6", pa.time64("us")),
-    ("c_t9", pa.time64("ns")),
-    ("c_ts3", pa.timestamp("ms")),
-    ("c_ts6", pa.timestamp("us")),
-    ("c_ts9", pa.timestamp("ns")),
-    ("c_ltz3", pa.timestamp("ms", tz="UTC")),
-    ("c_ltz6", pa.timestamp("us", tz="UTC")),
-    ("c_ltz9", pa.timestamp("ns", tz="UTC")),
-    ("c_arr", pa.list_(pa.int32())),
-    ("c_arr_s", pa.list_(pa.string())),
-    ("c_map", pa.map_(pa.string(), pa.int64())),
-    ("c_row", pa.struct([("x", pa.int32()), ("y", pa.string())])),
-]
-SCHEMA = pa.schema(
-    [pa.field("id", pa.int64(), nullable=False)] + [pa.field(n, t) for n, t in FIELDS]
-)
-#: The Arrow types Fluss itself uses (ArrowUtils): LTZ without a time zone.
-FLUSS_ARROW = {n: (pa.timestamp(t.unit) if pa.types.is_timestamp(t) else t) for n, t in FIELDS}
-
-
-def all_type_rows() -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = [{"id": 0}]  # every other column NULL
-    rows.append(
-        {
-            "id": 1,
-            "c_bool": False,
-            "c_i8": -128,
-            "c_i16": -32768,
-            "c_i32": -(2**31),
-            "c_i64": -(2**63),
-            "c_f32": -3.4028234663852886e38,
-            "c_f64": -1.7976931348623157e308,
-            "c_dec": Decimal("-99999999.99"),
-            "c_dec18": Decimal("-99999999999999.9999"),
-            "c_dec38": Decimal("-9999999999999999999999999999.9999999999"),
-            "c_str": "",
-            "c_bytes": b"",
-            "c_bin4": b"\x00\x00\x00\x00",
-            "c_date": date(1, 1, 1),
-            "c_t0": dtime(0, 0, 0),
-            "c_t3": dtime(0, 0, 0),
-            "c_t6": dtime(0, 0, 0),
-            "c_t9": dtime(0, 0, 0),
-            "c_ts3": datetime(1900, 1, 1, 0, 0, 0, 123000),
-            "c_ts6": datetime(1900, 1, 1, 0, 0, 0, 123000),
-            "c_ts9": datetime(1969, 12, 31, 23, 59, 59, 999000),
-            "c_ltz3": datetime(1900, 1, 1, tzinfo=UTC),
-            "c_ltz6": datetime(1969, 12, 31, 23, 59, 59, 1000, tzinfo=UTC),
-            "c_ltz9": datetime(1970, 1, 1, tzinfo=UTC),
-            "c_arr": [],
-            "c_arr_s": [],
-            "c_map": {},
-            "c_row": {"x": None, "y": None},
-        }
-    )
-    rows.append(
-        {
-            "id": 2,
-            "c_bool": True,
-            "c_i8": 127,
-            "c_i16": 32767,
-            "c_i32": 2**31 - 1,
-            "c_i64": 2**63 - 1,
-            "c_f32": 3.4028234663852886e38,
-            "c_f64": 1.7976931348623157e308,
-            "c_dec": Decimal("99999999.99"),
-            "c_dec18": Decimal("99999999999999.9999"),
-            "c_dec38": Decimal("9999999999999999999999999999.9999999999"),
-            "c_str": "héllo ✓ 𝄞 " + "x" * 300,
-            "c_bytes": bytes(range(256)),
-            "c_bin4": b"\xff\xfe\xfd\xfc",
-            "c_date": date(9999, 12, 31),
-            "c_t0": dtime(23, 59, 59),
-            "c_t3": dtime(23, 59, 59, 999000),
-            "c_t6": dtime(23, 59, 59, 999000),
-            "c_t9": dtime(23, 59, 59, 999000),
-            "c_ts3": datetime(9999, 12, 1, 23, 59, 59, 999000),
-            "c_ts6": datetime(2262, 4, 11, 23, 47, 16, 854775),
-            "c_ts9": datetime(2262, 4, 11, 23, 47, 16, 854775),
-            "c_ltz3": datetime(2999, 12, 31, tzinfo=UTC),
-            "c_ltz6": datetime(2100, 1, 1, 0, 0, 0, 999999, tzinfo=UTC),
-            "c_ltz9": datetime(2200, 1, 1, 0, 0, 0, 1, tzinfo=UTC),
-            "c_arr": [1, None, -3],
-            "c_arr_s": ["a", None, ""],
-            "c_map": {"k": 1, "": None},
-            "c_row": {"x": 7, "y": "z"},
-        }
-    )
-    for i in range(3, ROWS):
-        rows.append(
-            {
-                "id": i,
-                "c_bool": i % 2 == 0,
-                "c_i8": i,
-                "c_i16": i * 100,
-                "c_i32": i * 100_000,
-                "c_i64": i * 10**12,
-                "c_f32": i + 0.5,
-                "c_f64": i / 3,
-                "c_dec": Decimal(i) / Decimal(4),
-                "c_dec18": Decimal(i) / Decimal(8),
-                "c_dec38": Decimal(i) * Decimal("1e20") + Decimal("0.0000000001"),
-                "c_str": f"s{i}",
-                "c_bytes": bytes([i] * i),
-                "c_bin4": bytes([i, i, i, i]),
-                "c_date": date(2024, 1, 1) + timedelta(days=i),
-                "c_t0": dtime(i % 24, i, i),
-                "c_t3": dtime(i % 24, i, i, i * 1000),
-                "c_t6": dtime(i % 24, i, i, i * 1000),
-                "c_t9": dtime(i % 24, i, i, i * 2000),
-                "c_ts3": datetime(2024, 1, 1) + timedelta(milliseconds=i * 1001),
-                "c_ts6": datetime(2024, 1, 1) + timedelta(microseconds=i * 100_001),
-                "c_ts9": datetime(2024, 1, 1) + timedelta(microseconds=i * 100_001),
-                "c_ltz3": datetime(2024, 1, 1, tzinfo=UTC) + timedelta(milliseconds=i),
-                "c_ltz6": datetime(2024, 1, 1, tzinfo=UTC) + timedelta(microseconds=i),
-                "c_ltz9": datetime(2024, 1, 1, tzinfo=UTC) + timedelta(microseconds=i * 7),
-                "c_arr": list(range(i % 5)),
-                "c_arr_s": [str(j) for j in range(i % 3)],
-                "c_map": {f"k{j}": j for j in range(i % 4)},
-                "c_row": {"x": i, "y": str(i)},
-            }
-        )
-    return rows
-
-
-def norm(v: Any) -> Any:
-    """Comparable Python values: timestamps -> ns since the epoch (UTC), tuples -> lists."""
-    if hasattr(v, "tz_localize") and hasattr(v, "value"):  # pandas.Timestamp
-        return ("ts", int(v.value))
-    if isinstance(v, datetime):
-        if v.tzinfo is not None:
-            v = v.astimezone(UTC).replace(tzinfo=None)
-        return ("ts", (v - EPOCH) // timedelta(microseconds=1) * 1000)
-    if isinstance(v, (list, tuple)):
-        return [norm(x) for x in v]
-    if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items()}
-    return v
-
-
-def norm_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(
-        ({k: norm(v) for k, v in r.items() if not k.startswith("_")} for r in rows),
-        key=lambda r: r["id"],
-    )
-
-
-@dataclass
-class World:
-    conn: fluss.FlussConnection
-    client: FlussClient
-    db: str
-    bootstrap: str
-
-
-async def _create(
-    conn: fluss.FlussConnection,
-    path: fluss.TablePath,
-    schema: pa.Schema,
-    *,
-    pk: list[str] | None = None,
-    buckets: int = 3,
-    partition_keys: list[str] | None = None,
-    bucket_keys: list[str] | None = None,
-    stats: bool = False,
-) -> None:
-    kwargs: dict[str, Any] = {"bucket_count": buckets, "bucket_keys": bucket_keys or ["id"]}
-    if partition_keys:
-        kwargs["partition_keys"] = partition_keys
-    if stats:  # statistics of every column whose type has them (Fluss 1.0)
-        kwargs["properties"] = {"table.statistics.columns": "*"}
-    descriptor = fluss.TableDescriptor(fluss.Schema(schema, primary_keys=pk), **kwargs)
-    admin = conn.get_admin()
-    async with asyncio.timeout(30):
-        await admin.create_table(path, descriptor, ignore_if_exists=False)
-        if not partition_keys:  # a partitioned table's leaders come with its partitions
-            await wait_leaders(admin, path, buckets)
-
-
-async def _write(conn: fluss.FlussConnection, path: fluss.TablePath, rows: list[dict]) -> None:
-    table = await asyncio.wait_for(conn.get_table(path), 30)
-    if table.has_primary_key():
-        writer: Any = table.new_upsert().create_writer()
-        handles = [writer.upsert(r) for r in rows]
-    else:
-        writer = table.new_append().create_writer()
-        handles = [writer.append(r) for r in rows]
-    async with asyncio.timeout(60):
-        await writer.flush()
-        await asyncio.gather(*(h.wait() for h in handles))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
@@ -286,11 +83,11 @@ async def test_every_type_matches_pyfluss_row_for_row(
 ) -> None:
     rows = all_type_rows()
     log, pk = fluss.TablePath(world.db, "types_log"), fluss.TablePath(world.db, "types_pk")
-    await _create(world.conn, log, SCHEMA)
-    await _create(world.conn, pk, SCHEMA, pk=["id"])
+    await create_table(world.conn, log, SCHEMA)
+    await create_table(world.conn, pk, SCHEMA, pk=["id"])
     # one table at a time: pyfluss 1.0 writers on two tables at once have hung for good
-    await _write(world.conn, log, rows)
-    await _write(world.conn, pk, rows)
+    await write_rows(world.conn, log, rows)
+    await write_rows(world.conn, pk, rows)
 
     back_log = await pf.read_all_log(world.conn, log, expected=ROWS, timeout_s=30)
     back_pk = await pf.read_pk_rows(world.conn, pk, range(ROWS))
@@ -345,9 +142,9 @@ async def test_pk_preview_after_upserts_and_deletes_matches_pyfluss_lookups(
 ) -> None:
     rows = all_type_rows()
     path = fluss.TablePath(world.db, "types_pk_upd")
-    await _create(world.conn, path, SCHEMA, pk=["id"])
-    await _write(world.conn, path, rows)
-    await _write(world.conn, path, [updated_row(rows[i]) for i in UPDATED])
+    await create_table(world.conn, path, SCHEMA, pk=["id"])
+    await write_rows(world.conn, path, rows)
+    await write_rows(world.conn, path, [updated_row(rows[i]) for i in UPDATED])
     table = await asyncio.wait_for(world.conn.get_table(path), 30)
     writer = table.new_upsert().create_writer()
     handles = [writer.delete({"id": i}) for i in DELETED]
@@ -385,12 +182,12 @@ async def test_log_batches_with_statistics_per_generation(
     path = fluss.TablePath(world.db, "with_stats")
     if not fluss_server.is_1_0:
         with pytest.raises(fluss.FlussError) as info:
-            await _create(world.conn, path, SCHEMA, stats=True)
+            await create_table(world.conn, path, SCHEMA, stats=True)
         assert "table.statistics.columns" in str(info.value) and "39" in str(info.value)
         return
-    await _create(world.conn, path, SCHEMA, stats=True)
+    await create_table(world.conn, path, SCHEMA, stats=True)
     rows = all_type_rows()
-    await _write(world.conn, path, rows)
+    await write_rows(world.conn, path, rows)
     back = await pf.read_all_log(world.conn, path, expected=ROWS, timeout_s=30)
     assert len(back) == ROWS
     # what the leaders hold: magic 1 with a statistics block
@@ -432,7 +229,7 @@ async def test_nanoseconds_written_as_arrow_match_pyfluss_arrow(world: World) ->
         schema=schema,
     )
     path = fluss.TablePath(world.db, "nanos")
-    await _create(world.conn, path, schema, buckets=2)
+    await create_table(world.conn, path, schema, buckets=2)
     table = await asyncio.wait_for(world.conn.get_table(path), 30)
     writer = table.new_append().create_writer()
     writer.write_arrow(data)
@@ -493,7 +290,7 @@ async def test_partitioned_table_per_partition_and_all(world: World) -> None:
         [pa.field("id", pa.int64(), nullable=False), ("region", pa.string()), ("v", pa.float64())]
     )
     path = fluss.TablePath(world.db, "parted")
-    await _create(world.conn, path, schema, buckets=2, partition_keys=["region"])
+    await create_table(world.conn, path, schema, buckets=2, partition_keys=["region"])
     admin = world.conn.get_admin()
     regions = {"eu": 7, "us": 5}
     async with asyncio.timeout(30):
@@ -505,7 +302,7 @@ async def test_partitioned_table_per_partition_and_all(world: World) -> None:
         for _ in range(count):
             rows.append({"id": n, "region": region, "v": n / 2})
             n += 1
-    await _write(world.conn, path, rows)
+    await write_rows(world.conn, path, rows)
     back = await pf.read_all_log(world.conn, path, expected=n, timeout_s=30)
 
     every = await preview_table(world.client, f"{world.db}.parted", partition="all")

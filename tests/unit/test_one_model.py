@@ -41,7 +41,7 @@ from konsole.ui.screens.cluster_facts import bucket_counts, server_rows
 from konsole.ui.state import ConsoleState
 from store.queries import StateAt
 from store.rows import PollRow
-from tests.unit.cluster_builders import Bucket, probe, snap, table, tm, view
+from tests._testutil.builders import Bucket, probe, snap, table, tm, view
 
 T0 = 1000.0
 TABLETS = (0, 1, 2, 3)

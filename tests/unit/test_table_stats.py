@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from konsole.model.table_stats import bucket_rates, table_figures
-from tests.unit.cluster_builders import snap, table, view
+from tests._testutil.builders import snap, table, view
 
 
 @pytest.mark.parametrize("table_id", [0, 1, 7])
