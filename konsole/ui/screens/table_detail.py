@@ -3,8 +3,9 @@
 The table is found by name in every state (ids change when a table is re-created), so a
 table dropped since, or not yet created at the moment time travel shows, says so instead
 of showing another table's figures. The throughput sparkline is read from the history in
-a thread; the latest KV snapshot per bucket of a primary-key table is asked from the live
-cluster in an async worker (never in time travel: the cluster's answer is about now).
+a worker; the latest KV snapshot per bucket of a primary-key table is asked of the app's
+feed (:meth:`konsole.ui.feed.Feed.kv_snapshots`) in a worker, never in time travel: the
+cluster's answer is about now.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widgets import Sparkline, Static, TabbedContent, TabPane
 
 from konsole.collect.history import redact
 from konsole.model.table_stats import BucketKey, bucket_rates, offline, under_replicated
 from konsole.model.timefmt import age_text, clock_text, to_ms
-from konsole.ui.feed import open_history_reader
+from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.tables import rate_text
 from konsole.ui.state import ConsoleState
@@ -29,6 +31,7 @@ from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
 
 if TYPE_CHECKING:
     from fluss_proto.model import TableView
+    from store import HistoryReader
 
 __all__ = ["SERIES_POINTS", "TableDetailScreen", "notable_property"]
 
@@ -109,7 +112,6 @@ class TableDetailScreen(ConsoleScreen):
             [("name", "partition"), ("id", "id"), ("spec", "spec"), ("buckets", "buckets")]
         )
         self.query_one("#detail-buckets", KeyedTable).focus()
-        super().on_mount()
 
     # ------------------------------------------------------------------ rendering
 
@@ -320,26 +322,31 @@ class TableDetailScreen(ConsoleScreen):
             until = to_ms(state.last_ok.taken_at) if state.last_ok is not None else None
         self._load_series(self._table_id, until)
 
-    @work(thread=True, exclusive=True, group="detail-series", exit_on_error=False)
-    def _load_series(self, table_id: int | None, until_ms: int | None) -> None:
-        reader = open_history_reader(self.konsole.feed.history_path)
-        if reader is None:
-            self.app.call_from_thread(self._series_loaded, None)
-            return
-        try:
-            database, _, name = self.table_path.partition(".")
+    class SeriesLoaded(Message):
+        """The table's rows/s per recorded poll were read (None: no history file)."""
+
+        def __init__(self, values: list[float | None] | None) -> None:
+            super().__init__()
+            self.values = values
+
+    @work(exclusive=True, group="detail-series", exit_on_error=False)
+    async def _load_series(self, table_id: int | None, until_ms: int | None) -> None:
+        database, _, name = self.table_path.partition(".")
+
+        def read(reader: HistoryReader) -> list[float | None]:
             spans = reader.tables_named(database, name, until=until_ms)
             ids = [s.table_id for s in spans]
             chosen = table_id if table_id in ids else (ids[-1] if ids else None)
-            points = (
-                reader.throughput(chosen, None, None, until=until_ms, all_partitions=True)
-                if chosen is not None
-                else []
-            )
-        finally:
-            reader.close()
-        values = [p.value for p in points[-SERIES_POINTS:]]
-        self.app.call_from_thread(self._series_loaded, values)
+            if chosen is None:
+                return []
+            points = reader.throughput(chosen, None, None, until=until_ms, all_partitions=True)
+            return [p.value for p in points[-SERIES_POINTS:]]
+
+        values = await read_history(self.konsole.feed.history_path, read)
+        self.post_message(self.SeriesLoaded(values))
+
+    def on_table_detail_screen_series_loaded(self, message: SeriesLoaded) -> None:
+        self._series_loaded(message.values)
 
     def _series_loaded(self, values: list[float | None] | None) -> None:
         spark = self.query_one("#detail-sparkline", Sparkline)
@@ -387,48 +394,27 @@ class TableDetailScreen(ConsoleScreen):
             partitions = [(None, None)]
         self._fetch_kv(partitions)
 
+    class KvSnapshotsFetched(Message):
+        """The cluster answered (None: it failed, and said why in a notification)."""
+
+        def __init__(self, snapshots: dict[BucketKey, str] | None) -> None:
+            super().__init__()
+            self.snapshots = snapshots
+
     @work(exclusive=True, group="detail-kv", exit_on_error=False)
     async def _fetch_kv(self, partitions: list[tuple[int | None, str | None]]) -> None:
         try:
-            found = await self.fetch_kv_snapshots(partitions)
+            found = await self.konsole.feed.kv_snapshots(self.table_path, partitions)
         except Exception as exc:  # shown, never a crash: the cluster may be misbehaving
             self._kv_note = "error"
             self.notify(f"KV snapshots: {exc}", severity="warning", timeout=8)
             found = None
-        self.kv_snapshots = found
+        self.post_message(self.KvSnapshotsFetched(found))
+
+    def on_table_detail_screen_kv_snapshots_fetched(self, message: KvSnapshotsFetched) -> None:
+        self.kv_snapshots = message.snapshots
         if self._state is not None:
             self._render_buckets(self._state, self._find(self._state))
-
-    async def fetch_kv_snapshots(
-        self, partitions: list[tuple[int | None, str | None]]
-    ) -> dict[BucketKey, str]:
-        """(partition id, bucket) -> ``snapshot id @ log offset`` of the latest snapshots."""
-        from fluss_proto.admin import FlussAdmin
-        from fluss_proto.client import FlussClient
-
-        profile = self.konsole.feed.profile
-        assert profile is not None
-        client = await FlussClient.connect(
-            list(profile.bootstrap),
-            sasl=profile.sasl(),
-            connect_timeout=profile.connect_timeout,
-            request_timeout=profile.request_timeout,
-            retries=1,
-        )
-        out: dict[BucketKey, str] = {}
-        try:
-            admin = FlussAdmin(client)
-            for pid, name in partitions:
-                snaps = await admin.latest_kv_snapshots(self.table_path, name)
-                for s in snaps.buckets:
-                    out[(pid, s.bucket_id)] = (
-                        f"{s.snapshot_id} @ {s.log_offset:,}"
-                        if s.snapshot_id is not None and s.log_offset is not None
-                        else "none"
-                    )
-        finally:
-            await client.close()
-        return out
 
     # ------------------------------------------------------------------ actions
 
