@@ -41,6 +41,7 @@ from konsole.ui.state import MAX_EVENTS, ConsoleState, HistoryMode, HistoryStatu
 # konsole.collect.history (and with it store and sqlite3) is imported where the history is read:
 # the console paints its first frame without it.
 if TYPE_CHECKING:
+    from fluss_proto.client import FlussClient
     from fluss_proto.scan import Preview
     from konsole.collect.profiles import Profile
     from konsole.localcluster import ClusterDescription
@@ -366,20 +367,25 @@ class LiveFeed:
 
     # ------------------------------------------------------------------ asking the cluster
 
-    async def preview(self, request: PreviewRequest) -> Preview:
-        """Connect with the profile, preview, close (also when cancelled)."""
+    async def _connect(self, *, request_timeout: float) -> FlussClient:
+        """A short-lived client with the profile's settings (one retry: an operator waits)."""
         from fluss_proto.client import FlussClient
-        from fluss_proto.scan import preview_table
 
         profile = self.profile
-        started = time.monotonic()
-        client = await FlussClient.connect(
+        return await FlussClient.connect(
             list(profile.bootstrap),
             sasl=profile.sasl(),
-            connect_timeout=min(request.deadline_s, profile.connect_timeout),
-            request_timeout=request.deadline_s,
+            connect_timeout=min(request_timeout, profile.connect_timeout),
+            request_timeout=request_timeout,
             retries=1,
         )
+
+    async def preview(self, request: PreviewRequest) -> Preview:
+        """Connect with the profile, preview, close (also when cancelled)."""
+        from fluss_proto.scan import preview_table
+
+        started = time.monotonic()
+        client = await self._connect(request_timeout=request.deadline_s)
         try:
             remaining = max(0.5, request.deadline_s - (time.monotonic() - started))
             return await preview_table(
@@ -396,16 +402,8 @@ class LiveFeed:
 
     async def kv_snapshots(self, table_path: str, partitions: Partitions) -> dict[BucketKey, str]:
         from fluss_proto.admin import FlussAdmin
-        from fluss_proto.client import FlussClient
 
-        profile = self.profile
-        client = await FlussClient.connect(
-            list(profile.bootstrap),
-            sasl=profile.sasl(),
-            connect_timeout=profile.connect_timeout,
-            request_timeout=profile.request_timeout,
-            retries=1,
-        )
+        client = await self._connect(request_timeout=self.profile.request_timeout)
         out: dict[BucketKey, str] = {}
         try:
             admin = FlussAdmin(client)
