@@ -31,6 +31,7 @@ from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
 
 if TYPE_CHECKING:
     from fluss_proto.model import TableView
+    from fluss_proto.types import TableInfo
     from store import HistoryReader
 
 __all__ = ["SERIES_POINTS", "TableDetailScreen", "notable_property"]
@@ -49,6 +50,67 @@ def notable_property(key: str) -> bool:
 
 def _offset(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
+
+
+def _head_text(table_path: str, state: ConsoleState, table: TableView | None) -> Text:
+    """The table's name, the moment, and what kind of table it is (or why it is not shown)."""
+    t = Text()
+    t.append(table_path, style="bold")
+    if state.stale:
+        t.append("  UNREACHABLE ", style="bold reverse red")
+        t.append(f" as of the last good poll, {age_text(state.data_age)} ago")
+    elif state.historic:
+        when = clock_text(state.last_ok.taken_at) if state.last_ok else "-"
+        t.append(f"  as recorded at {when}", style="bold")
+    t.append("\n")
+    if state.last_ok is None:
+        t.append("no data yet: waiting for the first successful poll", style="dim")
+        return t
+    if table is None:
+        moment = "at this moment" if state.historic else "in the latest poll"
+        t.append(
+            f"no table {table_path} {moment}: dropped, or not created yet",
+            style="bold yellow",
+        )
+        return t
+    info = table.info
+    if info is None:
+        t.append(f"metadata unreadable: {table.error}", style="bold red")
+        return t
+    kind = "primary-key table" if info.is_pk_table else "log table"
+    parts = [
+        kind,
+        f"id {info.table_id}",
+        f"{info.bucket_count} bucket(s)",
+        f"replication {info.replication_factor or '-'}",
+        f"created {clock_text(info.created_ms / 1000)}",
+    ]
+    if info.is_partitioned:
+        parts.insert(3, f"{len(table.partitions)} partition(s)")
+    t.append(" · ".join(parts))
+    if info.comment:
+        t.append(f"\n{info.comment}", style="italic dim")
+    return t
+
+
+def _properties_text(info: TableInfo) -> Text:
+    """Notable properties first and bold, then the rest, the custom ones, the remote dir."""
+    props = redact(info.properties)
+    custom = redact(info.custom_properties)
+    t = Text()
+    ordered = sorted(props, key=lambda k: (not notable_property(k), k))
+    for key in ordered:
+        t.append(key, style="bold" if notable_property(key) else "")
+        t.append(f" = {props[key]}\n")
+    if not props:
+        t.append("no table properties\n", style="dim")
+    if custom:
+        t.append("\ncustom properties\n", style="bold underline")
+        for key in sorted(custom):
+            t.append(f"{key} = {custom[key]}\n")
+    if info.remote_data_dir:
+        t.append(f"\nremote data dir: {info.remote_data_dir}\n")
+    return t
 
 
 class TableDetailScreen(ConsoleScreen):
@@ -130,7 +192,7 @@ class TableDetailScreen(ConsoleScreen):
         self._table_id = table.table_id if table is not None else None
         stale = state.stale
         self.query_one("#detail-tabs").set_class(stale, "stale")
-        self.query_one("#detail-head", Static).update(self._head(state, table))
+        self.query_one("#detail-head", Static).update(_head_text(self.table_path, state, table))
         self._render_buckets(state, table)
         self._render_schema(table)
         self._render_properties(table)
@@ -139,45 +201,6 @@ class TableDetailScreen(ConsoleScreen):
         if not self._kv_asked and self._kv_unavailable(state) is None:
             # Once, as soon as it can be asked (``k`` asks again).
             self.action_kv_snapshots(quiet=True)
-
-    def _head(self, state: ConsoleState, table: TableView | None) -> Text:
-        t = Text()
-        t.append(self.table_path, style="bold")
-        if state.stale:
-            t.append("  UNREACHABLE ", style="bold reverse red")
-            t.append(f" as of the last good poll, {age_text(state.data_age)} ago")
-        elif state.historic:
-            when = clock_text(state.last_ok.taken_at) if state.last_ok else "-"
-            t.append(f"  as recorded at {when}", style="bold")
-        t.append("\n")
-        if state.last_ok is None:
-            t.append("no data yet: waiting for the first successful poll", style="dim")
-            return t
-        if table is None:
-            moment = "at this moment" if state.historic else "in the latest poll"
-            t.append(
-                f"no table {self.table_path} {moment}: dropped, or not created yet",
-                style="bold yellow",
-            )
-            return t
-        info = table.info
-        if info is None:
-            t.append(f"metadata unreadable: {table.error}", style="bold red")
-            return t
-        kind = "primary-key table" if info.is_pk_table else "log table"
-        parts = [
-            kind,
-            f"id {info.table_id}",
-            f"{info.bucket_count} bucket(s)",
-            f"replication {info.replication_factor or '-'}",
-            f"created {clock_text(info.created_ms / 1000)}",
-        ]
-        if info.is_partitioned:
-            parts.insert(3, f"{len(table.partitions)} partition(s)")
-        t.append(" · ".join(parts))
-        if info.comment:
-            t.append(f"\n{info.comment}", style="italic dim")
-        return t
 
     def _render_buckets(self, state: ConsoleState, table: TableView | None) -> None:
         grid = self.query_one("#detail-buckets", KeyedTable)
@@ -263,27 +286,9 @@ class TableDetailScreen(ConsoleScreen):
         )
 
     def _render_properties(self, table: TableView | None) -> None:
-        box = self.query_one("#detail-properties", Static)
         info = table.info if table is not None else None
-        if info is None:
-            box.update("")
-            return
-        props = redact(info.properties)
-        custom = redact(info.custom_properties)
-        t = Text()
-        ordered = sorted(props, key=lambda k: (not notable_property(k), k))
-        for key in ordered:
-            t.append(key, style="bold" if notable_property(key) else "")
-            t.append(f" = {props[key]}\n")
-        if not props:
-            t.append("no table properties\n", style="dim")
-        if custom:
-            t.append("\ncustom properties\n", style="bold underline")
-            for key in sorted(custom):
-                t.append(f"{key} = {custom[key]}\n")
-        if info.remote_data_dir:
-            t.append(f"\nremote data dir: {info.remote_data_dir}\n")
-        box.update(t)
+        box = self.query_one("#detail-properties", Static)
+        box.update(_properties_text(info) if info is not None else "")
 
     def _render_partitions(self, table: TableView | None) -> None:
         grid = self.query_one("#detail-partitions", KeyedTable)
