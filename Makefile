@@ -14,7 +14,7 @@ TEST_FLUSS_HOME ?= ../shared/fluss/fluss-1.0-SNAPSHOT
 # `make demo DEMO_FLUSS_HOME=DIR` runs the demo on an unpacked distribution instead.
 DEMO_FLUSS_HOME ?=
 
-.PHONY: all venv jars demo test unit lint fmt proto proto-check fuzz bench bench-history clean
+.PHONY: all venv jars demo test unit pilot lint fmt proto proto-check fuzz bench bench-history clean
 
 all: test
 
@@ -42,6 +42,10 @@ test: jars lint
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit
+
+# The console run headless (Textual pilot) on recorded histories, and its screen snapshots.
+pilot: venv
+	$(BIN)/python -m pytest tests/pilot snapshots
 
 lint: venv
 	$(BIN)/ruff check .

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from snapshots.conftest import SIZE, SMALL, STATES, console_app, settled
+from tests.console_scenario import wait_for_workers
 
 
 async def _events(pilot) -> None:
     await pilot.press("e")
-    await pilot.pause(0.3)  # the history worker
-    await pilot.pause()
+    await wait_for_workers(pilot)
 
 
 @pytest.mark.parametrize("name", STATES)

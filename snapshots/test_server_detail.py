@@ -8,16 +8,12 @@ from pathlib import Path
 import pytest
 
 from snapshots.conftest import SIZE, SMALL, STATES, console_app, settled
-from snapshots.workers import workers_done
 from tests.console_scenario import T_STOPPED, story_state
 
 
 def _open(server_id: int):
     async def run(pilot) -> None:
         pilot.app.open_server(server_id)
-        await pilot.pause()
-        await workers_done(pilot, "server-series", "server-log")
-        await pilot.pause()
 
     return run
 
@@ -42,8 +38,6 @@ def test_server_detail_of_a_stopped_server(snap_compare, story_path: Path) -> No
 
 def test_server_detail_with_the_local_log(snap_compare, story_path: Path, tmp_path: Path) -> None:
     from konsole.localcluster.cluster import ClusterDescription, ProcessInfo, SaslInfo
-    from konsole.ui.app import KonsoleApp
-    from konsole.ui.feed import StaticFeed
 
     log = tmp_path / "tablet-server-1.log"
     log.write_text(
@@ -58,6 +52,5 @@ def test_server_detail_with_the_local_log(snap_compare, story_path: Path, tmp_pa
         "0.9.1", None, str(tmp_path), True, "", "", SaslInfo(False), "", 1.0, (proc,)
     )
     state = story_state(story_path, T_STOPPED - 10)
-    app = KonsoleApp(StaticFeed([state], name="demo", history_path=story_path, local=local))
-    app.theme = "textual-dark"
+    app = console_app(state, story_path, local=local)
     assert snap_compare(app, terminal_size=SIZE, run_before=settled(_open(1)))

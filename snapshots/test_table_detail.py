@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 
 from snapshots.conftest import SIZE, SMALL, STATES, console_app, settled
+from tests.console_scenario import wait_for_workers
 
 
 def _open(path: str, *keys: str):
     async def run(pilot) -> None:
         pilot.app.open_table(path)
-        await pilot.pause(0.3)  # the history worker (sparkline)
+        await wait_for_workers(pilot)  # the sparkline's history read
         if keys:
             await pilot.press(*keys)
-        await pilot.pause()
 
     return run
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 import pytest
 
 from snapshots.conftest import SIZE, STATES, console_app, settled
-from snapshots.workers import workers_done
+from tests.console_scenario import wait_for_workers
 
 
 async def _travel(pilot) -> None:
     await pilot.press("T")
-    await pilot.pause()
-    await workers_done(pilot, "travel-events")
-    await pilot.pause()
+    await wait_for_workers(pilot)
 
 
 @pytest.mark.parametrize("name", STATES)

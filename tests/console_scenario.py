@@ -17,7 +17,8 @@ The story, one poll every 10 s from ``T0``:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
 from konsole.collect.metrics import ServerMetrics
 from konsole.collect.recorder import Recorder
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
-from konsole.ui.feed import open_history_reader, state_at
+from konsole.ui.feed import state_at, with_history
 from konsole.ui.state import ConsoleState, HistoryMode, HistoryStatus
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "settle",
     "story_snapshot",
     "story_state",
+    "wait_for_workers",
 ]
 
 T0 = 1_780_000_000.0  # 2026-05-28T20:26:40Z
@@ -267,13 +269,12 @@ def story_state(
 
     ``live`` makes it the live state (no ``as_of``), as the feed would publish it.
     """
-    reader = open_history_reader(path)
-    assert reader is not None, path
-    try:
-        history = HistoryStatus(HistoryMode.RECORDING, path)
-        state = state_at(reader, at, name=PROFILE, history=history, now=now)
-    finally:
-        reader.close()
+    history = HistoryStatus(HistoryMode.RECORDING, path)
+    found = with_history(
+        path, lambda reader: (state_at(reader, at, name=PROFILE, history=history, now=now),)
+    )
+    assert found is not None, path
+    state = found[0]
     assert state is not None, at
     if live:
         state = replace(state, as_of=None, now=at + 2 if now is None else now)
@@ -450,3 +451,29 @@ async def settle(pilot: Any, predicate: Any, *, tries: int = 150) -> None:
             return
         await pilot.pause(0.02)
     raise AssertionError("the app did not reach the expected state in time")
+
+
+#: The feed's worker runs as long as the app: never waited for.
+_ENDLESS = ("feed",)
+
+
+async def wait_for_workers(pilot: Any, *, ignore: Collection[str] = (), tries: int = 250) -> None:
+    """Wait until every worker (but the feed's and those of the groups in ``ignore``) has
+    finished and the screen has handled what they posted, however long that takes on a
+    loaded machine; bounded: ``tries`` looks 20 ms apart, then fail.
+
+    The one wait of the pilot and snapshot tests: a fixed pause is either too short on a
+    busy machine (a flaky test) or wasted time on an idle one.
+    """
+    skip = {*_ENDLESS, *ignore}
+    busy: list[Any] = []
+    quiet = 0
+    for _ in range(tries):
+        await pilot.pause()  # handle what is queued (a handler may start another worker)
+        busy = [w for w in pilot.app.workers if w.group not in skip and not w.is_finished]
+        quiet = 0 if busy else quiet + 1
+        if quiet == 2:  # nothing ran, and nothing handled since started anything
+            return
+        if busy:
+            await asyncio.sleep(0.02)
+    raise AssertionError(f"workers still running: {[w.name for w in busy]}")

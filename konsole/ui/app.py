@@ -4,13 +4,16 @@ The app owns two states: the live one (the feed's latest) and, in time travel, t
 recorded moment being looked at. Every :class:`~konsole.ui.screens.base.ConsoleScreen` shows
 :attr:`KonsoleApp.state`, whichever of the two is current; the feed runs in a worker, time
 travel reads the history in a thread, so a slow poll or disk never freezes the screen.
+
+The app implements :class:`konsole.ui.services.ConsoleServices`, the only thing screens know
+of it; the screens' own work (their keys, their workers) stays on the screens.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import App
@@ -18,11 +21,16 @@ from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.worker import Worker, WorkerState
 
-from konsole.ui.feed import Feed, open_history_reader, state_at
+from konsole.ui.feed import Feed, read_history, state_at
 from konsole.ui.palette import KonsoleCommands
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.overview import OverviewScreen
+from konsole.ui.services import ConsoleServices, ConsoleSettings
 from konsole.ui.state import ConsoleState
+
+if TYPE_CHECKING:
+    from store import HistoryReader
+    from store.rows import EventRow
 
 __all__ = ["DARK_THEME", "LIGHT_THEME", "KonsoleApp"]
 
@@ -72,10 +80,12 @@ class KonsoleApp(App[None]):
         *,
         profiles: Mapping[str, Callable[[], Feed]] | None = None,
         clock: Callable[[], float] = time.time,
+        settings: ConsoleSettings | None = None,
     ) -> None:
         super().__init__()
         self.theme = DARK_THEME
         self.feed = feed
+        self.settings = settings or ConsoleSettings()
         #: Other clusters the console can switch to without restarting (name -> feed).
         self.profiles: dict[str, Callable[[], Feed]] = dict(profiles or {})
         self.clock = clock
@@ -112,6 +122,8 @@ class KonsoleApp(App[None]):
             self._show(state)
 
     def _show(self, state: ConsoleState) -> None:
+        if not self.is_running:
+            return  # quitting: the screens are being taken down while the feed still runs
         screen = self.screen
         if isinstance(screen, ConsoleScreen):
             screen.show(state)
@@ -131,27 +143,22 @@ class KonsoleApp(App[None]):
             return
         self._load_moment(at)
 
-    @work(thread=True, exclusive=True, group="travel", exit_on_error=False)
-    def _load_moment(self, at: float) -> None:
-        reader = open_history_reader(self.feed.history_path)
-        if reader is None:
-            self.call_from_thread(self.notify, "no history to travel in", severity="warning")
-            return
-        try:
-            live = self.live_state
-            state = state_at(
-                reader,
-                at,
-                name=self.feed.name,
-                history=live.history if live is not None else None,
-                rules=self.feed.profile.health if self.feed.profile is not None else None,
-            )
-        finally:
-            reader.close()
-        if state is None:
-            self.call_from_thread(self.notify, "nothing recorded that early", severity="warning")
-            return
-        self.call_from_thread(self._arrive, state)
+    @work(exclusive=True, group="travel", exit_on_error=False)
+    async def _load_moment(self, at: float) -> None:
+        live = self.live_state
+        history = live.history if live is not None else None
+        rules = self.feed.profile.health if self.feed.profile is not None else None
+        name = self.feed.name
+        found = await read_history(
+            self.feed.history_path,
+            lambda reader: (state_at(reader, at, name=name, history=history, rules=rules),),
+        )
+        if found is None:
+            self.notify("no history to travel in", severity="warning")
+        elif found[0] is None:
+            self.notify("nothing recorded that early", severity="warning")
+        else:
+            self._arrive(found[0])
 
     def _arrive(self, state: ConsoleState) -> None:
         self.travel_state = state
@@ -175,28 +182,25 @@ class KonsoleApp(App[None]):
         at = travel.as_of if travel is not None and travel.as_of is not None else None
         self._step_event(at, direction)
 
-    @work(thread=True, exclusive=True, group="travel-step", exit_on_error=False)
-    def _step_event(self, at: float | None, direction: int) -> None:
+    @work(exclusive=True, group="travel-step", exit_on_error=False)
+    async def _step_event(self, at: float | None, direction: int) -> None:
         from konsole.model.timefmt import to_ms
 
-        reader = open_history_reader(self.feed.history_path)
-        if reader is None:
-            self.call_from_thread(self.notify, "no history to travel in", severity="warning")
-            return
-        try:
+        def neighbour(reader: HistoryReader) -> list[EventRow]:
             if at is None:
-                rows = reader.events()[-1:]
-            elif direction < 0:
-                rows = reader.events(until=to_ms(at) - 1)[-1:]
-            else:
-                rows = reader.events(since=to_ms(at) + 1, limit=1)
-        finally:
-            reader.close()
-        if not rows:
+                return reader.events()[-1:]
+            if direction < 0:
+                return reader.events(until=to_ms(at) - 1)[-1:]
+            return reader.events(since=to_ms(at) + 1, limit=1)
+
+        rows = await read_history(self.feed.history_path, neighbour)
+        if rows is None:
+            self.notify("no history to travel in", severity="warning")
+        elif not rows:
             which = "earlier" if direction < 0 else "later"
-            self.call_from_thread(self.notify, f"no {which} event recorded (L: back to live)")
-            return
-        self.call_from_thread(self.travel_to, rows[0].at_ms / 1000)
+            self.notify(f"no {which} event recorded (L: back to live)")
+        else:
+            self.travel_to(rows[0].at_ms / 1000)
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT_THEME if self.theme == DARK_THEME else DARK_THEME
@@ -213,10 +217,10 @@ class KonsoleApp(App[None]):
 
     # ------------------------------------------------------------------ navigation
 
-    def open_server(self, server_id: int) -> None:
+    def open_server(self, server_id: int, *, coordinator: str | None = None) -> None:
         from konsole.ui.screens.server_detail import ServerDetailScreen
 
-        self.push_screen(ServerDetailScreen(server_id))
+        self.push_screen(ServerDetailScreen(server_id, coordinator=coordinator))
 
     def open_table(self, table_path: str) -> None:
         from konsole.ui.screens.table_detail import TableDetailScreen
@@ -240,3 +244,8 @@ class KonsoleApp(App[None]):
         self.live_state = self.travel_state = None
         self.feed_error = None
         self._start_feed()
+
+
+if TYPE_CHECKING:
+    # The screens' seam: mypy fails here when the app stops offering what they may ask.
+    _implements: type[ConsoleServices] = KonsoleApp

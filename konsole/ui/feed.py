@@ -10,8 +10,15 @@ A feed publishes :class:`ConsoleState` objects through a callback; the app runs
 - :class:`StaticFeed` publishes given states (screen snapshots, benchmarks, unit tests).
 - :func:`state_at` builds the state of a past moment from a history reader (time travel).
 
+A feed is also what the screens ask the cluster through: :meth:`Feed.preview` (a table's
+rows) and :meth:`Feed.kv_snapshots` connect with the profile's client settings in a
+:class:`LiveFeed`; a :class:`StaticFeed` answers with the fakes it is given. No screen opens
+a client itself.
+
 Disk work (recording, reading the history) runs in threads: a slow or full disk never
-blocks the event loop that paints the screens.
+blocks the event loop that paints the screens. :func:`read_history` is the one way the
+console reads its history file from async code: ``read(reader)`` in a thread, the reader
+closed whatever happens.
 """
 
 from __future__ import annotations
@@ -19,26 +26,70 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from konsole.model.events import Event, EventConfig, EventState, advance
 from konsole.model.health import Health, evaluate
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.model.table_stats import BucketKey
 from konsole.ui.state import MAX_EVENTS, ConsoleState, HistoryMode, HistoryStatus
 
 # konsole.collect.history (and with it store and sqlite3) is imported where the history is read:
 # the console paints its first frame without it.
 if TYPE_CHECKING:
+    from fluss_proto.client import FlussClient
+    from fluss_proto.scan import Preview
     from konsole.collect.profiles import Profile
     from konsole.localcluster import ClusterDescription
     from store import HistoryReader
 
-__all__ = ["Feed", "LiveFeed", "StaticFeed", "open_history_reader", "state_at"]
+__all__ = [
+    "DEADLINE_S",
+    "Feed",
+    "KvFunction",
+    "LiveFeed",
+    "NoClusterError",
+    "PreviewRequest",
+    "ScanFunction",
+    "StaticFeed",
+    "open_history_reader",
+    "read_history",
+    "state_at",
+    "with_history",
+]
 
 Publish = Callable[[ConsoleState], None]
+T = TypeVar("T")
+#: (partition id, partition name) of each partition a question is about ((None, None): none).
+Partitions = Sequence[tuple[int | None, str | None]]
+
+#: Seconds for one preview scan, connecting included (as ``konsole preview --timeout``).
+DEADLINE_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewRequest:
+    """One preview scan: ``(database, table)``, a partition or None, a row limit, tail
+    (the newest rows of a log) or not, and the scan's deadline."""
+
+    table: tuple[str, str]
+    partition: str | None
+    limit: int
+    tail: bool
+    deadline_s: float = DEADLINE_S
+
+
+#: What a static feed is given to answer :meth:`Feed.preview` and :meth:`Feed.kv_snapshots`.
+ScanFunction = Callable[[PreviewRequest], Awaitable["Preview"]]
+KvFunction = Callable[[str, Partitions], Awaitable[dict[BucketKey, str]]]
+
+
+class NoClusterError(RuntimeError):
+    """The feed has no cluster to ask (a static feed given no fake for the question)."""
 
 
 class Feed(Protocol):
@@ -66,6 +117,16 @@ class Feed(Protocol):
         """Publish states until cancelled."""
         ...
 
+    async def preview(self, request: PreviewRequest) -> Preview:
+        """The rows of one preview scan; raises on whole-preview failures (unknown table,
+        unreachable cluster, :class:`NoClusterError`)."""
+        ...
+
+    async def kv_snapshots(self, table_path: str, partitions: Partitions) -> dict[BucketKey, str]:
+        """(partition id, bucket) -> ``snapshot id @ log offset`` of a primary-key table's
+        latest KV snapshots, asked from the live cluster."""
+        ...
+
 
 def open_history_reader(path: Path | None) -> HistoryReader | None:
     """A reader of ``path``, or None when there is no usable history there."""
@@ -77,6 +138,23 @@ def open_history_reader(path: Path | None) -> HistoryReader | None:
         return open_reader(path)
     except HistoryError:
         return None
+
+
+def with_history(path: Path | None, read: Callable[[HistoryReader], T]) -> T | None:
+    """``read(reader)`` on a reader of ``path``, closed afterwards; None without a usable
+    history. Blocking (SQLite): from async code use :func:`read_history`."""
+    reader = open_history_reader(path)
+    if reader is None:
+        return None
+    try:
+        return read(reader)
+    finally:
+        reader.close()
+
+
+async def read_history(path: Path | None, read: Callable[[HistoryReader], T]) -> T | None:
+    """:func:`with_history` in a thread: the event loop keeps painting while SQLite reads."""
+    return await asyncio.to_thread(with_history, path, read)
 
 
 # =========================================================================== static
@@ -92,6 +170,9 @@ class StaticFeed:
     local: ClusterDescription | None = None
     history_path: Path | None = None
     interval: float = 0.0
+    #: Fakes answering the questions a live feed asks the cluster (None: no cluster).
+    scan: ScanFunction | None = None
+    kv: KvFunction | None = None
 
     async def run(self, publish: Publish) -> None:
         for i, state in enumerate(self.states):
@@ -99,6 +180,16 @@ class StaticFeed:
                 await asyncio.sleep(self.interval)
             publish(state)
         await asyncio.Event().wait()  # idle until cancelled
+
+    async def preview(self, request: PreviewRequest) -> Preview:
+        if self.scan is None:
+            raise NoClusterError("no cluster to scan: this console has no connection profile")
+        return await self.scan(request)
+
+    async def kv_snapshots(self, table_path: str, partitions: Partitions) -> dict[BucketKey, str]:
+        if self.kv is None:
+            raise NoClusterError("no cluster to ask: this console has no connection profile")
+        return await self.kv(table_path, partitions)
 
 
 # =========================================================================== time travel
@@ -198,25 +289,20 @@ class LiveFeed:
                 recorder = None
                 status = HistoryStatus(HistoryMode.OFF, self.history_path, str(exc))
         state = ConsoleState(profile=self.name, now=self.clock(), history=status)
-        state = replace(state, events=await asyncio.to_thread(self._recent_events))
+        recent = await read_history(self.history_path, self._recent_events)
+        state = replace(state, events=recent or ())
         publish(state)
         if status.mode is HistoryMode.FOLLOWING:
             await self._follow(state, publish)
         else:
             await self._poll(state, recorder, publish)
 
-    def _recent_events(self) -> tuple[Event, ...]:
+    def _recent_events(self, reader: HistoryReader) -> tuple[Event, ...]:
         from konsole.collect.history import event_from_row
         from konsole.model.timefmt import to_ms
 
-        reader = open_history_reader(self.history_path)
-        if reader is None:
-            return ()
-        try:
-            rows = reader.events(since=to_ms(self.clock() - 86400.0))
-            return tuple(event_from_row(r) for r in rows[-MAX_EVENTS:])
-        finally:
-            reader.close()
+        rows = reader.events(since=to_ms(self.clock() - 86400.0))
+        return tuple(event_from_row(r) for r in rows[-MAX_EVENTS:])
 
     async def _poll(self, state: ConsoleState, recorder: Any, publish: Publish) -> None:
         from konsole.collect.connect import build_poller
@@ -255,7 +341,7 @@ class LiveFeed:
         interval = self.interval or self.profile.poll_interval
         seen_ms = 0
         while True:
-            step = await asyncio.to_thread(self._follow_step, seen_ms)
+            step = await read_history(self.history_path, partial(self._follow_step, seen_ms))
             if step is not None:
                 snap, events, seen_ms = step
                 health = evaluate(snap, self.profile.health, previous=state.last_ok)
@@ -263,24 +349,75 @@ class LiveFeed:
                 publish(state)
             await asyncio.sleep(interval)
 
-    def _follow_step(self, seen_ms: int) -> tuple[ClusterSnapshot, tuple[Event, ...], int] | None:
+    @staticmethod
+    def _follow_step(
+        seen_ms: int, reader: HistoryReader
+    ) -> tuple[ClusterSnapshot, tuple[Event, ...], int] | None:
         from konsole.collect.history import event_from_row, snapshot_at
 
-        reader = open_history_reader(self.history_path)
-        if reader is None:
+        polls = reader.polls(since=seen_ms + 1) if seen_ms else reader.polls()[-1:]
+        if not polls:
             return None
+        latest = polls[-1]
+        recorded = snapshot_at(reader, latest.at_ms / 1000)
+        if recorded is None:
+            return None
+        rows = reader.events(since=seen_ms + 1) if seen_ms else []
+        return recorded.snapshot, tuple(event_from_row(r) for r in rows), latest.at_ms
+
+    # ------------------------------------------------------------------ asking the cluster
+
+    async def _connect(self, *, request_timeout: float) -> FlussClient:
+        """A short-lived client with the profile's settings (one retry: an operator waits)."""
+        from fluss_proto.client import FlussClient
+
+        profile = self.profile
+        return await FlussClient.connect(
+            list(profile.bootstrap),
+            sasl=profile.sasl(),
+            connect_timeout=min(request_timeout, profile.connect_timeout),
+            request_timeout=request_timeout,
+            retries=1,
+        )
+
+    async def preview(self, request: PreviewRequest) -> Preview:
+        """Connect with the profile, preview, close (also when cancelled)."""
+        from fluss_proto.scan import preview_table
+
+        started = time.monotonic()
+        client = await self._connect(request_timeout=request.deadline_s)
         try:
-            polls = reader.polls(since=seen_ms + 1) if seen_ms else reader.polls()[-1:]
-            if not polls:
-                return None
-            latest = polls[-1]
-            recorded = snapshot_at(reader, latest.at_ms / 1000)
-            if recorded is None:
-                return None
-            rows = reader.events(since=seen_ms + 1) if seen_ms else []
-            return recorded.snapshot, tuple(event_from_row(r) for r in rows), latest.at_ms
+            remaining = max(0.5, request.deadline_s - (time.monotonic() - started))
+            return await preview_table(
+                client,
+                request.table,
+                partition=request.partition,
+                limit=request.limit,
+                tail=request.tail,
+                deadline_s=remaining,
+            )
         finally:
-            reader.close()
+            # Also on cancellation: preview_table has closed its scanner sessions by now.
+            await asyncio.shield(client.close())
+
+    async def kv_snapshots(self, table_path: str, partitions: Partitions) -> dict[BucketKey, str]:
+        from fluss_proto.admin import FlussAdmin
+
+        client = await self._connect(request_timeout=self.profile.request_timeout)
+        out: dict[BucketKey, str] = {}
+        try:
+            admin = FlussAdmin(client)
+            for pid, name in partitions:
+                snaps = await admin.latest_kv_snapshots(table_path, name)
+                for s in snaps.buckets:
+                    out[(pid, s.bucket_id)] = (
+                        f"{s.snapshot_id} @ {s.log_offset:,}"
+                        if s.snapshot_id is not None and s.log_offset is not None
+                        else "none"
+                    )
+        finally:
+            await client.close()
+        return out
 
 
 def _next(

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from functools import partial
-from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-if TYPE_CHECKING:
-    from konsole.ui.app import KonsoleApp
+from konsole.ui.services import ConsoleServices, services
 
 __all__ = ["KonsoleCommands", "konsole_commands"]
 
 Command = tuple[str, Callable[[], object], str]
 
 
-def konsole_commands(app: KonsoleApp) -> list[Command]:
+def konsole_commands(app: ConsoleServices) -> list[Command]:
     """(name, callback, help) for every konsole command, profiles included."""
     commands: list[Command] = [
         (f"Go to {mode}", partial(app.switch_mode, mode), f"show the {mode} screen")
@@ -55,7 +53,7 @@ def konsole_commands(app: KonsoleApp) -> list[Command]:
 
 class KonsoleCommands(Provider):
     def _commands(self) -> list[Command]:
-        return konsole_commands(cast("KonsoleApp", self.app))
+        return konsole_commands(services(self.app))
 
     async def discover(self) -> Hits:
         for name, callback, help_text in self._commands():

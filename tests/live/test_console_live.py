@@ -109,6 +109,11 @@ def _alive(app: KonsoleApp) -> set[int]:
     return {s.node_id for s in state.last_ok.view.tablet_servers}
 
 
+def _polled_after(app: KonsoleApp, moment: float) -> bool:
+    state = app.live_state
+    return state is not None and state.last_ok is not None and state.last_ok.taken_at > moment
+
+
 def _kinds(app: KonsoleApp, subject: str) -> list[str]:
     state = app.live_state
     return (
@@ -128,7 +133,9 @@ async def test_console_follows_a_tablet_server_stop_and_travels_back(live: Live)
         assert _alive(app) == {s.id for s in live.description.of_role("tablet-server")}
         await _preview_the_seeded_table(pilot, app, live)
         before = time.time()
-        await pilot.pause(2 * INTERVAL)  # at least one more recorded poll with every server
+        # A poll after ``before`` recorded (the feed records before it publishes): the
+        # moment travelled to below is on file, with every server alive.
+        await until(pilot, "a poll after the preview", lambda: _polled_after(app, before), 30)
 
         await asyncio.to_thread(live.lc.stop_server, "ts", victim)
         await until(pilot, "server gone", lambda: victim not in _alive(app), 60)

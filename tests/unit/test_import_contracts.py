@@ -63,6 +63,11 @@ def test_the_copied_tree_keeps_every_contract(tmp_path: Path) -> None:
         ("konsole/cli/_probe.py", "import textual.app", "only konsole.ui imports textual"),
         ("konsole/ui/_probe.py", "import konsole.cli.watch", "nothing imports konsole.cli"),
         (
+            "konsole/ui/screens/_probe.py",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import konsole.ui.app",
+            "konsole.ui: only the app imports konsole.ui.app",
+        ),
+        (
             "konsole/localcluster/_probe.py",
             "from fluss_proto._gen import fluss_rpc_pb2",
             "konsole.localcluster does not reach into fluss_proto._gen",

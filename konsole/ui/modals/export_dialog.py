@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from konsole.ui.widgets.text_input import TextInput
+
 __all__ = ["ExportDialog"]
 
 
@@ -37,7 +39,7 @@ class ExportDialog(ModalScreen[str | None]):
                 f"Export the {self.rows:,} row(s) read to a file: .csv .jsonl .json .parquet "
                 ".arrow (enter: write, escape: cancel)"
             )
-            yield Input(value=self.suggested, id="export-path")
+            yield TextInput(value=self.suggested, id="export-path")
             yield Label("", id="export-error")
 
     def on_mount(self) -> None:

@@ -8,28 +8,27 @@ first (read from the history in a thread) and enter on one travels to its time. 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
 from konsole.model.timefmt import clock_text
-from konsole.ui.feed import open_history_reader
-
-if TYPE_CHECKING:
-    from konsole.ui.app import KonsoleApp
+from konsole.ui.colors import severity_style
+from konsole.ui.feed import read_history
+from konsole.ui.services import ConsoleServices, services
+from konsole.ui.widgets.text_input import TextInput
 
 __all__ = ["MAX_LISTED", "TimeTravelScreen", "parse_moment"]
 
 #: Events listed to pick from (the newest ones).
 MAX_LISTED = 1000
-
-_SEVERITY = {"critical": "bold red", "warning": "yellow"}
 
 
 def parse_moment(text: str, now: float) -> float:
@@ -66,13 +65,15 @@ class TimeTravelScreen(ModalScreen[None]):
         self._times: dict[str, float] = {}
 
     @property
-    def konsole(self) -> KonsoleApp:
-        return cast("KonsoleApp", self.app)
+    def konsole(self) -> ConsoleServices:
+        return services(self.app)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="time-travel"):
             yield Static(self._heading(), id="tt-heading")
-            yield Input(placeholder="2026-05-28 20:27:30 · -5m · -2h · epoch seconds", id="tt-when")
+            yield TextInput(
+                placeholder="2026-05-28 20:27:30 · -5m · -2h · epoch seconds", id="tt-when"
+            )
             yield Static(id="tt-error")
             table: DataTable[Text | str] = DataTable(id="tt-events", cursor_type="row")
             table.add_columns("time (UTC)", "severity", "event")
@@ -96,19 +97,26 @@ class TimeTravelScreen(ModalScreen[None]):
         self.query_one("#tt-error", Static).display = False
         self._load_events()
 
-    @work(thread=True, exclusive=True, group="travel-events", exit_on_error=False)
-    def _load_events(self) -> None:
-        reader = open_history_reader(self.konsole.feed.history_path)
-        if reader is None:
-            self.app.call_from_thread(self._show_events, None)
-            return
-        try:
-            rows = reader.events()[-MAX_LISTED:]
-        finally:
-            reader.close()
-        self.app.call_from_thread(
-            self._show_events, [(r.at_ms / 1000, r.severity, r.message) for r in rows]
+    class EventsListed(Message):
+        """The recorded events were read: (time, severity, message), oldest first; None
+        when there is no history file."""
+
+        def __init__(self, rows: list[tuple[float, str, str]] | None) -> None:
+            super().__init__()
+            self.rows = rows
+
+    @work(exclusive=True, group="travel-events", exit_on_error=False)
+    async def _load_events(self) -> None:
+        rows = await read_history(
+            self.konsole.feed.history_path,
+            lambda reader: [
+                (r.at_ms / 1000, r.severity, r.message) for r in reader.events()[-MAX_LISTED:]
+            ],
         )
+        self.post_message(self.EventsListed(rows))
+
+    def on_time_travel_screen_events_listed(self, message: EventsListed) -> None:
+        self._show_events(message.rows)
 
     def _show_events(self, rows: list[tuple[float, str, str]] | None) -> None:
         table = self.query_one("#tt-events", DataTable)
@@ -126,7 +134,7 @@ class TimeTravelScreen(ModalScreen[None]):
             self._times[key] = t
             table.add_row(
                 clock_text(t),
-                Text(severity, style=_SEVERITY.get(severity, "")),
+                Text(severity, style=severity_style(severity)),
                 message,
                 key=key,
             )

@@ -1,18 +1,29 @@
-"""What every console screen shares: the status bar, the footer, being fed states."""
+"""What every console screen shares: the status bar, the footer, being fed states.
+
+The life of a screen, as Textual runs it (``textual.message_pump._pre_process``, and
+``App.push_screen`` / ``App.switch_mode``, which post ``ScreenResume`` when they show it):
+
+1. ``compose``: the status bar, :meth:`ConsoleScreen.compose_body`, the footer. Textual
+   mounts every composed widget, nested ones too, before it sends the screen ``Mount``.
+2. ``on_mount`` (a subclass's own, when it has one): one-time set-up of the widgets
+   (columns, focus). Nothing is painted from a state here.
+3. ``on_screen_resume``: the screen is current, first after its mount and again whenever
+   it comes back (a mode switched to, a modal or a pushed screen closed). It shows the
+   app's current state: this is the first paint.
+4. While it is current, the app hands it every new state through :meth:`ConsoleScreen.show`.
+   A state can arrive between ``push_screen`` and the mount (the feed does not wait):
+   ``show`` skips it, and the resume that follows paints the newest state.
+"""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from konsole.ui.services import ConsoleServices, services
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.status_bar import StatusBar
-
-if TYPE_CHECKING:
-    from konsole.ui.app import KonsoleApp
 
 __all__ = ["ConsoleScreen"]
 
@@ -30,13 +41,13 @@ class ConsoleScreen(Screen[None]):
         return iter(())
 
     @property
-    def konsole(self) -> KonsoleApp:
-        return cast("KonsoleApp", self.app)
+    def konsole(self) -> ConsoleServices:
+        return services(self.app)
 
     def show(self, state: ConsoleState) -> None:
-        """Called by the app with every new state while this screen is shown."""
+        """Called by the app with every new state while this screen is current."""
         if not self.is_mounted:
-            return
+            return  # pushed, not mounted yet: its resume paints the newest state
         self.query_one(StatusBar).show(state)
         self.render_state(state)
 
@@ -44,11 +55,6 @@ class ConsoleScreen(Screen[None]):
         """Update the screen's widgets from ``state`` (cheap: called on every poll)."""
 
     def on_screen_resume(self) -> None:
-        state = self.konsole.state
-        if state is not None:
-            self.show(state)
-
-    def on_mount(self) -> None:
         state = self.konsole.state
         if state is not None:
             self.show(state)

@@ -1,35 +1,43 @@
 """Events: the history timeline, newest first, with filters, search and operator notes.
 
 The rows are the state's recent events plus, when there is a history file, every older
-event and note read from it in a thread (the state carries at most
-:data:`~konsole.ui.state.MAX_EVENTS`). In time travel only what happened up to the
-moment shown is listed. Enter jumps to the subject: a server to its detail, a table,
+event and note read from it in a worker (the state carries at most
+:data:`~konsole.ui.state.MAX_EVENTS`). In time travel only what was recorded up to the
+moment shown is read and listed (the newest :data:`MAX_HISTORY_EVENTS` before it); live,
+the file ends at the present. Enter jumps to the subject: a server to its detail, a table,
 partition or bucket to its table.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static
 
 from konsole.collect.history import event_from_row
 from konsole.model.events import Event
 from konsole.model.timefmt import clock_text, to_ms
-from konsole.ui.feed import open_history_reader
+from konsole.ui.colors import severity_style
+from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import KeyedTable, Row
+from konsole.ui.widgets.text_input import TextInput
+
+if TYPE_CHECKING:
+    from store import HistoryReader
 
 __all__ = ["MAX_HISTORY_EVENTS", "EventsScreen", "NoteScreen", "TimelineEntry", "subject_target"]
 
@@ -41,7 +49,6 @@ SEVERITY_LEVELS: tuple[tuple[str, frozenset[str]], ...] = (
     ("warning+", frozenset({"warning", "critical"})),
     ("critical", frozenset({"critical"})),
 )
-_SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "", "note": "bold cyan"}
 _SEVERITY_LABEL = {"critical": "CRIT", "warning": "WARN", "info": "info", "note": "note"}
 
 
@@ -117,8 +124,8 @@ class NoteScreen(ModalScreen[tuple[str, str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"Note at {clock_text(self.at)} (enter: save, escape: cancel)")
-            yield Input(placeholder="what happened / what you did", id="note-text")
-            yield Input(value=self.subject, placeholder="subject", id="note-subject")
+            yield TextInput(placeholder="what happened / what you did", id="note-text")
+            yield TextInput(value=self.subject, placeholder="subject", id="note-subject")
 
     def on_mount(self) -> None:
         self.query_one("#note-text", Input).focus()
@@ -155,13 +162,14 @@ class EventsScreen(ConsoleScreen):
         self.subject: str | None = None
         self.search = ""
         self._history: list[TimelineEntry] = []
-        self._history_path: Path | None = None
+        #: (history file, moment) the history was last asked for; None: ask again.
+        self._history_source: tuple[Path | None, float | None] | None = None
         self._state: ConsoleState | None = None
         self._entries: list[TimelineEntry] = []
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="events-summary")
-        yield Input(placeholder="search (enter: keep, escape: clear)", id="events-search")
+        yield TextInput(placeholder="search (enter: keep, escape: clear)", id="events-search")
         yield Static("no events", id="events-empty")
         yield KeyedTable(id="events-table")
         yield Static(id="events-detail")
@@ -178,42 +186,59 @@ class EventsScreen(ConsoleScreen):
             ]
         )
         table.focus()
-        super().on_mount()  # the first state loads the history (see render_state)
 
     # ------------------------------------------------------------------ data
 
-    def _reload_history(self) -> None:
-        self._history_path = self.konsole.feed.history_path
-        if self._history_path is not None:
-            self._load_history(self._history_path)
+    class HistoryLoaded(Message):
+        """The history file's events and notes up to the moment shown were read."""
 
-    @work(thread=True, exclusive=True, group="events-history", exit_on_error=False)
-    def _load_history(self, path: Path | None) -> None:
-        reader = open_history_reader(path)
-        if reader is None:
+        def __init__(
+            self, source: tuple[Path | None, float | None], entries: list[TimelineEntry]
+        ) -> None:
+            super().__init__()
+            self.source = source
+            self.entries = entries
+
+    def _ask_history(self, state: ConsoleState) -> None:
+        """Read the history for ``state`` unless it was asked for that file and moment."""
+        path = self.konsole.feed.history_path
+        source = (path, state.as_of)
+        if source == self._history_source:
             return
-        try:
-            rows = reader.events()[-MAX_HISTORY_EVENTS:]
-            notes = reader.notes()
-        finally:
-            reader.close()
-        entries = [TimelineEntry.of_event(event_from_row(r)) for r in rows]
-        entries += [
-            TimelineEntry(f"n{n.id}", n.at_ms / 1000, "note", "note", n.subject, n.text)
-            for n in notes
-        ]
-        self.app.call_from_thread(self._history_loaded, entries)
+        if self._history_source is not None and self._history_source[0] != path:
+            self._history = []  # another cluster (profile switched): its own history
+        self._history_source = source
+        if path is not None:
+            self._load_history(source)
 
-    def _history_loaded(self, entries: list[TimelineEntry]) -> None:
-        self._history = entries
+    @work(exclusive=True, group="events-history", exit_on_error=False)
+    async def _load_history(self, source: tuple[Path | None, float | None]) -> None:
+        path, as_of = source
+        until = None if as_of is None else to_ms(as_of)
+
+        def read(reader: HistoryReader) -> list[TimelineEntry]:
+            rows = reader.events(until=until)[-MAX_HISTORY_EVENTS:]
+            entries = [TimelineEntry.of_event(event_from_row(r)) for r in rows]
+            entries += [
+                TimelineEntry(f"n{n.id}", n.at_ms / 1000, "note", "note", n.subject, n.text)
+                for n in reader.notes(until=until)
+            ]
+            return entries
+
+        entries = await read_history(path, read)
+        if entries is not None:
+            self.post_message(self.HistoryLoaded(source, entries))
+
+    def on_events_screen_history_loaded(self, message: HistoryLoaded) -> None:
+        if message.source != self._history_source:
+            return  # read for another file or moment than the one shown now
+        self._history = message.entries
         if self._state is not None:
             self.render_state(self._state)
 
     def render_state(self, state: ConsoleState) -> None:
         self._state = state
-        if self.konsole.feed.history_path != self._history_path:
-            self._history = []  # another cluster (profile switched): its own history
-            self._reload_history()
+        self._ask_history(state)
         merged = {e.key: e for e in self._history}
         for event in state.events:
             entry = TimelineEntry.of_event(event)
@@ -253,7 +278,7 @@ class EventsScreen(ConsoleScreen):
                     time.strftime("%m-%d %H:%M:%S", time.gmtime(e.time)),
                     Text(
                         _SEVERITY_LABEL.get(e.severity, e.severity),
-                        style=_SEVERITY_STYLE.get(e.severity, ""),
+                        style=severity_style(e.severity),
                     ),
                     e.kind,
                     e.subject,
@@ -281,7 +306,7 @@ class EventsScreen(ConsoleScreen):
             return
         t = Text()
         t.append(clock_text(e.time), style="bold")
-        t.append(f" {e.severity} {e.kind} ", style=_SEVERITY_STYLE.get(e.severity, ""))
+        t.append(f" {e.severity} {e.kind} ", style=severity_style(e.severity))
         t.append(e.subject, style="bold")
         t.append(f"\n{e.message}")
         if e.samples:
@@ -402,19 +427,18 @@ class EventsScreen(ConsoleScreen):
 
         self.app.push_screen(NoteScreen(subject, at), done)
 
-    @work(thread=True, group="events-note", exit_on_error=False)
-    def _write_note(self, path: Path, at: float, text: str, subject: str) -> None:
+    @work(group="events-note", exit_on_error=False)
+    async def _write_note(self, path: Path, at: float, text: str, subject: str) -> None:
         from store import HistoryError, add_note
         from store.rows import NoteRow
 
+        note = NoteRow(to_ms(at), subject, text)
         try:
-            add_note(
-                path, NoteRow(to_ms(at), subject, text), written_ms=to_ms(self.konsole.clock())
-            )
+            await asyncio.to_thread(add_note, path, note, written_ms=to_ms(self.konsole.clock()))
         except HistoryError as exc:
-            self.app.call_from_thread(
-                self.notify, f"note not written: {exc}", severity="error", timeout=10
-            )
+            self.notify(f"note not written: {exc}", severity="error", timeout=10)
             return
-        self.app.call_from_thread(self.notify, f"noted on {subject}")
-        self.app.call_from_thread(self._reload_history)
+        self.notify(f"noted on {subject}")
+        self._history_source = None  # read again: the note is in the file now
+        if self._state is not None:
+            self._ask_history(self._state)

@@ -7,19 +7,18 @@ greyed with the age of what it shows (and nothing is painted green).
 
 from __future__ import annotations
 
-import contextlib
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.css.query import NoMatches
 from textual.widgets import DataTable, Static
 
 from konsole.model.events import Event, EventKind, Severity
 from konsole.model.health import HealthStatus
 from konsole.model.timefmt import age_text, clock_text
+from konsole.ui.colors import health_style, server_state_style, severity_style
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.cluster_facts import (
     SeenServers,
@@ -31,33 +30,10 @@ from konsole.ui.screens.cluster_facts import (
 )
 from konsole.ui.state import ConsoleState
 
-__all__ = ["OverviewScreen", "event_line", "health_style", "severity_style"]
+__all__ = ["OverviewScreen", "event_line"]
 
 #: Events shown on the overview (the Events screen has the rest).
 LATEST_EVENTS = 8
-
-_SEVERITY_STYLE = {
-    Severity.CRITICAL: "bold red",
-    Severity.WARNING: "yellow",
-    Severity.INFO: "",
-}
-_HEALTH_STYLE = {
-    HealthStatus.GREEN: "bold green",
-    HealthStatus.YELLOW: "bold yellow",
-    HealthStatus.RED: "bold red",
-    HealthStatus.UNKNOWN: "bold magenta",
-}
-
-
-def severity_style(severity: Severity) -> str:
-    return _SEVERITY_STYLE.get(severity, "")
-
-
-def health_style(status: HealthStatus, stale: bool) -> str:
-    # Stale data is never painted green: the last good health may no longer hold.
-    if stale and status is HealthStatus.GREEN:
-        return "bold"
-    return _HEALTH_STYLE.get(status, "")
 
 
 def event_line(event: Event) -> Text:
@@ -78,12 +54,7 @@ class OverviewScreen(ConsoleScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self._ready = False
         self._seen = SeenServers()
-
-    def on_mount(self) -> None:
-        # Runs before ConsoleScreen.on_mount shows the first state: the whole tree exists.
-        self._ready = True
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="banner")
@@ -102,12 +73,6 @@ class OverviewScreen(ConsoleScreen):
     # ------------------------------------------------------------------ rendering
 
     def render_state(self, state: ConsoleState) -> None:
-        if not self._ready:
-            return  # resumed before the widgets (nested ones too) are all mounted
-        with contextlib.suppress(NoMatches):  # resumed while the app tears it down
-            self._fill(state)
-
-    def _fill(self, state: ConsoleState) -> None:
         self._banner(state)
         body = self.query_one("#overview")
         body.display = state.last_ok is not None
@@ -229,7 +194,7 @@ class OverviewScreen(ConsoleScreen):
         t = Text()
         health = state.health
         if health is None:
-            t.append("unknown", style="bold magenta")
+            t.append("unknown", style=health_style(HealthStatus.UNKNOWN))
             return t
         stale = state.stale
         t.append(health.status.name, style=health_style(health.status, stale))
@@ -292,11 +257,6 @@ def _failing_since(state: ConsoleState) -> float | None:
 
 
 def _tablet_cells(row: ServerRow, stale: bool) -> list[Text | str]:
-    state_style = {
-        "alive": "" if stale else "green",
-        "gone": "bold red",
-        "unreachable": "yellow",
-    }.get(row.state, "")
     m = row.metrics
     disk = fmt_ratio(m.disk_usage_ratio) if m is not None else "-"
     lock: Text | str = "-"
@@ -306,7 +266,7 @@ def _tablet_cells(row: ServerRow, stale: bool) -> list[Text | str]:
         str(row.node_id),
         row.endpoint,
         row.rack or "-",
-        Text(row.state, style=state_style),
+        Text(row.state, style=server_state_style(row.state, stale)),
         str(row.leaders) if row.leaders is not None else "-",
         str(row.replicas) if row.replicas is not None else "-",
         disk,

@@ -1,33 +1,32 @@
 """Preview: the server-side scan of one table (or partition) in a DataTable.
 
-The scan (:func:`fluss_proto.scan.preview_table` over a short-lived client) runs in an
-async worker; escape cancels it (the scan closes its ScanKv sessions when cancelled, the
-client is closed here). Rows are rendered once, exactly (decimals as their digits, via
-:mod:`konsole.render.values`), and shown a page at a time; column types are in the header. For
-log reads ``f`` follows the tail: a tail preview every few seconds, rows newer than the
-last offset seen per bucket appended, at most :data:`MAX_FOLLOW_ROWS` kept.
-
-The scan is injectable (``PreviewScreen(..., scan=fake)`` or the class attribute
-``PreviewScreen.scan_function``) so the screen is tested without a cluster.
+The scan is asked of the app's feed (:meth:`konsole.ui.feed.Feed.preview`: a live feed
+connects with the profile and runs :func:`fluss_proto.scan.preview_table`; a static feed
+answers with the fake it was given) in a worker; escape cancels it (the scan closes its
+ScanKv sessions and its client when cancelled). Rows are rendered once, exactly (decimals
+as their digits, via :mod:`konsole.render.values`), and shown a page at a time; column types
+are in the header. For log reads ``f`` follows the tail: a tail preview every few seconds,
+rows newer than the last offset seen per bucket appended, at most :data:`MAX_FOLLOW_ROWS`
+kept.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import JustifyMethod
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState
 
 from konsole.render.values import cell_text, json_values, right_aligned, type_label
+from konsole.ui.feed import PreviewRequest
 from konsole.ui.modals.export_dialog import ExportDialog
 from konsole.ui.screens.base import ConsoleScreen
 
@@ -40,8 +39,6 @@ __all__ = [
     "PAGE_ROWS",
     "PreviewRequest",
     "PreviewScreen",
-    "ScanFunction",
-    "live_scan",
     "page_rows_for",
     "preview_cells",
 ]
@@ -57,52 +54,6 @@ COLUMN_WINDOW = 24
 FOLLOW_LIMIT = 200
 FOLLOW_INTERVAL_S = 2.0
 MAX_FOLLOW_ROWS = 5000
-#: Seconds for one scan, connecting included (as ``konsole preview --timeout``).
-DEADLINE_S = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class PreviewRequest:
-    table: tuple[str, str]
-    partition: str | None
-    limit: int
-    tail: bool
-    deadline_s: float = DEADLINE_S
-
-
-#: Runs one preview; raises on whole-preview failures (unknown table, unreachable...).
-ScanFunction = Callable[[Any, PreviewRequest], Awaitable["Preview"]]
-
-
-async def live_scan(app: Any, request: PreviewRequest) -> Preview:
-    """The real scan: connect with the feed's profile, preview, close."""
-    from fluss_proto.client import FlussClient
-    from fluss_proto.scan import preview_table
-
-    profile = app.feed.profile
-    if profile is None:
-        raise RuntimeError("no cluster to scan: this console has no connection profile")
-    started = time.monotonic()
-    client = await FlussClient.connect(
-        list(profile.bootstrap),
-        sasl=profile.sasl(),
-        connect_timeout=min(request.deadline_s, profile.connect_timeout),
-        request_timeout=request.deadline_s,
-        retries=1,
-    )
-    try:
-        remaining = max(0.5, request.deadline_s - (time.monotonic() - started))
-        return await preview_table(
-            client,
-            request.table,
-            partition=request.partition,
-            limit=request.limit,
-            tail=request.tail,
-            deadline_s=remaining,
-        )
-    finally:
-        # Also on cancellation: preview_table has closed its scanner sessions by now.
-        await asyncio.shield(client.close())
 
 
 def page_rows_for(columns: int) -> int:
@@ -163,7 +114,27 @@ class _PagedTable(DataTable[Text]):
         super().action_page_up()
 
 
+def _cells(row: tuple[str | None, ...], window: range, right: list[bool]) -> list[Text]:
+    """The cells of ``row`` in the column window: NULL dimmed, numbers right-aligned."""
+    out = []
+    for i in window:
+        v = row[i]
+        justify: JustifyMethod = "right" if right[i] else "left"
+        if v is None:
+            out.append(Text("NULL", style="dim italic", justify=justify))
+        else:
+            out.append(Text(v, justify=justify))
+    return out
+
+
 class PreviewScreen(ConsoleScreen):
+    """One table's rows: the scan, its pages, the column window, following the tail, export.
+
+    Longer than the ~350 lines a class should stay under, on purpose: the five share one
+    result, one row list and one position in it, and splitting them would pass that state
+    around instead of holding it.
+    """
+
     CSS_PATH = "preview.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel_or_back", "Cancel/back"),
@@ -176,21 +147,17 @@ class PreviewScreen(ConsoleScreen):
         Binding("m", "more", "More rows", show=False),
         Binding("x", "export", "Export"),
     ]
-    #: The scan used when none is given to the constructor (tests replace it).
-    scan_function: ClassVar[ScanFunction | None] = None
 
     def __init__(
         self,
         table_path: str,
         partition: str | None = None,
         *,
-        scan: ScanFunction | None = None,
         limit: int = DEFAULT_LIMIT,
     ) -> None:
         super().__init__()
         self.table_path = table_path
         self.partition = partition
-        self._scan = scan
         self.limit = limit
         self.result: Preview | None = None
         self.rows: list[tuple[str | None, ...]] = []
@@ -220,7 +187,6 @@ class PreviewScreen(ConsoleScreen):
         self.query_one("#preview-error", Static).display = False
         self.query_one("#preview-report", Static).border_title = "what was scanned"
         self.query_one(_PagedTable).focus()
-        super().on_mount()
         self._start_scan()
 
     @property
@@ -228,9 +194,6 @@ class PreviewScreen(ConsoleScreen):
         return self._scanning
 
     # ------------------------------------------------------------------ scanning
-
-    def _scan_function(self) -> ScanFunction:
-        return self._scan or type(self).scan_function or live_scan
 
     def _request(self, *, tail: bool, limit: int) -> PreviewRequest:
         database, _, table = self.table_path.partition(".")
@@ -242,19 +205,40 @@ class PreviewScreen(ConsoleScreen):
         self._render_head()
         self._scan_worker = self._run_scan(self._request(tail=False, limit=self.limit))
 
+    class Scanned(Message):
+        """A scan ended with rows (rendered as display texts off the event loop)."""
+
+        def __init__(self, result: Preview, rows: list[tuple[str | None, ...]]) -> None:
+            super().__init__()
+            self.result = result
+            self.rows = rows
+
+    class ScanFailed(Message):
+        """A scan failed as a whole (unknown table, unreachable cluster...)."""
+
+        def __init__(self, error: BaseException) -> None:
+            super().__init__()
+            self.error = error
+
     @work(exclusive=True, group="preview-scan", exit_on_error=False)
     async def _run_scan(self, request: PreviewRequest) -> None:
         try:
-            result = await self._scan_function()(self.app, request)
+            result = await self.konsole.feed.preview(request)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # shown on the screen: unknown table, unreachable...
-            self._scan_failed(exc)
+            self.post_message(self.ScanFailed(exc))
             return
         # Rendering 100,000 cells takes a while: off the event loop.
         rows = await asyncio.to_thread(preview_cells, result)
+        self.post_message(self.Scanned(result, rows))
+
+    def on_preview_screen_scanned(self, message: Scanned) -> None:
         self._scanning = False
-        self._show_result(result, rows)
+        self._show_result(message.result, message.rows)
+
+    def on_preview_screen_scan_failed(self, message: ScanFailed) -> None:
+        self._scan_failed(message.error)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is self._scan_worker and event.state is WorkerState.CANCELLED:
@@ -320,15 +304,7 @@ class PreviewScreen(ConsoleScreen):
         return True
 
     def _cells(self, row: tuple[str | None, ...]) -> list[Text]:
-        out = []
-        for i in self._window():
-            v = row[i]
-            justify: JustifyMethod = "right" if self._right[i] else "left"
-            if v is None:
-                out.append(Text("NULL", style="dim italic", justify=justify))
-            else:
-                out.append(Text(v, justify=justify))
-        return out
+        return _cells(row, self._window(), self._right)
 
     @property
     def pages(self) -> int:
@@ -402,10 +378,10 @@ class PreviewScreen(ConsoleScreen):
 
     @work(exclusive=True, group="preview-follow", exit_on_error=False)
     async def _follow(self) -> None:
-        scan = self._scan_function()
+        feed = self.konsole.feed
         while self.following:
             try:
-                result = await scan(self.app, self._request(tail=True, limit=FOLLOW_LIMIT))
+                result = await feed.preview(self._request(tail=True, limit=FOLLOW_LIMIT))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

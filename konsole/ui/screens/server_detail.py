@@ -7,25 +7,27 @@ server's own log file (read in a thread too; the log4j layout already masks pass
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.css.query import NoMatches
+from textual.message import Message
 from textual.widgets import DataTable, Label, Log, Sparkline, Static
 
 from konsole.model.metrics import ServerMetrics
 from konsole.model.placement import alive_servers
 from konsole.model.snapshot import table_names
 from konsole.model.timefmt import age_text, to_ms
+from konsole.ui.colors import server_state_style
+from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.cluster_facts import (
     ServerRow,
@@ -36,6 +38,9 @@ from konsole.ui.screens.cluster_facts import (
     server_rows,
 )
 from konsole.ui.state import ConsoleState
+
+if TYPE_CHECKING:
+    from store import HistoryReader
 
 __all__ = ["LOG_LINES", "SERIES_WINDOW_S", "ServerDetailScreen", "tail_lines"]
 
@@ -87,7 +92,6 @@ class ServerDetailScreen(ConsoleScreen):
 
     def __init__(self, server_id: int, *, coordinator: str | None = None) -> None:
         super().__init__()
-        self._ready = False
         #: The tablet server's node id (0 is the coordinator, as Fluss numbers it).
         self.server_id = server_id
         #: A coordinator's address when this shows a coordinator (they share node id 0).
@@ -125,19 +129,11 @@ class ServerDetailScreen(ConsoleScreen):
         yield Log(id="server-log", classes="panel", max_lines=LOG_LINES)
 
     def on_mount(self) -> None:
-        # Runs before ConsoleScreen.on_mount shows the first state: the whole tree exists.
-        self._ready = True
         self.query_one("#server-log", Log).display = self._log_path() is not None
 
     # ------------------------------------------------------------------ rendering
 
     def render_state(self, state: ConsoleState) -> None:
-        if not self._ready:
-            return  # resumed before the widgets (nested ones too) are all mounted
-        with contextlib.suppress(NoMatches):  # resumed while the app tears it down
-            self._fill(state)
-
-    def _fill(self, state: ConsoleState) -> None:
         row = self._row(state)
         stale = state.stale
         for panel in self.query(".panel"):
@@ -188,10 +184,7 @@ class ServerDetailScreen(ConsoleScreen):
             t.append(f"  {row.endpoint}")
         if row.rack:
             t.append(f"  rack {row.rack}")
-        style = {"gone": "bold red", "unreachable": "yellow"}.get(row.state, "")
-        if row.state in ("alive", "active") and not state.stale:
-            style = "green"
-        t.append(f"  {row.state}", style=style)
+        t.append(f"  {row.state}", style=server_state_style(row.state, state.stale))
         if row.note:
             t.append(f"  ({row.note})", style="dim")
         return t
@@ -255,25 +248,31 @@ class ServerDetailScreen(ConsoleScreen):
         self._series_key = key
         self._read_series(path, until)
 
-    @work(thread=True, exclusive=True, group="server-series", exit_on_error=False)
-    def _read_series(self, path: Path | None, until: float) -> None:
-        from konsole.ui.feed import open_history_reader
+    class SeriesRead(Message):
+        """The metric series were read from the history (empty: no history file)."""
 
-        reader = open_history_reader(path)
-        series: dict[str, list[float]] = {}
-        if reader is not None:
-            try:
-                lo, hi = to_ms(until - SERIES_WINDOW_S), to_ms(until)
-                for metric in _METRICS:
-                    points = reader.metric_series(self.subject, metric.name, since=lo, until=hi)
-                    series[metric.name] = [p.value for p in points if p.value is not None]
-            finally:
-                reader.close()
-        self.app.call_from_thread(self._show_series, series)
+        def __init__(self, series: dict[str, list[float]]) -> None:
+            super().__init__()
+            self.series = series
+
+    @work(exclusive=True, group="server-series", exit_on_error=False)
+    async def _read_series(self, path: Path | None, until: float) -> None:
+        lo, hi = to_ms(until - SERIES_WINDOW_S), to_ms(until)
+        subject = self.subject
+
+        def read(reader: HistoryReader) -> dict[str, list[float]]:
+            series = {}
+            for metric in _METRICS:
+                points = reader.metric_series(subject, metric.name, since=lo, until=hi)
+                series[metric.name] = [p.value for p in points if p.value is not None]
+            return series
+
+        self.post_message(self.SeriesRead(await read_history(path, read) or {}))
+
+    def on_server_detail_screen_series_read(self, message: SeriesRead) -> None:
+        self._show_series(message.series)
 
     def _show_series(self, series: dict[str, list[float]]) -> None:
-        if not self.is_mounted:
-            return
         for metric in _METRICS:
             spark = self.query_one(f"#spark-{metric.name}", Sparkline)
             spark.data = series.get(metric.name) or []
@@ -294,17 +293,22 @@ class ServerDetailScreen(ConsoleScreen):
                 return Path(proc.log)
         return None
 
-    @work(thread=True, exclusive=True, group="server-log", exit_on_error=False)
-    def _load_log(self, path: Path) -> None:
-        lines = tail_lines(path)
-        self.app.call_from_thread(self._show_log, path, lines)
+    class LogRead(Message):
+        """The tail of the server's log file was read ([] when unreadable)."""
 
-    def _show_log(self, path: Path, lines: list[str]) -> None:
-        if not self.is_mounted:
-            return
+        def __init__(self, path: Path, lines: list[str]) -> None:
+            super().__init__()
+            self.path = path
+            self.lines = lines
+
+    @work(exclusive=True, group="server-log", exit_on_error=False)
+    async def _load_log(self, path: Path) -> None:
+        self.post_message(self.LogRead(path, await asyncio.to_thread(tail_lines, path)))
+
+    def on_server_detail_screen_log_read(self, message: LogRead) -> None:
         log = self.query_one("#server-log", Log)
         log.clear()
-        log.write_lines(lines or [f"(nothing readable in {path})"])
+        log.write_lines(message.lines or [f"(nothing readable in {message.path})"])
 
     def action_back(self) -> None:
         self.app.pop_screen()

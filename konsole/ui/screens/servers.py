@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.css.query import NoMatches
 from textual.widgets import DataTable, Static
 
 from konsole.model.timefmt import age_text
+from konsole.ui.colors import server_state_style
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.cluster_facts import (
     SeenServers,
@@ -39,16 +38,6 @@ _COLUMNS = (
 )
 
 
-def _state_style(state: str, stale: bool) -> str:
-    return {
-        "alive": "" if stale else "green",
-        "active": "" if stale else "bold green",
-        "standby": "",
-        "gone": "bold red",
-        "unreachable": "yellow",
-    }.get(state, "")
-
-
 def server_cells(row: ServerRow, stale: bool) -> list[Text | str]:
     m = row.metrics
     lock: Text | str = "-"
@@ -59,7 +48,7 @@ def server_cells(row: ServerRow, stale: bool) -> list[Text | str]:
         str(row.node_id) if row.node_id is not None else "-",
         row.endpoint,
         row.rack or "-",
-        Text(row.state, style=_state_style(row.state, stale)),
+        Text(row.state, style=server_state_style(row.state, stale)),
         Text(str(row.leaders) if row.leaders is not None else "-", justify="right"),
         Text(str(row.replicas) if row.replicas is not None else "-", justify="right"),
         Text(fmt_ratio(m.disk_usage_ratio) if m else "-", justify="right"),
@@ -78,13 +67,8 @@ class ServersScreen(ConsoleScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self._ready = False
         self._seen = SeenServers()
         self._rows: list[ServerRow] = []
-
-    def on_mount(self) -> None:
-        # Runs before ConsoleScreen.on_mount shows the first state: the whole tree exists.
-        self._ready = True
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="servers-summary")
@@ -94,12 +78,6 @@ class ServersScreen(ConsoleScreen):
         yield Static(id="servers-note")
 
     def render_state(self, state: ConsoleState) -> None:
-        if not self._ready:
-            return  # resumed before the widgets (nested ones too) are all mounted
-        with contextlib.suppress(NoMatches):  # resumed while the app tears it down
-            self._fill(state)
-
-    def _fill(self, state: ConsoleState) -> None:
         summary = self.query_one("#servers-summary", Static)
         table = self.query_one("#servers", DataTable)
         stale = state.stale
@@ -147,9 +125,7 @@ class ServersScreen(ConsoleScreen):
         if row.node_id is not None:
             self.konsole.open_server(row.node_id)
         else:
-            from konsole.ui.screens.server_detail import ServerDetailScreen
-
-            self.app.push_screen(ServerDetailScreen(0, coordinator=row.endpoint))
+            self.konsole.open_server(0, coordinator=row.endpoint)
 
 
 def _summary(state: ConsoleState, rows: list[ServerRow]) -> Text:

@@ -3,8 +3,9 @@
 The table is found by name in every state (ids change when a table is re-created), so a
 table dropped since, or not yet created at the moment time travel shows, says so instead
 of showing another table's figures. The throughput sparkline is read from the history in
-a thread; the latest KV snapshot per bucket of a primary-key table is asked from the live
-cluster in an async worker (never in time travel: the cluster's answer is about now).
+a worker; the latest KV snapshot per bucket of a primary-key table is asked of the app's
+feed (:meth:`konsole.ui.feed.Feed.kv_snapshots`) in a worker, never in time travel: the
+cluster's answer is about now.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widgets import Sparkline, Static, TabbedContent, TabPane
 
 from konsole.collect.history import redact
 from konsole.model.placement import alive_servers, is_offline, is_under_replicated
 from konsole.model.table_stats import BucketKey, bucket_rates
 from konsole.model.timefmt import age_text, clock_text, to_ms
-from konsole.ui.feed import open_history_reader
+from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.tables import rate_text
 from konsole.ui.state import ConsoleState
@@ -30,6 +32,8 @@ from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
 
 if TYPE_CHECKING:
     from fluss_proto.model import TableView
+    from fluss_proto.types import TableInfo
+    from store import HistoryReader
 
 __all__ = ["SERIES_POINTS", "TableDetailScreen", "notable_property"]
 
@@ -47,6 +51,67 @@ def notable_property(key: str) -> bool:
 
 def _offset(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
+
+
+def _head_text(table_path: str, state: ConsoleState, table: TableView | None) -> Text:
+    """The table's name, the moment, and what kind of table it is (or why it is not shown)."""
+    t = Text()
+    t.append(table_path, style="bold")
+    if state.stale:
+        t.append("  UNREACHABLE ", style="bold reverse red")
+        t.append(f" as of the last good poll, {age_text(state.data_age)} ago")
+    elif state.historic:
+        when = clock_text(state.last_ok.taken_at) if state.last_ok else "-"
+        t.append(f"  as recorded at {when}", style="bold")
+    t.append("\n")
+    if state.last_ok is None:
+        t.append("no data yet: waiting for the first successful poll", style="dim")
+        return t
+    if table is None:
+        moment = "at this moment" if state.historic else "in the latest poll"
+        t.append(
+            f"no table {table_path} {moment}: dropped, or not created yet",
+            style="bold yellow",
+        )
+        return t
+    info = table.info
+    if info is None:
+        t.append(f"metadata unreadable: {table.error}", style="bold red")
+        return t
+    kind = "primary-key table" if info.is_pk_table else "log table"
+    parts = [
+        kind,
+        f"id {info.table_id}",
+        f"{info.bucket_count} bucket(s)",
+        f"replication {info.replication_factor or '-'}",
+        f"created {clock_text(info.created_ms / 1000)}",
+    ]
+    if info.is_partitioned:
+        parts.insert(3, f"{len(table.partitions)} partition(s)")
+    t.append(" · ".join(parts))
+    if info.comment:
+        t.append(f"\n{info.comment}", style="italic dim")
+    return t
+
+
+def _properties_text(info: TableInfo) -> Text:
+    """Notable properties first and bold, then the rest, the custom ones, the remote dir."""
+    props = redact(info.properties)
+    custom = redact(info.custom_properties)
+    t = Text()
+    ordered = sorted(props, key=lambda k: (not notable_property(k), k))
+    for key in ordered:
+        t.append(key, style="bold" if notable_property(key) else "")
+        t.append(f" = {props[key]}\n")
+    if not props:
+        t.append("no table properties\n", style="dim")
+    if custom:
+        t.append("\ncustom properties\n", style="bold underline")
+        for key in sorted(custom):
+            t.append(f"{key} = {custom[key]}\n")
+    if info.remote_data_dir:
+        t.append(f"\nremote data dir: {info.remote_data_dir}\n")
+    return t
 
 
 class TableDetailScreen(ConsoleScreen):
@@ -110,7 +175,6 @@ class TableDetailScreen(ConsoleScreen):
             [("name", "partition"), ("id", "id"), ("spec", "spec"), ("buckets", "buckets")]
         )
         self.query_one("#detail-buckets", KeyedTable).focus()
-        super().on_mount()
 
     # ------------------------------------------------------------------ rendering
 
@@ -129,7 +193,7 @@ class TableDetailScreen(ConsoleScreen):
         self._table_id = table.table_id if table is not None else None
         stale = state.stale
         self.query_one("#detail-tabs").set_class(stale, "stale")
-        self.query_one("#detail-head", Static).update(self._head(state, table))
+        self.query_one("#detail-head", Static).update(_head_text(self.table_path, state, table))
         self._render_buckets(state, table)
         self._render_schema(table)
         self._render_properties(table)
@@ -138,45 +202,6 @@ class TableDetailScreen(ConsoleScreen):
         if not self._kv_asked and self._kv_unavailable(state) is None:
             # Once, as soon as it can be asked (``k`` asks again).
             self.action_kv_snapshots(quiet=True)
-
-    def _head(self, state: ConsoleState, table: TableView | None) -> Text:
-        t = Text()
-        t.append(self.table_path, style="bold")
-        if state.stale:
-            t.append("  UNREACHABLE ", style="bold reverse red")
-            t.append(f" as of the last good poll, {age_text(state.data_age)} ago")
-        elif state.historic:
-            when = clock_text(state.last_ok.taken_at) if state.last_ok else "-"
-            t.append(f"  as recorded at {when}", style="bold")
-        t.append("\n")
-        if state.last_ok is None:
-            t.append("no data yet: waiting for the first successful poll", style="dim")
-            return t
-        if table is None:
-            moment = "at this moment" if state.historic else "in the latest poll"
-            t.append(
-                f"no table {self.table_path} {moment}: dropped, or not created yet",
-                style="bold yellow",
-            )
-            return t
-        info = table.info
-        if info is None:
-            t.append(f"metadata unreadable: {table.error}", style="bold red")
-            return t
-        kind = "primary-key table" if info.is_pk_table else "log table"
-        parts = [
-            kind,
-            f"id {info.table_id}",
-            f"{info.bucket_count} bucket(s)",
-            f"replication {info.replication_factor or '-'}",
-            f"created {clock_text(info.created_ms / 1000)}",
-        ]
-        if info.is_partitioned:
-            parts.insert(3, f"{len(table.partitions)} partition(s)")
-        t.append(" · ".join(parts))
-        if info.comment:
-            t.append(f"\n{info.comment}", style="italic dim")
-        return t
 
     def _render_buckets(self, state: ConsoleState, table: TableView | None) -> None:
         grid = self.query_one("#detail-buckets", KeyedTable)
@@ -262,27 +287,9 @@ class TableDetailScreen(ConsoleScreen):
         )
 
     def _render_properties(self, table: TableView | None) -> None:
-        box = self.query_one("#detail-properties", Static)
         info = table.info if table is not None else None
-        if info is None:
-            box.update("")
-            return
-        props = redact(info.properties)
-        custom = redact(info.custom_properties)
-        t = Text()
-        ordered = sorted(props, key=lambda k: (not notable_property(k), k))
-        for key in ordered:
-            t.append(key, style="bold" if notable_property(key) else "")
-            t.append(f" = {props[key]}\n")
-        if not props:
-            t.append("no table properties\n", style="dim")
-        if custom:
-            t.append("\ncustom properties\n", style="bold underline")
-            for key in sorted(custom):
-                t.append(f"{key} = {custom[key]}\n")
-        if info.remote_data_dir:
-            t.append(f"\nremote data dir: {info.remote_data_dir}\n")
-        box.update(t)
+        box = self.query_one("#detail-properties", Static)
+        box.update(_properties_text(info) if info is not None else "")
 
     def _render_partitions(self, table: TableView | None) -> None:
         grid = self.query_one("#detail-partitions", KeyedTable)
@@ -321,26 +328,31 @@ class TableDetailScreen(ConsoleScreen):
             until = to_ms(state.last_ok.taken_at) if state.last_ok is not None else None
         self._load_series(self._table_id, until)
 
-    @work(thread=True, exclusive=True, group="detail-series", exit_on_error=False)
-    def _load_series(self, table_id: int | None, until_ms: int | None) -> None:
-        reader = open_history_reader(self.konsole.feed.history_path)
-        if reader is None:
-            self.app.call_from_thread(self._series_loaded, None)
-            return
-        try:
-            database, _, name = self.table_path.partition(".")
+    class SeriesLoaded(Message):
+        """The table's rows/s per recorded poll were read (None: no history file)."""
+
+        def __init__(self, values: list[float | None] | None) -> None:
+            super().__init__()
+            self.values = values
+
+    @work(exclusive=True, group="detail-series", exit_on_error=False)
+    async def _load_series(self, table_id: int | None, until_ms: int | None) -> None:
+        database, _, name = self.table_path.partition(".")
+
+        def read(reader: HistoryReader) -> list[float | None]:
             spans = reader.tables_named(database, name, until=until_ms)
             ids = [s.table_id for s in spans]
             chosen = table_id if table_id in ids else (ids[-1] if ids else None)
-            points = (
-                reader.throughput(chosen, None, None, until=until_ms, all_partitions=True)
-                if chosen is not None
-                else []
-            )
-        finally:
-            reader.close()
-        values = [p.value for p in points[-SERIES_POINTS:]]
-        self.app.call_from_thread(self._series_loaded, values)
+            if chosen is None:
+                return []
+            points = reader.throughput(chosen, None, None, until=until_ms, all_partitions=True)
+            return [p.value for p in points[-SERIES_POINTS:]]
+
+        values = await read_history(self.konsole.feed.history_path, read)
+        self.post_message(self.SeriesLoaded(values))
+
+    def on_table_detail_screen_series_loaded(self, message: SeriesLoaded) -> None:
+        self._series_loaded(message.values)
 
     def _series_loaded(self, values: list[float | None] | None) -> None:
         spark = self.query_one("#detail-sparkline", Sparkline)
@@ -388,48 +400,27 @@ class TableDetailScreen(ConsoleScreen):
             partitions = [(None, None)]
         self._fetch_kv(partitions)
 
+    class KvSnapshotsFetched(Message):
+        """The cluster answered (None: it failed, and said why in a notification)."""
+
+        def __init__(self, snapshots: dict[BucketKey, str] | None) -> None:
+            super().__init__()
+            self.snapshots = snapshots
+
     @work(exclusive=True, group="detail-kv", exit_on_error=False)
     async def _fetch_kv(self, partitions: list[tuple[int | None, str | None]]) -> None:
         try:
-            found = await self.fetch_kv_snapshots(partitions)
+            found = await self.konsole.feed.kv_snapshots(self.table_path, partitions)
         except Exception as exc:  # shown, never a crash: the cluster may be misbehaving
             self._kv_note = "error"
             self.notify(f"KV snapshots: {exc}", severity="warning", timeout=8)
             found = None
-        self.kv_snapshots = found
+        self.post_message(self.KvSnapshotsFetched(found))
+
+    def on_table_detail_screen_kv_snapshots_fetched(self, message: KvSnapshotsFetched) -> None:
+        self.kv_snapshots = message.snapshots
         if self._state is not None:
             self._render_buckets(self._state, self._find(self._state))
-
-    async def fetch_kv_snapshots(
-        self, partitions: list[tuple[int | None, str | None]]
-    ) -> dict[BucketKey, str]:
-        """(partition id, bucket) -> ``snapshot id @ log offset`` of the latest snapshots."""
-        from fluss_proto.admin import FlussAdmin
-        from fluss_proto.client import FlussClient
-
-        profile = self.konsole.feed.profile
-        assert profile is not None
-        client = await FlussClient.connect(
-            list(profile.bootstrap),
-            sasl=profile.sasl(),
-            connect_timeout=profile.connect_timeout,
-            request_timeout=profile.request_timeout,
-            retries=1,
-        )
-        out: dict[BucketKey, str] = {}
-        try:
-            admin = FlussAdmin(client)
-            for pid, name in partitions:
-                snaps = await admin.latest_kv_snapshots(self.table_path, name)
-                for s in snaps.buckets:
-                    out[(pid, s.bucket_id)] = (
-                        f"{s.snapshot_id} @ {s.log_offset:,}"
-                        if s.snapshot_id is not None and s.log_offset is not None
-                        else "none"
-                    )
-        finally:
-            await client.close()
-        return out
 
     # ------------------------------------------------------------------ actions
 

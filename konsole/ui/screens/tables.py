@@ -24,6 +24,7 @@ from konsole.model.timefmt import age_text, clock_text
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
+from konsole.ui.widgets.text_input import TextInput
 
 __all__ = ["COLUMNS", "TablesScreen", "rate_text"]
 
@@ -98,7 +99,9 @@ class TablesScreen(ConsoleScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="tables-summary")
-        yield Input(placeholder="filter db.table (enter: keep, escape: clear)", id="tables-filter")
+        yield TextInput(
+            placeholder="filter db.table (enter: keep, escape: clear)", id="tables-filter"
+        )
         yield Static("no tables", id="tables-empty")
         yield KeyedTable(id="tables-table")
 
@@ -106,7 +109,6 @@ class TablesScreen(ConsoleScreen):
         table = self.query_one(KeyedTable)
         table.set_columns(self._column_labels())
         table.focus()
-        super().on_mount()
 
     # ------------------------------------------------------------------ rendering
 

@@ -8,6 +8,14 @@ never throws the operator's place away.
 
 Cells are compared as the screens give them: plain strings (and :class:`Right`, a string
 shown right-aligned) compare fast, so screens use ``rich.text.Text`` only for styled cells.
+
+Textual's internals: an in-place update writes DataTable's private fields (``_data``, the
+column widths, ``_update_count`` and the render caches) because the public
+``DataTable.update_cell`` repaints the whole table per cell (see :meth:`KeyedTable._write`).
+That is why ``pyproject.toml`` pins textual to the minor these were read from and tested on
+(``textual>=8.2.8,<8.3``); ``tests/pilot/test_console_keyed_table.py`` fails when the
+internals move. Another layout does not break the table: the update falls back to
+``update_cell``, slower.
 """
 
 from __future__ import annotations

@@ -5,18 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from konsole.model.health import HealthStatus
 from konsole.model.timefmt import age_text, clock_text
+from konsole.ui.colors import health_style
 from konsole.ui.state import ConsoleState, HistoryMode
 
 __all__ = ["StatusBar", "status_text"]
-
-_HEALTH_STYLE = {
-    HealthStatus.GREEN: "bold green",
-    HealthStatus.YELLOW: "bold yellow",
-    HealthStatus.RED: "bold red",
-    HealthStatus.UNKNOWN: "bold magenta",
-}
 
 
 def status_text(state: ConsoleState) -> Text:
@@ -35,7 +28,7 @@ def status_text(state: ConsoleState) -> Text:
         t.append(" LIVE ", style="bold reverse green")
     if state.health is not None and not state.stale:
         t.append(" · ")
-        t.append(state.health.status.name, style=_HEALTH_STYLE.get(state.health.status, ""))
+        t.append(state.health.status.name, style=health_style(state.health.status))
     t.append(" · ")
     if state.last_ok is not None:
         t.append(f"data {age_text(state.data_age)} old")

@@ -10,12 +10,19 @@ from textual.widgets import Sparkline, TabbedContent
 
 from konsole.collect.profiles import Profile
 from konsole.ui.app import KonsoleApp
-from konsole.ui.feed import StaticFeed
+from konsole.ui.feed import KvFunction, StaticFeed
 from konsole.ui.screens.preview import PreviewScreen
 from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import KeyedTable
-from tests.console_scenario import NOW, T_CREATED, T_STOPPED, record_story, story_state
+from tests.console_scenario import (
+    NOW,
+    T_CREATED,
+    T_STOPPED,
+    record_story,
+    story_state,
+    wait_for_workers,
+)
 from tests.console_scenario import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
@@ -35,8 +42,14 @@ async def _detail(pilot, app: KonsoleApp, path: str) -> TableDetailScreen:
     return screen
 
 
-def _app(state: ConsoleState, history: Path | None, profile: Profile | None = None) -> KonsoleApp:
-    return KonsoleApp(StaticFeed([state], name="demo", history_path=history, profile=profile))
+def _app(
+    state: ConsoleState,
+    history: Path | None,
+    profile: Profile | None = None,
+    kv: KvFunction | None = None,
+) -> KonsoleApp:
+    feed = StaticFeed([state], name="demo", history_path=history, profile=profile, kv=kv)
+    return KonsoleApp(feed)
 
 
 async def test_buckets_tabs_sparkline_escape_and_preview(story: Path) -> None:
@@ -83,34 +96,32 @@ async def test_a_table_not_created_yet_says_so(story: Path) -> None:
         assert screen.query_one("#detail-buckets", KeyedTable).row_keys == []
 
 
-async def test_kv_snapshots_of_a_pk_table_live(story: Path, monkeypatch) -> None:
-    asked: list[list[tuple[int | None, str | None]]] = []
+async def test_kv_snapshots_of_a_pk_table_live(story: Path) -> None:
+    asked: list[tuple[str, list[tuple[int | None, str | None]]]] = []
 
-    async def fake(self, partitions):
-        asked.append(partitions)
+    async def fake(table_path, partitions):
+        asked.append((table_path, list(partitions)))
         return {(None, 0): "7 @ 1,200", (None, 1): "none"}
 
-    monkeypatch.setattr(TableDetailScreen, "fetch_kv_snapshots", fake)
     profile = Profile(name="demo", source="profile", bootstrap=("127.0.0.1:9123",))
-    app = _app(story_state(story, T_STOPPED - 10), story, profile)
+    app = _app(story_state(story, T_STOPPED - 10), story, profile, kv=fake)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _detail(pilot, app, "shop.customers")
         await _settle(pilot, lambda: screen.kv_snapshots is not None)
         grid = screen.query_one("#detail-buckets", KeyedTable)
         assert str(grid.get_cell("None:0", "kv")) == "7 @ 1,200"
         assert str(grid.get_cell("None:2", "kv")) == "none"
-        assert asked == [[(None, None)]]
+        assert asked == [("shop.customers", [(None, None)])]
 
 
-async def test_no_kv_snapshots_without_a_live_cluster(story: Path, monkeypatch) -> None:
-    async def fail(self, partitions):
+async def test_no_kv_snapshots_without_a_live_cluster(story: Path) -> None:
+    async def fail(table_path, partitions):
         raise AssertionError("must not be asked")
 
-    monkeypatch.setattr(TableDetailScreen, "fetch_kv_snapshots", fail)
-    app = _app(story_state(story, NOW), story)  # unreachable, and no profile
+    app = _app(story_state(story, NOW), story, kv=fail)  # unreachable, and no profile
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _detail(pilot, app, "shop.customers")
-        await pilot.pause(0.1)
+        await wait_for_workers(pilot)
         grid = screen.query_one("#detail-buckets", KeyedTable)
         assert str(grid.get_cell("None:0", "kv")) == "-"
         assert grid.has_class("stale") or screen.query_one("#detail-tabs").has_class("stale")

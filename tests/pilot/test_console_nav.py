@@ -22,7 +22,15 @@ from konsole.ui.screens.overview import OverviewScreen
 from konsole.ui.screens.server_detail import ServerDetailScreen, tail_lines
 from konsole.ui.screens.servers import ServersScreen
 from konsole.ui.state import ConsoleState
-from tests.console_scenario import NOW, T0, T_CREATED, T_STOPPED, record_story, story_state
+from tests.console_scenario import (
+    NOW,
+    T0,
+    T_CREATED,
+    T_STOPPED,
+    record_story,
+    story_state,
+    wait_for_workers,
+)
 from tests.console_scenario import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
@@ -263,12 +271,12 @@ async def test_palette_has_every_command_and_runs_them(story: Path) -> None:
             assert wanted in names
         await pilot.press("ctrl+p")
         await pilot.press(*"go to servers")
-        await pilot.pause(0.3)
+        await wait_for_workers(pilot)  # the palette's search
         await pilot.press("enter")
         await _settle(pilot, lambda: app.current_mode == "servers")
         await pilot.press("ctrl+p")
         await pilot.press(*"switch profile staging")
-        await pilot.pause(0.3)
+        await wait_for_workers(pilot)  # the palette's search
         await pilot.press("enter")
         await _settle(pilot, lambda: app.live_state is other)
         assert app.feed.name == "staging"

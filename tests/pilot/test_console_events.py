@@ -14,7 +14,14 @@ from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import KeyedTable
 from store import open_reader
-from tests.console_scenario import NOW, T_CREATED, T_STOPPED, record_story, story_state
+from tests.console_scenario import (
+    NOW,
+    T_CREATED,
+    T_STOPPED,
+    record_story,
+    story_state,
+    wait_for_workers,
+)
 from tests.console_scenario import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
@@ -109,7 +116,7 @@ async def test_time_travel_lists_events_up_to_the_moment(story: Path) -> None:
     app.travel_state = state
     async with app.run_test(size=(100, 30)) as pilot:
         await _open_events(pilot, app, 1)
-        await pilot.pause(0.2)
+        await wait_for_workers(pilot)
         screen = app.screen
         assert isinstance(screen, EventsScreen)
         assert screen._entries and all(e.time <= T_STOPPED + 5 for e in screen._entries)

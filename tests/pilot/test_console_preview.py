@@ -30,8 +30,12 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 async def _preview(pilot, app: KonsoleApp, path: str, scan, **kwargs) -> PreviewScreen:
+    """The preview of ``path``, its scans answered by ``scan`` (the feed's fake)."""
     await _settle(pilot, lambda: app.live_state is not None)
-    screen = PreviewScreen(path, scan=scan, **kwargs)
+    feed = app.feed
+    assert isinstance(feed, StaticFeed)
+    feed.scan = scan
+    screen = PreviewScreen(path, **kwargs)
     app.push_screen(screen)
     await pilot.pause()
     return screen
@@ -50,7 +54,7 @@ def test_cells_are_exact() -> None:
 async def test_pages_with_n_b_and_page_down(story: Path) -> None:
     requests: list[PreviewRequest] = []
 
-    async def scan(app, request):
+    async def scan(request):
         requests.append(request)
         return fake_preview("shop.orders", 1200)
 
@@ -83,7 +87,7 @@ async def test_following_the_tail_appends_only_new_rows(story: Path, monkeypatch
     monkeypatch.setattr(preview_module, "FOLLOW_INTERVAL_S", 0.01)
     reads = 0
 
-    async def scan(app, request):
+    async def scan(request):
         nonlocal reads
         if not request.tail:
             return fake_preview("shop.orders", 8)  # offsets 0..1 in each of 4 buckets
@@ -119,7 +123,7 @@ async def test_follow_is_bounded(story: Path, monkeypatch) -> None:
     monkeypatch.setattr(preview_module, "MAX_FOLLOW_ROWS", 50)
     reads = 0
 
-    async def scan(app, request):
+    async def scan(request):
         nonlocal reads
         reads += 1
         return fake_preview("metrics.cpu", 20, first_offset=reads * 10, tail=request.tail)
@@ -138,7 +142,7 @@ async def test_follow_is_bounded(story: Path, monkeypatch) -> None:
 async def test_escape_cancels_a_running_scan_then_goes_back(story: Path) -> None:
     cancelled = asyncio.Event()
 
-    async def scan(app, request):
+    async def scan(request):
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
@@ -159,7 +163,7 @@ async def test_escape_cancels_a_running_scan_then_goes_back(story: Path) -> None
 
 
 async def test_errors_are_shown_not_raised(story: Path) -> None:
-    async def scan(app, request):
+    async def scan(request):
         raise RuntimeError("table shop.nope does not exist")
 
     app = _app(story)
@@ -184,7 +188,7 @@ async def test_without_a_profile_the_real_scan_says_so(story: Path) -> None:
 
 
 async def test_300_columns(story: Path) -> None:
-    async def scan(app, request):
+    async def scan(request):
         return fake_preview("wide.table", 400, columns=300)
 
     app = _app(story)
@@ -210,7 +214,7 @@ async def test_300_columns(story: Path) -> None:
 
 
 async def test_tiny_terminal(story: Path) -> None:
-    async def scan(app, request):
+    async def scan(request):
         return fake_preview("shop.visits", 40)
 
     app = _app(story)
@@ -224,7 +228,7 @@ async def test_tiny_terminal(story: Path) -> None:
 async def test_x_exports_every_row_read_through_konsole_export(story: Path, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
-    async def scan(app, request):
+    async def scan(request):
         return fake_preview("shop.orders", 1200)
 
     app = _app(story)

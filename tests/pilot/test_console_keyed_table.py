@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from rich.text import Text
 from textual.app import App, ComposeResult
 
 from konsole.ui.widgets.keyed_table import KeyedTable, Right
@@ -66,3 +67,25 @@ async def test_an_update_in_place_repaints_the_changed_cells_and_keeps_the_other
         table.sync([("a", ["alpha", Right("123456789"), "x"]), ("b", ["beta", Right("2"), "y"])])
         await pilot.pause()
         assert "123456789" in table.render_line(1).text
+
+
+async def test_the_pinned_textual_has_the_internals_an_update_in_place_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On the textual pyproject.toml pins, an in-place update never takes the slow public
+    fallback, and the render caches have the layout it forgets cells from."""
+    app = _App()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.set_columns([("name", "name"), ("n", "n")])
+        table.sync([("a", ["alpha", Right("1")]), ("b", ["beta", Right("2")])])
+        await pilot.pause()
+
+        def public_fallback(*args: object, **kwargs: object) -> None:
+            raise AssertionError("DataTable's internals moved: update_cell fallback taken")
+
+        monkeypatch.setattr(table, "update_cell", public_fallback)
+        table.sync([("a", ["alpha", Right("3")]), ("b", ["beta", Right("2")])])
+        await pilot.pause()
+        assert "3" in table.render_line(1).text
+        assert table._forget_renders([("a", "n", Text("3"))]) is True
