@@ -1,7 +1,7 @@
 """The console's own cost: first paint, a 1,600-bucket refresh, CPU while idle.
 
 No cluster is needed: the console is fed states from a recorded history (the screen tests'
-scenario, ``tests/console_scenario.py``) or built here for a 200-table x 8-bucket cluster,
+scenario, ``tests/_testutil/console.py``) or built here for a 200-table x 8-bucket cluster,
 so what is measured is the UI, not the network. Three figures:
 
 1. **Time to first paint**, per process (spawn to the first frame painted, the interpreter
@@ -125,7 +125,7 @@ def large_state(now: float, tables: int = 200, buckets: int = 8, seq: int = 2) -
 
 def _story_file() -> Path:
     """The scenario's history, written once by the parent (not part of a first paint)."""
-    from tests.console_scenario import record_story
+    from tests._testutil.console import record_story
 
     path = Path(tempfile.mkdtemp(prefix="konsole-ui-bench-")) / "story.sqlite"
     return record_story(path, polls=6)
@@ -173,7 +173,7 @@ def _child_konsole(story: Path) -> None:
     (reading it is part of the time)."""
     from konsole.ui.app import KonsoleApp
     from konsole.ui.feed import StaticFeed
-    from tests.console_scenario import T0, story_state
+    from tests._testutil.console import T0, story_state
 
     state = story_state(story, T0 + 50)
 

@@ -1,7 +1,7 @@
 """Screen snapshot set-up: the scenario's recorded states, a fixed size, clock and theme.
 
 Every screen is tested in four states, all read back from a real history file written by
-the recorder (``tests/console_scenario.py``): ``normal`` (live, healthy, 3 tablet servers),
+the recorder (``tests/_testutil/console.py``): ``normal`` (live, healthy, 3 tablet servers),
 ``empty`` (reachable, no database), ``unreachable`` (the last polls failed; panels greyed)
 and ``historic`` (time travel to before tablet server 3 stopped).
 
@@ -10,7 +10,7 @@ that ends at its poll (the story's first six polls), ``unreachable`` with the wh
 A live console's file never holds what happens after its latest poll.
 
 The apps run with :data:`SNAPSHOT_SETTINGS` (no cursor blink), and ``settled`` waits for the
-workers (:func:`tests.console_scenario.wait_for_workers`), never a fixed time.
+workers (:func:`tests._testutil.console.wait_for_workers`), never a fixed time.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import ScanFunction, StaticFeed
 from konsole.ui.services import ConsoleSettings
 from konsole.ui.state import ConsoleState
-from tests.console_scenario import (
+from tests._testutil.console import (
     NOW,
     T0,
     T_STOPPED,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from snapshots.conftest import SIZE, SMALL, STATES, console_app, settled
-from tests.console_scenario import wait_for_workers
+from tests._testutil.console import wait_for_workers
 
 
 async def _events(pilot) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from konsole.ui.state import ConsoleState
 from snapshots.conftest import SIZE, SMALL, STATES, console_app, settled
-from tests.console_scenario import T0, T_STOPPED, story_state
+from tests._testutil.console import T0, T_STOPPED, story_state
 
 
 @pytest.mark.parametrize("name", STATES)

@@ -8,7 +8,7 @@ import pytest
 
 from konsole.ui.screens.preview import PreviewScreen
 from snapshots.conftest import SIZE, SMALL, console_app, settled
-from tests.console_scenario import fake_preview
+from tests._testutil.console import fake_preview
 
 
 def _scan(result=None, error: Exception | None = None, hang: bool = False):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from snapshots.conftest import SIZE, SMALL, STATES, console_app, settled
-from tests.console_scenario import T_STOPPED, story_state
+from tests._testutil.console import T_STOPPED, story_state
 
 
 def _open(server_id: int):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from snapshots.conftest import SIZE, SMALL, STATES, console_app, settled
-from tests.console_scenario import wait_for_workers
+from tests._testutil.console import wait_for_workers
 
 
 def _open(path: str, *keys: str):

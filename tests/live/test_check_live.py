@@ -449,7 +449,7 @@ async def _console_first_look(cluster: Cluster, history: Path, *, reachable: boo
     from konsole.collect.profiles import profile_from_local
     from konsole.ui.app import KonsoleApp
     from konsole.ui.feed import LiveFeed
-    from tests.live.test_console_live import screen_text, until
+    from tests._testutil.console import screen_text, until
 
     app = KonsoleApp(LiveFeed(profile_from_local(cluster.desc), history, interval=1.0))
 

@@ -13,10 +13,9 @@ Every wait is bounded in time; everything listens on loopback only.
 from __future__ import annotations
 
 import asyncio
-import html
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from konsole.ui.screens.preview import PreviewScreen
 from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.state import HistoryMode
 from tests._testutil import pyfluss_data as pf
+from tests._testutil.console import screen_text, until
 from tests.conftest import FlussServer, our_java_processes
 
 pytestmark = [
@@ -82,24 +82,6 @@ async def _seed(bootstrap: str, db: str, table: str) -> None:
         await pf.write_rows(conn, path, ROWS)
     finally:
         await pf.close_connection(conn)
-
-
-def screen_text(app: KonsoleApp) -> str:
-    """What the terminal shows, as plain text (from the app's own SVG screenshot)."""
-    svg = app.export_screenshot()
-    parts = re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.S)
-    return html.unescape(" ".join(parts)).replace("\xa0", " ")
-
-
-async def until(pilot: Any, what: str, predicate: Callable[[], bool], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    for _ in range(int(timeout / 0.1) + 1):
-        if predicate():
-            return
-        if time.monotonic() > deadline:
-            break
-        await pilot.pause(0.1)
-    raise AssertionError(f"{what}: not within {timeout:g}s; screen: {screen_text(pilot.app)}")
 
 
 def _alive(app: KonsoleApp) -> set[int]:

@@ -13,8 +13,8 @@ from konsole.ui.feed import StaticFeed
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.status_bar import StatusBar, status_text
-from tests.console_scenario import NOW, T0, T_STOPPED, record_story, story_state
-from tests.console_scenario import settle as _settle
+from tests._testutil.console import NOW, T0, T_STOPPED, record_story, story_state
+from tests._testutil.console import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 

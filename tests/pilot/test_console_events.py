@@ -14,7 +14,7 @@ from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import KeyedTable
 from store import open_reader
-from tests.console_scenario import (
+from tests._testutil.console import (
     NOW,
     T_CREATED,
     T_STOPPED,
@@ -22,7 +22,7 @@ from tests.console_scenario import (
     story_state,
     wait_for_workers,
 )
-from tests.console_scenario import settle as _settle
+from tests._testutil.console import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 

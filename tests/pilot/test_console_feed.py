@@ -13,7 +13,7 @@ from konsole.collect.profiles import Profile
 from konsole.ui.feed import LiveFeed
 from konsole.ui.state import ConsoleState, HistoryMode
 from store import open_writer
-from tests.console_scenario import T0, record_story, story_snapshot
+from tests._testutil.console import T0, record_story, story_snapshot
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -85,7 +85,7 @@ async def test_an_unwritable_history_leaves_the_console_live(tmp_path: Path) -> 
 def test_a_recorded_run_of_failed_polls_is_counted_back(tmp_path: Path) -> None:
     from konsole.collect.history import snapshot_at
     from konsole.ui.feed import open_history_reader
-    from tests.console_scenario import NOW, T_UNREACHABLE
+    from tests._testutil.console import NOW, T_UNREACHABLE
 
     path = record_story(tmp_path / "h.sqlite")  # polls 11 and 12 failed
     reader = open_history_reader(path)

@@ -22,7 +22,7 @@ from konsole.ui.screens.overview import OverviewScreen
 from konsole.ui.screens.server_detail import ServerDetailScreen, tail_lines
 from konsole.ui.screens.servers import ServersScreen
 from konsole.ui.state import ConsoleState
-from tests.console_scenario import (
+from tests._testutil.console import (
     NOW,
     T0,
     T_CREATED,
@@ -31,7 +31,7 @@ from tests.console_scenario import (
     story_state,
     wait_for_workers,
 )
-from tests.console_scenario import settle as _settle
+from tests._testutil.console import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 

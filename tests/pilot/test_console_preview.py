@@ -18,8 +18,8 @@ from konsole.ui.screens.preview import (
     _PagedTable,
     preview_cells,
 )
-from tests.console_scenario import T_STOPPED, fake_preview, record_story, story_state
-from tests.console_scenario import settle as _settle
+from tests._testutil.console import T_STOPPED, fake_preview, record_story, story_state
+from tests._testutil.console import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 

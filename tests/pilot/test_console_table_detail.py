@@ -15,7 +15,7 @@ from konsole.ui.screens.preview import PreviewScreen
 from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import KeyedTable
-from tests.console_scenario import (
+from tests._testutil.console import (
     NOW,
     T_CREATED,
     T_STOPPED,
@@ -23,7 +23,7 @@ from tests.console_scenario import (
     story_state,
     wait_for_workers,
 )
-from tests.console_scenario import settle as _settle
+from tests._testutil.console import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -138,7 +138,7 @@ async def test_tiny_terminal(story: Path) -> None:
 async def test_a_refresh_of_one_table_with_1600_buckets(capsys: pytest.CaptureFixture[str]) -> None:
     import time
 
-    from tests.console_scenario import large_snapshot, large_state
+    from tests._testutil.console import large_snapshot, large_state
 
     state = large_state(2, tables=1, buckets=1600)
     app = KonsoleApp(StaticFeed([state], name="demo"))

@@ -16,8 +16,14 @@ from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.screens.tables import TablesScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import KeyedTable
-from tests.console_scenario import T_STOPPED, large_snapshot, large_state, record_story, story_state
-from tests.console_scenario import settle as _settle
+from tests._testutil.console import (
+    T_STOPPED,
+    large_snapshot,
+    large_state,
+    record_story,
+    story_state,
+)
+from tests._testutil.console import settle as _settle
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -135,7 +141,7 @@ async def test_a_refresh_of_1600_buckets(capsys: pytest.CaptureFixture[str]) -> 
 
 
 async def test_empty_and_unreachable(story: Path, tmp_path: Path) -> None:
-    from tests.console_scenario import NOW, empty_state
+    from tests._testutil.console import NOW, empty_state
 
     app = _app(empty_state(tmp_path / "empty.sqlite"))
     async with app.run_test(size=(80, 24)) as pilot:

@@ -18,7 +18,10 @@ The story, one poll every 10 s from ``T0``:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Mapping, Sequence
+import html
+import re
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -477,3 +480,21 @@ async def wait_for_workers(pilot: Any, *, ignore: Collection[str] = (), tries: i
         if busy:
             await asyncio.sleep(0.02)
     raise AssertionError(f"workers still running: {[w.name for w in busy]}")
+
+
+def screen_text(app: Any) -> str:
+    """What the terminal shows, as plain text (from the app's own SVG screenshot)."""
+    svg = app.export_screenshot()
+    parts = re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.S)
+    return html.unescape(" ".join(parts)).replace("\xa0", " ")
+
+
+async def until(pilot: Any, what: str, predicate: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for _ in range(int(timeout / 0.1) + 1):
+        if predicate():
+            return
+        if time.monotonic() > deadline:
+            break
+        await pilot.pause(0.1)
+    raise AssertionError(f"{what}: not within {timeout:g}s; screen: {screen_text(pilot.app)}")
