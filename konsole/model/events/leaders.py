@@ -15,7 +15,7 @@ newly holds replicas while not alive, with placement's count for that server.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from fluss_proto.model import BucketView, ClusterView, TableView
 from konsole.model.events.base import (
@@ -79,26 +79,22 @@ def _leader_changes(out: Emitter, base: ClusterView, cur: ClusterView) -> None:
             count=len(items),
             samples=(name for name, _ in items),
         )
-    for server, names in sorted(offline.items()):
-        out.emit(
-            EventKind.BUCKET_OFFLINE,
-            Severity.CRITICAL,
-            server_subject(server),
-            f"{plural(len(names), 'bucket')} lost their leader (was tablet-server {server})",
-            {"previous_leader": server, "tables": _per_table(names)},
-            count=len(names),
-            samples=names,
-        )
-    for server, names in sorted(online.items()):
-        out.emit(
-            EventKind.BUCKET_ONLINE,
-            Severity.INFO,
-            server_subject(server),
-            f"{plural(len(names), 'bucket')} have a leader again (tablet-server {server})",
-            {"leader": server, "tables": _per_table(names)},
-            count=len(names),
-            samples=names,
-        )
+    _by_server(
+        out,
+        EventKind.BUCKET_OFFLINE,
+        Severity.CRITICAL,
+        offline,
+        "previous_leader",
+        lambda n, s: f"{plural(n, 'bucket')} lost their leader (was tablet-server {s})",
+    )
+    _by_server(
+        out,
+        EventKind.BUCKET_ONLINE,
+        Severity.INFO,
+        online,
+        "leader",
+        lambda n, s: f"{plural(n, 'bucket')} have a leader again (tablet-server {s})",
+    )
 
 
 def _replicas_offline(out: Emitter, base: ClusterView, cur: ClusterView, facts: Placement) -> None:
@@ -107,16 +103,37 @@ def _replicas_offline(out: Emitter, base: ClusterView, cur: ClusterView, facts: 
         return
     gone_before = placement(base).replicas_offline
     names_now = table_names(cur)
-    for server, buckets in facts.replicas_offline.items():
-        if gone_before.get(server):
-            continue
-        names = [bucket_name(cur, b, names_now) for b in buckets]
+    gone = {
+        server: [bucket_name(cur, b, names_now) for b in buckets]
+        for server, buckets in facts.replicas_offline.items()
+        if not gone_before.get(server)
+    }
+    _by_server(
+        out,
+        EventKind.REPLICAS_OFFLINE,
+        Severity.WARNING,
+        gone,
+        "server",
+        lambda n, s: f"{plural(n, 'replica')} placed on tablet-server {s}, which is not alive",
+    )
+
+
+def _by_server(
+    out: Emitter,
+    kind: EventKind,
+    severity: Severity,
+    groups: Mapping[int, list[str]],
+    key: str,
+    message: Callable[[int, int], str],
+) -> None:
+    """One event per server: ``groups`` maps it to bucket names, ``key`` names it in details."""
+    for server, names in sorted(groups.items()):
         out.emit(
-            EventKind.REPLICAS_OFFLINE,
-            Severity.WARNING,
+            kind,
+            severity,
             server_subject(server),
-            f"{plural(len(names), 'replica')} placed on tablet-server {server}, which is not alive",
-            {"server": server, "tables": _per_table(names)},
+            message(len(names), server),
+            {key: server, "tables": _per_table(names)},
             count=len(names),
             samples=names,
         )
