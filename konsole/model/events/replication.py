@@ -69,17 +69,10 @@ def detect_replication(
             EventKind.UNDER_REPLICATED,
             Severity.WARNING,
             CLUSTER,
-            ", ".join(
-                text
-                for n, text in (
-                    (buckets, f"{plural(buckets, 'under-replicated bucket')}"),
-                    (replicas, f"{plural(replicas, 'replica')} out of sync"),
-                )
-                if n
-            ),
+            _summary(buckets, replicas),
             details,
             count=buckets or replicas,
-            samples=details["servers"],
+            samples=details["servers"],  # the servers that report some
         )
     else:
         out.emit(
@@ -99,3 +92,11 @@ def _details(figures: Replication) -> dict[str, Any]:
         "servers": {k: v for k, v in figures.reported.items() if v},
         "replicas_offline": figures.placement.replicas_offline_count,
     }
+
+
+def _summary(buckets: int, replicas: int) -> str:
+    """Each non-zero figure in its own unit."""
+    parts = [plural(buckets, "under-replicated bucket")] if buckets else []
+    if replicas:
+        parts.append(f"{plural(replicas, 'replica')} out of sync")
+    return ", ".join(parts)
