@@ -449,7 +449,7 @@ def test_events_are_json_ready_and_state_is_bounded() -> None:
     for event in events:
         json.dumps(event.as_dict())
     # tablet-server 2 left: nothing about it is kept
-    assert set(state.disks) == {"tablet-server 0", "tablet-server 1"}
+    assert set(state.disks.servers) == {"tablet-server 0", "tablet-server 1"}
     assert state.previous is b and state.baseline is b
 
 
@@ -515,7 +515,7 @@ def test_servers_that_left_locked_are_remembered_up_to_a_bound() -> None:
     state = EventState()
     for snapshot in (s(view(tablets=many), metrics=locked), s(view(tablets=()), metrics=[])):
         _, state = advance(state, snapshot)
-    assert len(state.disks) == MAX_GONE_LOCKED
+    assert len(state.disks.servers) == MAX_GONE_LOCKED
 
 
 def test_health_changed_names_the_finding_that_set_the_new_status() -> None:

@@ -1,0 +1,172 @@
+"""Leaders and placement between two views: leaders_moved, bucket_offline, bucket_online,
+replicas_offline.
+
+Only buckets present in both views whose leader changed are compared:
+- a leader -> none: bucket_offline, grouped by the leader it had;
+- none -> a leader: bucket_online, grouped by the new leader;
+- one leader -> another: leaders_moved, grouped by the leader it left.
+Every bucket bucket_offline names is offline by :mod:`konsole.model.placement`'s rule
+(no leader, or a leader not alive); a bucket whose leader stays on a server that left is
+offline there too but changed no leader, so it gives no bucket_offline (its server's
+server_left and replicas_offline tell it). replicas_offline comes once per server that
+newly holds replicas while not alive, with placement's count for that server.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
+from fluss_proto.model import BucketView, ClusterView, TableView
+from konsole.model.events.base import (
+    Emitter,
+    Event,
+    EventConfig,
+    EventKind,
+    Severity,
+    plural,
+    server_subject,
+)
+from konsole.model.placement import Placement, placement
+from konsole.model.snapshot import ClusterSnapshot, bucket_name, table_names
+
+__all__ = ["detect_leaders"]
+
+
+def detect_leaders(
+    previous: ClusterSnapshot,
+    current: ClusterSnapshot,
+    config: EventConfig,
+    *,
+    facts: Placement | None = None,
+) -> list[Event]:
+    """The leader and placement changes from ``previous`` to ``current``; stateless.
+
+    ``facts``, ``placement(current.view)`` when the caller has it, saves computing it again.
+    """
+    out = Emitter(current, config)
+    base, cur = previous.view, current.view
+    if base is None or cur is None:
+        return out.events
+    facts = facts if facts is not None else placement(cur)
+    _leader_changes(out, base, cur)
+    _replicas_offline(out, base, cur, facts)
+    return out.events
+
+
+def _leader_changes(out: Emitter, base: ClusterView, cur: ClusterView) -> None:
+    names_now = table_names(cur)
+    moved: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    offline: dict[int, list[str]] = defaultdict(list)
+    online: dict[int, list[str]] = defaultdict(list)
+    for bucket, old in _changed(base, cur):
+        was, now = old.leader_id, bucket.leader_id
+        if was is not None and now is None:
+            offline[was].append(bucket_name(cur, bucket, names_now))
+        elif was is None and now is not None:
+            online[now].append(bucket_name(cur, bucket, names_now))
+        elif was is not None and now is not None:
+            moved[was].append((bucket_name(cur, bucket, names_now), now))
+    for server, items in sorted(moved.items()):
+        to = Counter(new for _, new in items)
+        targets = ", ".join(f"tablet-server {s}: {n}" for s, n in sorted(to.items()))
+        out.emit(
+            EventKind.LEADERS_MOVED,
+            Severity.INFO,
+            server_subject(server),
+            f"{plural(len(items), 'bucket leader')} moved off tablet-server {server} ({targets})",
+            {"from": server, "to": {str(s): n for s, n in sorted(to.items())}},
+            count=len(items),
+            samples=(name for name, _ in items),
+        )
+    _by_server(
+        out,
+        EventKind.BUCKET_OFFLINE,
+        Severity.CRITICAL,
+        offline,
+        "previous_leader",
+        lambda n, s: f"{plural(n, 'bucket')} lost their leader (was tablet-server {s})",
+    )
+    _by_server(
+        out,
+        EventKind.BUCKET_ONLINE,
+        Severity.INFO,
+        online,
+        "leader",
+        lambda n, s: f"{plural(n, 'bucket')} have a leader again (tablet-server {s})",
+    )
+
+
+def _replicas_offline(out: Emitter, base: ClusterView, cur: ClusterView, facts: Placement) -> None:
+    """One event per server newly holding replicas while not alive."""
+    if not facts.replicas_offline:
+        return
+    gone_before = placement(base).replicas_offline
+    names_now = table_names(cur)
+    gone = {
+        server: [bucket_name(cur, b, names_now) for b in buckets]
+        for server, buckets in facts.replicas_offline.items()
+        if not gone_before.get(server)
+    }
+    _by_server(
+        out,
+        EventKind.REPLICAS_OFFLINE,
+        Severity.WARNING,
+        gone,
+        "server",
+        lambda n, s: f"{plural(n, 'replica')} placed on tablet-server {s}, which is not alive",
+    )
+
+
+def _by_server(
+    out: Emitter,
+    kind: EventKind,
+    severity: Severity,
+    groups: Mapping[int, list[str]],
+    key: str,
+    message: Callable[[int, int], str],
+) -> None:
+    """One event per server: ``groups`` maps it to bucket names, ``key`` names it in details."""
+    for server, names in sorted(groups.items()):
+        out.emit(
+            kind,
+            severity,
+            server_subject(server),
+            message(len(names), server),
+            {key: server, "tables": _per_table(names)},
+            count=len(names),
+            samples=names,
+        )
+
+
+def _key(bucket: BucketView) -> tuple[int, int | None, int]:
+    return bucket.table_id, bucket.partition_id, bucket.bucket_id
+
+
+def _leaders(table: TableView) -> list[tuple[int | None, int, int | None]]:
+    return [(b.partition_id, b.bucket_id, b.leader_id) for b in table.buckets]
+
+
+def _changed(base: ClusterView, cur: ClusterView) -> Iterator[tuple[BucketView, BucketView]]:
+    """(current, previous) for each bucket present in both whose leader changed.
+
+    Tables whose buckets kept their leaders are skipped in one comparison each: on a
+    steady cluster this is the whole work of a poll.
+    """
+    before = {t.table_id: t for t in base.tables if t.table_id is not None}
+    for table in cur.tables:
+        old_table = before.get(table.table_id) if table.table_id is not None else None
+        if old_table is None or _leaders(old_table) == _leaders(table):
+            continue
+        old = {_key(b): b for b in old_table.buckets}
+        for bucket in table.buckets:
+            previous = old.get(_key(bucket))
+            if previous is not None and previous.leader_id != bucket.leader_id:
+                yield bucket, previous
+
+
+def _per_table(names: Iterable[str]) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for name in names:
+        counts[name.partition("[")[0].partition("#")[0]] += 1
+    return dict(sorted(counts.items()))

@@ -1,0 +1,111 @@
+"""The state carried between polls, composed of each detector's typed slice, and the one
+step that runs the detectors in their fixed order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from konsole.model.events.base import Event, EventConfig
+from konsole.model.events.coordinators import CoordinatorState, detect_coordinators
+from konsole.model.events.disks import DiskState, detect_disks
+from konsole.model.events.health_change import detect_health
+from konsole.model.events.ingest import IngestState, detect_ingest
+from konsole.model.events.kv import KvState, detect_kv
+from konsole.model.events.leaders import detect_leaders
+from konsole.model.events.poll import PollState, detect_poll
+from konsole.model.events.replication import ReplicationState, detect_replication
+from konsole.model.events.servers import detect_servers
+from konsole.model.events.tables import detect_tables
+from konsole.model.health import Health
+from konsole.model.placement import placement
+from konsole.model.snapshot import ClusterSnapshot
+
+__all__ = ["EventState", "advance", "diff"]
+
+
+@dataclass(frozen=True, slots=True)
+class EventState:
+    """What :func:`advance` carries between polls. Immutable; bounded by the cluster."""
+
+    previous: ClusterSnapshot | None = None
+    #: The last snapshot whose poll succeeded (data diffs compare against it).
+    baseline: ClusterSnapshot | None = None
+    poll: PollState = field(default_factory=PollState)
+    coordinators: CoordinatorState = field(default_factory=CoordinatorState)
+    ingest: IngestState = field(default_factory=IngestState)
+    disks: DiskState = field(default_factory=DiskState)
+    kv: KvState = field(default_factory=KvState)
+    replication: ReplicationState = field(default_factory=ReplicationState)
+    #: The last health (the health detector's slice).
+    health: Health | None = None
+
+    @classmethod
+    def starting_from(
+        cls, previous: ClusterSnapshot | None, config: EventConfig | None = None
+    ) -> EventState:
+        """The state a stream that had only seen ``previous`` would have."""
+        if previous is None:
+            return cls()
+        return advance(cls(), previous, config=config or EventConfig())[1]
+
+
+def diff(
+    previous: ClusterSnapshot | None,
+    current: ClusterSnapshot,
+    *,
+    config: EventConfig | None = None,
+    state: EventState | None = None,
+) -> list[Event]:
+    """The events between ``previous`` and ``current`` (``state`` for a running stream)."""
+    config = config or EventConfig()
+    if state is None:
+        state = EventState.starting_from(previous, config)
+    return advance(state, current, config=config)[0]
+
+
+def advance(
+    state: EventState, current: ClusterSnapshot, *, config: EventConfig | None = None
+) -> tuple[list[Event], EventState]:
+    """The events ``current`` brings after ``state``, and the state for the next poll.
+
+    The detectors run in a fixed order, which is the order of the events: the poll,
+    coordinators, then (a successful poll with a view) servers, leaders, tables against
+    the baseline, ingest, disks, KV pressure, replication; health last.
+    """
+    config = config or EventConfig()
+    previous, base = state.previous, state.baseline
+    events, poll = detect_poll(state.poll, previous, current, config)
+    coordinators = state.coordinators
+    if current.ok or current.coordinators:
+        found, coordinators = detect_coordinators(coordinators, previous, current, config)
+        events += found
+    ingest, disks, kv, replication = state.ingest, state.disks, state.kv, state.replication
+    if current.ok and current.view is not None:
+        facts = placement(current.view)
+        if base is not None and base.view is not None:
+            events += detect_servers(base, current, config)
+            events += detect_leaders(base, current, config, facts=facts)
+            events += detect_tables(base, current, config)
+        found, ingest = detect_ingest(ingest, current, config)
+        events += found
+        found, disks = detect_disks(disks, previous, current, config)
+        events += found
+        found, kv = detect_kv(kv, current, config)
+        events += found
+        found, replication = detect_replication(replication, current, config, facts=facts)
+        events += found
+        base = current
+    found, health = detect_health(state.health, previous, current, config)
+    events += found
+    new_state = EventState(
+        previous=current,
+        baseline=base,
+        poll=poll,
+        coordinators=coordinators,
+        ingest=ingest,
+        disks=disks,
+        kv=kv,
+        replication=replication,
+        health=health,
+    )
+    return events, new_state
