@@ -609,3 +609,23 @@ def test_health_changed_only_on_a_status_change_after_the_first_poll() -> None:
     assert changed.message.startswith("health GREEN -> YELLOW: ")
     assert changed.details["old"] == "GREEN" and changed.details["new"] == "YELLOW"
     assert state.status is HealthStatus.YELLOW
+
+
+def test_a_bucket_left_on_a_gone_leader_is_offline_and_comes_back_online() -> None:
+    """Metadata may still name a leader whose server left: that bucket is offline (as the
+    overview and check count it), and online again when the server returns."""
+    from konsole.model.events import EventKind, EventState, advance
+    from konsole.model.placement import placement
+
+    steady = snap(view((0, 1, 2), [table("db.t", 1, [(0, (0, 1, 2), 5), (2, (2, 0, 1), 5)])]))
+    gone = snap(view((0, 1), [table("db.t", 1, [(0, (0, 1, 2), 5), (2, (2, 0, 1), 5)])]), seq=2)
+    back = snap(view((0, 1, 2), [table("db.t", 1, [(0, (0, 1, 2), 5), (2, (2, 0, 1), 5)])]), seq=3)
+    state = advance(EventState(), steady)[1]
+    events, state = advance(state, gone)
+    offline = [e for e in events if e.kind is EventKind.BUCKET_OFFLINE]
+    assert gone.view is not None
+    assert sum(e.count for e in offline) == len(placement(gone.view).offline) == 1
+    assert offline[0].details["previous_leader"] == 2
+    events, _ = advance(state, back)
+    online = [e for e in events if e.kind is EventKind.BUCKET_ONLINE]
+    assert [(e.count, e.details["leader"]) for e in online] == [(1, 2)]

@@ -134,6 +134,8 @@ CASES: list[tuple[str, list[ClusterSnapshot], list[tuple[str, str]]]] = [
         [s(view((0, 1), tables=[T]), metrics=all_metrics((0, 1))), s()],
         [
             ("server_joined", "tablet-server 2"),
+            # T's bucket led by 2 was offline while 2 was gone (placement's rule): online again.
+            ("bucket_online", "tablet-server 2"),
             ("replicas_in_sync", "cluster"),
             ("health_changed", "cluster"),
         ],

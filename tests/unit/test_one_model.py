@@ -337,11 +337,7 @@ _FIGURES = {
     "replicas_offline": EventKind.REPLICAS_OFFLINE,
     "under_replicated": EventKind.UNDER_REPLICATED,
 }
-#: (scenario, figure) where today's events.py disagrees with placement / replication: it
-#: counts only leaders that changed to none (not those left on a server that is gone), and
-#: its under_replicated count is the largest of replicas and buckets mixed.
-EVENTS_DISAGREE = {("server_gone", "bucket_offline"), ("health_1_0", "under_replicated")}
-_AGREE = [(n, f) for n in SCENARIOS for f in _FIGURES if (n, f) not in EVENTS_DISAGREE]
+_AGREE = [(n, f) for n in SCENARIOS for f in _FIGURES]
 
 
 def _check_events(name: str, figure: str) -> None:
@@ -355,12 +351,6 @@ def _check_events(name: str, figure: str) -> None:
 
 @pytest.mark.parametrize(("name", "figure"), _AGREE)
 def test_events_carry_the_same_counts(name: str, figure: str) -> None:
-    _check_events(name, figure)
-
-
-@pytest.mark.xfail(strict=True, reason="events split lands separately")
-@pytest.mark.parametrize(("name", "figure"), sorted(EVENTS_DISAGREE))
-def test_events_carry_the_same_counts_after_the_split(name: str, figure: str) -> None:
     _check_events(name, figure)
 
 

@@ -1,15 +1,17 @@
 """Leaders and placement between two views: leaders_moved, bucket_offline, bucket_online,
 replicas_offline.
 
-Only buckets present in both views whose leader changed are compared:
-- a leader -> none: bucket_offline, grouped by the leader it had;
-- none -> a leader: bucket_online, grouped by the new leader;
-- one leader -> another: leaders_moved, grouped by the leader it left.
-Every bucket bucket_offline names is offline by :mod:`konsole.model.placement`'s rule
-(no leader, or a leader not alive); a bucket whose leader stays on a server that left is
-offline there too but changed no leader, so it gives no bucket_offline (its server's
-server_left and replicas_offline tell it). replicas_offline comes once per server that
-newly holds replicas while not alive, with placement's count for that server.
+Only buckets present in both views are compared:
+- bucket_offline: a bucket that was online and is now offline by
+  :mod:`konsole.model.placement`'s rule (no leader, or a leader that is not alive: its
+  leader gone, or its server gone while metadata still names it), grouped by the leader
+  it had;
+- bucket_online: a bucket that was offline and is online now, grouped by its new leader;
+- leaders_moved: one leader -> another, grouped by the leader it left (a bucket whose
+  old leader was gone is also bucket_online: both are true).
+So the buckets these events name are the ones placement counts: the overview, ``check``
+and the events agree. replicas_offline comes once per server that newly holds replicas
+while not alive, with placement's count for that server.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from konsole.model.events.base import (
     plural,
     server_subject,
 )
-from konsole.model.placement import Placement, placement
+from konsole.model.placement import Placement, alive_servers, placement
 from konsole.model.snapshot import ClusterSnapshot, bucket_name, table_names
 
 __all__ = ["detect_leaders"]
@@ -49,23 +51,24 @@ def detect_leaders(
     if base is None or cur is None:
         return out.events
     facts = facts if facts is not None else placement(cur)
-    _leader_changes(out, base, cur)
+    names_now = table_names(cur)
+    changed = list(_changed(base, cur))
+    _moved(out, changed, cur, names_now)
+    _offline_and_online(out, base, cur, facts, names_now, bool(changed))
     _replicas_offline(out, base, cur, facts)
     return out.events
 
 
-def _leader_changes(out: Emitter, base: ClusterView, cur: ClusterView) -> None:
-    names_now = table_names(cur)
+def _moved(
+    out: Emitter,
+    changed: list[tuple[BucketView, BucketView]],
+    cur: ClusterView,
+    names_now: Mapping[int, str],
+) -> None:
     moved: dict[int, list[tuple[str, int]]] = defaultdict(list)
-    offline: dict[int, list[str]] = defaultdict(list)
-    online: dict[int, list[str]] = defaultdict(list)
-    for bucket, old in _changed(base, cur):
+    for bucket, old in changed:
         was, now = old.leader_id, bucket.leader_id
-        if was is not None and now is None:
-            offline[was].append(bucket_name(cur, bucket, names_now))
-        elif was is None and now is not None:
-            online[now].append(bucket_name(cur, bucket, names_now))
-        elif was is not None and now is not None:
+        if was is not None and now is not None:
             moved[was].append((bucket_name(cur, bucket, names_now), now))
     for server, items in sorted(moved.items()):
         to = Counter(new for _, new in items)
@@ -79,6 +82,33 @@ def _leader_changes(out: Emitter, base: ClusterView, cur: ClusterView) -> None:
             count=len(items),
             samples=(name for name, _ in items),
         )
+
+
+def _offline_and_online(
+    out: Emitter,
+    base: ClusterView,
+    cur: ClusterView,
+    facts: Placement,
+    names_now: Mapping[int, str],
+    leaders_changed: bool,
+) -> None:
+    """Buckets that crossed placement's offline line, either way, between the views."""
+    if not leaders_changed and alive_servers(base) == facts.alive:
+        return  # same leaders on the same servers: nothing crossed (a steady poll)
+    before = {_key(b): b for t in base.tables for b in t.buckets}
+    was_offline = {_key(b) for b in placement(base).offline}
+    is_offline = {_key(b) for b in facts.offline}
+    offline: dict[int, list[str]] = defaultdict(list)
+    online: dict[int, list[str]] = defaultdict(list)
+    for bucket in cur.buckets:
+        key = _key(bucket)
+        old = before.get(key)
+        if old is None or (key in was_offline) == (key in is_offline):
+            continue
+        if key in is_offline and old.leader_id is not None:
+            offline[old.leader_id].append(bucket_name(cur, bucket, names_now))
+        elif key not in is_offline and bucket.leader_id is not None:
+            online[bucket.leader_id].append(bucket_name(cur, bucket, names_now))
     _by_server(
         out,
         EventKind.BUCKET_OFFLINE,
