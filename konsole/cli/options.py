@@ -10,8 +10,9 @@ always comes from :meth:`ConnectionArgs.history_file`, i.e. the one rule of
 The options go after the command name (``konsole check --bootstrap B``). The top-level
 group takes the console's set too (``konsole --bootstrap B`` opens the console); given
 before a command name, they reach that command through the context object
-(:class:`GroupOptions` on ``ctx.obj``): the command's own value wins, and an option the
-command does not take is refused rather than ignored.
+(:class:`GroupOptions` on ``ctx.obj``): the command's own value wins (its own
+``--profile`` / ``--bootstrap`` / ``--local`` replace the group's choice of cluster as a
+whole), and an option the command does not take is refused rather than ignored.
 
 Also here: :class:`ConfigCommand` (a usage error is bad configuration, exit 3),
 :func:`fail` (one line on stderr, an exit code) and the click-flavoured time parsers.
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -173,17 +174,20 @@ def cluster_options(
     return decorate
 
 
+#: The options that choose the cluster: given to a command, they replace the group's as one.
+_WHICH: Final = frozenset({"profile", "bootstrap", "local"})
+
+
 def _inherit(own: ConnectionArgs, names: Collection[str]) -> ConnectionArgs:
     """``own`` with what the group was given for options not given to the command."""
     ctx = click.get_current_context()
     group = ctx.find_object(GroupOptions)
     if group is None:
         return own
-    updates = {
-        n: getattr(group.cluster, n)
-        for n in group.given
-        if n in names and ctx.get_parameter_source(n) is not ParameterSource.COMMANDLINE
-    }
+    given = {n for n in names if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE}
+    if given & _WHICH:  # the command names its own cluster: none of the group's choice
+        given |= _WHICH
+    updates = {n: getattr(group.cluster, n) for n in group.given if n in names and n not in given}
     return replace(own, **updates)
 
 
