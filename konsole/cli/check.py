@@ -21,11 +21,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 
 import click
 
-from konsole.cli.options import ConnectionArgs, cluster_options
+from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options
 from konsole.collect.profiles import Profile, ProfileError
 from konsole.errors import ExitCode
 
@@ -318,21 +318,12 @@ async def look(
 # =========================================================================== command
 
 
-class _CheckCommand(click.Command):
+class _CheckCommand(ConfigCommand):
     """Usage errors are UNKNOWN (3), answered on stdout like every other result."""
 
-    def make_context(
-        self,
-        info_name: str | None,
-        args: list[str],
-        parent: click.Context | None = None,
-        **extra: Any,
-    ) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as exc:
-            click.echo(f"FLUSS UNKNOWN: {exc.format_message()}")
-            sys.exit(ExitCode.UNKNOWN)
+    def refuse(self, exc: click.UsageError) -> NoReturn:
+        click.echo(f"FLUSS UNKNOWN: {exc.format_message()}")
+        sys.exit(ExitCode.UNKNOWN)
 
 
 def _finish(result: CheckResult, fmt: str) -> None:

@@ -41,8 +41,10 @@ __all__ = [
     "GroupOptions",
     "cluster_options",
     "config_option",
+    "count_option",
     "fail",
     "group_options",
+    "interval_option",
     "parse_duration",
     "parse_time",
     "run_dir_option",
@@ -118,6 +120,25 @@ def config_option(f: F) -> F:
         "env KONSOLE_CONFIG).",
     )(f)
 
+
+def interval_option(low: float = 0.1, high: float | None = None) -> Callable[[F], F]:
+    """``--interval``: seconds between polls (None: the profile's)."""
+    return click.option(
+        "--interval",
+        type=click.FloatRange(low, high),
+        default=None,
+        help="Seconds between polls (default: the profile's, 5).",
+    )
+
+
+#: ``--count``: a bounded run (``max_polls``).
+count_option = click.option(
+    "--count",
+    "max_polls",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many polls.",
+)
 
 _PATH = click.Path(dir_okay=False, path_type=Path)
 #: Each shared option by the ConnectionArgs field it fills, in the order help lists them.
@@ -234,8 +255,12 @@ class ConfigCommand(click.Command):
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as exc:
-            exc.exit_code = ExitCode.UNKNOWN  # type: ignore[misc]  # click documents this override
+            self.refuse(exc)
             raise
+
+    def refuse(self, exc: click.UsageError) -> None:
+        """Called with a usage error before click reports it (a subclass may answer it)."""
+        exc.exit_code = ExitCode.UNKNOWN  # type: ignore[misc]  # click documents this override
 
 
 def fail(command: str, message: str, code: int) -> NoReturn:

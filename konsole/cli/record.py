@@ -23,7 +23,9 @@ from konsole.cli.options import (
     ConfigCommand,
     ConnectionArgs,
     cluster_options,
+    count_option,
     fail,
+    interval_option,
     parse_duration,
     when,
 )
@@ -37,12 +39,7 @@ __all__ = ["record"]
 
 @click.command("record", cls=ConfigCommand)
 @cluster_options(history=True)
-@click.option(
-    "--interval",
-    type=click.FloatRange(min=0.1),
-    default=None,
-    help="Seconds between polls (default: the profile's).",
-)
+@interval_option()
 @click.option("--keep-full", default="24h", show_default=True, help="Keep every poll this long.")
 @click.option(
     "--keep-minute", default="7d", show_default=True, help="Then one per minute this long."
@@ -51,13 +48,7 @@ __all__ = ["record"]
 @click.option(
     "--keep-events", default="90d", show_default=True, help="Keep events and notes this long."
 )
-@click.option(
-    "--count",
-    "max_polls",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Stop after this many polls.",
-)
+@count_option
 @click.option("--verbose", is_flag=True, help="Also print a line per recorded poll.")
 def record(
     cluster: ConnectionArgs,

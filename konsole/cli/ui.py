@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from konsole.cli.console import run_console
-from konsole.cli.options import ConnectionArgs, cluster_options
+from konsole.cli.options import ConnectionArgs, cluster_options, interval_option
 
 __all__ = ["ui", "ui_options"]
 
@@ -21,13 +21,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def ui_options(f: F) -> F:
     """The console's options: the shared ones with ``--history`` / ``--no-history``, and
     ``--interval``; the command receives ``cluster`` and ``interval``."""
-    f = click.option(
-        "--interval",
-        type=click.FloatRange(0.5, 3600),
-        default=None,
-        help="Seconds between polls (default: the profile's).",
-    )(f)
-    return cluster_options(history=True, no_history=True)(f)
+    return cluster_options(history=True, no_history=True)(interval_option(0.5, 3600)(f))
 
 
 @click.command("ui")

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING
 import click
 
 from konsole.cli.lines import event_line, health_line
-from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options, fail
+from konsole.cli.options import (
+    ConfigCommand,
+    ConnectionArgs,
+    cluster_options,
+    count_option,
+    fail,
+    interval_option,
+)
 from konsole.cli.signals import run_until_signalled
 from konsole.collect.connect import build_poller
 from konsole.collect.profiles import Profile, ProfileError
@@ -91,22 +98,11 @@ async def _watch(profile: Profile, interval: float | None, fmt: str, max_polls: 
 
 @click.command("watch", cls=ConfigCommand)
 @cluster_options()
-@click.option(
-    "--interval",
-    type=click.FloatRange(min=0.1),
-    default=None,
-    help="Seconds between polls (default: the profile's, 5).",
-)
+@interval_option()
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
-@click.option(
-    "--count",
-    "max_polls",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Stop after this many polls.",
-)
+@count_option
 def watch(cluster: ConnectionArgs, interval: float | None, fmt: str, max_polls: int | None) -> None:
     """Poll a cluster and print its events and health changes as they happen."""
     try:

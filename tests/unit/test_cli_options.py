@@ -15,15 +15,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import konsole.localcluster
 import konsole.ui.app
 from konsole.cli import check as check_cmd
 from konsole.cli import record as record_cmd
 from konsole.cli.main import main
 from konsole.collect.profiles import Profile
-from konsole.localcluster.cluster import ClusterDescription, ProcessInfo
 from konsole.model.check import CheckResult, ExitCode, failure
-from tests._testutil import local_description
+from tests._testutil import fake_running_local_cluster
 
 CONFIG = """\
 [profiles.prod]
@@ -44,26 +42,6 @@ CASES = {
 }
 
 
-class FakeLocal:
-    """A running local cluster, as ``LocalCluster(run_dir).status()`` describes it."""
-
-    def __init__(self, run_dir: Path | None) -> None:
-        self.run_dir = run_dir
-
-    def status(self) -> ClusterDescription:
-        coordinator = ProcessInfo(
-            role="coordinator",
-            id=0,
-            pid=1,
-            alive=True,
-            ports={},
-            log="log",
-            metrics_url=None,
-            endpoint="127.0.0.1:9126",
-        )
-        return local_description("127.0.0.1:9126", coordinator)
-
-
 class QuietPoller:
     """A poller that ends at once: ``record`` opens its file, then stops."""
 
@@ -82,7 +60,7 @@ def data_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("KONSOLE_CONFIG", str(config))
     monkeypatch.setenv("KONSOLE_RUN_DIR", str(tmp_path / "run"))
     monkeypatch.delenv("FLUSS_BOOTSTRAP", raising=False)
-    monkeypatch.setattr(konsole.localcluster, "LocalCluster", FakeLocal)
+    fake_running_local_cluster(monkeypatch)
 
     async def release() -> None:
         return None
