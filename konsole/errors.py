@@ -1,14 +1,14 @@
 """konsole's own failures and its exit codes.
 
 :class:`KonsoleError` is the base of every failure konsole raises on purpose (local cluster
-runner, jar fetch, Java, unknown version, configuration; the demo seed's ``SeedError`` lives
-beside the seed), so a command can catch them once.
+runner, jar fetch, Java, unknown version, configuration, export; the demo seed's
+``SeedError`` lives beside the seed), so the CLI catches them once.
 Errors of the wire protocol stay :class:`fluss_proto.errors.FlussError`.
 
 :class:`ExitCode` follows monitoring-plugin habits (0 OK, 1 WARNING, 2 CRITICAL,
 3 UNKNOWN), plus 74 for an output that could not be written and 130 / 143 for SIGINT /
-SIGTERM, and is what every command returns: ``konsole preview``, ``konsole cluster
-status``, and the coming ``check``, ``watch`` and ``record``.
+SIGTERM, and is what every command returns (each command's module says what each code
+means for it).
 """
 
 from __future__ import annotations
@@ -35,7 +35,10 @@ class ExitCode(IntEnum):
 
     #: Everything asked for was done (preview: every bucket read).
     OK = 0
-    #: Done in part (preview: some bucket failed, timed out or sits in remote storage).
+    #: A warning, or not everything asked for was done: check: a WARNING finding; preview:
+    #: some bucket failed, timed out or sits in remote storage; a command that acts or reads
+    #: a file (``cluster start``, ``seed``, ``record``, ``history``): it failed or was
+    #: refused, the arguments being fine (1, the code shells read as failure).
     WARNING = 1
     #: Nothing could be done (cluster unreachable, unknown table, every bucket failed).
     CRITICAL = 2
@@ -48,18 +51,16 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
     #: Stopped by SIGTERM (128 + 15).
     TERMINATED = 143
-    #: For commands that act rather than look (``cluster start``, ``seed``): it failed.
-    FAILED = 1
 
 
 class KonsoleError(Exception):
     """Base of konsole's own failures; the message is meant for the operator.
 
     The CLI catches it once (``konsole.cli.main``), prints ``error: <message>`` and exits with
-    :attr:`exit_code`.
+    :attr:`exit_code`: 1 (the action failed) unless a subclass says otherwise.
     """
 
-    exit_code: ExitCode = ExitCode.FAILED
+    exit_code: ExitCode = ExitCode.WARNING
 
 
 # ----------------------------------------------------------------------- local cluster

@@ -21,13 +21,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 
 import click
 
-from konsole.cli.watch import connection_options
-from konsole.collect.connect import resolve
+from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options
 from konsole.collect.profiles import Profile, ProfileError
+from konsole.errors import ExitCode
 
 if TYPE_CHECKING:
     from konsole.collect.metrics import Scraper
@@ -56,9 +56,6 @@ KV_WINDOW: Final = 1.0
 #: konsole.model.check.FORMATS, repeated so that importing the CLI does not import the check
 #: (and the metrics stack under it) for every other command.
 FORMATS: Final = ("nagios", "json", "text")
-#: Exit codes (konsole.model.check.ExitCode) used before the check module is imported.
-_UNKNOWN: Final = 3
-_CRITICAL: Final = 2
 
 
 # =========================================================================== history
@@ -116,13 +113,12 @@ class HistoryCheckRecorder:
         return None
 
 
-def open_recorder(profile: Profile, history: Path | None = None) -> CheckRecorder:
-    """The history file of ``profile``'s cluster (or ``history``); refuses a file that
-    cannot be a history (a directory, a foreign or newer file) before the check runs."""
-    from konsole.collect.connect import history_path
+def open_recorder(path: Path) -> CheckRecorder:
+    """The history file ``path`` (``ConnectionArgs.history_file``: the one the console and
+    ``konsole record`` use); refuses a file that cannot be a history (a directory, a foreign
+    or newer file) before the check runs."""
     from store import HistoryError, open_reader
 
-    path = history_path(profile, history)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -285,7 +281,7 @@ async def look(
 ) -> CheckResult:
     """Poll once (and scrape again when KV rejections might be rising); never past
     ``deadline`` (monotonic). The snapshot judged is appended to ``seen``."""
-    from konsole.model.check import ExitCode, assess, failure, timeout_result
+    from konsole.model.check import assess, failure, timeout_result
     from konsole.model.health import evaluate
 
     left = deadline - time.monotonic()
@@ -322,21 +318,12 @@ async def look(
 # =========================================================================== command
 
 
-class _CheckCommand(click.Command):
+class _CheckCommand(ConfigCommand):
     """Usage errors are UNKNOWN (3), answered on stdout like every other result."""
 
-    def make_context(
-        self,
-        info_name: str | None,
-        args: list[str],
-        parent: click.Context | None = None,
-        **extra: Any,
-    ) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as exc:
-            click.echo(f"FLUSS UNKNOWN: {exc.format_message()}")
-            sys.exit(_UNKNOWN)
+    def refuse(self, exc: click.UsageError) -> NoReturn:
+        click.echo(f"FLUSS UNKNOWN: {exc.format_message()}")
+        sys.exit(ExitCode.UNKNOWN)
 
 
 def _finish(result: CheckResult, fmt: str) -> None:
@@ -348,24 +335,18 @@ def _finish(result: CheckResult, fmt: str) -> None:
 
 
 def run_check(
+    cluster_args: ConnectionArgs,
     *,
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    run_dir: Path | None,
-    config_path: Path | None,
     warning: Sequence[str],
     critical: Sequence[str],
     timeout: float,
     fmt: str,
     record: bool,
-    history: Path | None = None,
     started: float | None = None,
 ) -> CheckResult:
     """Everything `konsole check` does but printing and exiting (tests call it)."""
     from konsole.model.check import (
         CheckError,
-        ExitCode,
         failure,
         parse_thresholds,
         render,
@@ -378,14 +359,14 @@ def run_check(
     cluster: dict[str, Any] = {}
     try:
         thresholds = parse_thresholds(warning, critical)
-        chosen = resolve(profile, bootstrap, local, run_dir, config_path)
+        chosen = cluster_args.resolve()
         cluster = {
             "profile": chosen.name,
             "source": chosen.source,
             "bootstrap": list(chosen.bootstrap),
         }
         rules = rules_with_thresholds(chosen.health, thresholds)
-        recorder = open_recorder(chosen, history) if record else None
+        recorder = open_recorder(cluster_args.history_file(chosen)) if record else None
     except (CheckError, ProfileError) as exc:
         return failure(ExitCode.UNKNOWN, str(exc), cluster=cluster)
     except HistoryUnavailable as exc:
@@ -393,7 +374,7 @@ def run_check(
     watchdog = Watchdog(
         deadline - WATCHDOG_MARGIN,
         render(timeout_result(timeout, cluster=cluster), fmt),
-        _CRITICAL,
+        ExitCode.CRITICAL,
     ).start()
     try:
         looked: list[ClusterSnapshot] = []
@@ -421,7 +402,7 @@ def run_check(
 
 
 @click.command("check", cls=_CheckCommand, context_settings={"help_option_names": ["-h", "--help"]})
-@connection_options
+@cluster_options(history=True)
 @click.option(
     "-w",
     "--warning",
@@ -459,39 +440,24 @@ def run_check(
 @click.option(
     "--record",
     is_flag=True,
-    help="Append the result (and its poll) to the profile's history file.",
-)
-@click.option(
-    "--history",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="History file for --record (default: the profile's, as `konsole record` uses).",
+    help="Append the result (and its poll) to the history file (--history, else the "
+    "cluster's own, which `konsole record` and the console use).",
 )
 def check(
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    run_dir: Path | None,
-    config_path: Path | None,
+    cluster: ConnectionArgs,
     warning: tuple[str, ...],
     critical: tuple[str, ...],
     timeout: float,
     fmt: str,
     record: bool,
-    history: Path | None,
 ) -> None:
     """Is this Fluss cluster healthy? Exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
     result = run_check(
-        profile=profile,
-        bootstrap=bootstrap,
-        local=local,
-        run_dir=run_dir,
-        config_path=config_path,
+        cluster,
         warning=warning,
         critical=critical,
         timeout=timeout,
         fmt=fmt,
         record=record,
-        history=history,
     )
     _finish(result, fmt)

@@ -1,12 +1,12 @@
-"""`konsole record` (the headless recorder) and `konsole history ...` (reading it back).
+"""`konsole history ...`: reading back what ``konsole record``, the console and
+``check --record`` wrote.
 
-``record`` polls one cluster and writes every poll and event into the history file: one
-line per event on stdout, notices (not recording, recording again) on stderr; SIGINT and
-SIGTERM stop it cleanly after the poll in hand. Exit codes: 0 after a clean stop, 1 when
-the history is refused (another recorder holds it, a newer schema, a corrupt or foreign
-file), 3 for bad configuration.
-
-``history`` reads the same file (any number of readers while the recorder writes): times
+The file is the cluster's own, named by ``--profile`` / ``--bootstrap`` (or env
+FLUSS_BOOTSTRAP) / ``--local`` with the one rule of :mod:`konsole.collect.connect`, or
+``--history PATH``; nothing is connected to read it. Any number of readers work while the
+recorder writes. Exit codes: 0, 1 when the file is refused (missing, newer, corrupt or
+foreign) or holds nothing for the question, 3 for a bad time, target or format (click's own
+usage errors keep its 2). Times
 are UTC; ``--since`` / ``--until`` / ``as-of`` take ISO 8601 (``2026-11-30T14:05``, a
 missing zone is UTC), epoch seconds, ``now``, or an age such as ``90s``, ``15m``, ``2h``,
 ``3d``, ``1w`` (that long ago).
@@ -14,67 +14,27 @@ missing zone is UTC), epoch seconds, ``now``, or an age such as ``90s``, ``15m``
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
-import re
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, NoReturn
 
 import click
 
-from konsole.cli.watch import (
-    EXIT_CONFIG,
-    _ConfigCommand,
-    connection_options,
-    event_line,
-    run_until_signalled,
+from konsole.cli.options import (
+    ConnectionArgs,
+    cluster_options,
+    fail,
+    parse_duration,
+    parse_time,
+    when,
 )
-from konsole.collect.connect import build_poller, history_path_for, resolve
-from konsole.collect.connect import history_path as profile_history
-from konsole.collect.profiles import Profile, ProfileError
-from konsole.model import timefmt
+from konsole.collect.profiles import ProfileError
+from konsole.errors import ExitCode
 
-__all__ = ["history", "parse_duration", "parse_time", "record"]
-
-EXIT_REFUSED: Final = 1
-_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_AGE: Final = re.compile(r"^-?(\d+(?:\.\d+)?)([smhdw])$")
-
-
-# =========================================================================== helpers
-
-
-def parse_duration(text: str) -> float:
-    """:func:`konsole.model.timefmt.parse_duration`, a bad value as click's usage error."""
-    try:
-        return timefmt.parse_duration(text)
-    except timefmt.TimeParseError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def parse_time(text: str, now: float) -> float:
-    """:func:`konsole.model.timefmt.parse_time`, a bad value as click's usage error."""
-    try:
-        return timefmt.parse_time(text, now)
-    except timefmt.TimeParseError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def when(ms: int | float) -> str:
-    return timefmt.iso_text(ms / 1000)
-
-
-def _history_path(
-    history: Path | None, profile: str | None, bootstrap: str | None, local: bool
-) -> Path:
-    try:
-        return history_path_for(history, profile, bootstrap, local)
-    except ProfileError as exc:
-        raise click.BadParameter(str(exc)) from None
+__all__ = ["history", "parse_duration", "parse_time"]
 
 
 def _emit(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> None:
@@ -108,140 +68,14 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _fail(command: str, message: str, code: int) -> None:
-    click.echo(f"konsole {command}: {message}", err=True)
-    sys.exit(code)
+def _refused(command: str, message: str) -> NoReturn:
+    """The file or what was asked of it is not there: exit 1 (module docstring)."""
+    fail(command, message, ExitCode.WARNING)
 
 
-HISTORY_OPTION = click.option(
-    "--history",
-    "history_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="History file (default: one per profile in the user data dir).",
-)
-
-
-# =========================================================================== record
-
-
-@click.command("record", cls=_ConfigCommand)
-@connection_options
-@HISTORY_OPTION
-@click.option(
-    "--interval",
-    type=click.FloatRange(min=0.1),
-    default=None,
-    help="Seconds between polls (default: the profile's).",
-)
-@click.option("--keep-full", default="24h", show_default=True, help="Keep every poll this long.")
-@click.option(
-    "--keep-minute", default="7d", show_default=True, help="Then one per minute this long."
-)
-@click.option("--keep-hour", default="90d", show_default=True, help="Then one per hour this long.")
-@click.option(
-    "--keep-events", default="90d", show_default=True, help="Keep events and notes this long."
-)
-@click.option(
-    "--count",
-    "max_polls",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Stop after this many polls.",
-)
-@click.option("--verbose", is_flag=True, help="Also print a line per recorded poll.")
-def record(
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    run_dir: Path | None,
-    config_path: Path | None,
-    history_path: Path | None,
-    interval: float | None,
-    keep_full: str,
-    keep_minute: str,
-    keep_hour: str,
-    keep_events: str,
-    max_polls: int | None,
-    verbose: bool,
-) -> None:
-    """Poll a cluster and record every poll and event into its history file."""
-    from store import HistoryError, RetentionPolicy
-
-    try:
-        chosen = resolve(profile, bootstrap, local, run_dir, config_path)
-        events_ms = round(parse_duration(keep_events) * 1000)
-        policy = RetentionPolicy(
-            full_ms=round(parse_duration(keep_full) * 1000),
-            minute_ms=round(parse_duration(keep_minute) * 1000),
-            hour_ms=round(parse_duration(keep_hour) * 1000),
-            events_ms=events_ms,
-            notes_ms=events_ms,
-        )
-    except (ProfileError, click.BadParameter, ValueError) as exc:
-        _fail("record", str(exc), EXIT_CONFIG)
-        return
-    path = profile_history(chosen, history_path)
-    try:
-        asyncio.run(_record(chosen, path, policy, interval, max_polls, verbose))
-    except ProfileError as exc:
-        _fail("record", str(exc), EXIT_CONFIG)
-    except HistoryError as exc:
-        _fail("record", str(exc), EXIT_REFUSED)
-    sys.exit(0)
-
-
-async def _record(
-    profile: Profile,
-    path: Path,
-    policy: Any,
-    interval: float | None,
-    max_polls: int | None,
-    verbose: bool,
-) -> None:
-    from konsole.collect.recorder import Recorder
-    from konsole.model.events import EventConfig
-
-    def say(text: str) -> None:
-        click.echo(f"{when(time.time() * 1000)} konsole record: {text}", err=True)
-
-    def committed(snapshot: Any, poll_id: int) -> None:
-        if verbose:
-            state = "ok" if snapshot.ok else f"failed: {snapshot.error}"
-            click.echo(
-                f"{when(snapshot.taken_at * 1000)} poll {snapshot.seq} recorded as {poll_id} "
-                f"({state})"
-            )
-
-    recorder = Recorder(
-        path,
-        policy=policy,
-        config=EventConfig(rules=profile.health),
-        say=say,
-        on_event=lambda e: click.echo(event_line(e, "text")),
-        on_commit=committed,
-    )
-    recorder.open()  # refusals raise here, before any poll
-    say(f"recording {profile.name} ({','.join(profile.bootstrap)}) into {path}")
-    poller, release = build_poller(profile, interval)
-
-    async def run(stop: asyncio.Event) -> None:
-        async for snapshot in poller.snapshots(stop):
-            recorder.record(snapshot)
-            if max_polls is not None and snapshot.seq >= max_polls:
-                return
-
-    try:
-        # A signal in the middle of a poll: that poll is not recorded.
-        await run_until_signalled(run)
-    finally:
-        await release()
-        status = recorder.status
-        recorder.close()
-        say(f"stopped: {status.polls_recorded} poll(s) recorded, {status.polls_missed} not")
-
-
-# =========================================================================== history
+def _bad(command: str, message: str) -> NoReturn:
+    """A bad argument: exit 3."""
+    fail(command, message, ExitCode.UNKNOWN)
 
 
 def _range_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -249,11 +83,8 @@ def _range_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--since", default=None, help="From this time (default: the start).")(f)
 
 
-def _file_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = HISTORY_OPTION(f)
-    f = click.option("--local", is_flag=True, help="The local cluster's history.")(f)
-    f = click.option("--bootstrap", default=None, help="The history of this cluster address.")(f)
-    return click.option("--profile", default=None, help="The history of this profile.")(f)
+#: The file to read: the cluster's (as the console and ``record`` name it) or --history.
+_file_options = cluster_options(reach=False, history=True)
 
 
 FORMAT_OPTION = click.option(
@@ -265,16 +96,20 @@ FORMAT_OPTION = click.option(
 )
 
 
-def _reader(
-    history_path: Path | None, profile: str | None, bootstrap: str | None, local: bool
-) -> Any:
+def _path(cluster: ConnectionArgs) -> Path:
+    try:
+        return cluster.history_file()
+    except ProfileError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _reader(cluster: ConnectionArgs) -> Any:
     from store import HistoryError, open_reader
 
-    path = _history_path(history_path, profile, bootstrap, local)
     try:
-        return open_reader(path)
+        return open_reader(_path(cluster))
     except HistoryError as exc:
-        _fail("history", str(exc), EXIT_REFUSED)
+        _refused("history", str(exc))
 
 
 def _window(since: str | None, until: str | None) -> tuple[int | None, int | None]:
@@ -283,8 +118,7 @@ def _window(since: str | None, until: str | None) -> tuple[int | None, int | Non
         lo = round(parse_time(since, now) * 1000) if since else None
         hi = round(parse_time(until, now) * 1000) if until else None
     except click.BadParameter as exc:
-        _fail("history", str(exc), EXIT_CONFIG)
-        raise
+        _bad("history", str(exc))
     return lo, hi
 
 
@@ -308,10 +142,7 @@ def history() -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=None)
 @FORMAT_OPTION
 def history_events(
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    history_path: Path | None,
+    cluster: ConnectionArgs,
     since: str | None,
     until: str | None,
     kinds: tuple[str, ...],
@@ -322,7 +153,7 @@ def history_events(
 ) -> None:
     """Events in time order."""
     lo, hi = _window(since, until)
-    with _reader(history_path, profile, bootstrap, local) as reader:
+    with _reader(cluster) as reader:
         rows = reader.events(
             lo, hi, kinds=kinds, severities=severities, subject=subject, limit=limit
         )
@@ -359,10 +190,7 @@ def history_events(
 )
 @FORMAT_OPTION
 def history_series(
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    history_path: Path | None,
+    cluster: ConnectionArgs,
     since: str | None,
     until: str | None,
     target: str,
@@ -374,17 +202,17 @@ def history_series(
 ) -> None:
     """Rows/s of TARGET (db.table) from offset deltas, or a server metric with --metric."""
     lo, hi = _window(since, until)
-    with _reader(history_path, profile, bootstrap, local) as reader:
+    with _reader(cluster) as reader:
         if metric is not None:
             points = reader.metric_series(target, metric, since=lo, until=hi)
             _emit([{"time": when(p.at_ms), metric: p.value} for p in points], ["time", metric], fmt)
             return
         database, dot, name = target.partition(".")
         if not dot:
-            _fail("history series", f"{target!r} is not database.table", EXIT_CONFIG)
+            _bad("history series", f"{target!r} is not database.table")
         spans = reader.tables_named(database, name, lo, hi)
         if not spans:
-            _fail("history series", f"no table {target} recorded in that time", EXIT_REFUSED)
+            _refused("history series", f"no table {target} recorded in that time")
         step_ms = round(parse_duration(step) * 1000) if step else None
         out: list[dict[str, Any]] = []
         for span in spans:
@@ -431,10 +259,7 @@ def _partition_id(reader: Any, table_id: int, name: str) -> int | None:
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
 def history_as_of(
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    history_path: Path | None,
+    cluster: ConnectionArgs,
     moment: str,
     only: str | None,
     fmt: str,
@@ -445,13 +270,11 @@ def history_as_of(
     try:
         at = parse_time(moment, time.time())
     except click.BadParameter as exc:
-        _fail("history as-of", str(exc), EXIT_CONFIG)
-        return
-    with _reader(history_path, profile, bootstrap, local) as reader:
+        _bad("history as-of", str(exc))
+    with _reader(cluster) as reader:
         recorded = snapshot_at(reader, at)
     if recorded is None:
-        _fail("history as-of", f"nothing recorded at or before {when(at * 1000)}", EXIT_REFUSED)
-        return
+        _refused("history as-of", f"nothing recorded at or before {when(at * 1000)}")
     snap = recorded.snapshot
     doc: dict[str, Any] = {
         "as_of": when(at * 1000),
@@ -519,10 +342,7 @@ def history_as_of(
 @click.option("--at", "at_text", default=None, help="When it happened (default: now).")
 @FORMAT_OPTION
 def history_notes(
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    history_path: Path | None,
+    cluster: ConnectionArgs,
     since: str | None,
     until: str | None,
     text: str | None,
@@ -539,18 +359,17 @@ def history_notes(
         try:
             at = parse_time(at_text, now) if at_text else now
         except click.BadParameter as exc:
-            _fail("history notes", str(exc), EXIT_CONFIG)
-            return
-        path = _history_path(history_path, profile, bootstrap, local)
+            _bad("history notes", str(exc))
+        path = _path(cluster)
         try:
             note = NoteRow(round(at * 1000), subject or "cluster", text)
             add_note(path, note, written_ms=round(now * 1000))
         except HistoryError as exc:
-            _fail("history notes", str(exc), EXIT_REFUSED)
+            _refused("history notes", str(exc))
         click.echo(f"noted at {when(at * 1000)} on {subject or 'cluster'}")
         return
     lo, hi = _window(since, until)
-    with _reader(history_path, profile, bootstrap, local) as reader:
+    with _reader(cluster) as reader:
         notes = reader.notes(lo, hi, subject=subject)
     _emit(
         [{"time": when(n.at_ms), "subject": n.subject, "text": n.text} for n in notes],
@@ -577,10 +396,7 @@ def history_notes(
     help="File (default: stdout; parquet needs one).",
 )
 def history_export(
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    history_path: Path | None,
+    cluster: ConnectionArgs,
     since: str | None,
     until: str | None,
     what: str,
@@ -591,7 +407,7 @@ def history_export(
     import pyarrow as pa
 
     lo, hi = _window(since, until)
-    with _reader(history_path, profile, bootstrap, local) as reader:
+    with _reader(cluster) as reader:
         if what == "events":
             rows: list[dict[str, Any]] = [
                 {
@@ -625,8 +441,7 @@ def history_export(
     table = pa.Table.from_pylist(rows)
     if fmt == "parquet":
         if output is None:
-            _fail("history export", "--format parquet needs --output FILE", EXIT_CONFIG)
-            return
+            _bad("history export", "--format parquet needs --output FILE")
         import pyarrow.parquet as pq
 
         pq.write_table(table, output)
@@ -652,14 +467,12 @@ def history_export(
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
-def history_info(
-    profile: str | None, bootstrap: str | None, local: bool, history_path: Path | None, fmt: str
-) -> None:
+def history_info(cluster: ConnectionArgs, fmt: str) -> None:
     """File size, time span, polls and events per level of resolution, the recorder's pid."""
     from store import SCHEMA_VERSION, RetentionPolicy
 
     policy = RetentionPolicy()
-    with _reader(history_path, profile, bootstrap, local) as reader:
+    with _reader(cluster) as reader:
         info = reader.info(
             round(time.time() * 1000), full_ms=policy.full_ms, minute_ms=policy.minute_ms
         )

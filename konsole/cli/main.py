@@ -1,40 +1,30 @@
-"""The `konsole` command line."""
+"""The `konsole` command: the top-level group, its commands, and the failures caught once.
+
+Each command lives in its own module (``konsole.cli.<name>``); the options they share are
+declared once in :mod:`konsole.cli.options`. ``konsole`` with no command opens the console
+(as ``konsole ui``, with the same options).
+"""
 
 from __future__ import annotations
 
-import contextlib
-import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
 from konsole import __version__
 from konsole.cli.check import check
-from konsole.cli.history import history, record
+from konsole.cli.cluster import cluster, demo
+from konsole.cli.console import run_console
+from konsole.cli.history import history
+from konsole.cli.options import ConnectionArgs, group_options
 from konsole.cli.preview import preview
-from konsole.cli.ui import run_console, ui, ui_options
-from konsole.cli.watch import profiles, watch
-from konsole.errors import ClusterAlreadyRunningError, ClusterError, ExitCode, KonsoleError
-from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, LocalCluster
-from konsole.localcluster.cluster import ClusterDescription
+from konsole.cli.profiles import profiles
+from konsole.cli.record import record
+from konsole.cli.ui import ui, ui_options
+from konsole.cli.watch import watch
+from konsole.errors import KonsoleError
 
-RUN_DIR_OPTION = click.option(
-    "--run-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    envvar="KONSOLE_RUN_DIR",
-    help="Directory holding the local cluster (default: konsole's state dir).",
-)
-FLUSS_HOME_OPTION = click.option(
-    "--fluss-home",
-    type=click.Path(path_type=Path),
-    default=None,
-    envvar="KONSOLE_FLUSS_HOME",
-    help="Run the servers from this unpacked Fluss distribution (lib/, plugins/) instead of "
-    "jars fetched with Maven; the version is read from it.",
-)
+__all__ = ["main"]
 
 
 class KonsoleGroup(click.Group):
@@ -52,273 +42,21 @@ class KonsoleGroup(click.Group):
 @click.version_option(__version__, prog_name="konsole")
 @ui_options
 @click.pass_context
-def main(ctx: click.Context, **options: Any) -> None:
+def main(ctx: click.Context, cluster: ConnectionArgs, interval: float | None) -> None:
     """konsole: an operations and monitoring console for Apache Fluss.
 
-    With no command it opens the console (as `konsole ui`, with the same options).
+    With no command it opens the console (as `konsole ui`, with the same options). A
+    command takes its options after its name (`konsole check --bootstrap HOST:PORT`).
     """
     if ctx.invoked_subcommand is None:
-        run_console(**options)
-
-
-@main.group()
-def cluster() -> None:
-    """Run a real local Fluss cluster on 127.0.0.1 from the published jars."""
-
-
-def _fail(message: str, code: int = ExitCode.FAILED) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
-
-
-def _print_description(desc: ClusterDescription, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(desc.to_dict(), indent=2))
+        run_console(cluster, interval)
         return
-    click.echo(f"Fluss {desc.version} in {desc.run_dir}")
-    if desc.fluss_home:
-        click.echo(f"  distribution: {desc.fluss_home}")
-    click.echo(f"  bootstrap servers: {desc.bootstrap_servers}")
-    if desc.sasl.enabled:
-        click.echo(f"  SASL/PLAIN users: {', '.join(desc.sasl.users)}")
-    for p in desc.processes:
-        state = f"pid {p.pid}" if p.alive else "stopped"
-        if p.coordinator_role:
-            state += f" {p.coordinator_role}"
-        ports = " ".join(f"{k}={v}" for k, v in p.ports.items())
-        click.echo(f"  {p.role:<14} {p.id:<3} {state:<20} {ports}")
-        click.echo(f"  {'':<14} log {p.log}")
+    # Options given before the command name reach it (ctx.obj); --interval is the console's.
+    group_options(ctx, cluster, console_only={"interval"})
 
 
-@cluster.command("start")
-@click.option(
-    "--version",
-    "version",
-    default=None,
-    help=f"Published Fluss version fetched with Maven: {', '.join(SUPPORTED_VERSIONS)} "
-    f"(default {DEFAULT_VERSION}, unless --fluss-home is given).",
-)
-@FLUSS_HOME_OPTION
-@click.option("--tablet-servers", default=1, show_default=True, type=click.IntRange(1, 9))
-@click.option(
-    "--coordinators",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1, 2),
-    help="2 starts a standby coordinator (versions that support it).",
-)
-@click.option(
-    "--sasl",
-    "sasl",
-    multiple=True,
-    metavar="USER:PASS",
-    help="Add a SASL/PLAIN client listener with this user (repeatable).",
-)
-@click.option(
-    "--set",
-    "settings",
-    multiple=True,
-    metavar="[TARGET:]KEY=VALUE",
-    help="Extra server.yaml setting for every server, or for one TARGET "
-    "such as ts1 or coordinator (repeatable).",
-)
-@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for ready.")
-@click.option("--json", "as_json", is_flag=True, help="Print the description as JSON.")
-@RUN_DIR_OPTION
-def cluster_start(
-    version: str | None,
-    fluss_home: Path | None,
-    tablet_servers: int,
-    coordinators: int,
-    sasl: tuple[str, ...],
-    settings: tuple[str, ...],
-    timeout: float,
-    as_json: bool,
-    run_dir: Path | None,
-) -> None:
-    """Start ZooKeeper, coordinator(s) and tablet servers; wait until ready."""
-    lc = LocalCluster(run_dir)
-    try:
-        desc = lc.start(
-            version,
-            fluss_home=fluss_home,
-            tablet_servers=tablet_servers,
-            coordinators=coordinators,
-            sasl=sasl,
-            settings=settings,
-            ready_timeout=timeout,
-        )
-    except ClusterAlreadyRunningError as exc:
-        click.echo(f"error: {exc}", err=True)
-        _print_description(lc.describe(), as_json)
-        sys.exit(ExitCode.FAILED)
-    _print_description(desc, as_json)
-
-
-@cluster.command("stop")
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    help="Seconds to wait for each group before SIGKILL.",
-)
-@RUN_DIR_OPTION
-def cluster_stop(timeout: float, run_dir: Path | None) -> None:
-    """Stop every server of the local cluster (tablet servers first)."""
-    lc = LocalCluster(run_dir)
-    stopped = lc.stop(timeout=timeout)
-    if not stopped:
-        click.echo(f"nothing is running in {lc.run_dir}")
-    else:
-        click.echo(f"stopped {len(stopped)} processes: {', '.join(stopped)}")
-
-
-@cluster.command("status")
-@click.option("--json", "as_json", is_flag=True)
-@RUN_DIR_OPTION
-def cluster_status(as_json: bool, run_dir: Path | None) -> None:
-    """Describe the local cluster; exit 0 when running, 3 when not."""
-    lc = LocalCluster(run_dir)
-    desc = lc.status()
-    if desc is None:
-        click.echo(f"no cluster in {lc.run_dir}")
-        sys.exit(ExitCode.UNKNOWN)
-    _print_description(desc, as_json)
-    sys.exit(ExitCode.OK if desc.running else ExitCode.UNKNOWN)
-
-
-def _server_command(name: str, help_text: str):  # type: ignore[no-untyped-def]
-    @cluster.command(name, help=help_text)
-    @click.argument(
-        "role", type=click.Choice(["zk", "zookeeper", "coordinator", "cs", "tablet-server", "ts"])
-    )
-    @click.argument("server_id", type=int)
-    @click.option(
-        "--set",
-        "settings",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="start-server only: a server.yaml setting for this start (repeatable); "
-        "a later start without --set goes back to the cluster's settings.",
-    )
-    @RUN_DIR_OPTION
-    def command(role: str, server_id: int, settings: tuple[str, ...], run_dir: Path | None) -> None:
-        lc = LocalCluster(run_dir)
-        if settings and name != "start-server":
-            raise ClusterError("--set is for start-server")
-        if name == "kill":
-            lc.kill(role, server_id)
-        elif name == "stop-server":
-            lc.stop_server(role, server_id)
-        else:
-            info = lc.start_server(role, server_id, settings=settings)
-            click.echo(f"{info.role} {info.id} running, pid {info.pid}")
-            return
-        click.echo(f"{role} {server_id}: {'killed' if name == 'kill' else 'stopped'}")
-
-    return command
-
-
-_server_command("kill", "SIGKILL one server (fault injection), e.g. `kill ts 1`.")
-_server_command("stop-server", "Stop one server gracefully, e.g. `stop-server ts 1`.")
-_server_command("start-server", "Start one server again with the same id, data and ports.")
-
-
-@cluster.command("fetch")
-@click.option("--version", "version", default=DEFAULT_VERSION, show_default=True)
-def cluster_fetch(version: str) -> None:
-    """Download the Fluss server jars for VERSION into the cache (no-op when cached)."""
-    from konsole.localcluster.jars import ensure_jars
-
-    click.echo(str(ensure_jars(version)))
-
-
-@cluster.command("seed")
-@click.option(
-    "--bootstrap",
-    envvar="FLUSS_BOOTSTRAP",
-    default=None,
-    help="Bootstrap servers (default: the local cluster's).",
-)
-@RUN_DIR_OPTION
-def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
-    """Write the demo tables with pyfluss (the official Python client)."""
-    from konsole.localcluster.seed import SeedError, seed_demo_sync
-
-    lc = LocalCluster(run_dir)
-    replication = 1
-    if bootstrap is None:
-        desc = lc.status()
-        if desc is None or not desc.running:
-            _fail(f"no running cluster in {lc.run_dir}; pass --bootstrap or start one")
-            return
-        bootstrap = desc.bootstrap_servers
-        n_ts = len(desc.of_role("tablet-server"))
-        replication = min(3, n_ts)
-    try:
-        report = seed_demo_sync(bootstrap, replication_factor=replication)
-    except SeedError as exc:
-        _fail(f"{exc}; run `konsole cluster seed` again to complete it")
-        return
-    click.echo(str(report))
-
-
-@main.command("demo")
-@click.option("--version", "version", default=None, help=f"default {DEFAULT_VERSION}")
-@FLUSS_HOME_OPTION
-@click.option("--tablet-servers", default=3, show_default=True, type=click.IntRange(1, 9))
-@RUN_DIR_OPTION
-@click.option("--no-console", is_flag=True, help="Hold the cluster until Enter instead.")
-def demo(
-    version: str | None,
-    fluss_home: Path | None,
-    tablet_servers: int,
-    run_dir: Path | None,
-    no_console: bool,
-) -> None:
-    """Start a local cluster, write the demo tables, open the console; stop it on exit.
-
-    ``--no-console`` holds the cluster until Enter instead (for scripts and CI).
-    """
-    from konsole.localcluster.cluster import default_run_dir
-    from konsole.localcluster.seed import seed_demo_sync
-
-    lc = LocalCluster(run_dir or default_run_dir().with_name("demo-cluster"))
-    desc = lc.start(version, fluss_home=fluss_home, tablet_servers=tablet_servers)
-    try:
-        click.echo(
-            str(seed_demo_sync(desc.bootstrap_servers, replication_factor=min(3, tablet_servers)))
-        )
-        _print_description(desc, as_json=False)
-        if no_console:
-            click.echo("\nThe cluster runs until you press Enter (or Ctrl-C).")
-            with contextlib.suppress(EOFError, KeyboardInterrupt):
-                input()
-        else:
-            _open_console(desc)
-    finally:
-        click.echo(f"stopping: {', '.join(lc.stop()) or 'nothing was running'}")
-
-
-def _open_console(desc: ClusterDescription) -> None:
-    """The console on the demo cluster, recording into the "local" profile's history."""
-    from konsole.cli.ui import live_feed
-    from konsole.collect.profiles import resolve_profile
-    from konsole.ui.app import KonsoleApp
-
-    profile = resolve_profile(local=desc.to_dict())
-    with contextlib.suppress(KeyboardInterrupt):
-        KonsoleApp(live_feed(profile, None, False, None, desc)).run()
-
-
-main.add_command(preview)
-
-main.add_command(watch)
-main.add_command(profiles)
-main.add_command(check)
-main.add_command(record)
-main.add_command(history)
-main.add_command(ui)
+for command in (cluster, demo, preview, watch, profiles, check, record, history, ui):
+    main.add_command(command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -37,12 +37,12 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from konsole.cli.watch import connection_options, run_until_signalled
-from konsole.collect.connect import resolve
+from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options
+from konsole.cli.signals import run_until_signalled
 from konsole.errors import ExitCode, ProfileError
 from konsole.export import (
     FORMATS,
@@ -64,45 +64,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CELL_WIDTH",
-    "EXIT_INCOMPLETE",
-    "EXIT_NOTHING",
-    "EXIT_OK",
-    "EXIT_USAGE",
     "json_rows",
     "json_values",
     "preview",
     "text_table",
 ]
 
-# The older names of the exit codes (ExitCode is the one scheme).
-EXIT_OK = ExitCode.OK
-EXIT_INCOMPLETE = ExitCode.WARNING
-EXIT_NOTHING = ExitCode.CRITICAL
-EXIT_USAGE = ExitCode.UNKNOWN
 
-DEFAULT_BOOTSTRAP = "localhost:9123"
-
-
-class _PreviewCommand(click.Command):
-    """Usage errors (unknown option, bad value, missing argument) end with exit code 3."""
-
-    def make_context(
-        self,
-        info_name: str | None,
-        args: list[str],
-        parent: click.Context | None = None,
-        **extra: Any,
-    ) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as exc:
-            exc.exit_code = ExitCode.UNKNOWN  # type: ignore[misc]  # click documents this override
-            raise
-
-
-@click.command("preview", cls=_PreviewCommand)
+@click.command("preview", cls=ConfigCommand)
 @click.argument("table", metavar="DB.TABLE")
-@connection_options
+@cluster_options()
 @click.option(
     "--partition",
     default=None,
@@ -144,11 +115,7 @@ class _PreviewCommand(click.Command):
 )
 def preview(
     table: str,
-    profile: str | None,
-    bootstrap: str | None,
-    local: bool,
-    run_dir: Path | None,
-    config_path: Path | None,
+    cluster: ConnectionArgs,
     partition: str | None,
     limit: int,
     tail: bool,
@@ -169,7 +136,7 @@ def preview(
     except ExportFormatError as exc:
         raise _usage(str(exc)) from None
     try:
-        chosen = resolve(profile, bootstrap, local, run_dir, config_path)
+        chosen = cluster.resolve()
         sasl = chosen.sasl()  # a missing password variable is bad configuration too
     except ProfileError as exc:
         raise _usage(str(exc)) from None

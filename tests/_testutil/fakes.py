@@ -439,3 +439,30 @@ def local_description(bootstrap: str, *processes: ProcessInfo) -> ClusterDescrip
         ready_seconds=1.0,
         processes=processes,
     )
+
+
+def fake_running_local_cluster(
+    monkeypatch: pytest.MonkeyPatch, endpoint: str = "127.0.0.1:35783"
+) -> None:
+    """``konsole.localcluster.LocalCluster(run_dir).status()`` describes a running cluster
+    whose one coordinator (and bootstrap) is ``endpoint``, whatever the run dir."""
+    import konsole.localcluster
+
+    class FakeLocal:
+        def __init__(self, run_dir: Any) -> None:
+            self.run_dir = run_dir
+
+        def status(self) -> ClusterDescription:
+            coordinator = ProcessInfo(
+                role="coordinator",
+                id=0,
+                pid=1,
+                alive=True,
+                ports={},
+                log="log",
+                metrics_url="http://127.0.0.1:50235/metrics",
+                endpoint=endpoint,
+            )
+            return local_description(endpoint, coordinator)
+
+    monkeypatch.setattr(konsole.localcluster, "LocalCluster", FakeLocal)

@@ -13,9 +13,8 @@ from konsole.cli import watch as watch_cmd
 from konsole.cli.main import main
 from konsole.collect.poller import Poller, PollerConfig
 from konsole.collect.profiles import Profile
-from konsole.localcluster.cluster import ClusterDescription, ProcessInfo
 from tests._testutil.builders import table, view
-from tests._testutil.fakes import local_description
+from tests._testutil.fakes import fake_running_local_cluster
 from tests._testutil.poller import Fakes
 
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
@@ -83,27 +82,7 @@ def test_watch_text_lines(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_watch_uses_the_local_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     asked = fake_poller(monkeypatch, Fakes())
-
-    class FakeLocal:
-        def __init__(self, run_dir: Path | None) -> None:
-            self.run_dir = run_dir
-
-        def status(self) -> ClusterDescription:
-            coordinator = ProcessInfo(
-                role="coordinator",
-                id=0,
-                pid=1,
-                alive=True,
-                ports={},
-                log="log",
-                metrics_url="http://127.0.0.1:50235/metrics",
-                endpoint="127.0.0.1:35783",
-            )
-            return local_description("127.0.0.1:35783", coordinator)
-
-    import konsole.localcluster
-
-    monkeypatch.setattr(konsole.localcluster, "LocalCluster", FakeLocal)
+    fake_running_local_cluster(monkeypatch, "127.0.0.1:35783")
     result = CliRunner().invoke(
         main, ["watch", "--local", "--run-dir", str(tmp_path), "--count", "1"]
     )

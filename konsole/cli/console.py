@@ -1,0 +1,76 @@
+"""Opening the Textual console: for `konsole ui`, `konsole` with no command, and `demo`.
+
+The console polls the cluster the shared options name and records into its history file
+(:meth:`konsole.cli.options.ConnectionArgs.history_file`: the one ``konsole record`` and
+``check --record`` write), unless ``--no-history``. The other profiles of the config file are
+offered in the console's profile switch, each with its own history file. Exit codes: 0 after
+quitting, 3 for bad configuration (as ``watch``).
+
+Textual is imported only when the console opens, so the rest of the CLI starts fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from konsole.cli.options import ConnectionArgs, fail
+from konsole.collect.connect import history_path
+from konsole.collect.profiles import Profile, ProfileError, default_config_path, load_profiles
+from konsole.errors import ExitCode
+
+if TYPE_CHECKING:
+    from konsole.localcluster import ClusterDescription
+    from konsole.ui.feed import Feed
+
+__all__ = ["live_feed", "run_console"]
+
+
+def run_console(cluster: ConnectionArgs, interval: float | None = None) -> None:
+    """Open the console on the cluster ``cluster`` names, polling every ``interval`` seconds
+    (None: the profile's); exits the process when it closes."""
+    try:
+        chosen = cluster.resolve()
+        chosen.sasl()  # a missing password variable is bad configuration, said before opening
+        description = _local_description(cluster.run_dir) if cluster.local else None
+        others = load_profiles(cluster.config_path or default_config_path())
+    except ProfileError as exc:
+        fail("ui", str(exc), ExitCode.UNKNOWN)
+    from konsole.ui.app import KonsoleApp
+
+    path = None if cluster.no_history else cluster.history_file(chosen)
+    feed = live_feed(chosen, path, interval, description)
+    factories: dict[str, Callable[[], Feed]] = {
+        name: _factory(p, cluster.no_history, interval) for name, p in others.items()
+    }
+    factories.setdefault(chosen.name, lambda: feed)
+    KonsoleApp(feed, profiles=factories).run()
+    sys.exit(ExitCode.OK)
+
+
+def _factory(profile: Profile, no_history: bool, interval: float | None) -> Callable[[], Feed]:
+    path = None if no_history else history_path(profile)
+    return lambda: live_feed(profile, path, interval, None)
+
+
+def live_feed(
+    profile: Profile,
+    path: Path | None,
+    interval: float | None,
+    local: ClusterDescription | None,
+) -> Feed:
+    """The console's live feed of ``profile``, recording into ``path`` (None: no history)."""
+    from konsole.ui.feed import LiveFeed
+
+    return LiveFeed(profile, path, local=local, interval=interval)
+
+
+def _local_description(run_dir: Path | None) -> ClusterDescription | None:
+    from konsole.localcluster import ClusterError, LocalCluster
+
+    try:
+        return LocalCluster(run_dir).status()
+    except ClusterError:
+        return None
