@@ -188,14 +188,9 @@ def build_check_poller(
 ) -> tuple[Poller, Scraper, Callable[[Any], Any], list[str]]:
     """A poller for one bounded look; returns it, its scraper, the endpoints function and
     the list the connect step fills with rejected-credential messages."""
-    from fluss_proto.client import FlussClient
-    from fluss_proto.coordinators import probe_coordinators
-    from fluss_proto.errors import AuthenticationError
-    from fluss_proto.model import ClusterView
-    from konsole.collect.metrics import Scraper
-    from konsole.collect.poller import Poller, PollerConfig
+    from konsole.collect.connect import assemble_poller
+    from konsole.collect.poller import PollerConfig
 
-    sasl = profile.sasl()  # a missing password variable is bad configuration (UNKNOWN)
     # Rounded: the values show up in error texts ("timed out after 0.87s").
     request_timeout = round(max(0.1, min(profile.request_timeout, poll_timeout * REQUEST_SHARE)), 2)
     connect_timeout = round(max(0.1, min(profile.connect_timeout, poll_timeout * REQUEST_SHARE)), 2)
@@ -206,36 +201,15 @@ def build_check_poller(
         probe_timeout=min(side_timeout, profile.connect_timeout, profile.request_timeout),
         earliest_every=1_000_000,  # one look: latest offsets only
     )
-    scraper = Scraper(timeout=min(profile.metrics_timeout, side_timeout))
-    rejected: list[str] = []
-
-    async def connect() -> FlussClient:
-        try:
-            return await FlussClient.connect(
-                list(profile.bootstrap),
-                sasl=sasl,
-                connect_timeout=connect_timeout,
-                request_timeout=request_timeout,
-                retries=RETRIES,
-            )
-        except AuthenticationError as exc:
-            rejected.append(str(exc))
-            raise
-
-    def endpoints(view: ClusterView | None) -> Any:
-        hosts = tuple(dict.fromkeys(s.host for s in view.servers)) if view else ()
-        return profile.metrics_endpoints(hosts)
-
-    poller = Poller(
+    live = assemble_poller(
+        profile,
         config,
-        connect=connect,
-        probe=lambda addresses: probe_coordinators(
-            addresses, timeout=config.probe_timeout, sasl=sasl
-        ),
-        scrape=scraper.scrape,
-        endpoints=endpoints,
+        connect_timeout=connect_timeout,
+        request_timeout=request_timeout,
+        scrape_timeout=min(profile.metrics_timeout, side_timeout),
+        retries=RETRIES,
     )
-    return poller, scraper, endpoints, rejected
+    return live.poller, live.scraper, live.endpoints, live.rejected
 
 
 def _has_kv_rejections(snapshot: ClusterSnapshot) -> bool:

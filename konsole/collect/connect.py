@@ -15,15 +15,21 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from konsole.collect.profiles import Profile, ProfileError, resolve_profile
 
 if TYPE_CHECKING:
-    from konsole.collect.poller import Poller
+    from fluss_proto.model import ClusterView
+    from konsole.collect.metrics import Scraper
+    from konsole.collect.poller import Poller, PollerConfig
+    from konsole.collect.profiles import MetricsEndpoint
 
 __all__ = [
+    "LivePoller",
+    "assemble_poller",
     "build_poller",
     "default_history_path",
     "history_name",
@@ -109,28 +115,59 @@ def history_path_for(
 # =========================================================================== poller
 
 
-def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Callable[[], Any]]:
-    """A live poller for ``profile`` and the coroutine function that releases it."""
-    from fluss_proto.client import FlussClient
-    from fluss_proto.coordinators import probe_coordinators
-    from fluss_proto.model import ClusterView
-    from konsole.collect.metrics import Scraper
-    from konsole.collect.poller import Poller, PollerConfig
+@dataclass
+class LivePoller:
+    """A poller with the parts a caller may need beside it, and how to release them."""
 
-    sasl = profile.sasl()  # read now: a missing variable is bad configuration, not a failed poll
-    overrides = {"interval": interval} if interval else {}
-    config = PollerConfig.from_profile(profile, **overrides)
-    scraper = Scraper(timeout=profile.metrics_timeout)
+    poller: Poller
+    scraper: Scraper
+    #: The metrics endpoints of a view's servers (the profile's, or guessed from hosts).
+    endpoints: Callable[[ClusterView | None], tuple[MetricsEndpoint, ...]]
+    #: Rejected-credential messages the connect step met (``check`` says UNKNOWN for them).
+    rejected: list[str] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        await self.poller.aclose()
+        await self.scraper.aclose()
+
+
+def assemble_poller(
+    profile: Profile,
+    config: PollerConfig,
+    *,
+    connect_timeout: float,
+    request_timeout: float,
+    scrape_timeout: float,
+    retries: int | None = None,
+) -> LivePoller:
+    """The live poller of ``profile``: a client factory, the coordinator probe and the
+    metrics scrape, with these timeouts. Reads the profile's password variable now: a
+    missing one is bad configuration, not a failed poll."""
+    from fluss_proto.client import ClientOptions, FlussClient
+    from fluss_proto.coordinators import probe_coordinators
+    from fluss_proto.errors import AuthenticationError
+    from konsole.collect.metrics import Scraper
+    from konsole.collect.poller import Poller
+
+    sasl = profile.sasl()
+    scraper = Scraper(timeout=scrape_timeout)
+    options: ClientOptions = {
+        "sasl": sasl,
+        "connect_timeout": connect_timeout,
+        "request_timeout": request_timeout,
+    }
+    if retries is not None:
+        options["retries"] = retries
+    rejected: list[str] = []
 
     async def connect() -> FlussClient:
-        return await FlussClient.connect(
-            list(profile.bootstrap),
-            sasl=sasl,
-            connect_timeout=profile.connect_timeout,
-            request_timeout=profile.request_timeout,
-        )
+        try:
+            return await FlussClient.connect(list(profile.bootstrap), **options)
+        except AuthenticationError as exc:
+            rejected.append(str(exc))
+            raise
 
-    def endpoints(view: ClusterView | None) -> Any:
+    def endpoints(view: ClusterView | None) -> tuple[MetricsEndpoint, ...]:
         hosts = tuple(dict.fromkeys(s.host for s in view.servers)) if view else ()
         return profile.metrics_endpoints(hosts)
 
@@ -141,9 +178,20 @@ def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Call
         scrape=scraper.scrape,
         endpoints=endpoints,
     )
+    return LivePoller(poller, scraper, endpoints, rejected)
 
-    async def release() -> None:
-        await poller.aclose()
-        await scraper.aclose()
 
-    return poller, release
+def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Callable[[], Any]]:
+    """A live poller for ``profile`` (its own timeouts) and the coroutine function that
+    releases it."""
+    from konsole.collect.poller import PollerConfig
+
+    overrides = {"interval": interval} if interval else {}
+    live = assemble_poller(
+        profile,
+        PollerConfig.from_profile(profile, **overrides),
+        connect_timeout=profile.connect_timeout,
+        request_timeout=profile.request_timeout,
+        scrape_timeout=profile.metrics_timeout,
+    )
+    return live.poller, live.aclose
