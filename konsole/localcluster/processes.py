@@ -117,17 +117,23 @@ class Processes:
         self._wait_gone(servers, 10)
 
 
-def tail(path: Path, lines: int) -> str:
-    """The last ``lines`` lines of a log (at most its last 64 KiB); empty when unreadable."""
+def tail_lines(path: Path, lines: int, max_bytes: int = 64 * 1024) -> list[str]:
+    """The last ``lines`` lines of a log, read from at most its last ``max_bytes``; [] when
+    unreadable."""
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
-            f.seek(max(0, size - 64 * 1024))
+            f.seek(max(0, size - max_bytes))
             data = f.read().decode("utf-8", "replace")
     except OSError:
-        return ""
-    return "\n".join(data.splitlines()[-lines:])
+        return []
+    return data.splitlines()[-lines:]
+
+
+def tail(path: Path, lines: int) -> str:
+    """:func:`tail_lines` as one text; empty when unreadable."""
+    return "\n".join(tail_lines(path, lines))
 
 
 def failure_text(server: ServerState, what: str, lines: int = 25) -> str:

@@ -8,7 +8,6 @@ server's own log file (read in a thread too; the log4j layout already masks pass
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Label, Log, Sparkline, Static
 
+from konsole.localcluster import processes
 from konsole.model.metrics import ServerMetrics
 from konsole.model.placement import alive_servers
 from konsole.model.snapshot import table_names
@@ -73,15 +73,7 @@ _METRICS = (
 
 def tail_lines(path: Path, lines: int = LOG_LINES) -> list[str]:
     """The last ``lines`` lines of ``path`` (at most its last 256 KiB); [] when unreadable."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 256 * 1024))
-            data = f.read().decode("utf-8", "replace")
-    except OSError:
-        return []
-    return data.splitlines()[-lines:]
+    return processes.tail_lines(path, lines, max_bytes=256 * 1024)
 
 
 class ServerDetailScreen(ConsoleScreen):
