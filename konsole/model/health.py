@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from fluss_proto.model import ClusterView, HealthStatus
+from konsole.model.metrics import ServerMetrics
 from konsole.model.placement import Placement, placement
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 
@@ -260,61 +261,78 @@ def _server_health(snapshot: ClusterSnapshot) -> list[Finding]:
 
 def _metrics(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
     out: list[Finding] = []
-    by_id = snapshot.tablet_metrics
     for m in snapshot.metrics:
-        subject = m.subject
-        if m.disk_write_locked:
-            ratio = f" (disk usage {m.disk_usage_ratio:.0%})" if m.disk_usage_ratio else ""
-            out.append(
-                Finding(
-                    HealthStatus.RED,
-                    "disk_write_locked",
-                    subject,
-                    f"writes rejected: data disk write lock engaged{ratio}",
-                )
+        out += _server_findings(m, rules)
+    return out + _metrics_unknown(snapshot, rules)
+
+
+def _disk_findings(m: ServerMetrics, rules: HealthRules) -> list[Finding]:
+    if m.disk_write_locked:
+        ratio = f" (disk usage {m.disk_usage_ratio:.0%})" if m.disk_usage_ratio else ""
+        return [
+            Finding(
+                HealthStatus.RED,
+                "disk_write_locked",
+                m.subject,
+                f"writes rejected: data disk write lock engaged{ratio}",
             )
-        elif m.disk_usage_ratio is not None and m.disk_usage_ratio >= rules.disk_usage_warn:
-            critical = m.disk_usage_ratio >= rules.disk_usage_critical
-            limit = rules.disk_usage_critical if critical else rules.disk_usage_warn
-            out.append(
-                Finding(
-                    HealthStatus.RED if critical else HealthStatus.YELLOW,
-                    "disk_usage",
-                    subject,
-                    f"data disk {m.disk_usage_ratio:.0%} used (threshold {limit:.0%})",
-                )
+        ]
+    if m.disk_usage_ratio is not None and m.disk_usage_ratio >= rules.disk_usage_warn:
+        critical = m.disk_usage_ratio >= rules.disk_usage_critical
+        limit = rules.disk_usage_critical if critical else rules.disk_usage_warn
+        return [
+            Finding(
+                HealthStatus.RED if critical else HealthStatus.YELLOW,
+                "disk_usage",
+                m.subject,
+                f"data disk {m.disk_usage_ratio:.0%} used (threshold {limit:.0%})",
             )
-        if m.under_replicated:
+        ]
+    return []
+
+
+def _server_findings(m: ServerMetrics, rules: HealthRules) -> list[Finding]:
+    """What one server's metrics say: disk, replication, KV backpressure, heap."""
+    subject = m.subject
+    out = _disk_findings(m, rules)
+    if m.under_replicated:
+        out.append(
+            Finding(
+                HealthStatus.YELLOW,
+                "under_replicated",
+                subject,
+                f"{m.under_replicated} under-replicated bucket(s) it leads",
+            )
+        )
+    if m.under_min_isr:
+        out.append(
+            Finding(
+                HealthStatus.YELLOW,
+                "under_min_isr",
+                subject,
+                f"{m.under_min_isr} bucket(s) under min ISR: acks=all writes fail",
+            )
+        )
+    for table in m.tables:
+        if table.kv_pressure is not None and table.kv_pressure >= rules.kv_pressure_warn:
             out.append(
                 Finding(
                     HealthStatus.YELLOW,
-                    "under_replicated",
-                    subject,
-                    f"{m.under_replicated} under-replicated bucket(s) it leads",
+                    "kv_backpressure",
+                    f"table {table.name}",
+                    f"KV backpressure {table.kv_pressure:.2f} on {subject}",
                 )
             )
-        if m.under_min_isr:
-            out.append(
-                Finding(
-                    HealthStatus.YELLOW,
-                    "under_min_isr",
-                    subject,
-                    f"{m.under_min_isr} bucket(s) under min ISR: acks=all writes fail",
-                )
-            )
-        for table in m.tables:
-            if table.kv_pressure is not None and table.kv_pressure >= rules.kv_pressure_warn:
-                out.append(
-                    Finding(
-                        HealthStatus.YELLOW,
-                        "kv_backpressure",
-                        f"table {table.name}",
-                        f"KV backpressure {table.kv_pressure:.2f} on {subject}",
-                    )
-                )
-        heap = m.heap_ratio
-        if heap is not None and heap >= rules.heap_usage_warn:
-            out.append(Finding(HealthStatus.YELLOW, "heap", subject, f"JVM heap {heap:.0%} used"))
+    heap = m.heap_ratio
+    if heap is not None and heap >= rules.heap_usage_warn:
+        out.append(Finding(HealthStatus.YELLOW, "heap", subject, f"JVM heap {heap:.0%} used"))
+    return out
+
+
+def _metrics_unknown(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
+    """Tablet servers whose metrics are missing, and endpoints that failed."""
+    out: list[Finding] = []
+    by_id = snapshot.tablet_metrics
     if rules.require_metrics and snapshot.view is not None:
         errors = {e.server_id: e for e in snapshot.metrics_errors if e.server_id}
         for server in snapshot.view.tablet_servers:

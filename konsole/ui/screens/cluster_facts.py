@@ -103,6 +103,37 @@ def left_servers(state: ConsoleState) -> dict[int, str]:
     return out
 
 
+def _coordinator_rows(
+    state: ConsoleState, snap: ClusterSnapshot, view: ClusterView
+) -> list[ServerRow]:
+    """The probed coordinators (active, standby, unreachable), else metadata's one."""
+    down = state.stale
+    latest = state.snapshot if state.snapshot is not None else snap
+    coords = latest.coordinators if latest.coordinators else snap.coordinators
+    if not coords:
+        if view.coordinator is None:
+            return []
+        c = view.coordinator
+        return [
+            ServerRow(
+                "coordinator", None, c.address, c.rack or "", "unreachable" if down else "active"
+            )
+        ]
+    coord_metrics = {m.host: m for m in snap.coordinator_metrics}
+    return [
+        ServerRow(
+            "coordinator",
+            None,
+            c.address,
+            "",
+            "unreachable" if down else c.role.value,
+            metrics=coord_metrics.get(c.address.rpartition(":")[0]) if len(coords) == 1 else None,
+            note=c.error or "" if c.role is CoordinatorRole.UNREACHABLE else "",
+        )
+        for c in coords
+    ]
+
+
 def server_rows(
     state: ConsoleState, seen: Mapping[int, tuple[str, str]] | None = None
 ) -> list[ServerRow]:
@@ -118,35 +149,7 @@ def server_rows(
         return []
     view = snap.view
     down = state.stale
-    latest = state.snapshot if state.snapshot is not None else snap
-    rows: list[ServerRow] = []
-    coords = latest.coordinators if latest.coordinators else snap.coordinators
-    coord_metrics = {m.host: m for m in snap.coordinator_metrics}
-    if coords:
-        for c in coords:
-            host = c.address.rpartition(":")[0]
-            st = "unreachable" if down else c.role.value
-            rows.append(
-                ServerRow(
-                    "coordinator",
-                    None,
-                    c.address,
-                    "",
-                    st,
-                    metrics=coord_metrics.get(host) if len(coords) == 1 else None,
-                    note=c.error or "" if c.role is CoordinatorRole.UNREACHABLE else "",
-                )
-            )
-    elif view.coordinator is not None:
-        rows.append(
-            ServerRow(
-                "coordinator",
-                None,
-                view.coordinator.address,
-                view.coordinator.rack or "",
-                "unreachable" if down else "active",
-            )
-        )
+    rows = _coordinator_rows(state, snap, view)
     facts = placement(view)
     leaders, replicas = facts.leaders, facts.replicas
     metrics = snap.tablet_metrics
