@@ -3,7 +3,8 @@ store/ (generated ``fluss_proto/_gen`` aside), unless its docstring says why it 
 "on purpose" (those words, then the reason).
 
 Sizes count the lines from the ``def``/``class`` line to the last line of the body;
-decorators are declarations (a click command's options) and do not count. Reads the sources with ``ast``: no import, no I/O but reading files.
+decorators are declarations (a click command's options) and do not count. Reads the
+sources with ``ast``: no import, no I/O but reading files.
 """
 
 from __future__ import annotations
