@@ -19,6 +19,7 @@ __all__ = [
     "iso_text",
     "parse_duration",
     "parse_time",
+    "short_clock_text",
     "to_ms",
 ]
 
@@ -78,6 +79,11 @@ def clock_text(t: float | None) -> str:
     if t is None:
         return "-"
     return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t))
+
+
+def short_clock_text(t: float) -> str:
+    """UTC month-day and time of ``t``, ``11-30 17:05:08``: a list's time column."""
+    return time.strftime("%m-%d %H:%M:%S", time.gmtime(t))
 
 
 def age_text(seconds: float | None) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -28,7 +27,7 @@ from textual.widgets import DataTable, Input, Label, Static
 
 from konsole.collect.history import event_from_row
 from konsole.model.events import Event
-from konsole.model.timefmt import clock_text, to_ms
+from konsole.model.timefmt import clock_text, short_clock_text, to_ms
 from konsole.ui.colors import severity_style
 from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
@@ -275,7 +274,7 @@ class EventsScreen(ConsoleScreen):
             (
                 e.key,
                 (
-                    time.strftime("%m-%d %H:%M:%S", time.gmtime(e.time)),
+                    short_clock_text(e.time),
                     Text(
                         _SEVERITY_LABEL.get(e.severity, e.severity),
                         style=severity_style(e.severity),
