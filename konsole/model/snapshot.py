@@ -172,13 +172,6 @@ class ClusterSnapshot:
         return tuple(s.address for s in self.coordinators if s.role is CoordinatorRole.STANDBY)
 
     @property
-    def tablet_server_ids(self) -> frozenset[int] | None:
-        """Tablet servers alive per metadata; None when the poll failed."""
-        if self.view is None:
-            return None
-        return frozenset(s.node_id for s in self.view.tablet_servers)
-
-    @property
     def tablet_metrics(self) -> Mapping[str, ServerMetrics]:
         """server_id label -> metrics, for tablet servers whose scrape succeeded."""
         return MappingProxyType(

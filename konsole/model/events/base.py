@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from konsole.model.health import HealthRules
+from konsole.model.placement import alive_servers
 from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = [
@@ -153,7 +154,7 @@ def tablet_subjects(current: ClusterSnapshot) -> set[str]:
     """Tablet servers in metadata or scraped this poll, by subject: the servers whose
     per-server state is kept (a restarted server answers metrics before it is back in
     metadata: forgetting it then would report its state again every poll)."""
-    alive = current.tablet_server_ids or frozenset()
+    alive = alive_servers(current.view) if current.view is not None else frozenset()
     names = {f"tablet-server {i}" for i in alive}
     names |= {m.subject for m in current.metrics if m.role == "tablet"}
     return names
