@@ -172,7 +172,7 @@ class Recorder:
         try:
             self._writer = open_writer(self.path)
         except HistoryUnwritable as exc:
-            self._fault(str(exc), self._clock())
+            self._fault(str(exc), self._now())
         else:
             self._timeline.floor(self._writer.last_at_ms)
 
@@ -227,6 +227,10 @@ class Recorder:
                 "from the last one at the monotonic clock's pace until it is ahead again"
             )
         return replace(snapshot, taken_at=at_ms / 1000)
+
+    def _now(self) -> float:
+        """Now on the poll timeline (for a fault seen between polls)."""
+        return self._timeline.now_ms(to_ms(self._clock())) / 1000
 
     def _emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -294,10 +298,10 @@ class Recorder:
         try:
             self._writer = open_writer(self.path)
         except (HistoryUnwritable, HistoryLocked) as exc:
-            self._fault(str(exc), self._clock())
+            self._fault(str(exc), self._now())
             return False
         except HistoryError as exc:  # a foreign or corrupt file at the path: never written
-            self._fault(str(exc), self._clock())
+            self._fault(str(exc), self._now())
             return False
         self._timeline.floor(self._writer.last_at_ms)
         return True
