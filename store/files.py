@@ -120,6 +120,9 @@ def translate(exc: sqlite3.Error, path: Path) -> Exception:
 
 # =========================================================================== the file watch
 
+#: Only to fstat the open file: O_PATH opens nothing and holds no lock (Linux).
+_WATCH_FLAGS: Final = getattr(os, "O_PATH", os.O_RDONLY) | os.O_CLOEXEC
+
 
 class FileWatch:
     """Whether a path still names the file a writer has open, for one ``stat`` per look.
@@ -135,8 +138,9 @@ class FileWatch:
     made there: the writer checkpoints first, and :meth:`remove_leftovers` removes them
     (only those seen while the path named the open file).
 
-    Close it only after the SQLite connection: closing any descriptor of a file drops the
-    process's POSIX locks on that file, SQLite's included.
+    The descriptor is ``O_PATH`` on Linux: closing it cannot drop the process's POSIX locks
+    on the file (closing an ordinary descriptor of a file drops them all, SQLite's
+    included); elsewhere it is read-only and closed only after the writer's connection.
     """
 
     SIDECARS: Final = ("-wal", "-shm")
@@ -144,7 +148,7 @@ class FileWatch:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            self._fd: int | None = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            self._fd: int | None = os.open(path, _WATCH_FLAGS)
             st = os.fstat(self._fd)
         except OSError as exc:
             raise HistoryUnwritable(f"{path}: cannot be opened: {exc.strerror or exc}") from None
