@@ -22,6 +22,7 @@ is ahead again; retention is scheduled and judges ages on that timeline.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -149,6 +150,9 @@ class Recorder:
         self._backlog_polls = max(1, backlog_polls)
         self._trouble: _Trouble | None = None
         self._clock_behind = False
+        # The console records and closes from worker threads: a close while a poll is
+        # being written waits for it (the kept polls and the writer are not shared).
+        self._busy = threading.Lock()
 
     @property
     def status(self) -> RecorderStatus:
@@ -178,6 +182,10 @@ class Recorder:
 
     def close(self) -> None:
         """Write what is kept if the history takes it now; the rest is counted missed."""
+        with self._busy:
+            self._close()
+
+    def _close(self) -> None:
         if self._backlog:
             self._flush(None)
         if self._backlog:
@@ -196,6 +204,10 @@ class Recorder:
     def record(self, snapshot: ClusterSnapshot) -> int | None:
         """Events, then one transaction; returns the poll id once committed, else None
         (the poll is then kept in memory and written with a later one)."""
+        with self._busy:
+            return self._record(snapshot)
+
+    def _record(self, snapshot: ClusterSnapshot) -> int | None:
         self._taken += 1
         snapshot = self._stamped(snapshot)
         events, self._state = advance(self._state, snapshot, config=self._config)
