@@ -12,11 +12,21 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-__all__ = ["ext4_image", "fill", "need_root", "read_only_bind", "tmpfs", "turn_read_only"]
+__all__ = [
+    "FaultPlace",
+    "ext4_image",
+    "fault_place",
+    "fill",
+    "need_root",
+    "read_only_bind",
+    "tmpfs",
+    "turn_read_only",
+]
 
 
 def _in_ci() -> bool:
@@ -110,3 +120,20 @@ def turn_read_only(device: str) -> None:
     system becomes read-only under its open files (a plain remount is refused while files
     are open for writing)."""
     Path(f"/sys/fs/ext4/{device}/trigger_fs_error").write_text("konsole test\n")
+
+
+@dataclass(frozen=True)
+class FaultPlace:
+    """Where the fault tests keep a history: a small tmpfs (``disk``) to fill, the history
+    in a directory of it (``path``) to remove, a place to move it to (``moved``)."""
+
+    disk: Path
+    path: Path
+    moved: Path
+
+
+@contextlib.contextmanager
+def fault_place(tmp_path: Path, size_kb: int = 16 * 1024) -> Iterator[FaultPlace]:
+    disk = tmp_path / "disk"
+    with tmpfs(disk, size_kb):
+        yield FaultPlace(disk, disk / "dir" / "h.sqlite", disk / "moved.sqlite")

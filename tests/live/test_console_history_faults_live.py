@@ -11,7 +11,6 @@ after the fault (but the one in flight) is in a history file at the end, each fi
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -25,31 +24,11 @@ from konsole.ui.feed import LiveFeed
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.status_bar import status_text
 from tests._testutil import mounts
+from tests._testutil.history_files import backup, poll_seqs, put_foreign_database
 
 pytestmark = pytest.mark.timeout(240)
 
 INTERVAL = 0.3
-
-
-def _seqs(path: Path) -> list[int]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", path
-        found = [s for (s,) in conn.execute("SELECT seq FROM polls ORDER BY id")]
-    finally:
-        conn.close()
-    assert found == sorted(set(found)), f"{path}: polls out of order or twice"
-    return found
-
-
-def _backup(path: Path, to: Path) -> None:
-    src = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    dst = sqlite3.connect(to)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
 
 
 class Watch:
@@ -75,10 +54,8 @@ class Watch:
 async def test_the_console_keeps_recording_through_faults_of_its_history(
     fluss_cluster: dict[str, Any], tmp_path: Path
 ) -> None:
-    disk = tmp_path / "disk"
-    with mounts.tmpfs(disk, 16 * 1024):
-        path = disk / "dir" / "h.sqlite"
-        moved, foreign = disk / "moved.sqlite", disk / "dir" / "foreign.sqlite"
+    with mounts.fault_place(tmp_path) as place:
+        disk, path, moved = place.disk, place.path, place.moved
         seen: list[ConsoleState] = []
         watch = Watch(seen)
         feed = LiveFeed(profile_from_local(fluss_cluster), path, interval=INTERVAL)
@@ -87,16 +64,10 @@ async def test_the_console_keeps_recording_through_faults_of_its_history(
         marks: list[int] = []
         filler: list[Path] = []
 
-        def put_foreign() -> None:
-            with sqlite3.connect(foreign) as conn:
-                conn.execute("CREATE TABLE theirs (x)")
-            conn.close()
-            os.replace(foreign, path)
-
         faults: list[tuple[str, Callable[[], None], Callable[[], None] | None]] = [
             ("deleted", path.unlink, None),
             ("moved", lambda: path.rename(moved), None),
-            ("foreign", put_foreign, path.unlink),
+            ("foreign", lambda: put_foreign_database(path), path.unlink),
             ("directory", lambda: shutil.rmtree(path.parent), None),
             (
                 "full",
@@ -110,7 +81,7 @@ async def test_the_console_keeps_recording_through_faults_of_its_history(
                 await watch.polls()
                 marks.append(watch.last_seq())
                 files.append(tmp_path / f"before-{name}.sqlite")
-                _backup(path, files[-1])
+                backup(path, files[-1])
                 start = len(seen)
                 act()
                 if undo is not None:
@@ -134,7 +105,7 @@ async def test_the_console_keeps_recording_through_faults_of_its_history(
         end = watch.last_seq()
         have: set[int] = set()
         for f in [*files, path]:
-            have.update(_seqs(f))
+            have.update(poll_seqs(f))
         for mark in marks:
             lost = [s for s in range(mark + 2, end + 1) if s not in have]
             assert not lost, f"polls after the fault at {mark} missing: {lost}"

@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -28,6 +27,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from tests._testutil import mounts
+from tests._testutil.history_files import (
+    backup,
+    is_foreign_database,
+    poll_seqs,
+    put_foreign_database,
+)
 
 INTERVAL = "0.3"
 KONSOLE = [str(Path(sys.executable).parent / "konsole")]
@@ -105,32 +110,6 @@ def _read(stream: IO[str], into: list[str]) -> None:
         into.append(line)
 
 
-def seqs(path: Path) -> list[int]:
-    """The polls of one file in order; the file must be sound and in time order."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", path
-        rows = conn.execute("SELECT seq, at_ms FROM polls ORDER BY id").fetchall()
-    finally:
-        conn.close()
-    at = [a for _, a in rows]
-    assert at == sorted(at) and len(set(at)) == len(at), f"{path}: polls out of order"
-    found = [s for s, _ in rows]
-    assert len(set(found)) == len(found), f"{path}: a poll written twice"
-    return found
-
-
-def backup(path: Path, to: Path) -> None:
-    """A consistent copy of what the file holds now (the recorder goes on writing)."""
-    src = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    dst = sqlite3.connect(to)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
-
-
 @contextmanager
 def recording(cluster: dict[str, Any], path: Path) -> Iterator[Running]:
     run = Running(cluster, path)
@@ -182,7 +161,7 @@ class Faults:
     def check(self, taken: int, recorded: int, missed: int) -> None:
         found: list[int] = []
         for f in [*self.files, self.path]:
-            found.extend(seqs(f))
+            found.extend(poll_seqs(f))
         have = set(found)
         for mark in self.marks:
             # every poll from the one after the one in flight at the fault to the end
@@ -195,23 +174,13 @@ class Faults:
 def test_record_survives_its_history_deleted_moved_replaced_removed_and_full(
     fluss_cluster: dict[str, Any], tmp_path: Path
 ) -> None:
-    disk = tmp_path / "disk"
-    with mounts.tmpfs(disk, 16 * 1024):
-        path = disk / "dir" / "h.sqlite"
-        moved, foreign = disk / "moved.sqlite", disk / "dir" / "foreign.sqlite"
+    with mounts.fault_place(tmp_path) as place:
+        disk, path, moved = place.disk, place.path, place.moved
         filler: list[Path] = []
-
-        def put_foreign() -> None:
-            with sqlite3.connect(foreign) as conn:
-                conn.execute("CREATE TABLE theirs (x)")
-            conn.close()
-            os.replace(foreign, path)
 
         def take_foreign_away() -> None:
             assert run.said("another program") == 1
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-                assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("theirs",)]
-            conn.close()
+            assert is_foreign_database(path)  # never written
             path.unlink()
 
         with recording(fluss_cluster, path) as run:
@@ -220,7 +189,7 @@ def test_record_survives_its_history_deleted_moved_replaced_removed_and_full(
             faults.strike("moved", lambda: path.rename(moved))
             faults.files.append(moved)
             # replaced, then refused: said once each; never written
-            faults.strike("foreign", put_foreign, take_foreign_away, said=2)
+            faults.strike("foreign", lambda: put_foreign_database(path), take_foreign_away, said=2)
             faults.strike("directory", lambda: shutil.rmtree(path.parent))
             faults.strike(
                 "full",

@@ -25,6 +25,7 @@ from konsole.model.snapshot import ClusterSnapshot
 from store import HistoryWriter, open_writer
 from tests._testutil import mounts
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.history_files import poll_seqs as seqs
 
 
 def poll(n: int, *, t: float | None = None, tables: int = 1) -> ClusterSnapshot:
@@ -66,15 +67,6 @@ class Rig:
     def writer(self) -> HistoryWriter:
         assert self.r._writer is not None
         return self.r._writer
-
-
-def seqs(path: Path) -> list[int]:
-    conn = sqlite3.connect(path)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        return [s for (s,) in conn.execute("SELECT seq FROM polls ORDER BY at_ms, id")]
-    finally:
-        conn.close()
 
 
 def kinds(path: Path) -> list[str]:
