@@ -11,6 +11,7 @@ Knows nothing of Textual or of the wire protocol: it speaks its own row types
 
 from store.errors import (
     HistoryError,
+    HistoryGone,
     HistoryLocked,
     HistoryUnwritable,
     NewerSchema,
@@ -25,6 +26,7 @@ from store.schema import VERSION as SCHEMA_VERSION
 __all__ = [
     "SCHEMA_VERSION",
     "HistoryError",
+    "HistoryGone",
     "HistoryInfo",
     "HistoryLocked",
     "HistoryReader",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "HistoryError",
+    "HistoryGone",
     "HistoryLocked",
     "HistoryUnwritable",
     "NewerSchema",
@@ -44,3 +45,18 @@ class HistoryUnwritable(HistoryError):
     def __init__(self, message: str, *, retriable: bool = True) -> None:
         super().__init__(message)
         self.retriable = retriable
+
+
+class HistoryGone(HistoryUnwritable):
+    """The path no longer names the file the writer has open (deleted, moved, replaced, its
+    directory removed): that writer must be closed and the path opened again.
+
+    ``poll_id``: the poll just committed, when it was committed before the change was seen
+    and its file is still linked somewhere (moved): it is kept there, not lost. None when
+    nothing of the poll survives (the file is unlinked, or the change was seen before
+    writing).
+    """
+
+    def __init__(self, message: str, *, poll_id: int | None = None) -> None:
+        super().__init__(message)
+        self.poll_id = poll_id

@@ -17,7 +17,15 @@ from typing import Final
 from store.errors import HistoryLocked, HistoryUnwritable, NewerSchema, NotAHistoryFile
 from store.schema import APPLICATION_ID, VERSION, new_file_pragmas
 
-__all__ = ["WriterLock", "connect", "inspect", "lock_holder", "lock_path", "translate"]
+__all__ = [
+    "FileWatch",
+    "WriterLock",
+    "connect",
+    "inspect",
+    "lock_holder",
+    "lock_path",
+    "translate",
+]
 
 _MAGIC: Final = b"SQLite format 3\x00"
 #: How long a statement waits for another connection's lock (a checkpoint, a note).
@@ -108,6 +116,94 @@ def translate(exc: sqlite3.Error, path: Path) -> Exception:
     if name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_BUSY", "SQLITE_PERM")):
         return HistoryUnwritable(f"{path}: {text}")
     return HistoryUnwritable(f"{path}: {text}")
+
+
+# =========================================================================== the file watch
+
+#: Only to fstat the open file: O_PATH opens nothing and holds no lock (Linux).
+_WATCH_FLAGS: Final = getattr(os, "O_PATH", os.O_RDONLY) | os.O_CLOEXEC
+
+
+class FileWatch:
+    """Whether a path still names the file a writer has open, for one ``stat`` per look.
+
+    SQLite goes on writing into a file that was deleted, moved or replaced under it, without
+    an error: every commit would vanish with the unlinked file. The watch keeps a read-only
+    descriptor of the file the connection opened and compares the path's ``(st_dev,
+    st_ino)`` with it; the descriptor's link count then tells a file moved elsewhere (its
+    commits are kept there) from one deleted (they are gone).
+
+    SQLite does not checkpoint at close a file that moved or was deleted, and leaves its
+    ``-wal`` and ``-shm`` files at the path, where it would replay them into the next file
+    made there: the writer checkpoints first, and :meth:`remove_leftovers` removes them
+    (only those seen while the path named the open file).
+
+    The descriptor is ``O_PATH`` on Linux: closing it cannot drop the process's POSIX locks
+    on the file (closing an ordinary descriptor of a file drops them all, SQLite's
+    included); elsewhere it is read-only and closed only after the writer's connection.
+    """
+
+    SIDECARS: Final = ("-wal", "-shm")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._fd: int | None = os.open(path, _WATCH_FLAGS)
+            st = os.fstat(self._fd)
+        except OSError as exc:
+            raise HistoryUnwritable(f"{path}: cannot be opened: {exc.strerror or exc}") from None
+        self._id = (st.st_dev, st.st_ino)
+        self._sidecars: dict[Path, tuple[int, int]] | None = None
+
+    def _sidecar_ids(self) -> dict[Path, tuple[int, int]]:
+        found = {}
+        for suffix in self.SIDECARS:
+            side = self.path.with_name(self.path.name + suffix)
+            with contextlib.suppress(OSError):
+                st = os.stat(side)
+                found[side] = (st.st_dev, st.st_ino)
+        return found
+
+    def trouble(self) -> str | None:
+        """None while the path names the open file; else what became of it, in words."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            if not self.path.parent.is_dir():
+                return f"{self.path}: its directory was removed"
+            return f"{self.path}: the file was {'moved away' if self.linked else 'deleted'}"
+        except OSError as exc:
+            return f"{self.path}: cannot be looked at: {exc.strerror or exc}"
+        if (st.st_dev, st.st_ino) != self._id:
+            return f"{self.path}: replaced by another file"
+        if self._sidecars is None or len(self._sidecars) < len(self.SIDECARS):
+            self._sidecars = self._sidecar_ids()  # once both exist: SQLite keeps them open
+        return None
+
+    def remove_leftovers(self) -> None:
+        """After the connection closed on a file gone from the path: remove the WAL and
+        shared-memory files it left there (never another file's)."""
+        known = self._sidecars or {}
+        for side, ident in self._sidecar_ids().items():
+            if known.get(side) == ident:
+                with contextlib.suppress(OSError):
+                    side.unlink()
+
+    @property
+    def linked(self) -> bool:
+        """Whether the open file still has a name (a moved file does, a deleted one not)."""
+        if self._fd is None:
+            return False
+        try:
+            return os.fstat(self._fd).st_nlink > 0
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 # =========================================================================== the writer lock

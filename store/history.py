@@ -20,8 +20,8 @@ from typing import Any, Final, Generic, TypeVar
 
 from store import codec
 from store.chain import Link, encode
-from store.errors import HistoryUnwritable
-from store.files import WriterLock, connect, inspect, translate
+from store.errors import HistoryGone, HistoryUnwritable
+from store.files import FileWatch, WriterLock, connect, inspect, translate
 from store.rows import (
     CoordinatorRow,
     DatabaseRow,
@@ -166,10 +166,19 @@ class _Pending:
 class HistoryWriter:
     """Writes polls into one history file. Use :func:`open_writer`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, lock: WriterLock) -> None:
+    def __init__(
+        self,
+        path: Path,
+        conn: sqlite3.Connection,
+        lock: WriterLock,
+        watch: FileWatch | None = None,
+    ) -> None:
         self.path = path
         self._conn = conn
         self._lock = lock
+        self._watch = watch
+        #: The time of the newest poll in the file (None when it holds none).
+        self.last_at_ms: int | None = None
         self._open: dict[str, dict[Hashable, tuple[int, Any]]] = {}
         self._layouts: dict[str, int] = {}  # digest -> id
         self._key: Link | None = None
@@ -188,13 +197,26 @@ class HistoryWriter:
         for layout_id, digest in self._conn.execute("SELECT id, digest FROM layouts"):
             self._layouts[digest] = layout_id
         # The next offsets row is a key: no key state survives a restart.
+        self._load_last()
+
+    def _load_last(self) -> None:
+        (self.last_at_ms,) = self._conn.execute("SELECT max(at_ms) FROM polls").fetchone()
 
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
+        gone = self._watch is not None and self._watch.trouble() is not None
         with contextlib.suppress(sqlite3.Error):
             self._conn.execute("PRAGMA optimize")
-        self._conn.close()
+        if gone:  # SQLite skips the checkpoint at close when the file moved
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with contextlib.suppress(sqlite3.Error):  # a dead disk fails the last checkpoint
+            self._conn.close()
+        if self._watch is not None:
+            if gone:
+                self._watch.remove_leftovers()
+            self._watch.close()  # after the connection (see FileWatch)
         self._lock.release()
 
     def __enter__(self) -> HistoryWriter:
@@ -231,8 +253,11 @@ class HistoryWriter:
         """Write one poll in one transaction; returns its id once committed.
 
         Raises :class:`~store.errors.HistoryUnwritable` (nothing written, state kept; try
-        again with the next poll) or :class:`~store.errors.NotAHistoryFile` (corrupt).
+        again with the next poll), :class:`~store.errors.HistoryGone` (the path no longer
+        names this file: close this writer, open the path again) or
+        :class:`~store.errors.NotAHistoryFile` (corrupt).
         """
+        self.check_place(None)
         pending = _Pending()
         conn = self._conn
         try:
@@ -253,7 +278,18 @@ class HistoryWriter:
         self._layouts.update(pending.layouts)
         if pending.key is not None:
             self._key = pending.key
+        self.last_at_ms = max(poll.at_ms, self.last_at_ms or poll.at_ms)
+        self.check_place(poll_id)
         return poll_id
+
+    def check_place(self, committed: int | None) -> None:
+        """Raise :class:`~store.errors.HistoryGone` when the path no longer names the open
+        file. ``committed``: the poll just committed (kept if its file is still linked)."""
+        watch = self._watch
+        trouble = watch.trouble() if watch is not None else None
+        if watch is None or trouble is None:
+            return
+        raise HistoryGone(trouble, poll_id=committed if watch.linked else None)
 
     def _write(self, poll: PollRecord, pending: _Pending) -> int:
         conn = self._conn
@@ -431,12 +467,21 @@ def open_writer(path: Path) -> HistoryWriter:
     try:
         conn = prepare(path)
         try:
-            return HistoryWriter(path, conn, lock)
+            return HistoryWriter(path, conn, lock, _watch(path, conn))
         except sqlite3.Error as exc:
             conn.close()
             raise translate(exc, path) from None
     except BaseException:
         lock.release()
+        raise
+
+
+def _watch(path: Path, conn: sqlite3.Connection) -> FileWatch:
+    """The watch of the file ``conn`` has just opened (closing ``conn`` if it fails)."""
+    try:
+        return FileWatch(path)
+    except HistoryUnwritable:
+        conn.close()
         raise
 
 

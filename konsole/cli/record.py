@@ -130,6 +130,9 @@ async def _record(
         await run_until_signalled(run)
     finally:
         await release()
+        recorder.close()  # writes the polls kept in memory if it can
         status = recorder.status
-        recorder.close()
-        say(f"stopped: {status.polls_recorded} poll(s) recorded, {status.polls_missed} not")
+        say(
+            f"stopped: {status.polls_taken} poll(s) taken, {status.polls_recorded} recorded, "
+            f"{status.polls_missed} not"
+        )

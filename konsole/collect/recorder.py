@@ -2,28 +2,43 @@
 
 :class:`Recorder` takes snapshots from any async source (the live poller, or a fake in
 tests), derives the events (:func:`konsole.model.events.advance`), writes both through
-:class:`store.HistoryWriter` and applies retention now and then. A history that cannot be
-written (full disk, read-only file system, another recorder that took the file meanwhile)
-does not stop it: it says once that it is not recording and why, keeps polling, and says
-so again when a poll is recorded. Refusals that no retry fixes (a newer schema, a corrupt
-or foreign file, another recorder at start) raise at :meth:`Recorder.open`.
+:class:`store.HistoryWriter` and applies retention now and then.
+
+A history that cannot be written does not stop it, and loses nothing it can keep: a full
+disk, a read-only file system, a failed write, the file deleted, moved or replaced under
+it, its directory removed, another recorder that took the file meanwhile. It says once
+that it is not recording and why (``say``, :attr:`Recorder.status`, and a
+``history_trouble`` event written into the next history it can write), keeps polling,
+keeps the polls taken meanwhile in memory (up to ``backlog_polls``, the oldest dropped and
+counted beyond that), opens the path again when the file there is not the one it had
+(never a file that is not a konsole history: the store refuses those), and writes the kept
+polls in order, each once, when it can. Refusals that no retry fixes (a newer schema, a
+corrupt or foreign file, another recorder at start) raise at :meth:`Recorder.open`.
+
+Poll times never go back (:class:`Timeline`): when the wall clock moves back, polls are
+stamped from the last recorded one on at the monotonic clock's pace until the wall clock
+is ahead again; retention is scheduled and judges ages on that timeline.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
 from konsole.collect.history import event_row, poll_record
-from konsole.model.events import Event, EventConfig, EventState, advance
+from konsole.model.events import Event, EventConfig, EventKind, EventState, Severity, advance
+from konsole.model.events.base import Subject
 from konsole.model.health import Health
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.timefmt import to_ms
 from store import (
     HistoryError,
+    HistoryGone,
     HistoryLocked,
     HistoryUnwritable,
     HistoryWriter,
@@ -31,20 +46,72 @@ from store import (
     apply_retention,
     open_writer,
 )
+from store.rows import EventRow
 
-__all__ = ["RETENTION_EVERY_S", "Recorder", "RecorderStatus"]
+__all__ = ["BACKLOG_POLLS", "RETENTION_EVERY_S", "Recorder", "RecorderStatus", "Timeline"]
 
 #: Retention runs at most this often (and once at start).
 RETENTION_EVERY_S: Final = 600.0
+#: Polls kept in memory while the history cannot be written: an hour of 10 s polls.
+BACKLOG_POLLS: Final = 360
 
 
 @dataclass(frozen=True, slots=True)
 class RecorderStatus:
     recording: bool
     polls_recorded: int
+    #: Polls that will never be written (dropped from a full backlog, or left at close).
     polls_missed: int
     #: Why the last poll was not recorded (None while recording).
     reason: str | None
+    #: Polls taken while the history could not be written, kept to be written.
+    polls_waiting: int = 0
+    #: Every poll given to :meth:`Recorder.record`.
+    polls_taken: int = 0
+
+
+class Timeline:
+    """Poll times that never go back, whatever the wall clock does.
+
+    A poll taken at or before the last stamp (the wall clock moved back) is stamped at the
+    last stamp plus the monotonic time since it (at least 1 ms), so the order, the intervals
+    between polls and thus rates stay right; the wall clock is used again as soon as it is
+    ahead of the last stamp.
+    """
+
+    def __init__(self, monotonic: Callable[[], float]) -> None:
+        self._monotonic = monotonic
+        self._last_ms: int | None = None
+        self._last_mono = 0.0
+
+    def floor(self, at_ms: int | None) -> None:
+        """Stamp after ``at_ms`` too (the newest poll of the file being written)."""
+        if at_ms is not None and (self._last_ms is None or at_ms > self._last_ms):
+            self._last_ms, self._last_mono = at_ms, self._monotonic()
+
+    def stamp(self, at_ms: int) -> int:
+        mono = self._monotonic()
+        if self._last_ms is not None and at_ms <= self._last_ms:
+            at_ms = self._last_ms + max(1, round((mono - self._last_mono) * 1000))
+        self._last_ms, self._last_mono = at_ms, mono
+        return at_ms
+
+    def now_ms(self, wall_ms: int) -> int:
+        """The present on this timeline: the wall clock unless it is behind the last stamp."""
+        if self._last_ms is None or wall_ms > self._last_ms:
+            return wall_ms
+        return self._last_ms + round((self._monotonic() - self._last_mono) * 1000)
+
+
+@dataclass(slots=True)
+class _Trouble:
+    """One stretch of time in which the history could not be written."""
+
+    since: float
+    reasons: list[str] = field(default_factory=list)
+    #: The history_trouble event, until a history holds it.
+    unwritten: Event | None = None
+    kept: int = 0
 
 
 class Recorder:
@@ -58,7 +125,9 @@ class Recorder:
         on_event: Callable[[Event], None] | None = None,
         on_commit: Callable[[ClusterSnapshot, int], None] | None = None,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
         retention_every_s: float = RETENTION_EVERY_S,
+        backlog_polls: int = BACKLOG_POLLS,
     ) -> None:
         self.path = path
         self.policy = policy or RetentionPolicy()
@@ -68,13 +137,22 @@ class Recorder:
         self.on_event = on_event
         self._on_commit = on_commit
         self._clock = clock
+        self._timeline = Timeline(monotonic)
         self._retention_every = retention_every_s
         self._writer: HistoryWriter | None = None
         self._state = EventState()
-        self._next_retention = 0.0
+        self._next_retention: int | None = None  # on the timeline, in ms
         self._reason: str | None = None
+        self._taken = 0
         self._recorded = 0
         self._missed = 0
+        self._backlog: deque[tuple[ClusterSnapshot, tuple[EventRow, ...]]] = deque()
+        self._backlog_polls = max(1, backlog_polls)
+        self._trouble: _Trouble | None = None
+        self._clock_behind = False
+        # The console records and closes from worker threads: a close while a poll is
+        # being written waits for it (the kept polls and the writer are not shared).
+        self._busy = threading.Lock()
 
     @property
     def status(self) -> RecorderStatus:
@@ -83,6 +161,8 @@ class Recorder:
             self._recorded,
             self._missed,
             self._reason,
+            len(self._backlog),
+            self._taken,
         )
 
     @property
@@ -96,9 +176,25 @@ class Recorder:
         try:
             self._writer = open_writer(self.path)
         except HistoryUnwritable as exc:
-            self._not_recording(str(exc))
+            self._fault(str(exc), self._now())
+        else:
+            self._timeline.floor(self._writer.last_at_ms)
 
     def close(self) -> None:
+        """Write what is kept if the history takes it now; the rest is counted missed."""
+        with self._busy:
+            self._close()
+
+    def _close(self) -> None:
+        if self._backlog:
+            self._flush(None)
+        if self._backlog:
+            self._missed += len(self._backlog)
+            self._say(f"stopping with {len(self._backlog)} poll(s) not written: {self._reason}")
+            self._backlog.clear()
+        self._drop_writer()
+
+    def _drop_writer(self) -> None:
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
@@ -106,60 +202,183 @@ class Recorder:
     # ------------------------------------------------------------------ one poll
 
     def record(self, snapshot: ClusterSnapshot) -> int | None:
-        """Events, then one transaction; returns the poll id once committed, else None."""
+        """Events, then one transaction; returns the poll id once committed, else None
+        (the poll is then kept in memory and written with a later one)."""
+        with self._busy:
+            return self._record(snapshot)
+
+    def _record(self, snapshot: ClusterSnapshot) -> int | None:
+        self._taken += 1
+        snapshot = self._stamped(snapshot)
         events, self._state = advance(self._state, snapshot, config=self._config)
         for event in events:
-            if self.on_event is not None:
-                self.on_event(event)
-        if self._writer is None and not self._reopen():
+            self._emit(event)
+        if len(self._backlog) >= self._backlog_polls:
+            self._backlog.popleft()
             self._missed += 1
-            return None
+            if self._missed == 1 or self._missed % self._backlog_polls == 0:
+                self._say(
+                    f"{self._missed} poll(s) lost: more than {self._backlog_polls} waited "
+                    "for the history (the oldest are dropped)"
+                )
+        self._backlog.append((snapshot, tuple(event_row(e) for e in events)))
+        written = self._flush(snapshot)
+        if written is not None:
+            self._maybe_retain()
+        return written
+
+    def _stamped(self, snapshot: ClusterSnapshot) -> ClusterSnapshot:
+        taken = to_ms(snapshot.taken_at)
+        at_ms = self._timeline.stamp(taken)
+        behind, self._clock_behind = self._clock_behind, at_ms != taken
+        if at_ms == taken:
+            return snapshot
+        if not behind:
+            self._say(
+                f"the wall clock moved back {(at_ms - taken) / 1000:.3f} s: poll times go on "
+                "from the last one at the monotonic clock's pace until it is ahead again"
+            )
+        return replace(snapshot, taken_at=at_ms / 1000)
+
+    def _now(self) -> float:
+        """Now on the poll timeline (for a fault seen between polls)."""
+        return self._timeline.now_ms(to_ms(self._clock())) / 1000
+
+    def _emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _flush(self, current: ClusterSnapshot | None) -> int | None:
+        """Write the kept polls in order, oldest first, the current one last; opens the
+        path again at most once per call. Returns the current poll's id if written."""
+        written: int | None = None
+        reopens = 1
+        while self._backlog:
+            if self._writer is None:
+                if reopens == 0 or not self._reopen():
+                    break
+                reopens -= 1
+            snapshot, rows = self._backlog[0]
+            try:
+                poll_id = self._write(snapshot, rows)
+            except HistoryGone as exc:
+                self._drop_writer()
+                self._fault(str(exc), snapshot.taken_at)
+                if exc.poll_id is None:
+                    continue  # nothing of it survives: written again into the next file
+                poll_id = exc.poll_id  # committed into the file that moved: kept there
+            except HistoryUnwritable as exc:
+                self._fault(str(exc), snapshot.taken_at)
+                break
+            except HistoryError as exc:  # corrupt under our feet: open the path again
+                self._drop_writer()
+                self._fault(str(exc), snapshot.taken_at)
+                break
+            self._backlog.popleft()
+            if poll_id is not None:
+                self._committed(snapshot, poll_id)
+                written = poll_id if snapshot is current else written
+        if not self._backlog and self._writer is not None:
+            self._resumed(current)
+        return written
+
+    def _write(self, snapshot: ClusterSnapshot, rows: tuple[EventRow, ...]) -> int | None:
+        """One kept poll into the open file; None when the file already holds later polls
+        (it replaced ours): the poll is dropped and counted rather than written out of order."""
         assert self._writer is not None
-        try:
-            poll_id = self._writer.record(poll_record(snapshot, [event_row(e) for e in events]))
-        except HistoryUnwritable as exc:
+        last = self._writer.last_at_ms
+        if last is not None and to_ms(snapshot.taken_at) <= last:
             self._missed += 1
-            self._not_recording(str(exc))
+            self._say(f"poll {snapshot.seq} not written: {self.path} holds later polls")
             return None
-        except HistoryError as exc:  # corrupt under our feet: nothing more can be written
-            self._missed += 1
-            self.close()
-            self._not_recording(str(exc))
-            return None
+        trouble = self._trouble
+        if trouble is not None and trouble.unwritten is not None:
+            rows = (*rows, self._trouble_row(trouble, trouble.unwritten))
+        poll_id = self._writer.record(poll_record(snapshot, rows))
+        if trouble is not None:
+            trouble.unwritten = None
+        return poll_id
+
+    def _committed(self, snapshot: ClusterSnapshot, poll_id: int) -> None:
         self._recorded += 1
-        if self._reason is not None:
-            self._say(f"recording again (poll {snapshot.seq}; {self._missed} poll(s) not recorded)")
-            self._reason = None
+        if self._trouble is not None:
+            self._trouble.kept += 1
         if self._on_commit is not None:
             self._on_commit(snapshot, poll_id)
-        self._maybe_retain()
-        return poll_id
 
     def _reopen(self) -> bool:
         try:
             self._writer = open_writer(self.path)
         except (HistoryUnwritable, HistoryLocked) as exc:
-            self._not_recording(str(exc))
+            self._fault(str(exc), self._now())
             return False
-        except HistoryError as exc:
-            self._not_recording(str(exc))
+        except HistoryError as exc:  # a foreign or corrupt file at the path: never written
+            self._fault(str(exc), self._now())
             return False
+        self._timeline.floor(self._writer.last_at_ms)
         return True
 
-    def _not_recording(self, reason: str) -> None:
+    # ------------------------------------------------------------------ trouble
+
+    def _fault(self, reason: str, at: float) -> None:
+        """Say once per reason; start a stretch of trouble (and its event) if none is on."""
+        trouble = self._trouble
+        if trouble is None:
+            trouble = self._trouble = _Trouble(since=at)
+            trouble.unwritten = Event(
+                time=at,
+                kind=EventKind.HISTORY_TROUBLE,
+                severity=Severity.WARNING,
+                subject=Subject("history", self.path.name),
+                message=f"history not written: {reason}",
+                details={"path": str(self.path), "reason": reason},
+            )
+            self._emit(trouble.unwritten)
+        if reason not in trouble.reasons:
+            trouble.reasons.append(reason)
         if reason != self._reason:
-            self._say(f"NOT RECORDING (still polling; retrying every poll): {reason}")
+            self._say(
+                f"NOT RECORDING (still polling; up to {self._backlog_polls} polls kept in "
+                f"memory; retrying every poll): {reason}"
+            )
         self._reason = reason
 
-    def _maybe_retain(self) -> None:
-        now = self._clock()
-        if self._writer is None or now < self._next_retention:
+    def _trouble_row(self, trouble: _Trouble, event: Event) -> EventRow:
+        details = {
+            **event.details,
+            "reasons": list(trouble.reasons),
+            "waiting": len(self._backlog),
+            "lost": self._missed,
+        }
+        return event_row(replace(event, details=details))
+
+    def _resumed(self, current: ClusterSnapshot | None) -> None:
+        if self._trouble is None and self._reason is None:
             return
-        self._next_retention = now + self._retention_every
+        kept = self._trouble.kept if self._trouble is not None else 0
+        seq = f"poll {current.seq}; " if current is not None else ""
+        self._say(
+            f"recording again ({seq}{kept} poll(s) written since the trouble began, "
+            f"{self._missed} poll(s) not recorded in all)"
+        )
+        self._trouble = None
+        self._reason = None
+
+    # ------------------------------------------------------------------ retention
+
+    def _maybe_retain(self) -> None:
+        """Every ``retention_every_s`` on the timeline, at its present: a wall clock moved
+        back neither postpones retention nor makes it judge ages from the past."""
+        now_ms = self._timeline.now_ms(to_ms(self._clock()))
+        if self._writer is None or (
+            self._next_retention is not None and now_ms < self._next_retention
+        ):
+            return
+        self._next_retention = now_ms + round(self._retention_every * 1000)
         try:
-            apply_retention(self._writer, self.policy, to_ms(now))
+            apply_retention(self._writer, self.policy, now_ms)
         except HistoryUnwritable as exc:
-            self._not_recording(f"retention: {exc}")
+            self._say(f"retention not applied (tried again in {self._retention_every:g} s): {exc}")
 
     # ------------------------------------------------------------------ loop
 

@@ -111,5 +111,52 @@ async def test_a_history_that_cannot_be_created_says_history_off_from_the_start(
     feed = LiveFeed(_profile(), blocker / "h.sqlite")  # unwritable, even for root
     seen = await _collect(feed, lambda s: any(x.snapshot is not None for x in s))
     assert seen[0].history.mode is HistoryMode.RECORDING and seen[0].history.reason
-    assert "history off" in status_text(seen[0]).plain
+    assert "NOT RECORDING" in status_text(seen[0]).plain
     assert all(x.history.reason for x in seen)  # still polling, still saying so
+
+
+async def test_the_status_bar_says_not_recording_while_a_foreign_file_is_in_the_way(
+    tmp_path: Path,
+) -> None:
+    """The console records through the recorder: a file replaced under it by another
+    program's database is never written, the status bar says so, the polls wait, and they
+    are written once the path is free (issue 24)."""
+    import sqlite3
+
+    from konsole.ui.widgets.status_bar import status_text
+
+    path = tmp_path / "h.sqlite"
+    seen: list[ConsoleState] = []
+    task = asyncio.create_task(LiveFeed(_profile(), path).run(seen.append))
+
+    async def until(what, check, timeout: float = 20.0) -> ConsoleState:
+        async with asyncio.timeout(timeout):
+            while not (found := [x for x in seen if check(x)]):
+                await asyncio.sleep(0.02)
+        return found[-1]
+
+    try:
+        await until("recording", lambda x: x.snapshot is not None and not x.history.reason)
+        foreign = tmp_path / "foreign.sqlite"
+        with sqlite3.connect(foreign) as conn:
+            conn.execute("CREATE TABLE theirs (x)")
+        conn.close()
+        os.replace(foreign, path)
+        mark = len(seen)
+        blocked = await until("refused", lambda x: "another program" in (x.history.reason or ""))
+        assert "NOT RECORDING" in status_text(blocked).plain
+        assert "history_trouble" in [e.kind.value for e in blocked.events]
+        await until("waiting", lambda x: seen.index(x) > seen.index(blocked) + 2)
+        path.unlink()
+        again = await until("again", lambda x: seen.index(x) > mark and not x.history.reason)
+        assert "recording" in status_text(again).plain
+        assert "NOT RECORDING" not in status_text(again).plain
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        kinds = [k for (k,) in conn.execute("SELECT kind FROM events")]
+        waited = conn.execute("SELECT count(*) FROM polls").fetchone()[0]
+    conn.close()
+    assert "history_trouble" in kinds and waited >= 3  # the polls that waited, then more

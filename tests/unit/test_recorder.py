@@ -58,9 +58,12 @@ def test_an_unwritable_place_is_said_polling_goes_on_and_recording_resumes(
     assert r.record(snap(view((1, 2, 3), [table("db.a", 1, [1])]), seq=1, t=T0)) is None
     assert r.record(snap(view((1, 2, 3), [table("db.a", 1, [2])]), seq=2, t=T0 + 10)) is None
     assert len(said) == 1 and said[0].startswith("NOT RECORDING")
+    assert r.status.polls_waiting == 2 and not r.status.recording
     blocker.unlink()
     assert r.record(snap(view((1, 2, 3), [table("db.a", 1, [3])]), seq=3, t=T0 + 20)) is not None
-    assert said[-1].startswith("recording again") and "2 poll(s) not recorded" in said[-1]
+    # the two polls kept in memory are written first, in order
+    assert said[-1].startswith("recording again") and "3 poll(s) written" in said[-1]
+    assert r.status.polls_waiting == 0 and r.status.polls_missed == 0
     # a full disk later on: said once, then recorded again when space is back
     assert r._writer is not None
     conn = r._writer.connection
@@ -73,7 +76,9 @@ def test_an_unwritable_place_is_said_polling_goes_on_and_recording_resumes(
     assert r.record(snap(big, seq=5, t=T0 + 40)) is not None
     r.close()
     with open_reader(blocker / "h.sqlite") as reader:
-        assert [p.seq for p in reader.polls()] == [3, 5]
+        assert [p.seq for p in reader.polls()] == [1, 2, 3, 4, 5]
+        kinds = [e.kind for e in reader.events()]
+        assert kinds.count("history_trouble") == 2  # one per stretch of trouble
         assert len(reader.state_at(10**13).tables) == 30  # type: ignore[union-attr]
 
 

@@ -238,3 +238,62 @@ def test_a_new_file_gets_the_page_size_and_incremental_auto_vacuum(
         assert conn.execute("PRAGMA auto_vacuum").fetchone() == (2,)  # incremental
     finally:
         conn.close()
+
+
+def test_the_writer_sees_its_file_moved_or_deleted_and_leaves_no_wal_behind(
+    tmp_path: Path,
+) -> None:
+    """SQLite writes on into a moved or deleted file: the writer looks after each commit.
+    A moved file keeps the commit (and gets its WAL checkpointed in); a deleted one not;
+    the -wal and -shm files left at the path are removed (a new file there would replay
+    them)."""
+    from store import HistoryGone
+
+    path, moved = tmp_path / "h.sqlite", tmp_path / "moved.sqlite"
+    w = open_writer(path)
+    w.record(poll(1000, 1))
+    path.rename(moved)
+    with pytest.raises(HistoryGone, match="moved away"):
+        w.record(poll(2000, 1))  # seen before writing: nothing written
+    w.close()
+    assert not (tmp_path / "h.sqlite-wal").exists() and not (tmp_path / "h.sqlite-shm").exists()
+    with open_reader(moved) as reader:
+        assert [p.at_ms for p in reader.polls()] == [1000]
+
+    w = open_writer(path)
+    w.record(poll(1000, 1))
+    check = w.check_place
+
+    def gone_meanwhile(committed: int | None) -> None:
+        if committed is not None:
+            path.unlink()
+        check(committed)
+
+    w.check_place = gone_meanwhile  # type: ignore[method-assign]
+    with pytest.raises(HistoryGone, match="deleted") as deleted:
+        w.record(poll(2000, 1))
+    assert deleted.value.poll_id is None  # committed into the unlinked file: lost
+    w.close()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("h.sqlite-")]
+
+
+def test_a_commit_into_a_file_moved_meanwhile_is_kept_there(tmp_path: Path) -> None:
+    from store import HistoryGone
+
+    path, moved = tmp_path / "h.sqlite", tmp_path / "moved.sqlite"
+    w = open_writer(path)
+    w.record(poll(1000, 1))
+    check = w.check_place
+
+    def moved_meanwhile(committed: int | None) -> None:
+        if committed is not None:
+            path.rename(moved)
+        check(committed)
+
+    w.check_place = moved_meanwhile  # type: ignore[method-assign]
+    with pytest.raises(HistoryGone) as gone:
+        w.record(poll(2000, 2))
+    assert gone.value.poll_id == 2
+    w.close()
+    with open_reader(moved) as reader:
+        assert [p.at_ms for p in reader.polls()] == [1000, 2000]

@@ -59,6 +59,8 @@ class EventKind(StrEnum):
     HEALTH_CHANGED = "health_changed"
     POLL_FAILED = "poll_failed"
     POLL_RECOVERED = "poll_recovered"
+    #: Written by the recorder, not a detector: the history file could not be written.
+    HISTORY_TROUBLE = "history_trouble"
 
 
 class Severity(StrEnum):

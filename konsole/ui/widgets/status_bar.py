@@ -42,6 +42,8 @@ def status_text(state: ConsoleState) -> Text:
             t.append("recording")
         elif mode is HistoryMode.FOLLOWING:
             t.append("following the recorder")
+        elif mode is HistoryMode.RECORDING:  # the file failed: polls wait in memory
+            t.append("NOT RECORDING", style="bold yellow")
         else:
             t.append("history off", style="yellow")
     return t

@@ -1,0 +1,300 @@
+"""The history under the recorder's feet: deleted, moved, replaced, its directory removed,
+read-only, full; and the wall clock moving back.
+
+Each test checks that the recorder says so once, keeps every poll it can (in memory while
+nothing can be written), writes them in order and once each when it can, never writes into
+a file that is not a konsole history, and leaves every file sound (``integrity_check``).
+Mounts (tmpfs, bind, ext4 on a loop device) need root: see ``tests/_testutil/mounts.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import konsole.collect.recorder as recorder_module
+from konsole.collect.recorder import Recorder
+from konsole.model.events import Event
+from konsole.model.snapshot import ClusterSnapshot
+from store import HistoryWriter, open_writer
+from tests._testutil import mounts
+from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.history_files import poll_seqs as seqs
+
+
+def poll(n: int, *, t: float | None = None, tables: int = 1) -> ClusterSnapshot:
+    shown = [table(f"db.t{i}", i + 1, [n, n + i]) for i in range(tables)]
+    return snap(view((1, 2, 3), shown), seq=n, t=T0 + 10 * n if t is None else t)
+
+
+class Rig:
+    """A recorder with what it said, the events it gave and the polls it committed."""
+
+    def __init__(self, path: Path, **kwargs: object) -> None:
+        self.path = path
+        self.said: list[str] = []
+        self.events: list[Event] = []
+        self.committed: list[int] = []
+        self.r = Recorder(
+            path,
+            say=self.said.append,
+            on_event=self.events.append,
+            on_commit=lambda s, _id: self.committed.append(s.seq),
+            clock=lambda: T0 + 10_000,
+            **kwargs,  # type: ignore[arg-type]
+        )
+        self.r.open()
+        self.seq = 0
+
+    def polls(self, n: int, **kwargs: object) -> list[int | None]:
+        out = []
+        for _ in range(n):
+            self.seq += 1
+            out.append(self.r.record(poll(self.seq, **kwargs)))  # type: ignore[arg-type]
+        return out
+
+    @property
+    def troubles(self) -> list[str]:
+        return [s for s in self.said if s.startswith("NOT RECORDING")]
+
+    @property
+    def writer(self) -> HistoryWriter:
+        assert self.r._writer is not None
+        return self.r._writer
+
+
+def kinds(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return [k for (k,) in conn.execute("SELECT kind FROM events ORDER BY id")]
+    finally:
+        conn.close()
+
+
+def test_a_deleted_file_is_noticed_and_recreated_with_the_next_poll(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    rig = Rig(path)
+    rig.polls(3)
+    path.unlink()
+    assert rig.polls(3) == [1, 2, 3]  # a new file, from its first poll
+    assert len(rig.troubles) == 1 and "deleted" in rig.troubles[0]
+    assert rig.said[-1].startswith("recording again")
+    assert [e.kind.value for e in rig.events] == ["history_trouble"]
+    rig.r.close()
+    assert seqs(path) == [4, 5, 6]
+    assert "history_trouble" in kinds(path)
+    assert rig.r.status.polls_missed == 0 and rig.r.status.polls_recorded == 6
+
+
+def test_a_commit_into_a_file_deleted_meanwhile_is_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite commits into the unlinked file without an error: the check after the commit
+    sees it, and the poll goes into the new file."""
+    path = tmp_path / "h.sqlite"
+    rig = Rig(path)
+    rig.polls(2)
+    writer = rig.writer
+    check = writer.check_place
+
+    def deleted_during_commit(committed: int | None) -> None:
+        if committed is not None:
+            path.unlink(missing_ok=True)
+        check(committed)
+
+    monkeypatch.setattr(writer, "check_place", deleted_during_commit)
+    rig.polls(2)
+    rig.r.close()
+    assert seqs(path) == [3, 4]  # poll 3 went with the deleted file, then here again
+    assert len(rig.troubles) == 1
+
+
+def test_a_moved_file_keeps_its_polls_and_the_path_gets_a_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, moved = tmp_path / "h.sqlite", tmp_path / "moved.sqlite"
+    rig = Rig(path)
+    rig.polls(2)
+    writer = rig.writer
+    check = writer.check_place
+
+    def moved_during_commit(committed: int | None) -> None:
+        if committed is not None and not moved.exists():
+            path.rename(moved)
+        check(committed)
+
+    monkeypatch.setattr(writer, "check_place", moved_during_commit)
+    rig.polls(3)
+    rig.r.close()
+    # poll 3 was committed before the move was seen: it stays there, written once
+    assert seqs(moved) == [1, 2, 3]
+    assert seqs(path) == [4, 5]
+    assert "moved away" in rig.troubles[0] and len(rig.troubles) == 1
+    assert rig.committed == [1, 2, 3, 4, 5]
+
+
+def test_a_file_replaced_by_another_history_is_written_on(tmp_path: Path) -> None:
+    path, other = tmp_path / "h.sqlite", tmp_path / "other.sqlite"
+    rig = Rig(path)
+    rig.polls(2)
+    with open_writer(other) as w:
+        from konsole.collect.history import poll_record
+
+        w.record(poll_record(poll(0, t=T0 - 100)))
+    os.replace(other, path)
+    rig.polls(2)
+    rig.r.close()
+    assert seqs(path) == [0, 3, 4]
+    assert "replaced by another file" in rig.troubles[0]
+
+
+def test_a_foreign_file_put_in_its_place_is_never_written(tmp_path: Path) -> None:
+    path, foreign = tmp_path / "h.sqlite", tmp_path / "foreign.sqlite"
+    rig = Rig(path)
+    rig.polls(2)
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE mine (x)")
+    conn.close()
+    before = foreign.read_bytes()
+    os.replace(foreign, path)
+    assert rig.polls(3) == [None, None, None]
+    assert path.read_bytes() == before  # untouched
+    assert rig.r.status.polls_waiting == 3 and not rig.r.status.recording
+    assert "another program" in rig.troubles[-1]
+    assert len(rig.troubles) == 2  # replaced (seen once), then refused (said once)
+    path.unlink()
+    assert rig.polls(1)[0] is not None
+    rig.r.close()
+    assert seqs(path) == [3, 4, 5, 6]
+
+
+def test_a_removed_directory_is_made_again(tmp_path: Path) -> None:
+    path = tmp_path / "dir" / "h.sqlite"
+    rig = Rig(path)
+    rig.polls(2)
+    shutil.rmtree(path.parent)
+    rig.polls(2)
+    rig.r.close()
+    assert seqs(path) == [3, 4]
+    assert "directory was removed" in rig.troubles[0] and len(rig.troubles) == 1
+
+
+def test_polls_wait_in_memory_up_to_the_bound_then_the_oldest_are_dropped(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "h.sqlite"
+    rig = Rig(path, backlog_polls=3)
+    rig.polls(1)
+    path.unlink()
+    path.mkdir()  # a directory where the file was: cannot be opened
+    rig.polls(5)
+    assert rig.r.status.polls_waiting == 3 and rig.r.status.polls_missed == 2
+    assert sum("lost" in s for s in rig.said) == 1  # said at the first loss
+    path.rmdir()
+    rig.polls(1)  # 4 makes room for it: never more than 3 in memory
+    rig.r.close()
+    assert seqs(path) == [5, 6, 7]  # the oldest dropped, the rest in order, once each
+    assert rig.r.status.polls_missed == 3 and rig.r.status.polls_recorded == 4
+
+
+def test_a_read_only_directory_keeps_the_polls_until_it_is_writable(tmp_path: Path) -> None:
+    directory = tmp_path / "ro"
+    directory.mkdir()
+    path = directory / "h.sqlite"
+    rig = Rig(path)
+    rig.polls(2)
+    path.unlink()  # to be made again, in a directory that has turned read-only
+    with mounts.read_only_bind(directory):
+        assert rig.polls(3) == [None, None, None]
+        assert "Read-only file system" in rig.troubles[-1]
+    assert rig.polls(1)[0] is not None
+    rig.r.close()
+    assert seqs(path) == [3, 4, 5, 6]
+    assert len(rig.troubles) == 2  # deleted, then read-only (said once each)
+
+
+def test_a_full_file_system_keeps_the_polls_until_there_is_room(tmp_path: Path) -> None:
+    directory = tmp_path / "small"
+    with mounts.tmpfs(directory, 1024):
+        path = directory / "h.sqlite"
+        rig = Rig(path)
+        rig.polls(2, tables=20)
+        filler = mounts.fill(directory)
+        for _ in range(100):  # commits into space the WAL already has may still succeed
+            rig.polls(1, tables=20)
+            if rig.r.status.reason is not None:
+                break
+        assert rig.r.status.reason is not None and "full" in rig.r.status.reason
+        waiting = rig.r.status.polls_waiting
+        assert waiting >= 1
+        filler.unlink()
+        rig.polls(1, tables=20)
+        assert rig.r.status.polls_waiting == 0 and rig.r.status.recording
+        rig.r.close()
+        assert seqs(path) == list(range(1, rig.seq + 1))
+        assert kinds(path).count("history_trouble") == 1
+        assert len(rig.troubles) == 1
+
+
+def test_a_file_system_turned_read_only_under_the_writer(tmp_path: Path) -> None:
+    """ext4 with errors=remount-ro after an I/O error: every write fails; the polls wait;
+    the disk replaced (here: a new file system mounted there) takes them."""
+    directory = tmp_path / "disk"
+    with mounts.ext4_image(directory, tmp_path / "disk.img") as device:
+        path = directory / "h.sqlite"
+        rig = Rig(path)
+        rig.polls(2)
+        mounts.turn_read_only(device)
+        assert rig.polls(2) == [None, None]
+        assert len(rig.troubles) == 1, rig.said
+        with mounts.tmpfs(directory, 4096):  # on top: the path names a new place
+            rig.polls(1)
+            rig.r.close()
+            assert seqs(path) == [3, 4, 5]
+            assert rig.r.status.polls_missed == 0
+            assert len(rig.troubles) == 2  # the I/O error, then the file gone from the path
+
+
+def test_the_wall_clock_moving_back_neither_reorders_polls_nor_trips_retention(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wall = [T0]
+    mono = [100.0]
+    ran: list[int] = []
+    retain: Callable[..., object] = recorder_module.apply_retention
+
+    def counting(writer: HistoryWriter, policy: object, now_ms: int) -> object:
+        ran.append(now_ms)
+        return retain(writer, policy, now_ms)
+
+    monkeypatch.setattr(recorder_module, "apply_retention", counting)
+    said: list[str] = []
+    r = Recorder(
+        tmp_path / "h.sqlite",
+        say=said.append,
+        clock=lambda: wall[0],
+        monotonic=lambda: mono[0],
+        retention_every_s=30,
+    )
+    r.open()
+    for n in range(1, 13):
+        if n == 5:
+            wall[0] -= 3600  # the wall clock steps back an hour
+        r.record(poll(n, t=wall[0]))
+        wall[0] += 10
+        mono[0] += 10
+    r.close()
+    conn = sqlite3.connect(tmp_path / "h.sqlite")
+    at = [a for (a,) in conn.execute("SELECT at_ms FROM polls ORDER BY id")]
+    conn.close()
+    assert all(b - a == 10_000 for a, b in itertools.pairwise(at)), at
+    assert sum("wall clock moved back" in s for s in said) == 1
+    # retention every 30 s of the timeline, at its present, also after the step back
+    assert len(ran) == 4 and ran == sorted(ran)
+    assert all(b - a == 30_000 for a, b in itertools.pairwise(ran)), ran
