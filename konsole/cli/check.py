@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 import click
 
 from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options
-from konsole.collect.profiles import Profile, ProfileError
-from konsole.errors import ExitCode
+from konsole.errors import ExitCode, ProfileError
 
 if TYPE_CHECKING:
     from konsole.collect.metrics import Scraper
     from konsole.collect.poller import Poller
+    from konsole.collect.profiles import Profile
     from konsole.model.check import CheckResult, Thresholds
     from konsole.model.health import HealthRules
     from konsole.model.snapshot import ClusterSnapshot
