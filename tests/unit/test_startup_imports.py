@@ -97,7 +97,7 @@ def test_check_imports_the_check_and_nothing_of_the_console(tmp_path: Path) -> N
 def test_check_help_imports_no_client(tmp_path: Path) -> None:
     modules = imported(["check", "--help"], tmp_path)
     assert "konsole.cli.check" in modules
-    assert _under(modules, (*HEAVY, "fluss_proto", "httpx", "konsole.collect")) == []
+    assert _under(modules, (*HEAVY, "fluss_proto", "httpx", "konsole.collect", "asyncio")) == []
 
 
 def test_version_imports_no_command(tmp_path: Path) -> None:
