@@ -34,6 +34,7 @@ bounded by its timeout, through one ``httpx.AsyncClient`` that ignores proxy set
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import re
 import sys
@@ -395,22 +396,29 @@ class Scraper:
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        self.timeout = timeout
+        self._clock = clock
+        self._transport = transport
+
+    @functools.cached_property
+    def _client(self) -> httpx.AsyncClient:
+        """The HTTP client, made (and httpx imported) at the first scrape of an endpoint:
+        a cluster named by ``--bootstrap`` alone has none, and its check never pays for it."""
         _without_httpx_cli()
         import httpx
 
-        self.timeout = timeout
-        self._clock = clock
         # trust_env=False: no proxy, no netrc; the endpoints are the servers' own.
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout),
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout),
             trust_env=False,
             follow_redirects=False,
-            transport=transport,
+            transport=self._transport,
             headers={"Accept": "text/plain"},
         )
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if "_client" in self.__dict__:  # made: close it
+            await self._client.aclose()
 
     async def scrape(self, endpoints: Iterable[MetricsEndpoint]) -> tuple[MetricsResult, ...]:
         """One result per endpoint, in order; each bounded by ``timeout``."""
@@ -420,6 +428,7 @@ class Scraper:
         return tuple(await asyncio.gather(*(self._one(e) for e in endpoints)))
 
     async def _one(self, endpoint: MetricsEndpoint) -> MetricsResult:
+        client = self._client
         import httpx
 
         started, t0 = self._clock(), time.monotonic()
@@ -431,7 +440,7 @@ class Scraper:
 
         try:
             async with asyncio.timeout(self.timeout):
-                response = await self._client.get(endpoint.url)
+                response = await client.get(endpoint.url)
                 body = response.content[:MAX_BODY_BYTES]
         except TimeoutError:
             return fail("timeout", f"no answer within {self.timeout:g}s")

@@ -86,12 +86,28 @@ def _under(modules: set[str], packages: tuple[str, ...]) -> list[str]:
 def test_check_imports_the_check_and_nothing_of_the_console(tmp_path: Path) -> None:
     port = _closed_port()
     modules = imported(["check", "--bootstrap", f"127.0.0.1:{port}", "--timeout", "5"], tmp_path)
-    # it did look (a client, a scraper, the judgement) ...
+    # it did look (a client, the judgement) ...
     assert {"konsole.cli.check", "fluss_proto.client", "konsole.model.check"} <= modules
-    assert {"konsole.collect.metrics", "httpx"} <= modules
     # ... and imported nothing of the console, the preview, the export or the runner
     assert _under(modules, HEAVY) == []
-    assert "httpx._main" not in modules  # httpx's command line, which pulls rich
+    # no metrics endpoint named: no HTTP client, no Prometheus parser
+    assert _under(modules, ("httpx", "httpcore", "prometheus_client")) == []
+
+
+def test_check_with_metrics_endpoints_imports_httpx_without_its_command_line(
+    tmp_path: Path,
+) -> None:
+    port, metrics = _closed_port(), _closed_port()
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[profiles.p]\nbootstrap = "127.0.0.1:{port}"\n'
+        f'metrics = ["http://127.0.0.1:{metrics}/metrics"]\n'
+    )
+    modules = imported(["check", "--profile", "p", "--config", str(config), "-t", "5"], tmp_path)
+    assert {"konsole.cli.check", "konsole.collect.metrics", "httpx"} <= modules
+    assert _under(modules, HEAVY) == []
+    assert "httpx._main" not in modules  # httpx's command line, which pulls rich and pygments
+    assert _under(modules, ("prometheus_client",)) == []  # the reporter's lines need no parser
 
 
 def test_check_help_imports_no_client(tmp_path: Path) -> None:
