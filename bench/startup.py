@@ -6,6 +6,7 @@ Usage::
     .venv/bin/python bench/startup.py --quick       # fewer runs of everything (a smoke run)
     .venv/bin/python bench/startup.py --bootstrap 127.0.0.1:9123 [--metrics URL ...]
     .venv/bin/python bench/startup.py --no-cluster  # only what needs no server
+    .venv/bin/python bench/startup.py --imports     # also each command's -X importtime profile
     .venv/bin/python bench/startup.py --json
 
 Every figure is a whole process, from spawn to exit (or to its first row), interpreter
@@ -225,8 +226,8 @@ def measure_preview(reps: int, bootstrap: str) -> dict[str, Any]:
         def run() -> float:
             seconds, total, line = first_line(cmd, env)
             totals[key].append(total)
-            if not line.startswith("{"):
-                log(f"  {key}: no row ({line[:200]!r})")
+            if not line.strip():
+                log(f"  {key}: no row")
                 return float("nan")
             return seconds
 
@@ -432,6 +433,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
             if urls:
                 summary["metrics"] = measure_metrics(urls, 20 if args.quick else 200)
+            if args.imports:
+                summary["imports"] = measure_imports(bootstrap)
+    elif args.imports:
+        summary["imports"] = measure_imports(None)
     summary["ui"] = measure_ui(3 if args.quick else max(3, reps // 2))
     summary["load_end"] = load()
     summary["ratios"] = ratios(summary)
@@ -502,6 +507,13 @@ def print_summary(s: dict[str, Any]) -> None:
             f"{m['ours_cpu_ms']:.2f} ms CPU (goal < 1 ms; prometheus_client on the whole "
             f"text {m['prometheus_client_whole_cpu_ms']:.1f} ms); load {m['load']:.1f}"
         )
+    for label, m in s.get("imports", {}).items():
+        top = sorted(m["by_package"].items(), key=lambda kv: -kv[1])[:5]
+        parts = ", ".join(f"{k} {v:.0f}" for k, v in top)
+        print(
+            f"imports of {label}: {m['modules']} modules, {m['ms']:.0f} ms ({parts}); "
+            f"load {m['load']:.1f}"
+        )
     for name, value in s["ratios"].items():
         print(f"ratio {name}: {value:.2f}  (goal {GOALS[name]})")
 
@@ -519,6 +531,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", type=int, default=200)
     parser.add_argument("--buckets", type=int, default=8)
     parser.add_argument("--rf", type=int, default=1)
+    parser.add_argument(
+        "--imports", action="store_true", help="also each command's -X importtime profile"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if min(args.reps, args.tables, args.buckets, args.rf) < 1:

@@ -7,6 +7,7 @@ top of the wrong file shows up here instead of in every cron job's run time.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -141,3 +142,64 @@ def test_help_of_a_command_imports_no_client_and_no_arrow(command: str, tmp_path
     assert f"konsole.cli.{command}" in modules
     assert _under(modules, ("pyarrow", "numpy", "textual", "rich", "fluss_proto.client")) == []
     assert _under(modules, ("konsole.ui", "konsole.export.writers", "httpx")) == []
+
+
+#: Writes a table of many types in every text format, with pandas refused as a preview
+#: refuses it (argv[1] == "refuse") or not; prints whether pandas got imported, and the output.
+WRITE = textwrap.dedent(
+    """
+    import contextlib, io, json, sys
+    from datetime import date, datetime, timezone
+    from decimal import Decimal
+    from konsole.cli.preview import _without_pandas
+
+    refuse = _without_pandas() if sys.argv[1] == "refuse" else contextlib.nullcontext()
+    with refuse:
+        import pyarrow as pa
+        from konsole.export.writers import make_writer
+
+        table = pa.table({
+            "id": pa.array([1, 2, None], pa.int64()),
+            "f": pa.array([1.5, float("nan"), None], pa.float64()),
+            "s": pa.array(["a", 'q"\\n', None], pa.string()),
+            "d": pa.array([Decimal("-1.50"), Decimal("0.00"), None], pa.decimal128(10, 2)),
+            "ts9": pa.array([datetime(2024, 1, 2, 3, 4, 5, 6), None, None], pa.timestamp("ns")),
+            "ltz": pa.array(
+                [datetime(2024, 1, 2, tzinfo=timezone.utc), None, None], pa.timestamp("us", "UTC")
+            ),
+            "day": pa.array([date(2024, 6, 1), None, None], pa.date32()),
+            "b": pa.array([b"\\x00\\x01", None, b""], pa.binary()),
+            "l": pa.array([[1, 2], None, []], pa.list_(pa.int32())),
+            "m": pa.array([[("k", 1)], None, []], pa.map_(pa.string(), pa.int64())),
+            "r": pa.array([{"x": 1, "y": "z"}, None, {"x": None, "y": None}],
+                          pa.struct([("x", pa.int32()), ("y", pa.string())])),
+            "ok": pa.array([True, False, None], pa.bool_()),
+        })
+        out = {}
+        for fmt in ("table", "json", "jsonl", "csv"):
+            sink = io.BytesIO()
+            writer = make_writer(fmt, sink, table.schema, table="db.t")
+            writer.write(table)
+            writer.finish(None)
+            out[fmt] = sink.getvalue().decode()
+    print(json.dumps({"pandas": "pandas" in sys.modules, "out": out}))
+    """
+)
+
+
+def _write(mode: str) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-c", WRITE, mode], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout))
+
+
+def test_a_preview_writes_the_same_rows_without_pandas() -> None:
+    """pyarrow imports pandas (0.5 s) when installed; a preview refuses it, and every text
+    format comes out the same as with pandas."""
+    if importlib.util.find_spec("pandas") is None:
+        pytest.skip("pandas is not installed here: nothing to refuse")
+    refused, usual = _write("refuse"), _write("usual")
+    assert (refused["pandas"], usual["pandas"]) == (False, True)
+    assert refused["out"] == usual["out"]
