@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import select
@@ -409,17 +408,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     summary: dict[str, Any] = {"reps": reps, "cpus": os.cpu_count(), "load_start": load()}
     summary["light"] = measure_light(reps if args.quick else 3 * reps)
     if not args.no_cluster:
-        from konsole.localcluster.cluster import temporary_cluster
+        from check import own_cluster  # bench/check.py: the same cluster
 
-        start: dict[str, Any] = {"fluss_home": args.fluss_home} if args.fluss_home else {}
-        own = (
-            contextlib.nullcontext(None)
-            if args.bootstrap
-            else temporary_cluster(
-                args.version, tablet_servers=3, prefix="konsole-bench-", ready_timeout=180, **start
-            )
-        )
-        with own as desc:
+        with own_cluster(args) as desc:
             bootstrap = args.bootstrap or desc.bootstrap_servers
             if desc is not None:
                 log(f"started a {desc.version} cluster: {bootstrap}")
