@@ -204,6 +204,20 @@ def print_table(s: dict[str, Any]) -> None:
     print(f"wall-time ratios (goal a/b <= 0.5): {ratios}; CPU ratios: {cpu}; load {load}")
 
 
+def own_cluster(args: argparse.Namespace) -> contextlib.AbstractContextManager[Any]:
+    """None for ``--bootstrap``, else a temporary cluster of 1 coordinator and 3 tablet
+    servers (``--version`` / ``--fluss-home``) yielding its description (bench/startup.py
+    uses it too)."""
+    from konsole.localcluster.cluster import temporary_cluster
+
+    start: dict[str, Any] = {"fluss_home": args.fluss_home} if args.fluss_home else {}
+    if args.bootstrap:
+        return contextlib.nullcontext(None)
+    return temporary_cluster(
+        args.version, tablet_servers=3, prefix="konsole-bench-", ready_timeout=180, **start
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -220,17 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.tables, args.buckets, args.rf, args.reps) < 1 or args.warmup < 0:
         parser.error("--tables, --buckets, --rf and --reps must be >= 1, --warmup >= 0")
 
-    from konsole.localcluster.cluster import temporary_cluster
-
-    start: dict[str, Any] = {"fluss_home": args.fluss_home} if args.fluss_home else {}
-    own = (
-        contextlib.nullcontext(None)
-        if args.bootstrap
-        else temporary_cluster(
-            args.version, tablet_servers=3, prefix="konsole-bench-", ready_timeout=180, **start
-        )
-    )
-    with own as desc:
+    with own_cluster(args) as desc:
         bootstrap = args.bootstrap or desc.bootstrap_servers
         if desc is not None:
             log(f"started a {desc.version} cluster: {bootstrap}")

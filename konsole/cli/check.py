@@ -12,7 +12,6 @@ process just before the deadline, whatever the cluster (or a blocked thread) doe
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import sys
@@ -26,12 +25,12 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 import click
 
 from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options
-from konsole.collect.profiles import Profile, ProfileError
-from konsole.errors import ExitCode
+from konsole.errors import ExitCode, ProfileError
 
 if TYPE_CHECKING:
     from konsole.collect.metrics import Scraper
     from konsole.collect.poller import Poller
+    from konsole.collect.profiles import Profile
     from konsole.model.check import CheckResult, Thresholds
     from konsole.model.health import HealthRules
     from konsole.model.snapshot import ClusterSnapshot
@@ -222,6 +221,8 @@ async def _second_look(
     snapshot: ClusterSnapshot, scraper: Scraper, endpoints: Callable[[Any], Any]
 ) -> ClusterSnapshot:
     """The same snapshot with metrics scraped again ``KV_WINDOW`` later."""
+    import asyncio
+
     from konsole.model.metrics import MetricsError, ServerMetrics
     from konsole.model.snapshot import ClusterSnapshot
 
@@ -255,6 +256,8 @@ async def look(
 ) -> CheckResult:
     """Poll once (and scrape again when KV rejections might be rising); never past
     ``deadline`` (monotonic). The snapshot judged is appended to ``seen``."""
+    import asyncio
+
     from konsole.model.check import assess, failure, timeout_result
     from konsole.model.health import evaluate
 
@@ -319,6 +322,8 @@ def run_check(
     started: float | None = None,
 ) -> CheckResult:
     """Everything `konsole check` does but printing and exiting (tests call it)."""
+    import asyncio
+
     from konsole.model.check import (
         CheckError,
         failure,

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from konsole.cli.options import ConnectionArgs, fail
-from konsole.collect.connect import history_path
-from konsole.collect.profiles import Profile, ProfileError, default_config_path, load_profiles
-from konsole.errors import ExitCode
+from konsole.errors import ExitCode, ProfileError
 
 if TYPE_CHECKING:
+    from konsole.collect.profiles import Profile
     from konsole.localcluster import ClusterDescription
     from konsole.ui.feed import Feed
 
@@ -31,6 +30,8 @@ __all__ = ["live_feed", "run_console"]
 def run_console(cluster: ConnectionArgs, interval: float | None = None) -> None:
     """Open the console on the cluster ``cluster`` names, polling every ``interval`` seconds
     (None: the profile's); exits the process when it closes."""
+    from konsole.collect.profiles import default_config_path, load_profiles
+
     try:
         chosen = cluster.resolve()
         chosen.sasl()  # a missing password variable is bad configuration, said before opening
@@ -51,6 +52,8 @@ def run_console(cluster: ConnectionArgs, interval: float | None = None) -> None:
 
 
 def _factory(profile: Profile, no_history: bool, interval: float | None) -> Callable[[], Feed]:
+    from konsole.collect.connect import history_path
+
     path = None if no_history else history_path(profile)
     return lambda: live_feed(profile, path, interval, None)
 

@@ -31,8 +31,7 @@ from konsole.cli.options import (
     parse_time,
     when,
 )
-from konsole.collect.profiles import ProfileError
-from konsole.errors import ExitCode
+from konsole.errors import ExitCode, ProfileError
 
 __all__ = ["history", "parse_duration", "parse_time"]
 

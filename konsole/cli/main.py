@@ -3,32 +3,105 @@
 Each command lives in its own module (``konsole.cli.<name>``); the options they share are
 declared once in :mod:`konsole.cli.options`. ``konsole`` with no command opens the console
 (as ``konsole ui``, with the same options).
+
+The group knows its commands by name (:data:`COMMANDS`) and imports a command's module only
+when that command runs (click's lazy-group pattern), so ``konsole check`` from a cron job
+pays for the check and nothing of the console, the preview, the export or the local-cluster
+runner. ``konsole --help`` lists every command from the same table, whose one-line help
+``tests/unit/test_cli_lazy.py`` holds equal to each command's own.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import click
 
 from konsole import __version__
-from konsole.cli.check import check
-from konsole.cli.cluster import cluster, demo
-from konsole.cli.console import run_console
-from konsole.cli.history import history
 from konsole.cli.options import ConnectionArgs, group_options
-from konsole.cli.preview import preview
-from konsole.cli.profiles import profiles
-from konsole.cli.record import record
-from konsole.cli.ui import ui, ui_options
-from konsole.cli.watch import watch
+from konsole.cli.ui import ui_options
 from konsole.errors import KonsoleError
 
-__all__ = ["main"]
+__all__ = ["COMMANDS", "main"]
+
+#: Every command by name: (module, attribute, the one-line help ``konsole --help`` shows).
+COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
+    "check": (
+        "konsole.cli.check",
+        "check",
+        "Is this Fluss cluster healthy? Exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.",
+    ),
+    "cluster": (
+        "konsole.cli.cluster",
+        "cluster",
+        "Run a real local Fluss cluster on 127.0.0.1 from the published jars.",
+    ),
+    "demo": (
+        "konsole.cli.cluster",
+        "demo",
+        "Start a local cluster, write the demo tables, open the console; stop it on exit.",
+    ),
+    "history": (
+        "konsole.cli.history",
+        "history",
+        "Read the recorded history: events, series, the cluster as of a time, notes.",
+    ),
+    "preview": (
+        "konsole.cli.preview",
+        "preview",
+        "Show up to LIMIT rows of DB.TABLE, or write them to FILE (report on stderr).",
+    ),
+    "profiles": (
+        "konsole.cli.profiles",
+        "profiles",
+        "List the connection profiles (never their passwords).",
+    ),
+    "record": (
+        "konsole.cli.record",
+        "record",
+        "Poll a cluster and record every poll and event into its history file.",
+    ),
+    "ui": (
+        "konsole.cli.ui",
+        "ui",
+        "Open the operator console on a cluster (--profile, --bootstrap or FLUSS_BOOTSTRAP, "
+        "--local), recording its polls and events into the cluster's history file.",
+    ),
+    "watch": (
+        "konsole.cli.watch",
+        "watch",
+        "Poll a cluster and print its events and health changes as they happen.",
+    ),
+}
 
 
 class KonsoleGroup(click.Group):
-    """Catches konsole's own failures once, for every command: one line, its exit code."""
+    """Imports a command only when it is asked for; catches konsole's own failures once, for
+    every command: one line, its exit code."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attribute, _ = COMMANDS[cmd_name]
+            # __import__, not importlib.import_module: `python -X importtime` sees only the
+            # former, and the command's module is what it is asked about.
+            command = getattr(__import__(module, fromlist=[attribute]), attribute)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands section of ``--help`` from :data:`COMMANDS`, shortened to the
+        width as click shortens a command's own help, without importing any command."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            text = COMMANDS[name][2] if name in COMMANDS else self.commands[name].help
+            rows.append((name, click.Command(name, help=text).get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -49,14 +122,13 @@ def main(ctx: click.Context, cluster: ConnectionArgs, interval: float | None) ->
     command takes its options after its name (`konsole check --bootstrap HOST:PORT`).
     """
     if ctx.invoked_subcommand is None:
+        from konsole.cli.console import run_console
+
         run_console(cluster, interval)
         return
     # Options given before the command name reach it (ctx.obj); --interval is the console's.
     group_options(ctx, cluster, console_only={"interval"})
 
-
-for command in (cluster, demo, preview, watch, profiles, check, record, history, ui):
-    main.add_command(command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -25,15 +25,16 @@ import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Final, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 import click
 from click.core import ParameterSource
 
-from konsole.collect.connect import history_path, history_path_for, resolve
-from konsole.collect.profiles import Profile
 from konsole.errors import ExitCode
 from konsole.model import timefmt
+
+if TYPE_CHECKING:  # profiles and connecting are imported when a command runs, not for --help
+    from konsole.collect.profiles import Profile
 
 __all__ = [
     "ConfigCommand",
@@ -76,12 +77,16 @@ class ConnectionArgs:
     def resolve(self) -> Profile:
         """The profile these options name (asks the local cluster for ``local``);
         raises ProfileError."""
+        from konsole.collect.connect import resolve
+
         return resolve(self.profile, self.bootstrap, self.local, self.run_dir, self.config_path)
 
     def history_file(self, profile: Profile | None = None) -> Path:
         """The history file: ``--history``, else the cluster's by the one rule. Without
         ``profile`` nothing is connected or asked (a stopped cluster's history stays
         readable); raises ProfileError for a malformed ``--bootstrap``."""
+        from konsole.collect.connect import history_path, history_path_for
+
         if profile is not None:
             return history_path(profile, self.history)
         return history_path_for(self.history, self.profile, self.bootstrap, self.local)

@@ -1,0 +1,205 @@
+"""Each command imports what it uses and no more (docs/performance.md, start-up).
+
+Every case runs ``konsole`` in a fresh interpreter (click's ``main(..., standalone_mode=False)``,
+as the entry point does) and reads ``sys.modules`` afterwards, so a module imported at the
+top of the wrong file shows up here instead of in every cron job's run time.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+#: Runs konsole's group with argv[2:] and writes the modules it imported to argv[1].
+CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from konsole.cli.main import main
+    try:
+        main(sys.argv[2:], prog_name="konsole", standalone_mode=False)
+    except SystemExit:
+        pass
+    loaded = sorted(n for n, m in sys.modules.items() if m is not None)
+    with open(sys.argv[1], "w") as f:
+        json.dump(loaded, f)
+    """
+)
+
+#: Never wanted by a command that does not open the console, preview or run a cluster.
+HEAVY = (
+    "textual",
+    "rich",
+    "pygments",
+    "pyarrow",
+    "numpy",
+    "konsole.ui",
+    "konsole.export",
+    "konsole.render",
+    "konsole.localcluster",
+    "konsole.cli.preview",
+    "konsole.cli.cluster",
+    "konsole.cli.history",
+    "store",
+    "sqlite3",
+)
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def imported(args: list[str], tmp_path: Path) -> set[str]:
+    out = tmp_path / "modules.json"
+    env = {
+        **os.environ,
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    env.pop("FLUSS_BOOTSTRAP", None)
+    env.pop("KONSOLE_CONFIG", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0 and out.exists(), proc.stderr
+    return set(json.loads(out.read_text()))
+
+
+def _under(modules: set[str], packages: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in packages or m.startswith(packages))
+
+
+def test_check_imports_the_check_and_nothing_of_the_console(tmp_path: Path) -> None:
+    port = _closed_port()
+    modules = imported(["check", "--bootstrap", f"127.0.0.1:{port}", "--timeout", "5"], tmp_path)
+    # it did look (a client, the judgement) ...
+    assert {"konsole.cli.check", "fluss_proto.client", "konsole.model.check"} <= modules
+    # ... and imported nothing of the console, the preview, the export or the runner
+    assert _under(modules, HEAVY) == []
+    # no metrics endpoint named: no HTTP client, no Prometheus parser
+    assert _under(modules, ("httpx", "httpcore", "prometheus_client")) == []
+
+
+def test_check_with_metrics_endpoints_imports_httpx_without_its_command_line(
+    tmp_path: Path,
+) -> None:
+    port, metrics = _closed_port(), _closed_port()
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[profiles.p]\nbootstrap = "127.0.0.1:{port}"\n'
+        f'metrics = ["http://127.0.0.1:{metrics}/metrics"]\n'
+    )
+    modules = imported(["check", "--profile", "p", "--config", str(config), "-t", "5"], tmp_path)
+    assert {"konsole.cli.check", "konsole.collect.metrics", "httpx"} <= modules
+    assert _under(modules, HEAVY) == []
+    assert "httpx._main" not in modules  # httpx's command line, which pulls rich and pygments
+    assert _under(modules, ("prometheus_client",)) == []  # the reporter's lines need no parser
+
+
+def test_check_help_imports_no_client(tmp_path: Path) -> None:
+    modules = imported(["check", "--help"], tmp_path)
+    assert "konsole.cli.check" in modules
+    assert _under(modules, (*HEAVY, "fluss_proto", "httpx", "konsole.collect", "asyncio")) == []
+
+
+def test_version_imports_no_command(tmp_path: Path) -> None:
+    modules = imported(["--version"], tmp_path)
+    assert "konsole.cli.main" in modules
+    ours = sorted(m for m in modules if m.split(".")[0] in ("konsole", "fluss_proto", "store"))
+    # the group, its options (the console's, declared on it) and what they need
+    assert ours == [
+        "konsole",
+        "konsole.cli",
+        "konsole.cli.console",
+        "konsole.cli.main",
+        "konsole.cli.options",
+        "konsole.cli.ui",
+        "konsole.errors",
+        "konsole.model",
+        "konsole.model.timefmt",
+    ]
+    assert _under(modules, (*HEAVY, "httpx", "platformdirs", "asyncio")) == []
+
+
+@pytest.mark.parametrize("command", ["preview", "watch", "record", "ui", "history", "cluster"])
+def test_help_of_a_command_imports_no_client_and_no_arrow(command: str, tmp_path: Path) -> None:
+    modules = imported([command, "--help"], tmp_path)
+    assert f"konsole.cli.{command}" in modules
+    assert _under(modules, ("pyarrow", "numpy", "textual", "rich", "fluss_proto.client")) == []
+    assert _under(modules, ("konsole.ui", "konsole.export.writers", "httpx")) == []
+
+
+#: Writes a table of many types in every text format, with pandas refused as a preview
+#: refuses it (argv[1] == "refuse") or not; prints whether pandas got imported, and the output.
+WRITE = textwrap.dedent(
+    """
+    import contextlib, io, json, sys
+    from datetime import date, datetime, timezone
+    from decimal import Decimal
+    from konsole.cli.preview import _without_pandas
+
+    refuse = _without_pandas() if sys.argv[1] == "refuse" else contextlib.nullcontext()
+    with refuse:
+        import pyarrow as pa
+        from konsole.export.writers import make_writer
+
+        table = pa.table({
+            "id": pa.array([1, 2, None], pa.int64()),
+            "f": pa.array([1.5, float("nan"), None], pa.float64()),
+            "s": pa.array(["a", 'q"\\n', None], pa.string()),
+            "d": pa.array([Decimal("-1.50"), Decimal("0.00"), None], pa.decimal128(10, 2)),
+            "ts9": pa.array([datetime(2024, 1, 2, 3, 4, 5, 6), None, None], pa.timestamp("ns")),
+            "ltz": pa.array(
+                [datetime(2024, 1, 2, tzinfo=timezone.utc), None, None], pa.timestamp("us", "UTC")
+            ),
+            "day": pa.array([date(2024, 6, 1), None, None], pa.date32()),
+            "b": pa.array([b"\\x00\\x01", None, b""], pa.binary()),
+            "l": pa.array([[1, 2], None, []], pa.list_(pa.int32())),
+            "m": pa.array([[("k", 1)], None, []], pa.map_(pa.string(), pa.int64())),
+            "r": pa.array([{"x": 1, "y": "z"}, None, {"x": None, "y": None}],
+                          pa.struct([("x", pa.int32()), ("y", pa.string())])),
+            "ok": pa.array([True, False, None], pa.bool_()),
+        })
+        out = {}
+        for fmt in ("table", "json", "jsonl", "csv"):
+            sink = io.BytesIO()
+            writer = make_writer(fmt, sink, table.schema, table="db.t")
+            writer.write(table)
+            writer.finish(None)
+            out[fmt] = sink.getvalue().decode()
+    print(json.dumps({"pandas": "pandas" in sys.modules, "out": out}))
+    """
+)
+
+
+def _write(mode: str) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-c", WRITE, mode], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout))
+
+
+def test_a_preview_writes_the_same_rows_without_pandas() -> None:
+    """pyarrow imports pandas (0.5 s) when installed; a preview refuses it, and every text
+    format comes out the same as with pandas."""
+    if importlib.util.find_spec("pandas") is None:
+        pytest.skip("pandas is not installed here: nothing to refuse")
+    refused, usual = _write("refuse"), _write("usual")
+    assert (refused["pandas"], usual["pandas"]) == (False, True)
+    assert refused["out"] == usual["out"]
