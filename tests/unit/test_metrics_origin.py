@@ -18,6 +18,7 @@ from fluss_proto.model import HealthStatus
 from konsole.cli import check as check_cmd
 from konsole.cli.main import main
 from konsole.cli.options import ConnectionArgs
+from konsole.collect.history import poll_record, snapshot_at
 from konsole.collect.poller import Poller, PollerConfig
 from konsole.collect.profiles import MetricsEndpoint, Profile, parse_profiles, profile_from_local
 from konsole.model.check import ExitCode, assess, failure, render
@@ -26,6 +27,7 @@ from konsole.model.events.health_change import detect_health
 from konsole.model.health import METRIC_RULES, HealthRules, evaluate
 from konsole.model.metrics import MetricsError, MetricsOrigin, MetricsResult
 from konsole.model.snapshot import ClusterSnapshot
+from store import open_reader, open_writer
 from tests._testutil.builders import addr, all_metrics, metrics_error, snap, table, tm, view
 from tests._testutil.poller import Fakes
 
@@ -133,6 +135,34 @@ def test_the_check_warns_naming_a_configured_endpoint_that_does_not_answer() -> 
 def test_a_result_without_a_poll_has_no_metrics_object() -> None:
     data = json.loads(render(failure(ExitCode.UNKNOWN, "bad"), "json"))
     assert data["metrics"] is None
+
+
+# =========================================================================== history
+
+
+@pytest.mark.parametrize(
+    ("recorded", "origin", "status"),
+    [
+        (with_origin(snap(view(tables=[T])), NONE), NONE, HealthStatus.GREEN),
+        (snap(view(tables=[T]), metrics=all_metrics()), CONFIGURED, HealthStatus.GREEN),
+        (snap(view(tables=[T]), metrics_errors=[metrics_error(None)]), CONFIGURED, None),
+    ],
+    ids=["not configured", "configured", "configured and silent"],
+)
+def test_a_past_moment_reads_as_it_did_live(
+    recorded: ClusterSnapshot,
+    origin: MetricsOrigin,
+    status: HealthStatus | None,
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "h.sqlite"
+    with open_writer(path) as w:
+        w.record(poll_record(recorded))
+    with open_reader(path) as r:
+        past = snapshot_at(r, recorded.taken_at)
+    assert past is not None and past.snapshot.metrics_origin is origin
+    assert evaluate(past.snapshot).status is (status or HealthStatus.UNKNOWN)
+    assert evaluate(past.snapshot).status is evaluate(recorded).status
 
 
 # =========================================================================== profiles
