@@ -11,37 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests._testutil import pyfluss_data as pf
+from tests._testutil.bench import run_bench
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 #: Far above a quick run (seconds); only a safety net against a hung bench.
 BENCH_LIMIT_S = 240
 
 
 def bench(script: str, *args: str) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if k != "FLUSS_BOOTSTRAP"}
-    out = subprocess.run(
-        [sys.executable, f"bench/{script}", "--quick", "--json", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=BENCH_LIMIT_S,
-        env=env,
-        check=False,
-    )
-    assert out.returncode == 0, f"{script}: exit {out.returncode}\n{out.stderr[-3000:]}"
-    print(out.stderr[-2000:])  # the bench's own log, shown with -rP
-    summary: dict[str, Any] = json.loads(out.stdout)
+    out = run_bench(script, "--quick", "--json", *args, limit=BENCH_LIMIT_S)
+    summary: dict[str, Any] = json.loads(out)
     return summary
 
 

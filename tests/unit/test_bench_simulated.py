@@ -9,13 +9,11 @@ end and prints a whole summary. A new ``bench/*.py`` fails
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests._testutil.bench import REPO, run_bench
+
 #: Smoke-run against the session cluster (tests/live/test_bench_quick.py).
 NEEDS_CLUSTER = {"poll.py", "poll_busy.py", "check.py", "scan.py"}
 #: Smoke-run here (history.py in test_bench_history.py).
@@ -25,16 +23,7 @@ HELPERS = {"busy_writer.py", "_quick.py"}
 
 
 def run(script: str, *args: str, limit: float = 120) -> str:
-    out = subprocess.run(
-        [sys.executable, f"bench/{script}", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=limit,
-        check=False,
-    )
-    assert out.returncode == 0, f"{script} {args}: exit {out.returncode}\n{out.stderr[-3000:]}"
-    return out.stdout
+    return run_bench(script, *args, limit=limit)
 
 
 def test_every_bench_is_smoke_run_somewhere() -> None:

@@ -28,7 +28,7 @@ from konsole.model.health import METRIC_RULES, HealthRules, evaluate
 from konsole.model.metrics import MetricsError, MetricsOrigin, MetricsResult
 from konsole.model.snapshot import ClusterSnapshot
 from store import open_reader, open_writer
-from tests._testutil.builders import addr, all_metrics, metrics_error, snap, table, tm, view
+from tests._testutil.builders import all_metrics, metrics_error, snap, table, tm, view
 from tests._testutil.poller import Fakes
 
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
@@ -229,16 +229,7 @@ class HostScrape:
 
 
 def poller(fakes: Fakes, scrape: HostScrape, **config: Any) -> Poller:
-    config.setdefault("coordinators", (addr(0),))
-    return Poller(
-        PollerConfig(**config),
-        connect=fakes.connect,
-        gather=fakes.gather,
-        health=fakes.health,
-        probe=fakes.probe,
-        scrape=fakes.scrape,
-        endpoints=scrape.endpoints,
-    )
+    return fakes.poller(endpoints=scrape.endpoints, **config)
 
 
 async def test_a_first_poll_scrapes_the_hosts_metadata_names() -> None:
