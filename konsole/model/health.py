@@ -56,7 +56,8 @@ class HealthThresholds:
     kv_pressure_warn: float = 0.80
     #: Polls without a log end offset advance before an advancing table is "stalled".
     ingest_stall_polls: int = 3
-    #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN).
+    #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN) when
+    #: metrics were configured or found (never configured: "not configured", information).
     require_metrics: bool = True
 
 
