@@ -145,14 +145,18 @@ def test_a_result_without_a_poll_has_no_metrics_object() -> None:
     [
         (with_origin(snap(view(tables=[T])), NONE), NONE, HealthStatus.GREEN),
         (snap(view(tables=[T]), metrics=all_metrics()), CONFIGURED, HealthStatus.GREEN),
-        (snap(view(tables=[T]), metrics_errors=[metrics_error(None)]), CONFIGURED, None),
+        (
+            snap(view(tables=[T]), metrics_errors=[metrics_error(None)]),
+            CONFIGURED,
+            HealthStatus.UNKNOWN,
+        ),
     ],
     ids=["not configured", "configured", "configured and silent"],
 )
 def test_a_past_moment_reads_as_it_did_live(
     recorded: ClusterSnapshot,
     origin: MetricsOrigin,
-    status: HealthStatus | None,
+    status: HealthStatus,
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "h.sqlite"
@@ -161,7 +165,7 @@ def test_a_past_moment_reads_as_it_did_live(
     with open_reader(path) as r:
         past = snapshot_at(r, recorded.taken_at)
     assert past is not None and past.snapshot.metrics_origin is origin
-    assert evaluate(past.snapshot).status is (status or HealthStatus.UNKNOWN)
+    assert evaluate(past.snapshot).status is status
     assert evaluate(past.snapshot).status is evaluate(recorded).status
 
 
