@@ -78,11 +78,12 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-def metrics_urls(cluster: dict[str, Any], role: str | None = None) -> dict[int, str]:
+def metrics_urls(cluster: dict[str, Any], role: str) -> dict[int, str]:
+    """Server id -> its Prometheus URL, for the servers of ``role``."""
     return {
         int(p["id"]): str(p["metrics_url"])
         for p in cluster["processes"]
-        if p.get("metrics_url") and (role is None or p["role"] == role)
+        if p.get("metrics_url") and p["role"] == role
     }
 
 
@@ -142,7 +143,8 @@ def test_one_servers_port_is_scraped_on_the_host_metadata_names(
 def test_the_right_endpoints_have_the_metric_rules_judged(
     fluss_cluster: dict[str, Any], fluss_server: FlussServer, bootstrap: str, tmp_path: Path
 ) -> None:
-    urls = sorted(metrics_urls(fluss_cluster).values())
+    roles = ("coordinator", "tablet-server")
+    urls = sorted(u for role in roles for u in metrics_urls(fluss_cluster, role).values())
     assert len(urls) == 4  # the coordinator and three tablet servers
     config = tmp_path / "config.toml"
     listed = ", ".join(f'"{u}"' for u in urls)
