@@ -360,8 +360,13 @@ def _server_findings(m: ServerMetrics, rules: HealthRules) -> list[Finding]:
 
 
 def _metrics_unknown(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
-    """Tablet servers whose metrics are missing, and endpoints that failed."""
-    out: list[Finding] = []
+    """Endpoints that failed (first: the check's summary names them), and tablet servers
+    whose metrics are missing."""
+    out = [
+        Finding(HealthStatus.UNKNOWN, "metrics_unknown", e.subject, f"{e.kind}: {e.message}")
+        for e in snapshot.metrics_errors
+        if not e.server_id
+    ]
     by_id = snapshot.tablet_metrics
     if rules.require_metrics and snapshot.view is not None:
         errors = {e.server_id: e for e in snapshot.metrics_errors if e.server_id}
@@ -377,16 +382,6 @@ def _metrics_unknown(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Find
                     "metrics_unknown",
                     f"tablet-server {server.node_id}",
                     f"metrics unknown ({why})",
-                )
-            )
-    for error in snapshot.metrics_errors:
-        if not error.server_id:
-            out.append(
-                Finding(
-                    HealthStatus.UNKNOWN,
-                    "metrics_unknown",
-                    error.subject,
-                    f"{error.kind}: {error.message}",
                 )
             )
     return out

@@ -124,6 +124,7 @@ def test_the_check_warns_naming_a_configured_endpoint_that_does_not_answer() -> 
     r = assess(s, evaluate(s))
     assert r.status is ExitCode.WARNING
     nagios = render(r, "nagios")
+    assert nagios.startswith(f"FLUSS WARNING: metrics {url}: unreachable: ConnectError: refused")
     assert f"[WARNING] metrics {url}: unreachable: ConnectError: refused" in nagios
     assert "[WARNING] tablet-server 0: metrics unknown" in nagios
     data = json.loads(render(r, "json"))
