@@ -14,7 +14,7 @@ TEST_FLUSS_HOME ?= ../shared/fluss/fluss-1.0-SNAPSHOT
 # `make demo DEMO_FLUSS_HOME=DIR` runs the demo on an unpacked distribution instead.
 DEMO_FLUSS_HOME ?=
 
-.PHONY: all venv jars demo test unit pilot lint fmt proto proto-check fuzz bench bench-history clean
+.PHONY: all venv jars demo test unit pilot lint fmt proto proto-check fuzz bench bench-quick bench-history clean
 
 all: test
 
@@ -67,6 +67,13 @@ bench: jars
 	$(BIN)/python bench/poll.py
 	$(BIN)/python bench/poll_busy.py
 	$(BIN)/python bench/check.py
+
+# Every benchmark's smoke run (--quick: tiny set-ups, figures meaningless; own clusters).
+bench-quick: jars
+	for b in poll poll_busy check scan; do $(BIN)/python bench/$$b.py --quick || exit 1; done
+	$(BIN)/python bench/history.py --quick
+	$(BIN)/python bench/history_inserts.py --quick
+	$(BIN)/python bench/ui.py --quick
 
 # The operating history under a month of 10 s polls (no cluster needed; ~30 minutes of CPU).
 bench-history: venv

@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python bench/check.py                      # own 3-tablet-server cluster
     .venv/bin/python bench/check.py --bootstrap 127.0.0.1:9123 [--reps 7] [--json]
+    .venv/bin/python bench/check.py --quick [--bootstrap B --run-dir D --drop]  # smoke run
 
 What is timed: the wall time of a whole process, from spawn to exit, as a scheduler or a
 monitoring system runs it (interpreter start-up and imports included):
@@ -23,13 +24,16 @@ with 1 coordinator and 3 tablet servers in a temporary run dir, stopped at the e
 exist. Then ``--reps`` runs of each process, interleaved; median and p90 wall time, median
 CPU time (user + system of the process, all its threads), the ratios check / pyfluss (goal
 for the wall time: <= 0.5) and the load average (other work on the machine shows there).
+With ``--bootstrap``, ``--run-dir DIR`` (a local cluster's directory) times (a+) too.
+
+``--quick`` (bench/_quick.py): 2 tables x 2 buckets, one run of each process; ``--drop``
+drops the bench database at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import resource
@@ -46,10 +50,12 @@ for path in (REPO, REPO / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+from _quick import add_quick, parse_args  # noqa: E402
 from poll import (  # noqa: E402  (bench/poll.py: the table set-up is shared)
+    bench_cluster,
+    cluster_options,
     ensure_tables,
     leaderless,
-    log,
     percentile,
     pyfluss_close,
     pyfluss_connect,
@@ -204,41 +210,26 @@ def print_table(s: dict[str, Any]) -> None:
     print(f"wall-time ratios (goal a/b <= 0.5): {ratios}; CPU ratios: {cpu}; load {load}")
 
 
-def own_cluster(args: argparse.Namespace) -> contextlib.AbstractContextManager[Any]:
-    """None for ``--bootstrap``, else a temporary cluster of 1 coordinator and 3 tablet
-    servers (``--version`` / ``--fluss-home``) yielding its description (bench/startup.py
-    uses it too)."""
-    from konsole.localcluster.cluster import temporary_cluster
-
-    start: dict[str, Any] = {"fluss_home": args.fluss_home} if args.fluss_home else {}
-    if args.bootstrap:
-        return contextlib.nullcontext(None)
-    return temporary_cluster(
-        args.version, tablet_servers=3, prefix="konsole-bench-", ready_timeout=180, **start
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--bootstrap", help="use this cluster instead of starting one")
-    parser.add_argument("--version", default=None, help="Fluss version of the own cluster")
-    parser.add_argument("--fluss-home", default=None, help="own cluster from a distribution")
+    cluster_options(parser)
+    parser.add_argument("--run-dir", help="with --bootstrap: its local cluster's dir, for (a+)")
     parser.add_argument("--tables", type=int, default=200)
     parser.add_argument("--buckets", type=int, default=8)
     parser.add_argument("--rf", type=int, default=1)
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
+    add_quick(parser, {"tables": 2, "buckets": 2, "reps": 1, "warmup": 0})
+    args = parse_args(parser, argv)
     if min(args.tables, args.buckets, args.rf, args.reps) < 1 or args.warmup < 0:
         parser.error("--tables, --buckets, --rf and --reps must be >= 1, --warmup >= 0")
+    if args.run_dir and not args.bootstrap:
+        parser.error("--run-dir goes with --bootstrap (the own cluster's dir is known)")
 
-    with own_cluster(args) as desc:
-        bootstrap = args.bootstrap or desc.bootstrap_servers
-        if desc is not None:
-            log(f"started a {desc.version} cluster: {bootstrap}")
-        summary = run(args, bootstrap, None if desc is None else desc.run_dir)
+    with bench_cluster(args) as (bootstrap, desc):
+        summary = run(args, bootstrap, desc.run_dir if desc is not None else args.run_dir)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

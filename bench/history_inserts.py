@@ -3,6 +3,7 @@
 Usage::
 
     .venv/bin/python bench/history_inserts.py [--polls 3000]
+    .venv/bin/python bench/history_inserts.py --quick    # smoke run: 100 polls, 1 import
 
 Both write, per poll, in one transaction on the same kind of file (the real schema, WAL,
 ``synchronous=NORMAL``): one ``polls`` row, one ``offsets`` row (an 850-byte blob, the
@@ -31,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from _quick import add_quick, parse_args  # noqa: E402  (bench/ is the script's dir)
 from sqlite_utils import Database  # noqa: E402
 
 from store import open_writer  # noqa: E402
@@ -97,15 +99,20 @@ def run(polls: int, write: Callable[[Any, int], None], wrap: bool) -> list[float
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--polls", type=int, default=3000)
-    args = ap.parse_args()
+    ap.add_argument("--import-reps", type=int, default=5, help="processes timing the import")
+    add_quick(ap, {"polls": 100, "import_reps": 1})
+    args = parse_args(ap)
     imports = []
-    for _ in range(5):
+    for _ in range(max(1, args.import_reps)):
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import sqlite_utils"], check=True)
         t1 = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import sqlite3"], check=True)
         imports.append((t1 - t0) - (time.perf_counter() - t1))
-    print(f"importing sqlite-utils (beyond sqlite3), best of 5: {min(imports) * 1000:.0f} ms")
+    print(
+        f"importing sqlite-utils (beyond sqlite3), best of {len(imports)}: "
+        f"{min(imports) * 1000:.0f} ms"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         writer = open_writer(Path(tmp) / "h.sqlite")
         t0 = time.perf_counter()

@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python bench/poll.py                       # own 3-tablet-server cluster
     .venv/bin/python bench/poll.py --bootstrap 127.0.0.1:9123 [--reps 15] [--json]
+    .venv/bin/python bench/poll.py --quick [--bootstrap B --drop]   # smoke run, seconds
 
 What one "poll" reads: the servers, the table info of every table and the latest offset of
 every bucket (gather_cluster also reads each server's ApiVersions and every bucket's
@@ -40,6 +41,9 @@ Measurement: ``--warmup`` polls per method are discarded, then ``--reps`` polls 
 run interleaved (a, a0, b, c, c0, a, ...), stopping early when ``--budget`` seconds are
 spent. Median and p90 per method, and the median CPU time of this process per poll (all its
 threads, so pyfluss's too); ratios of (a) and (a0) against (b) and their floors.
+
+``--quick`` (bench/_quick.py): 3 tables x 2 buckets, 1 warm-up + 2 reps, the same code
+paths; ``--drop`` drops the bench database at the end (a shared cluster stays as it was).
 """
 
 from __future__ import annotations
@@ -55,17 +59,19 @@ import struct
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for _path in (REPO, REPO / "bench"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 import fluss  # noqa: E402
 import pyarrow as pa  # noqa: E402
+from _quick import add_quick, parse_args  # noqa: E402
 
 from fluss_proto import frame  # noqa: E402
 from fluss_proto.client import FlussClient  # noqa: E402
@@ -165,6 +171,52 @@ async def ensure_tables(
             f"({recreated} dropped and created again for want of leaders)"
         )
     return wanted, todo
+
+
+async def drop_bench_database(bootstrap: str) -> None:
+    """Drop the bench database and its tables (``--drop``: a shared cluster stays as it was)."""
+    conn = await pyfluss_connect(bootstrap)
+    try:
+        async with asyncio.timeout(ADMIN_TIMEOUT_S):
+            await conn.get_admin().drop_database(DATABASE, ignore_if_not_exists=True, cascade=True)
+        log(f"dropped database {DATABASE}")
+    finally:
+        await pyfluss_close(conn)
+
+
+def cluster_options(parser: argparse.ArgumentParser) -> None:
+    """``--bootstrap`` / ``--version`` / ``--fluss-home`` and ``--drop``: the cluster a bench
+    runs on (its own temporary one unless ``--bootstrap``)."""
+    parser.add_argument("--bootstrap", help="use this cluster instead of starting one")
+    parser.add_argument("--version", default=None, help="Fluss version of the own cluster")
+    parser.add_argument("--fluss-home", default=None, help="own cluster from a distribution")
+    parser.add_argument("--drop", action="store_true", help=f"drop database {DATABASE} at the end")
+
+
+@contextlib.contextmanager
+def bench_cluster(args: argparse.Namespace) -> Iterator[tuple[str, Any]]:
+    """(bootstrap, the own cluster's description or None): ``--bootstrap``'s cluster, else
+    a 1 coordinator + 3 tablet-server one in a temporary run dir, stopped on exit. With
+    ``--drop`` the bench database is dropped on the way out."""
+    from konsole.localcluster.cluster import temporary_cluster
+
+    start: dict[str, Any] = {"fluss_home": args.fluss_home} if args.fluss_home else {}
+    own = (
+        contextlib.nullcontext(None)
+        if args.bootstrap
+        else temporary_cluster(
+            args.version, tablet_servers=3, prefix="konsole-bench-", ready_timeout=180, **start
+        )
+    )
+    with own as desc:
+        bootstrap = args.bootstrap or desc.bootstrap_servers
+        if desc is not None:
+            log(f"started a {desc.version} cluster: {bootstrap}")
+        try:
+            yield bootstrap, desc
+        finally:
+            if getattr(args, "drop", False):
+                asyncio.run(drop_bench_database(bootstrap))
 
 
 async def write_rows(conn: fluss.FlussConnection, names: list[str], rows: int) -> None:
@@ -656,8 +708,7 @@ def main(argv: list[str] | None = None) -> int:
     # A SIGTERM (e.g. from `timeout`) unwinds like Ctrl-C, so the own cluster is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--bootstrap", help="use this cluster instead of starting one")
-    parser.add_argument("--version", default=None, help="Fluss version of the own cluster")
+    cluster_options(parser)
     parser.add_argument("--tables", type=int, default=200)
     parser.add_argument("--buckets", type=int, default=8)
     parser.add_argument("--rf", type=int, default=1, help="replication factor of new tables")
@@ -674,25 +725,26 @@ def main(argv: list[str] | None = None) -> int:
         metavar="URL",
         help="a server's Prometheus endpoint for (s) and (m), with --bootstrap (repeatable)",
     )
-    args = parser.parse_args(argv)
+    add_quick(
+        parser,
+        {
+            "tables": 3,
+            "buckets": 2,
+            "written_tables": 1,
+            "rows": 5,
+            "reps": 2,
+            "warmup": 1,
+            "budget": 20.0,
+        },
+    )
+    args = parse_args(parser, argv)
     if min(args.tables, args.buckets, args.rf, args.reps) < 1 or args.warmup < 0:
         parser.error("--tables, --buckets, --rf and --reps must be >= 1, --warmup >= 0")
 
-    from konsole.localcluster.cluster import temporary_cluster
-
-    own = (
-        contextlib.nullcontext(None)
-        if args.bootstrap
-        else temporary_cluster(
-            args.version, tablet_servers=3, prefix="konsole-bench-", ready_timeout=180
-        )
-    )
-    with own as desc:
-        bootstrap = args.bootstrap or desc.bootstrap_servers
-        if desc is not None:
-            log(f"started a {desc.version} cluster: {bootstrap}")
+    with bench_cluster(args) as (bootstrap, desc):
+        # The description is a named record (ClusterDescription), not its JSON dict.
         urls = list(args.metrics) or [
-            str(p["metrics_url"]) for p in desc.get("processes", ()) if p.get("metrics_url")
+            str(p.metrics_url) for p in (desc.processes if desc else ()) if p.metrics_url
         ]
         summary = asyncio.run(bounded(run(args, bootstrap, urls)))
     if args.json:

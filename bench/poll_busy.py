@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python bench/poll_busy.py                     # own 3-tablet-server cluster
     .venv/bin/python bench/poll_busy.py --bootstrap H:P [--seconds 60] [--json]
+    .venv/bin/python bench/poll_busy.py --quick [--bootstrap H:P --drop]   # smoke run
 
 The idle benchmark (``bench/poll.py``) measures a cluster where nothing changes. Here a
 separate process (``bench/busy_writer.py``) appends rows to the first ``--written-tables``
@@ -19,6 +20,9 @@ latest offset, bounded in count (``--reps``) and time:
 Per poll: latency, this process's CPU (the writer runs elsewhere, so this is ours alone),
 requests, and the response bytes the poll made the servers send (every frame's body, as
 read by our connections). Medians and p90 are printed; nothing is asserted.
+
+``--quick`` (bench/_quick.py): 2 tables x 2 buckets, one written, the writer for 6 s, a
+few polls; ``--drop`` drops the bench database at the end.
 """
 
 from __future__ import annotations
@@ -42,12 +46,14 @@ BENCH = Path(__file__).resolve().parent
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
+from _quick import add_quick, parse_args  # noqa: E402
 from poll import (  # noqa: E402  (poll.py puts the repository on sys.path)
     RUN_LIMIT_S,
+    bench_cluster,
+    cluster_options,
     ensure_tables,
     leaderless,
     load_gather,
-    log,
     percentile,
     pyfluss_close,
     pyfluss_connect,
@@ -236,9 +242,7 @@ async def bounded(coro: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--bootstrap", help="use this cluster instead of starting one")
-    parser.add_argument("--version", default=None, help="Fluss version of the own cluster")
-    parser.add_argument("--fluss-home", default=None, help="own cluster from a distribution")
+    cluster_options(parser)
     parser.add_argument("--tables", type=int, default=200)
     parser.add_argument("--buckets", type=int, default=8)
     parser.add_argument("--rf", type=int, default=1)
@@ -249,29 +253,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=0.5, help="pause between polls")
     parser.add_argument("--reps", type=int, default=60)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
+    add_quick(
+        parser,
+        {
+            "tables": 2,
+            "buckets": 2,
+            "written_tables": 1,
+            "batch": 20,
+            "seconds": 6.0,
+            "ramp": 2.0,
+            "interval": 0.3,
+            "reps": 6,
+        },
+    )
+    args = parse_args(parser, argv)
     if min(args.tables, args.buckets, args.rf, args.reps, args.written_tables) < 1:
         parser.error("counts must be >= 1")
     if args.written_tables > args.tables:
         parser.error("--written-tables cannot exceed --tables")
 
-    from konsole.localcluster.cluster import temporary_cluster
-
-    own = (
-        contextlib.nullcontext(None)
-        if args.bootstrap
-        else temporary_cluster(
-            args.version,
-            fluss_home=args.fluss_home,
-            tablet_servers=3,
-            prefix="konsole-bench-",
-            ready_timeout=180,
-        )
-    )
-    with own as desc:
-        bootstrap = args.bootstrap or desc.bootstrap_servers
-        if desc is not None:
-            log(f"started a {desc.version} cluster: {bootstrap}")
+    with bench_cluster(args) as (bootstrap, _):
         summary = asyncio.run(bounded(run(args, bootstrap)))
     if args.json:
         print(json.dumps(summary, indent=2))

@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python bench/scan.py                       # own 1 coordinator + 1 tablet server
     .venv/bin/python bench/scan.py --bootstrap 127.0.0.1:9123 [--log-rows 200000]
         [--pk-rows 1000000] [--buckets 4] [--reps 3] [--json]
+    .venv/bin/python bench/scan.py --quick [--bootstrap B]   # smoke run, seconds
 
 Tables (created with pyfluss in a fresh database ``konsole_bench_scan_<pid>``, dropped at
 the end): a log table of ``--log-rows`` rows (ARROW format, default ZSTD, written with
@@ -45,6 +46,9 @@ instead of the published 0.9.1 jars, so primary-key rows come through ScanKv):
 - time to first row on stdout: process start to the first complete line of
   ``--format jsonl`` (and of the default table format with ``--limit 100``), beside the
   time a process takes to start Python and import the modules a preview needs.
+
+``--quick`` (bench/_quick.py): 2,000 log rows, 1,000 PK rows, 2 buckets, one rep and one
+export rep; the same code paths, figures meaningless.
 """
 
 from __future__ import annotations
@@ -63,11 +67,13 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for _path in (REPO, REPO / "bench"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 import fluss  # noqa: E402
 import pyarrow as pa  # noqa: E402
+from _quick import add_quick, parse_args  # noqa: E402
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb  # noqa: E402
 from fluss_proto.api_keys import ApiKey  # noqa: E402
@@ -517,7 +523,18 @@ def main(argv: list[str] | None = None) -> int:
         help="measure the export of an existing table (with --bootstrap), create nothing",
     )
     parser.add_argument("--keep-tables", action="store_true", help="do not drop the database")
-    args = parser.parse_args(argv)
+    add_quick(
+        parser,
+        {
+            "log_rows": 2000,
+            "pk_rows": 1000,
+            "buckets": 2,
+            "reps": 1,
+            "export_reps": 1,
+            "create_budget": 30.0,
+        },
+    )
+    args = parse_args(parser, argv)
     if args.export_table:
         if not args.bootstrap:
             parser.error("--export-table needs --bootstrap")

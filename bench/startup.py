@@ -408,12 +408,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     summary: dict[str, Any] = {"reps": reps, "cpus": os.cpu_count(), "load_start": load()}
     summary["light"] = measure_light(reps if args.quick else 3 * reps)
     if not args.no_cluster:
-        from check import own_cluster  # bench/check.py: the same cluster
+        from poll import bench_cluster  # bench/poll.py: the benches' one cluster
 
-        with own_cluster(args) as desc:
-            bootstrap = args.bootstrap or desc.bootstrap_servers
+        with bench_cluster(args) as (bootstrap, desc):
             if desc is not None:
-                log(f"started a {desc.version} cluster: {bootstrap}")
                 summary["fluss_version"] = desc.version
             asyncio.run(prepare(args, bootstrap))
             run_dir = None if desc is None else desc.run_dir

@@ -18,6 +18,7 @@ so what is measured is the UI, not the network. Three figures:
    time) and on the Overview. Goal < 3 % of one core.
 
     python bench/ui.py [--reps 7] [--refreshes 30] [--idle-seconds 60] [--json]
+    python bench/ui.py --quick      # smoke run (1 rep, 3 refreshes, 2 s idle), seconds
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from _quick import add_quick, parse_args  # noqa: E402  (bench/ is the script's dir)
 
 MARK = "FIRST-PAINT"
 
@@ -316,7 +319,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--story", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--screen", default="t", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    add_quick(parser, {"reps": 1, "refreshes": 3, "idle_seconds": 2.0})
+    args = parse_args(parser)
     if args.child == "bare":
         return _child_bare()
     if args.child == "konsole":

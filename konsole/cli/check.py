@@ -241,6 +241,7 @@ async def _second_look(
         health_error=health_error,
         metrics=tuple(r for r in results if isinstance(r, ServerMetrics)),
         metrics_errors=tuple(r for r in results if isinstance(r, MetricsError)),
+        metrics_origin=snapshot.metrics_origin,
     )
 
 
@@ -381,7 +382,7 @@ def run_check(
 
 
 @click.command("check", cls=_CheckCommand, context_settings={"help_option_names": ["-h", "--help"]})
-@cluster_options(history=True)
+@cluster_options(history=True, polls=True)
 @click.option(
     "-w",
     "--warning",

@@ -2,7 +2,9 @@
 
 A command names the cluster it is about with ``--profile`` / ``--bootstrap`` / ``--local``
 (and ``--run-dir``, ``--config`` to reach it), and its history file with ``--history``
-(``--no-history`` for the console). :func:`cluster_options` adds the ones a command takes
+(``--no-history`` for the console); a command that polls takes ``--metrics-port`` too (the
+servers' Prometheus port, on each server's host from metadata, instead of the profile's
+``metrics`` / ``metrics_port``). :func:`cluster_options` adds the ones a command takes
 and hands them to it as one :class:`ConnectionArgs` (keyword ``cluster``); the history file
 always comes from :meth:`ConnectionArgs.history_file`, i.e. the one rule of
 :mod:`konsole.collect.connect`.
@@ -73,13 +75,16 @@ class ConnectionArgs:
     history: Path | None = None
     #: ``--no-history``: the console records nothing.
     no_history: bool = False
+    #: ``--metrics-port``: the servers' Prometheus port (replaces the profile's endpoints).
+    metrics_port: int | None = None
 
     def resolve(self) -> Profile:
-        """The profile these options name (asks the local cluster for ``local``);
-        raises ProfileError."""
+        """The profile these options name (asks the local cluster for ``local``), with
+        ``--metrics-port`` applied; raises ProfileError."""
         from konsole.collect.connect import resolve
 
-        return resolve(self.profile, self.bootstrap, self.local, self.run_dir, self.config_path)
+        chosen = resolve(self.profile, self.bootstrap, self.local, self.run_dir, self.config_path)
+        return chosen.with_metrics_port(self.metrics_port)
 
     def history_file(self, profile: Profile | None = None) -> Path:
         """The history file: ``--history``, else the cluster's by the one rule. Without
@@ -169,19 +174,29 @@ _OPTIONS: dict[str, Callable[[F], F]] = {
     "no_history": click.option(
         "--no-history", is_flag=True, help="Do not record (live only; time travel off)."
     ),
+    "metrics_port": click.option(
+        "--metrics-port",
+        type=click.IntRange(1, 65535),
+        default=None,
+        metavar="PORT",
+        help="The servers' Prometheus port, scraped on each server's host (instead of the "
+        "profile's metrics / metrics_port). Without any, the metric rules are not configured.",
+    ),
 }
 
 
 def cluster_options(
-    *, reach: bool = True, history: bool = False, no_history: bool = False
+    *, reach: bool = True, history: bool = False, no_history: bool = False, polls: bool = False
 ) -> Callable[[F], F]:
     """Add the shared options to a command; it receives them as ``cluster: ConnectionArgs``.
 
     Always ``--profile``, ``--bootstrap``, ``--local``; with ``reach`` (a command that
-    connects) ``--run-dir`` and ``--config``; ``--history`` and ``--no-history`` on request.
+    connects) ``--run-dir`` and ``--config``; with ``polls`` (a command that polls)
+    ``--metrics-port``; ``--history`` and ``--no-history`` on request.
     """
     names = ["profile", "bootstrap", "local"]
     names += ["run_dir", "config_path"] if reach else []
+    names += ["metrics_port"] if polls else []
     names += ["history"] if history else []
     names += ["no_history"] if no_history else []
 

@@ -48,6 +48,6 @@ def profiles(config_path: Path | None, fmt: str) -> None:
             if d["metrics"]
             else f" metrics_port={d['metrics_port']}"
             if d["metrics_port"]
-            else ""
+            else " metrics=not configured"
         )
         click.echo(f"  {p.name:<16} {','.join(p.bootstrap)}{auth}{metrics}")

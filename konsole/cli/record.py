@@ -38,7 +38,7 @@ __all__ = ["record"]
 
 
 @click.command("record", cls=ConfigCommand)
-@cluster_options(history=True)
+@cluster_options(history=True, polls=True)
 @interval_option()
 @click.option("--keep-full", default="24h", show_default=True, help="Keep every poll this long.")
 @click.option(

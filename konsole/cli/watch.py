@@ -97,7 +97,7 @@ async def _watch(profile: Profile, interval: float | None, fmt: str, max_polls: 
 
 
 @click.command("watch", cls=ConfigCommand)
-@cluster_options()
+@cluster_options(polls=True)
 @interval_option()
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True

@@ -31,7 +31,7 @@ from fluss_proto.model import (
 )
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
 from konsole.model.events import Event, EventKind, Severity, Subject
-from konsole.model.metrics import ServerMetrics
+from konsole.model.metrics import MetricsOrigin, ServerMetrics
 from konsole.model.snapshot import (
     ClusterSnapshot,
     CoordinatorRole,
@@ -379,6 +379,7 @@ def snapshot_from_state(state: StateAt) -> ClusterSnapshot:
     )
     errors = tuple(_error(text) for text in poll.errors)
     metrics, health = _metrics(state, taken_at)
+    origin = _metrics_origin(metrics, errors)
     if not poll.ok:
         return ClusterSnapshot(
             seq=poll.seq,
@@ -391,6 +392,7 @@ def snapshot_from_state(state: StateAt) -> ClusterSnapshot:
             metrics=metrics,
             errors=errors,
             consecutive_failures=1,
+            metrics_origin=origin,
         )
     return ClusterSnapshot(
         seq=poll.seq,
@@ -403,7 +405,18 @@ def snapshot_from_state(state: StateAt) -> ClusterSnapshot:
         health=health,
         metrics=metrics,
         errors=errors,
+        metrics_origin=origin,
     )
+
+
+def _metrics_origin(
+    metrics: Sequence[ServerMetrics], errors: Sequence[SnapshotError]
+) -> MetricsOrigin:
+    """The file keeps no origin: a poll with neither a server's metrics nor a metrics
+    error scraped no endpoint, so none was configured (a past moment reads as it did live)."""
+    if metrics or any(e.scope == "metrics" for e in errors):
+        return MetricsOrigin.CONFIGURED
+    return MetricsOrigin.NONE
 
 
 def _error(text: str) -> SnapshotError:

@@ -2,7 +2,11 @@
 
 Each poll runs three things at once (``asyncio.gather``): the cluster gather (guided by the
 previous view, earliest offsets every Nth poll, GetClusterHealth beside it when the servers
-advertise it), the coordinator probes and the metrics scrape. Polls never overlap (a
+advertise it), the coordinator probes and the metrics scrape. The scrape's endpoints come
+from the previous view's servers; when they depend on the servers' hosts (a metrics port)
+and there is no previous view yet (a first poll, ``konsole check``'s only one), the scrape
+waits for this poll's metadata and gets what is left of the poll's time. Every snapshot
+carries how its endpoints were chosen (``metrics_origin``). Polls never overlap (a
 lock), never raise (a failure is a failed snapshot) and are bounded in time. While the
 cluster is unreachable the delay grows (doubling, capped) and the snapshot says how many
 polls failed in a row; the client is dropped and connected again on the next poll.
@@ -27,6 +31,7 @@ from fluss_proto.gather import gather_cluster
 from fluss_proto.model import ClusterHealth, ClusterView
 from konsole.collect.metrics import MetricsError, MetricsResult, ServerMetrics
 from konsole.collect.profiles import MetricsEndpoint, Profile
+from konsole.model.metrics import MetricsOrigin
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
 
 __all__ = ["PollClient", "Poller", "PollerConfig", "fetch_cluster_health"]
@@ -79,6 +84,11 @@ class PollerConfig:
     #: Coordinator addresses to probe; empty = learn them from metadata and bootstrap.
     coordinators: tuple[str, ...] = ()
     bootstrap: tuple[str, ...] = ()
+    #: How the metrics endpoints are chosen (stamped on every snapshot).
+    metrics_origin: MetricsOrigin = MetricsOrigin.CONFIGURED
+    #: The endpoints depend on the servers' hosts: without a previous view, scrape after
+    #: this poll's metadata named them (not the bootstrap hosts).
+    metrics_from_view: bool = False
 
     @classmethod
     def from_profile(cls, profile: Profile, **overrides: Any) -> PollerConfig:
@@ -89,6 +99,8 @@ class PollerConfig:
             "probe_timeout": min(profile.connect_timeout, profile.request_timeout),
             "coordinators": profile.coordinators,
             "bootstrap": profile.bootstrap,
+            "metrics_origin": profile.metrics_origin,
+            "metrics_from_view": profile.metrics_from_hosts,
         }
         values.update(overrides)
         return cls(**values)
@@ -167,10 +179,11 @@ class Poller:
             earliest = (self._seq - 1) % max(1, self.config.earliest_every) == 0
             guide = self._guide
             addresses = self._probe_addresses()
+            gathering = asyncio.ensure_future(self._gather_part(guide, earliest))
             gathered, probes, scraped = await asyncio.gather(
-                self._gather_part(guide, earliest),
+                gathering,
                 self._probe_part(addresses),
-                self._scrape_part(guide),
+                self._scrape_part(guide, gathering, t0),
             )
             latency = self._monotonic() - t0
             metrics = tuple(r for r in scraped if isinstance(r, ServerMetrics))
@@ -186,6 +199,7 @@ class Poller:
                     coordinators=probes,
                     metrics=metrics,
                     metrics_errors=metrics_errors,
+                    metrics_origin=self.config.metrics_origin,
                 )
             else:
                 self._failures = 0
@@ -201,6 +215,7 @@ class Poller:
                     health_error=gathered.health_error,
                     metrics=metrics,
                     metrics_errors=metrics_errors,
+                    metrics_origin=self.config.metrics_origin,
                 )
             self._last = snapshot
             return snapshot
@@ -256,9 +271,24 @@ class Poller:
             statuses.append(CoordinatorStatus(probe.address, role, error, probe.latency_s))
         return tuple(statuses)
 
-    async def _scrape_part(self, guide: ClusterView | None) -> Sequence[MetricsResult]:
+    async def _scrape_part(
+        self, guide: ClusterView | None, gathering: Awaitable[_Gathered], t0: float
+    ) -> Sequence[MetricsResult]:
+        view = guide
+        if view is None and self.config.metrics_from_view:
+            # The servers' hosts come from metadata: wait for this poll's.
+            view = (await gathering).view
+        endpoints = self._endpoints(view)
+        left = self.config.poll_timeout - (self._monotonic() - t0)
         try:
-            return await self._scrape(self._endpoints(guide))
+            async with asyncio.timeout(max(0.0, left)):
+                return await self._scrape(endpoints)
+        except TimeoutError:  # the gather took the poll's time: each endpoint is unknown
+            at = self._clock()
+            return tuple(
+                MetricsError(e.url, e.role, e.server_id, "timeout", "no time left in the poll", at)
+                for e in endpoints
+            )
         except Exception as exc:  # the scraper never raises; a fake or a bug might
             log.debug("metrics scrape failed: %s", _text(exc))
             return ()

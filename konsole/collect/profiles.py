@@ -7,6 +7,13 @@ A profile comes from one of these sources, in this order:
 2. ``--local``: the running local cluster's description (:func:`profile_from_local`);
 3. ``--bootstrap``; 4. ``FLUSS_BOOTSTRAP``; 5. ``localhost:9123``.
 
+Metrics endpoints: a profile's ``metrics`` URLs, else ``metrics_port`` on every server's
+host (from metadata), else none; ``--metrics-port`` (:meth:`Profile.with_metrics_port`)
+replaces both. :attr:`Profile.metrics_origin` says which, so the health rules can tell an
+endpoint that stopped answering from one that was never there. konsole does not guess a
+port: the Prometheus reporter's port is a server setting, and whatever answers on a guessed
+one need not be this cluster's server.
+
 Passwords never live in the file: a profile names an environment variable
 (``password_env``) or a file (``password_file``) and :meth:`Profile.sasl` reads it when a
 connection needs it. A :class:`Profile` holds no secret, so its repr, the ``profiles``
@@ -30,6 +37,7 @@ import platformdirs
 from fluss_proto.cluster import parse_bootstrap
 from konsole.errors import ProfileError
 from konsole.model.health import HealthThresholds
+from konsole.model.metrics import MetricsOrigin
 
 if TYPE_CHECKING:  # imported when a password is read: the console starts without it
     from fluss_proto.sasl import SaslPlain
@@ -39,6 +47,7 @@ __all__ = [
     "DEFAULT_BOOTSTRAP",
     "HealthThresholds",
     "MetricsEndpoint",
+    "MetricsOrigin",
     "Profile",
     "ProfileError",
     "default_config_path",
@@ -122,6 +131,28 @@ class Profile:
         except ValueError as exc:
             raise ProfileError(f"profile {self.name!r}: {exc}") from None
 
+    @property
+    def metrics_origin(self) -> MetricsOrigin:
+        """How :meth:`metrics_endpoints` chooses: configured, found (the local cluster's
+        description lists its servers' endpoints) or none."""
+        if self.metrics and self.source == "local":
+            return MetricsOrigin.FOUND
+        if self.metrics or self.metrics_port is not None:
+            return MetricsOrigin.CONFIGURED
+        return MetricsOrigin.NONE
+
+    @property
+    def metrics_from_hosts(self) -> bool:
+        """Whether the endpoints depend on the servers' hosts (``metrics_port``)."""
+        return not self.metrics and self.metrics_port is not None
+
+    def with_metrics_port(self, port: int | None) -> Profile:
+        """``--metrics-port``: this port on every server's host, instead of the profile's
+        ``metrics`` and ``metrics_port`` (None: the profile as it is)."""
+        if port is None:
+            return self
+        return replace(self, metrics=(), metrics_port=port)
+
     def metrics_endpoints(self, hosts: Sequence[str] = ()) -> tuple[MetricsEndpoint, ...]:
         """The listed endpoints, else ``metrics_port`` on each host (bootstrap hosts if none)."""
         if self.metrics:
@@ -153,6 +184,7 @@ class Profile:
             "password": password,
             "metrics": [e.url for e in self.metrics],
             "metrics_port": self.metrics_port,
+            "metrics_origin": self.metrics_origin.value,
             "poll_interval": self.poll_interval,
         }
 

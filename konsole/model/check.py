@@ -11,7 +11,9 @@ UNKNOWN -> WARNING) and every threshold that alerts. Health UNKNOWN means the ch
 looked but part of the cluster did not answer (a silent metrics endpoint, items it could
 not read): the plugin guidelines keep exit 3 for the check's own failures (bad arguments,
 bad configuration, rejected credentials, internal errors), so that is WARNING, never OK.
-An unreachable cluster or a timeout is CRITICAL. See docs/health-check.md.
+An unreachable cluster or a timeout is CRITICAL. Metrics that were never configured are not
+silence: the metric-based rules are listed as not configured (an OK finding, perfdata
+``U``) and do not raise the status. See docs/health-check.md.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from typing import Any, Final
 
 from fluss_proto.model import HealthStatus
 from konsole.errors import ExitCode
-from konsole.model.health import Health, HealthRules
+from konsole.model.health import METRIC_RULES, Health, HealthRules
+from konsole.model.metrics import MetricsOrigin
 from konsole.model.placement import Placement, Replication, replication
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name, table_names
 
@@ -38,6 +41,7 @@ __all__ = [
     "CheckResult",
     "ExitCode",
     "Measure",
+    "MetricsSeen",
     "Range",
     "Thresholds",
     "assess",
@@ -304,13 +308,12 @@ def _values(
         out["coordinators_active"] = (None, "no coordinator was probed")
         out["coordinators_standby"] = (None, "no coordinator was probed")
     tablets = [m for m in s.metrics if m.role == "tablet"]
+    why = _no_metric(tablets, s.metrics_origin)
     disks = [m.disk_usage_ratio for m in tablets if m.disk_usage_ratio is not None]
-    out["disk_usage_max"] = (max(disks), None) if disks else (None, _no_metric(tablets))
+    out["disk_usage_max"] = (max(disks), None) if disks else (None, why)
     locks = [m.disk_write_locked for m in tablets if m.disk_write_locked is not None]
     out["write_locked_servers"] = (
-        (float(sum(1 for locked in locks if locked)), None)
-        if locks
-        else (None, _no_metric(tablets))
+        (float(sum(1 for locked in locks if locked)), None) if locks else (None, why)
     )
     counts = [m.kv_rejections for m in tablets if m.kv_rejections is not None]
     if counts:
@@ -318,7 +321,7 @@ def _values(
     elif disks:  # a 1.0-line server exports it for KV tables only: none here
         out["kv_rejections"] = (0.0, None)
     else:
-        out["kv_rejections"] = (None, _no_metric(tablets))
+        out["kv_rejections"] = (None, why)
     rep = facts if facts is not None else replication(s)
     if rep is None:
         why = f"the poll failed: {s.error}"
@@ -332,7 +335,9 @@ def _values(
     return out
 
 
-def _no_metric(tablets: Sequence[Any]) -> str:
+def _no_metric(tablets: Sequence[Any], origin: MetricsOrigin) -> str:
+    if not tablets and origin is MetricsOrigin.NONE:
+        return "metrics not configured"
     if not tablets:
         return "no tablet server's metrics were read"
     return "no tablet server exports it (the 1.0 line does)"
@@ -356,6 +361,42 @@ class CheckFinding:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricsSeen:
+    """The metrics endpoints of the look: how they were chosen and which answered."""
+
+    origin: MetricsOrigin
+    #: The metric-based health rules not judged (all of them when nothing is configured).
+    not_configured: tuple[str, ...] = ()
+    answered: tuple[str, ...] = ()
+    #: ``url: kind: message`` of each endpoint that gave nothing usable.
+    failed: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, snapshot: ClusterSnapshot) -> MetricsSeen:
+        origin = snapshot.metrics_origin
+        return cls(
+            origin,
+            METRIC_RULES if origin is MetricsOrigin.NONE else (),
+            tuple(m.url for m in snapshot.metrics),
+            tuple(f"{e.url}: {e.kind}: {e.message}" for e in snapshot.metrics_errors),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "origin": self.origin.value,
+            "not_configured": list(self.not_configured),
+            "answered": list(self.answered),
+            "failed": list(self.failed),
+        }
+
+    def text(self) -> str:
+        if self.not_configured:
+            return f"not configured ({', '.join(self.not_configured)} not judged)"
+        failed = f", {len(self.failed)} failed" if self.failed else ""
+        return f"{self.origin.value}: {len(self.answered)} endpoint(s) answered{failed}"
+
+
+@dataclass(frozen=True, slots=True)
 class CheckResult:
     status: ExitCode
     summary: str
@@ -374,6 +415,8 @@ class CheckResult:
     offline_buckets: tuple[str, ...] = ()
     under_replicated_buckets: tuple[str, ...] = ()
     cluster: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: None when nothing was polled.
+    metrics: MetricsSeen | None = None
 
     @property
     def exit_code(self) -> int:
@@ -479,6 +522,7 @@ def assess(
         offline_buckets=tuple(offline),
         under_replicated_buckets=tuple(under),
         cluster=MappingProxyType(dict(cluster or {})),
+        metrics=MetricsSeen.of(snapshot),
     )
     return replace(result, summary=_summary(result))
 
@@ -506,6 +550,8 @@ def _summary(r: CheckResult) -> str:
             parts.append(f"+{rest} more finding{'s' if rest != 1 else ''}")
     elif r.status is ExitCode.OK:
         parts.append("healthy")
+    if r.metrics is not None and r.metrics.not_configured:
+        parts.append("metrics not configured")
     servers = r.measures.get("tablet_servers")
     if r.active_coordinator is not None:
         standby = len(r.standby_coordinators)
@@ -628,6 +674,7 @@ def as_dict(r: CheckResult) -> dict[str, Any]:
             "under_replicated": list(r.under_replicated_buckets),
         },
         "details": list(r.details),
+        "metrics": None if r.metrics is None else r.metrics.as_dict(),
     }
 
 
@@ -643,6 +690,8 @@ def render_text(r: CheckResult) -> str:
     if r.poll_ok is not None or r.timed_out:
         poll = "ok" if r.poll_ok else f"failed: {r.poll_error}"
         lines.append(f"  poll:         {poll}")
+    if r.metrics is not None:
+        lines.append(f"  metrics:      {r.metrics.text()}")
     if r.active_coordinator or r.standby_coordinators or r.unreachable_coordinators:
         lines.append(
             f"  coordinators: active {r.active_coordinator or 'none'}"

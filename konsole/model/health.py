@@ -12,6 +12,11 @@ replicas than replicas) is used when the snapshot has it. The same meaning is de
 that are not alive) and the tablet servers' ``underReplicated`` / ``underMinIsr`` metrics
 (the client protocol carries no per-bucket ISR). See docs/events-and-health.md for every
 rule.
+
+A GREEN finding is information and never raises the status: ``metrics_not_configured``
+says that the metric-based rules (:data:`METRIC_RULES`) were not judged because no metrics
+endpoint was configured or found (the snapshot's ``metrics_origin``). An endpoint that was
+configured or found and does not answer stays ``metrics_unknown`` (UNKNOWN).
 """
 
 from __future__ import annotations
@@ -22,11 +27,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from fluss_proto.model import ClusterView, HealthStatus
-from konsole.model.metrics import ServerMetrics
+from konsole.model.metrics import MetricsOrigin, ServerMetrics
 from konsole.model.placement import Placement, placement
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 
 __all__ = [
+    "METRIC_RULES",
     "Finding",
     "Health",
     "HealthRules",
@@ -50,7 +56,8 @@ class HealthThresholds:
     kv_pressure_warn: float = 0.80
     #: Polls without a log end offset advance before an advancing table is "stalled".
     ingest_stall_polls: int = 3
-    #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN).
+    #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN) when
+    #: metrics were configured or found (never configured: "not configured", information).
     require_metrics: bool = True
 
 
@@ -65,6 +72,16 @@ _RANK: Final = {
 }
 #: Most per-table findings of one rule; the rest are summed up in one more finding.
 MAX_TABLE_FINDINGS: Final = 10
+#: The rules that read the servers' metrics: not judged when no endpoint is configured.
+METRIC_RULES: Final = (
+    "disk_write_locked",
+    "disk_usage",
+    "under_replicated",
+    "under_min_isr",
+    "kv_backpressure",
+    "kv_rejections",
+    "heap",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +280,20 @@ def _metrics(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
     out: list[Finding] = []
     for m in snapshot.metrics:
         out += _server_findings(m, rules)
+    if snapshot.metrics_origin is MetricsOrigin.NONE:
+        return [*out, not_configured()]
     return out + _metrics_unknown(snapshot, rules)
+
+
+def not_configured() -> Finding:
+    """The information that the metric-based rules were not judged (GREEN: no status)."""
+    return Finding(
+        HealthStatus.GREEN,
+        "metrics_not_configured",
+        "cluster",
+        f"metrics not configured: {', '.join(METRIC_RULES)} not judged "
+        "(give the servers' Prometheus port or URLs)",
+    )
 
 
 def _disk_findings(m: ServerMetrics, rules: HealthRules) -> list[Finding]:
@@ -330,8 +360,13 @@ def _server_findings(m: ServerMetrics, rules: HealthRules) -> list[Finding]:
 
 
 def _metrics_unknown(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
-    """Tablet servers whose metrics are missing, and endpoints that failed."""
-    out: list[Finding] = []
+    """Endpoints that failed (first: the check's summary names them), and tablet servers
+    whose metrics are missing."""
+    out = [
+        Finding(HealthStatus.UNKNOWN, "metrics_unknown", e.subject, f"{e.kind}: {e.message}")
+        for e in snapshot.metrics_errors
+        if not e.server_id
+    ]
     by_id = snapshot.tablet_metrics
     if rules.require_metrics and snapshot.view is not None:
         errors = {e.server_id: e for e in snapshot.metrics_errors if e.server_id}
@@ -347,16 +382,6 @@ def _metrics_unknown(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Find
                     "metrics_unknown",
                     f"tablet-server {server.node_id}",
                     f"metrics unknown ({why})",
-                )
-            )
-    for error in snapshot.metrics_errors:
-        if not error.server_id:
-            out.append(
-                Finding(
-                    HealthStatus.UNKNOWN,
-                    "metrics_unknown",
-                    error.subject,
-                    f"{error.kind}: {error.message}",
                 )
             )
     return out

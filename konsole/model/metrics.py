@@ -8,12 +8,36 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Literal
 
-__all__ = ["MetricsError", "MetricsResult", "Role", "ServerMetrics", "TableMetrics"]
+__all__ = [
+    "MetricsError",
+    "MetricsOrigin",
+    "MetricsResult",
+    "Role",
+    "ServerMetrics",
+    "TableMetrics",
+]
 
 Role = Literal["coordinator", "tablet"]
+
+
+class MetricsOrigin(StrEnum):
+    """How a poll's metrics endpoints were chosen: the health rules read silence by it.
+
+    An endpoint someone configured (or konsole found) that does not answer is trouble
+    (``metrics_unknown``, WARNING); when there never was an endpoint, the metric-based rules
+    are *not configured*: said once as information, never a status.
+    """
+
+    #: The profile's ``metrics`` URLs or ``metrics_port``, or ``--metrics-port``.
+    CONFIGURED = "configured"
+    #: Found by konsole without configuration: the local cluster's description.
+    FOUND = "found"
+    #: Neither configured nor found: no endpoint is scraped.
+    NONE = "none"
 
 
 @dataclass(frozen=True, slots=True)

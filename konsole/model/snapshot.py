@@ -16,7 +16,7 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from fluss_proto.model import BucketView, ClusterHealth, ClusterView, GatherError
-from konsole.model.metrics import MetricsError, ServerMetrics
+from konsole.model.metrics import MetricsError, MetricsOrigin, ServerMetrics
 
 __all__ = [
     "ClusterSnapshot",
@@ -88,6 +88,9 @@ class ClusterSnapshot:
     errors: tuple[SnapshotError, ...] = ()
     #: Failed polls in a row, this one included (0 when ok).
     consecutive_failures: int = 0
+    #: How the metrics endpoints were chosen (the health rules read silence by it). The
+    #: default is the strict reading: a server without metrics is not GREEN.
+    metrics_origin: MetricsOrigin = MetricsOrigin.CONFIGURED
 
     @classmethod
     def failed(
@@ -101,6 +104,7 @@ class ClusterSnapshot:
         coordinators: tuple[CoordinatorStatus, ...] = (),
         metrics: tuple[ServerMetrics, ...] = (),
         metrics_errors: tuple[MetricsError, ...] = (),
+        metrics_origin: MetricsOrigin = MetricsOrigin.CONFIGURED,
     ) -> ClusterSnapshot:
         extra = tuple(_probe_errors(coordinators)) + tuple(
             SnapshotError.from_metrics(e) for e in metrics_errors
@@ -117,6 +121,7 @@ class ClusterSnapshot:
             metrics_errors=metrics_errors,
             errors=(SnapshotError("cluster", "cluster", "poll", error), *extra),
             consecutive_failures=consecutive_failures,
+            metrics_origin=metrics_origin,
         )
 
     @classmethod
@@ -132,6 +137,7 @@ class ClusterSnapshot:
         health_error: str | None = None,
         metrics: tuple[ServerMetrics, ...] = (),
         metrics_errors: tuple[MetricsError, ...] = (),
+        metrics_origin: MetricsOrigin = MetricsOrigin.CONFIGURED,
     ) -> ClusterSnapshot:
         """A successful poll, with every per-item error collected in one place."""
         errors = [SnapshotError.from_gather(e) for e in view.errors]
@@ -151,6 +157,7 @@ class ClusterSnapshot:
             metrics=metrics,
             metrics_errors=metrics_errors,
             errors=tuple(errors),
+            metrics_origin=metrics_origin,
         )
 
     # ------------------------------------------------------------------ derived views

@@ -11,7 +11,7 @@ from typing import Any
 from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.model import ClusterHealth, ClusterView
 from konsole.collect.metrics import MetricsResult
-from konsole.collect.poller import Poller, PollerConfig
+from konsole.collect.poller import EndpointsFn, Poller, PollerConfig
 from konsole.collect.profiles import MetricsEndpoint
 from tests._testutil.builders import addr, metrics_error, table, tm, view
 
@@ -111,7 +111,8 @@ class Fakes:
         await asyncio.sleep(self.delay)
         return (tm(0), metrics_error(1))
 
-    def poller(self, **config: Any) -> Poller:
+    def poller(self, *, endpoints: EndpointsFn | None = None, **config: Any) -> Poller:
+        """A poller on these fakes; ``endpoints`` chooses what it scrapes (one URL)."""
         config.setdefault("coordinators", (addr(0),))
         config.setdefault("interval", 1.0)
         return Poller(
@@ -121,5 +122,5 @@ class Fakes:
             health=self.health,
             probe=self.probe,
             scrape=self.scrape,
-            endpoints=lambda v: (MetricsEndpoint("http://127.0.0.1:1/metrics"),),
+            endpoints=endpoints or (lambda v: (MetricsEndpoint("http://127.0.0.1:1/metrics"),)),
         )

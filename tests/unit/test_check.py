@@ -416,6 +416,7 @@ def test_json_output_is_the_documented_versioned_object() -> None:
         "measures",
         "buckets",
         "details",
+        "metrics",  # added within version 1: how the metrics endpoints were chosen
     }
     assert (d["status"], d["exit_code"]) == ("CRITICAL", 2)
     assert d["health"] == {"status": "RED", "source": "derived"}

@@ -43,7 +43,10 @@ def detect_health(
 
 
 def _cause(health: Health) -> str | None:
-    """The first finding that has the new status: the reason the status is what it is."""
+    """The first finding that has the new status: the reason the status is what it is.
+    None for GREEN: its findings are information (metrics not configured), not a cause."""
+    if health.status is HealthStatus.GREEN:
+        return None
     for finding in health.findings:
         if finding.status == health.status:
             return str(finding)

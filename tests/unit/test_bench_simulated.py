@@ -1,0 +1,58 @@
+"""Every benchmark has a quick mode the suite runs: the simulated ones here, the ones that
+need a cluster in tests/live/test_bench_quick.py, bench/history.py in test_bench_history.py.
+
+No figure is asserted (benchmarks are not timed tests): only that the quick run goes to the
+end and prints a whole summary. A new ``bench/*.py`` fails
+:func:`test_every_bench_is_smoke_run_somewhere` until it is given a smoke run.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests._testutil.bench import REPO, run_bench
+
+#: Smoke-run against the session cluster (tests/live/test_bench_quick.py).
+NEEDS_CLUSTER = {"poll.py", "poll_busy.py", "check.py", "scan.py"}
+#: Smoke-run here (history.py in test_bench_history.py).
+SIMULATED = {"history.py", "history_inserts.py", "ui.py"}
+#: Not benchmarks: poll_busy.py's load process (run by its quick mode), the --quick helper.
+HELPERS = {"busy_writer.py", "_quick.py"}
+
+
+def run(script: str, *args: str, limit: float = 120) -> str:
+    return run_bench(script, *args, limit=limit)
+
+
+def test_every_bench_is_smoke_run_somewhere() -> None:
+    found = {p.name for p in (REPO / "bench").glob("*.py")}
+    assert found == NEEDS_CLUSTER | SIMULATED | HELPERS
+
+
+@pytest.mark.parametrize("script", sorted(NEEDS_CLUSTER | SIMULATED))
+def test_every_bench_takes_quick(script: str) -> None:
+    """Each bench imports and parses its options (no cluster needed for --help)."""
+    assert "--quick" in run(script, "--help", limit=60)
+
+
+def test_history_inserts_quick() -> None:
+    out = run("history_inserts.py", "--quick")
+    assert "importing sqlite-utils (beyond sqlite3), best of 1:" in out
+    assert "plain sqlite3 (the writer's way): per poll" in out
+    assert "sqlite-utils Table.insert: per poll" in out
+    assert "over 100 polls" in out
+
+
+def test_ui_quick() -> None:
+    summary = json.loads(run("ui.py", "--quick", "--json", limit=180))
+    for key in (
+        "first_paint_bare_s",
+        "first_paint_konsole_s",
+        "first_paint_with_data_s",
+        "refresh_1600_buckets_cpu_s",
+    ):
+        assert set(summary[key]) == {"median", "p90", "min"}, key
+    assert summary["idle_seconds"] > 0
+    assert summary["idle_cpu_percent"] >= 0 and summary["idle_overview_cpu_percent"] >= 0
