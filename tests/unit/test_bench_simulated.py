@@ -17,7 +17,7 @@ from tests._testutil.bench import REPO, run_bench
 #: Smoke-run against the session cluster (tests/live/test_bench_quick.py).
 NEEDS_CLUSTER = {"poll.py", "poll_busy.py", "check.py", "scan.py"}
 #: Smoke-run here (history.py in test_bench_history.py).
-SIMULATED = {"history.py", "history_inserts.py", "ui.py"}
+SIMULATED = {"history.py", "history_inserts.py", "startup.py", "ui.py"}
 #: Not benchmarks: poll_busy.py's load process (run by its quick mode), the --quick helper.
 HELPERS = {"busy_writer.py", "_quick.py"}
 
@@ -43,6 +43,14 @@ def test_history_inserts_quick() -> None:
     assert "plain sqlite3 (the writer's way): per poll" in out
     assert "sqlite-utils Table.insert: per poll" in out
     assert "over 100 polls" in out
+
+
+def test_startup_quick_without_a_cluster() -> None:
+    """The start-up figures that need no server (its cluster part is the check's and the
+    preview's, run by their own smoke tests)."""
+    summary = json.loads(run("startup.py", "--quick", "--no-cluster", "--json", limit=180))
+    assert set(summary["light"]) == {"python", "import_click", "version", "check_help"}
+    assert summary["ui"] and summary["ratios"]
 
 
 def test_ui_quick() -> None:
