@@ -123,6 +123,8 @@ _WANTED: Final = frozenset(
 _UNREAD_LABEL: Final = re.compile(r'\b(?:cluster_id|rack|tablet_type)="(?:[^"\\]|\\.)*",?')
 #: The bulk of a big server's text: per-bucket families, none of which is read.
 _BUCKET_PREFIX: Final = "fluss_tabletserver_table_bucket_"
+#: The cluster's id, read once from the raw text (the label is dropped before parsing).
+_CLUSTER_ID: Final = re.compile(r'\bcluster_id="((?:[^"\\]|\\.)*)"')
 
 
 def _filtered(text: str) -> str:
@@ -275,7 +277,13 @@ def parse_metrics(
         partition_count=_count(get("partitionCount")),
         heap_used=get(_HEAP + "used"),
         heap_max=get(_HEAP + "max"),
+        cluster_id=_cluster_id(text),
     )
+
+
+def _cluster_id(text: str) -> str | None:
+    found = _CLUSTER_ID.search(text)
+    return found.group(1) if found else None
 
 
 # =========================================================================== scraping

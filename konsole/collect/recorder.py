@@ -7,19 +7,24 @@ written (full disk, read-only file system, another recorder that took the file m
 does not stop it: it says once that it is not recording and why, keeps polling, and says
 so again when a poll is recorded. Refusals that no retry fixes (a newer schema, a corrupt
 or foreign file, another recorder at start) raise at :meth:`Recorder.open`.
+
+Each poll carries the cluster's identity (:mod:`konsole.model.identity`, with ``run_id`` for
+a local cluster): a poll of another cluster than the history's current epoch starts a new
+epoch, and the event detectors start afresh (nothing of the other cluster is compared).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
-from konsole.collect.history import event_row, poll_record
+from konsole.collect.history import epoch_mark, event_row, poll_record
 from konsole.model.events import Event, EventConfig, EventState, advance
 from konsole.model.health import Health
+from konsole.model.identity import identity_of
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.timefmt import to_ms
 from store import (
@@ -31,6 +36,7 @@ from store import (
     apply_retention,
     open_writer,
 )
+from store.rows import PollRecord
 
 __all__ = ["RETENTION_EVERY_S", "Recorder", "RecorderStatus"]
 
@@ -59,8 +65,11 @@ class Recorder:
         on_commit: Callable[[ClusterSnapshot, int], None] | None = None,
         clock: Callable[[], float] = time.time,
         retention_every_s: float = RETENTION_EVERY_S,
+        run_id: str | None = None,
     ) -> None:
         self.path = path
+        #: The local cluster's run id (None for any other cluster): part of its identity.
+        self.run_id = run_id
         self.policy = policy or RetentionPolicy()
         self._config = config or EventConfig()
         self._say = say
@@ -107,6 +116,7 @@ class Recorder:
 
     def record(self, snapshot: ClusterSnapshot) -> int | None:
         """Events, then one transaction; returns the poll id once committed, else None."""
+        self._forget_other_cluster(snapshot)
         events, self._state = advance(self._state, snapshot, config=self._config)
         for event in events:
             if self.on_event is not None:
@@ -116,7 +126,9 @@ class Recorder:
             return None
         assert self._writer is not None
         try:
-            poll_id = self._writer.record(poll_record(snapshot, [event_row(e) for e in events]))
+            poll_id = self._writer.record(
+                self._in_epoch(snapshot, poll_record(snapshot, [event_row(e) for e in events]))
+            )
         except HistoryUnwritable as exc:
             self._missed += 1
             self._not_recording(str(exc))
@@ -134,6 +146,39 @@ class Recorder:
             self._on_commit(snapshot, poll_id)
         self._maybe_retain()
         return poll_id
+
+    # ------------------------------------------------------------------ epochs
+
+    @property
+    def other_cluster_until(self) -> float | None:
+        """When the history's current epoch began, if an earlier one holds another cluster
+        (epoch seconds), else None."""
+        epoch = self._writer.epoch if self._writer is not None else None
+        if epoch is None or epoch.id <= 1:
+            return None
+        return epoch.from_ms / 1000
+
+    def _forget_other_cluster(self, snapshot: ClusterSnapshot) -> None:
+        """Another cluster than the last one seen: the detectors start afresh."""
+        seen = identity_of(snapshot, run_id=self.run_id)
+        if seen is None or self._writer is None or self._state.health is None:
+            return
+        mark = epoch_mark(self._writer.epoch, seen)
+        if mark is not None and mark.start:
+            self._state = EventState()
+
+    def _in_epoch(self, snapshot: ClusterSnapshot, record: PollRecord) -> PollRecord:
+        """``record`` with its epoch mark (none for a failed poll: it shows no identity)."""
+        seen = identity_of(snapshot, run_id=self.run_id)
+        if seen is None or self._writer is None:
+            return record
+        current = self._writer.epoch
+        mark = epoch_mark(current, seen)
+        if mark is None:
+            return record
+        if mark.start and current is not None:
+            self._say(f"a new epoch of this history: {mark.reason}")
+        return replace(record, epoch=mark)
 
     def _reopen(self) -> bool:
         try:
