@@ -330,7 +330,8 @@ class LiveFeed:
                     other = recorder.other_cluster_until
                     status = HistoryStatus(HistoryMode.RECORDING, self.history_path, reason, other)
                     if other is not None and other != state.history.other_until:
-                        state = replace(state, events=())  # another cluster's events
+                        # Another cluster: none of its events or polls is this one's.
+                        state = replace(state, events=(), last_ok=None, previous_ok=None)
                 else:
                     events, events_state = advance(events_state, snap, config=config)
                     health = events_state.health
