@@ -31,7 +31,7 @@ from fluss_proto.model import (
 )
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
 from konsole.model.events import Event, EventKind, Severity, Subject
-from konsole.model.identity import ClusterIdentity, judge
+from konsole.model.identity import ClusterIdentity, identity_of, judge
 from konsole.model.metrics import ServerMetrics
 from konsole.model.snapshot import (
     ClusterSnapshot,
@@ -70,6 +70,7 @@ __all__ = [
     "snapshot_at",
     "snapshot_from_state",
     "to_ms",
+    "with_epoch",
 ]
 
 REDACTED: Final = "<redacted>"
@@ -311,6 +312,20 @@ def epoch_mark(current: EpochRow | None, seen: ClusterIdentity) -> EpochMark | N
     if current is not None and text == current.identity:
         return None
     return EpochMark(text, start=False)
+
+
+def with_epoch(
+    record: PollRecord,
+    snapshot: ClusterSnapshot,
+    current: EpochRow | None,
+    *,
+    run_id: str | None = None,
+) -> PollRecord:
+    """``record`` marked with what its poll does to the history's ``current`` epoch; a
+    failed poll shows no identity and stays unmarked (it belongs to the current epoch)."""
+    seen = identity_of(snapshot, run_id=run_id)
+    mark = None if seen is None else epoch_mark(current, seen)
+    return record if mark is None else replace(record, epoch=mark)
 
 
 def event_row(event: Event) -> EventRow:

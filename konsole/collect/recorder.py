@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from konsole.collect.history import epoch_mark, event_row, poll_record
+from konsole.collect.history import epoch_mark, event_row, poll_record, with_epoch
 from konsole.model.events import Event, EventConfig, EventState, advance
 from konsole.model.health import Health
 from konsole.model.identity import identity_of
@@ -169,16 +169,13 @@ class Recorder:
 
     def _in_epoch(self, snapshot: ClusterSnapshot, record: PollRecord) -> PollRecord:
         """``record`` with its epoch mark (none for a failed poll: it shows no identity)."""
-        seen = identity_of(snapshot, run_id=self.run_id)
-        if seen is None or self._writer is None:
+        if self._writer is None:
             return record
         current = self._writer.epoch
-        mark = epoch_mark(current, seen)
-        if mark is None:
-            return record
-        if mark.start and current is not None:
-            self._say(f"a new epoch of this history: {mark.reason}")
-        return replace(record, epoch=mark)
+        marked = with_epoch(record, snapshot, current, run_id=self.run_id)
+        if marked.epoch is not None and marked.epoch.start and current is not None:
+            self._say(f"a new epoch of this history: {marked.epoch.reason}")
+        return marked
 
     def _reopen(self) -> bool:
         try:
