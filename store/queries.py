@@ -4,12 +4,13 @@ In WAL mode a reader sees the last committed poll and never waits for the writer
 never writes: a file of an older schema is read as it is (every version since 1 reads
 correctly; the next ``konsole record`` on it migrates it).
 
-Epochs (schema 3): a history may hold several clusters, one epoch each. Whatever joins
-polls across time stays inside one epoch: a series (:meth:`HistoryReader.offset_totals`,
-:meth:`~HistoryReader.throughput`, :meth:`~HistoryReader.metric_series`) covers the epoch
-of its ``until`` (the latest without one); :meth:`~HistoryReader.state_at` takes earlier
-offsets only from its own epoch; :meth:`~HistoryReader.events` does so when asked
-(``within_epoch``). Files without epochs read as one.
+Epochs (schema 3, :attr:`HistoryReader.epochs`): a history may hold several clusters, one
+epoch each. Whatever joins polls across time stays inside one epoch: a series
+(:meth:`HistoryReader.offset_totals`, :meth:`~HistoryReader.throughput`,
+:meth:`~HistoryReader.metric_series`) covers the epoch of its ``until`` (the latest
+without one); :meth:`~HistoryReader.state_at` takes earlier offsets only from its own
+epoch; :meth:`~HistoryReader.events` does so when asked (``within_epoch``). Files without
+epochs read as one.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from store import codec
+from store.epochs import Epochs
 from store.errors import NotAHistoryFile
 from store.files import connect, inspect, lock_holder, translate
 from store.history import ENTITIES
@@ -140,6 +142,8 @@ class HistoryReader:
         self._layout = reads.layout
         self._chain = reads.chain
         self._decoded = reads.decoded
+        #: Which stretch of polls is of which cluster (:mod:`store.epochs`).
+        self.epochs = Epochs(reads.query, version)
 
     def close(self) -> None:
         self._conn.close()
@@ -202,7 +206,7 @@ class HistoryReader:
         (``table db.t`` matches ``table db.t`` and ``table db.t#3``); ``*`` globs.
         ``within_epoch``: only the events of the epoch of ``until`` (the latest without)."""
         if within_epoch:
-            since, until = self.in_epoch(since, until)
+            since, until = self.epochs.narrow(since, until)
         where, params = _range("at_ms", since, until)
         clauses = [where[6:]] if where else []
         for column, values in (("kind", list(kinds)), ("severity", list(severities))):
@@ -267,7 +271,7 @@ class HistoryReader:
                 (t, t),
             )
         )
-        epoch = self.epoch_at(t)
+        epoch = self.epochs.at(t)
         return StateAt(
             poll=poll,
             schemas=schemas,
@@ -357,7 +361,7 @@ class HistoryReader:
     ) -> list[SeriesPoint]:
         """Sum of high watermarks over the chosen buckets, per poll (or per ``step_ms``:
         the first poll of each step). None where any chosen bucket was unknown."""
-        since, until = self.in_epoch(since, until)
+        since, until = self.epochs.narrow(since, until)
         where, params = _range("p.at_ms", since, until)
         bounds = self._query(
             "SELECT min(o.poll_id), max(o.poll_id) FROM offsets o "
@@ -415,7 +419,7 @@ class HistoryReader:
         since: int | None = None,
         until: int | None = None,
     ) -> list[SeriesPoint]:
-        since, until = self.in_epoch(since, until)
+        since, until = self.epochs.narrow(since, until)
         where, params = _range("p.at_ms", since, until)
         out = []
         for at_ms, layout_id, vals in self._query(
@@ -445,46 +449,6 @@ class HistoryReader:
                 known.extend(n for n in names if n not in known)
         return dict(sorted(out.items()))
 
-    # ------------------------------------------------------------------ epochs
-
-    def epochs(self) -> list[EpochRow]:
-        """Oldest first; none in a file written before epochs (schema < 3)."""
-        if 0 < self.version < 3:
-            return []
-        return [
-            EpochRow(*r)
-            for r in self._query(
-                "SELECT id, from_ms, first_poll, identity, reason FROM epochs ORDER BY id"
-            )
-        ]
-
-    def epoch_at(self, at_ms: int | None) -> EpochRow | None:
-        """The epoch holding ``at_ms`` (the latest for None); None before the first one."""
-        found = None
-        for epoch in self.epochs():
-            if at_ms is None or epoch.from_ms <= at_ms:
-                found = epoch
-        return found
-
-    def epoch_span(self, at_ms: int | None) -> tuple[int | None, int | None]:
-        """``[from, to)`` in ms of the epoch holding ``at_ms`` (the latest for None);
-        None for an open end. Before the first epoch: up to it."""
-        epochs = self.epochs()
-        found = self.epoch_at(at_ms)
-        if found is None:
-            return None, epochs[0].from_ms if epochs else None
-        later = [e.from_ms for e in epochs if e.id > found.id]
-        return found.from_ms, later[0] if later else None
-
-    def in_epoch(self, since: int | None, until: int | None) -> tuple[int | None, int | None]:
-        """``since`` and ``until`` narrowed to the epoch of ``until`` (the latest without)."""
-        lo, hi = self.epoch_span(until)
-        if lo is not None:
-            since = lo if since is None else max(since, lo)
-        if hi is not None:
-            until = hi - 1 if until is None else min(until, hi - 1)
-        return since, until
-
     # ------------------------------------------------------------------ info
 
     def info(self, now_ms: int, *, full_ms: int, minute_ms: int) -> HistoryInfo:
@@ -513,7 +477,7 @@ class HistoryReader:
             events={level: int(n or 0) for level, n in zip(LEVELS, bands, strict=True)},
             notes=notes,
             writer_pid=lock_holder(self.path),
-            epochs=tuple(self.epochs()),
+            epochs=tuple(self.epochs.all()),
         )
 
 

@@ -247,7 +247,7 @@ def history_series(
 
 def _say_narrowed(reader: Any, lo: int | None, hi: int | None) -> None:
     """A series stays in one epoch (one cluster): say so when that cut the range."""
-    since, _ = reader.in_epoch(lo, hi)
+    since, _ = reader.epochs.narrow(lo, hi)
     if since is not None and since != lo and reader.poll_at(since - 1) is not None:
         click.echo(
             f"series from {when(since)}: the polls before are another cluster's "

@@ -395,7 +395,7 @@ def snapshot_at(reader: HistoryReader, at: float) -> Recorded | None:
     if not snapshot.ok:
         # The file keeps each poll's outcome, not the run of failures: count it back (within
         # the hour before and the epoch), so a recorded failure reads as it did live.
-        since, until = reader.in_epoch(state.poll.at_ms - 1000 * 3600, state.poll.at_ms)
+        since, until = reader.epochs.narrow(state.poll.at_ms - 1000 * 3600, state.poll.at_ms)
         polls = reader.polls(since=since, until=until)
         run = 0
         for poll in reversed(polls):

@@ -217,7 +217,7 @@ def state_at(
     snap = recorded.snapshot
     previous: ClusterSnapshot | None = None
     # Rates, the last good poll and events come from this moment's epoch (its cluster) only.
-    since, _ = reader.in_epoch(None, to_ms(snap.taken_at))
+    since, _ = reader.epochs.narrow(None, to_ms(snap.taken_at))
     before = reader.poll_at(to_ms(snap.taken_at) - 1)
     if before is not None and (since is None or before.at_ms >= since):
         earlier = snapshot_at(reader, before.at_ms / 1000)

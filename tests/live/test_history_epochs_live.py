@@ -97,7 +97,7 @@ def test_two_local_clusters_in_one_history_are_two_epochs(
     assert "epochs:    2" in text.stdout, text.stdout
 
     with open_reader(history) as reader:
-        one, two = reader.epochs()
+        one, two = reader.epochs.all()
         polls = reader.polls()
         assert sum(p.at_ms < two.from_ms for p in polls) >= POLLS - 1
         assert next(p.id for p in polls if p.at_ms >= two.from_ms) == two.first_poll

@@ -45,7 +45,8 @@ def test_time_travel_and_the_status_line_know_the_cluster(tmp_path: Path) -> Non
     # B's first poll: no earlier poll of B, so no rates against A's last one, no A events.
     assert first_of_b.previous_ok is None
     assert first_of_b.events == ()
-    assert [e.kind.value for e in later_in_a.events] == ["server_left"]
+    assert "server_left" in {e.kind.value for e in later_in_a.events}
+    assert all(e.time < b_start for e in later_in_a.events)
     assert "history of another cluster until" in status_text(later_in_a).plain
     assert "history of another cluster until" not in status_text(first_of_b).plain
     live = HistoryStatus(HistoryMode.RECORDING, path, None, b_start)

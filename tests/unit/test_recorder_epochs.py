@@ -36,7 +36,7 @@ def test_a_new_local_run_starts_an_epoch_and_its_events_start_afresh(tmp_path: P
     second.close()
     assert said == ["a new epoch of this history: another local cluster run (run-a -> run-b)"]
     with open_reader(path) as reader:
-        epochs = reader.epochs()
+        epochs = reader.epochs.all()
         assert [(e.from_ms, e.first_poll) for e in epochs] == [
             (round(T0 * 1000), 1),
             (
@@ -69,7 +69,7 @@ def test_the_same_cluster_after_a_restart_of_the_recorder_stays_in_its_epoch(
         r.record(snap(view((0, 1, 2, 3)[: 3 + i], [table("db.a", 1, [i])]), seq=1, t=T0 + i))
         r.close()
     with open_reader(path) as reader:
-        (epoch,) = reader.epochs()
+        (epoch,) = reader.epochs.all()
         assert len(ClusterIdentity.from_json(epoch.identity).servers) == 5
     assert said == []
 
@@ -83,6 +83,6 @@ def test_events_are_not_derived_across_two_clusters_in_one_process(tmp_path: Pat
     r.record(snap(other, seq=2, t=T0 + 10))
     r.close()
     with open_reader(path) as reader:
-        assert len(reader.epochs()) == 2
+        assert len(reader.epochs.all()) == 2
         kinds = {e.kind for e in reader.events(within_epoch=True)}
         assert "server_left" not in kinds and "table_dropped" not in kinds

@@ -64,15 +64,15 @@ def test_a_new_epoch_starts_with_the_poll_that_says_so(tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite"
     two_clusters(path)
     with open_reader(path) as r:
-        epochs = r.epochs()
+        epochs = r.epochs.all()
         assert [(e.id, e.from_ms, e.first_poll, e.reason) for e in epochs] == [
             (1, 0, 1, "first"),
             (2, 40_000, 5, "another run"),
         ]
         # The same cluster's newer identity replaced the old one; a start was kept as given.
         assert [e.identity for e in epochs] == ['{"run_id":"a","x":1}', B]
-        assert r.epoch_span(None) == (40_000, None)
-        assert r.epoch_span(25_000) == (0, 40_000)
+        assert r.epochs.span(None) == (40_000, None)
+        assert r.epochs.span(25_000) == (0, 40_000)
         assert r.info(60_000, full_ms=10**9, minute_ms=10**9).epochs == tuple(epochs)
     # A writer opened later continues the latest epoch.
     with open_writer(path) as w:
@@ -141,14 +141,14 @@ def test_a_failed_write_leaves_the_epoch_as_it_was(tmp_path: Path) -> None:
         assert w.epoch is not None and w.epoch.identity == B
     with open_reader(path) as r:
         assert [p.seq for p in r.polls()] == [0, 20]
-        assert [e.from_ms for e in r.epochs()] == [0, 20_000]
+        assert [e.from_ms for e in r.epochs.all()] == [0, 20_000]
 
 
 def test_a_frozen_v2_file_migrates_to_one_epoch_of_unknown_identity(tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite"
     load(2, path)
     with open_reader(path) as r:
-        assert r.epochs() == []  # read as it is: no epochs before version 3
+        assert r.epochs.all() == []  # read as it is: no epochs before version 3
         first: PollRow = r.polls()[0]
         count = len(r.polls())
     open_writer(path).close()
@@ -158,7 +158,7 @@ def test_a_frozen_v2_file_migrates_to_one_epoch_of_unknown_identity(tmp_path: Pa
     finally:
         conn.close()
     with open_reader(path) as r:
-        (epoch,) = r.epochs()
+        (epoch,) = r.epochs.all()
         assert (epoch.from_ms, epoch.first_poll, epoch.identity) == (
             first.at_ms,
             first.id,
@@ -170,14 +170,14 @@ def test_a_frozen_v2_file_migrates_to_one_epoch_of_unknown_identity(tmp_path: Pa
     with open_writer(path) as w:
         w.record(replace(poll(0, (1, 1)), at_ms=last + 30_000, epoch=EpochMark(A, True, "id")))
     with open_reader(path) as r:
-        assert [e.id for e in r.epochs()] == [1, 2]
+        assert [e.id for e in r.epochs.all()] == [1, 2]
         assert r.state_at(last) is not None
-        assert r.epoch_span(last) == (first.at_ms, last + 30_000)
+        assert r.epochs.span(last) == (first.at_ms, last + 30_000)
 
 
 def test_an_empty_file_gets_no_epoch_from_the_migration(tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite"
     open_writer(path).close()
     with open_reader(path) as r:
-        assert r.epochs() == [] and r.epoch_span(None) == (None, None)
-        assert r.in_epoch(5, 10) == (5, 10)
+        assert r.epochs.all() == [] and r.epochs.span(None) == (None, None)
+        assert r.epochs.narrow(5, 10) == (5, 10)

@@ -217,7 +217,7 @@ class EventsScreen(ConsoleScreen):
 
         def read(reader: HistoryReader) -> list[TimelineEntry]:
             # This cluster's timeline only: an earlier epoch of the file is another cluster.
-            since, until_in = reader.in_epoch(None, until)
+            since, until_in = reader.epochs.narrow(None, until)
             rows = reader.events(since, until_in)[-MAX_HISTORY_EVENTS:]
             entries = [TimelineEntry.of_event(event_from_row(r)) for r in rows]
             entries += [
