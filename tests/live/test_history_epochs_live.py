@@ -125,8 +125,8 @@ def test_two_local_clusters_in_one_history_are_two_epochs(
         held = ClusterIdentity.from_json(two.identity)
         assert held.run_id == second["run_id"] and len(held.servers) == 2
         assert ClusterIdentity.from_json(one.identity).run_id == first["run_id"]
-        if held.cluster_id is not None:  # metrics answered: the ZooKeeper root's name
-            assert held.cluster_id == "fluss"
+        # The servers' metrics label: the ZooKeeper root's name, on both generations.
+        assert held.cluster_id == "fluss", held
 
 
 def _internal(desc: dict[str, Any]) -> set[str]:
