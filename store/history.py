@@ -25,6 +25,8 @@ from store.files import FileWatch, WriterLock, connect, inspect, translate
 from store.rows import (
     CoordinatorRow,
     DatabaseRow,
+    EpochMark,
+    EpochRow,
     MetricRow,
     NoteRow,
     OffsetsRow,
@@ -161,6 +163,7 @@ class _Pending:
         self.opened: list[tuple[dict[Hashable, tuple[int, Any]], Hashable, int, Any]] = []
         self.layouts: dict[str, int] = {}
         self.key: Link | None = None
+        self.epoch: EpochRow | None = None
 
 
 class HistoryWriter:
@@ -183,6 +186,7 @@ class HistoryWriter:
         self._layouts: dict[str, int] = {}  # digest -> id
         self._key: Link | None = None
         self._load()
+        self._epoch = last_epoch(conn)
 
     def _load(self) -> None:
         for name, entity in ENTITIES:
@@ -278,6 +282,8 @@ class HistoryWriter:
         self._layouts.update(pending.layouts)
         if pending.key is not None:
             self._key = pending.key
+        if pending.epoch is not None:
+            self._epoch = pending.epoch
         self.last_at_ms = max(poll.at_ms, self.last_at_ms or poll.at_ms)
         self.check_place(poll_id)
         return poll_id
@@ -308,6 +314,8 @@ class HistoryWriter:
             ),
         )
         poll_id = int(cur.lastrowid or 0)
+        if poll.epoch is not None:
+            self._write_epoch(poll.epoch, poll.at_ms, poll_id, pending)
         for name, entity in ENTITIES:
             rows = getattr(poll, name)
             if rows is not None:
@@ -411,10 +419,45 @@ class HistoryWriter:
             (poll_id, layout_id, codec.pack_floats(values)),
         )
 
+    # ------------------------------------------------------------------ epochs
+
+    @property
+    def epoch(self) -> EpochRow | None:
+        """The epoch the next poll belongs to unless it says otherwise (None: no epoch yet)."""
+        return self._epoch
+
+    def _write_epoch(self, mark: EpochMark, at_ms: int, poll_id: int, pending: _Pending) -> None:
+        current = self._epoch
+        if mark.start or current is None:
+            cur = self._conn.execute(
+                "INSERT INTO epochs (from_ms, first_poll, identity, reason) VALUES (?, ?, ?, ?)",
+                (at_ms, poll_id, mark.identity, mark.reason),
+            )
+            pending.epoch = EpochRow(
+                int(cur.lastrowid or 0), at_ms, poll_id, mark.identity, mark.reason
+            )
+            # This epoch's offsets start from a key: nothing in it leans on another's rows.
+            self._key = None
+        elif mark.identity != current.identity:
+            self._conn.execute(
+                "UPDATE epochs SET identity = ? WHERE id = ?", (mark.identity, current.id)
+            )
+            pending.epoch = EpochRow(
+                current.id, current.from_ms, current.first_poll, mark.identity, current.reason
+            )
+
     # ------------------------------------------------------------------ notes
 
     def add_note(self, note: NoteRow, *, written_ms: int) -> int:
         return _insert_note(self._conn, self.path, note, written_ms)
+
+
+def last_epoch(conn: sqlite3.Connection) -> EpochRow | None:
+    """The file's latest epoch (None in a file without any)."""
+    row = conn.execute(
+        "SELECT id, from_ms, first_poll, identity, reason FROM epochs ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    return None if row is None else EpochRow(*row)
 
 
 def _insert_note(conn: sqlite3.Connection, path: Path, note: NoteRow, written_ms: int) -> int:

@@ -3,6 +3,14 @@
 In WAL mode a reader sees the last committed poll and never waits for the writer. A reader
 never writes: a file of an older schema is read as it is (every version since 1 reads
 correctly; the next ``konsole record`` on it migrates it).
+
+Epochs (schema 3, :attr:`HistoryReader.epochs`): a history may hold several clusters, one
+epoch each. Whatever joins polls across time stays inside one epoch: a series
+(:meth:`HistoryReader.offset_totals`, :meth:`~HistoryReader.throughput`,
+:meth:`~HistoryReader.metric_series`) covers the epoch of its ``until`` (the latest
+without one); :meth:`~HistoryReader.state_at` takes earlier offsets only from its own
+epoch; :meth:`~HistoryReader.events` does so when asked (``within_epoch``). Files without
+epochs read as one.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from store import codec
+from store.epochs import Epochs
 from store.errors import NotAHistoryFile
 from store.files import connect, inspect, lock_holder, translate
 from store.history import ENTITIES
@@ -23,6 +32,7 @@ from store.reads import PackedReads
 from store.rows import (
     CoordinatorRow,
     DatabaseRow,
+    EpochRow,
     EventRow,
     MetricRow,
     NoteRow,
@@ -97,6 +107,8 @@ class HistoryInfo:
     events: dict[str, int] = field(default_factory=dict)
     notes: int = 0
     writer_pid: int | None = None
+    #: Oldest first; empty for a file written before epochs (schema < 3).
+    epochs: tuple[EpochRow, ...] = ()
 
 
 def open_reader(path: Path) -> HistoryReader:
@@ -130,6 +142,8 @@ class HistoryReader:
         self._layout = reads.layout
         self._chain = reads.chain
         self._decoded = reads.decoded
+        #: Which stretch of polls is of which cluster (:mod:`store.epochs`).
+        self.epochs = Epochs(reads.query, version)
 
     def close(self) -> None:
         self._conn.close()
@@ -186,9 +200,13 @@ class HistoryReader:
         severities: Iterable[str] = (),
         subject: str | None = None,
         limit: int | None = None,
+        within_epoch: bool = False,
     ) -> list[EventRow]:
         """Oldest first. ``subject`` matches exactly or as a prefix ending at a word
-        (``table db.t`` matches ``table db.t`` and ``table db.t#3``); ``*`` globs."""
+        (``table db.t`` matches ``table db.t`` and ``table db.t#3``); ``*`` globs.
+        ``within_epoch``: only the events of the epoch of ``until`` (the latest without)."""
+        if within_epoch:
+            since, until = self.epochs.narrow(since, until)
         where, params = _range("at_ms", since, until)
         clauses = [where[6:]] if where else []
         for column, values in (("kind", list(kinds)), ("severity", list(severities))):
@@ -253,15 +271,21 @@ class HistoryReader:
                 (t, t),
             )
         )
+        epoch = self.epochs.at(t)
         return StateAt(
             poll=poll,
             schemas=schemas,
-            offsets=self.offsets_at_poll(poll.id, with_earliest=True),
+            offsets=self.offsets_at_poll(
+                poll.id, with_earliest=True, from_poll=epoch.first_poll if epoch else 0
+            ),
             metrics=self.metrics_at_poll(poll.id),
             **parts,
         )
 
-    def offsets_at_poll(self, poll_id: int, *, with_earliest: bool = False) -> OffsetsRow | None:
+    def offsets_at_poll(
+        self, poll_id: int, *, with_earliest: bool = False, from_poll: int = 0
+    ) -> OffsetsRow | None:
+        """``earliest`` from an earlier poll is looked for from ``from_poll`` on."""
         rows = self._query(
             "SELECT layout_id, base_poll, latest, earliest FROM offsets WHERE poll_id = ?",
             (poll_id,),
@@ -275,9 +299,9 @@ class HistoryReader:
         earliest = codec.unpack_ints(early) if early is not None else None
         if earliest is None and with_earliest:
             prior = self._query(
-                "SELECT earliest FROM offsets WHERE poll_id < ? AND layout_id = ? "
-                "AND earliest IS NOT NULL ORDER BY poll_id DESC LIMIT 1",
-                (poll_id, layout_id),
+                "SELECT earliest FROM offsets WHERE poll_id < ? AND poll_id >= ? "
+                "AND layout_id = ? AND earliest IS NOT NULL ORDER BY poll_id DESC LIMIT 1",
+                (poll_id, from_poll, layout_id),
             )
             if prior:
                 earliest = codec.unpack_ints(prior[0][0])
@@ -337,6 +361,7 @@ class HistoryReader:
     ) -> list[SeriesPoint]:
         """Sum of high watermarks over the chosen buckets, per poll (or per ``step_ms``:
         the first poll of each step). None where any chosen bucket was unknown."""
+        since, until = self.epochs.narrow(since, until)
         where, params = _range("p.at_ms", since, until)
         bounds = self._query(
             "SELECT min(o.poll_id), max(o.poll_id) FROM offsets o "
@@ -394,6 +419,7 @@ class HistoryReader:
         since: int | None = None,
         until: int | None = None,
     ) -> list[SeriesPoint]:
+        since, until = self.epochs.narrow(since, until)
         where, params = _range("p.at_ms", since, until)
         out = []
         for at_ms, layout_id, vals in self._query(
@@ -451,6 +477,7 @@ class HistoryReader:
             events={level: int(n or 0) for level, n in zip(LEVELS, bands, strict=True)},
             notes=notes,
             writer_pid=lock_holder(self.path),
+            epochs=tuple(self.epochs.all()),
         )
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 __all__ = [
     "CoordinatorRow",
     "DatabaseRow",
+    "EpochMark",
+    "EpochRow",
     "EventRow",
     "MetricRow",
     "NoteRow",
@@ -184,6 +186,35 @@ class PollRow:
     level: int
 
 
+# ----------------------------------------------------------------- epochs
+
+
+@dataclass(frozen=True, slots=True)
+class EpochRow:
+    """One cluster's stretch of a history: from its first poll until the next epoch's.
+
+    ``identity`` is the cluster's identity as JSON text (the store keeps it as given;
+    :mod:`konsole.model.identity` reads it), kept up to date while the cluster changes.
+    """
+
+    id: int
+    from_ms: int
+    first_poll: int
+    identity: str
+    #: Why this epoch began (the first poll, another cluster...).
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class EpochMark:
+    """What a poll says about its epoch: a new one begins with it (``start``), or the
+    current one's identity becomes ``identity``."""
+
+    identity: str
+    start: bool
+    reason: str = ""
+
+
 # ----------------------------------------------------------------- one poll, as written
 
 
@@ -212,3 +243,5 @@ class PollRecord:
     offsets: OffsetsRow | None = None
     metrics: tuple[MetricRow, ...] = ()
     events: tuple[EventRow, ...] = ()
+    #: None: the poll belongs to the current epoch, which stays as it is.
+    epoch: EpochMark | None = None

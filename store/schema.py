@@ -21,7 +21,9 @@ Layout (see docs/history.md for the meaning of every table):
 - per-poll series: ``offsets`` (one packed row per poll, see :mod:`store.codec`) and
   ``metrics`` (one packed row per poll), both shaped by ``layouts`` (zlib-compressed JSON
   since version 2; JSON text in version 1);
-- timeline: ``events`` and ``notes``.
+- timeline: ``events`` and ``notes``;
+- ``epochs`` (since version 3): one row per cluster the file has recorded, from its first
+  poll on (readers never join two epochs' data across time).
 """
 
 from __future__ import annotations
@@ -160,8 +162,31 @@ def _v2(db: Database) -> None:
     db.execute("UPDATE layouts SET body = konsole_compress(body)")
 
 
+#: What an epoch made by the migration holds: polls recorded without the cluster's identity.
+LEGACY_IDENTITY: Final = "{}"
+LEGACY_REASON: Final = "recorded before konsole kept the cluster's identity"
+
+
+def _v3(db: Database) -> None:
+    """Epochs: which cluster each stretch of polls is of. A file with polls gets one epoch
+    of unknown identity from its first poll (the next recorder starts a new one: nothing
+    tells whether the cluster it polls is the one recorded before)."""
+    db.execute(
+        """CREATE TABLE epochs (
+        id INTEGER PRIMARY KEY, from_ms INTEGER NOT NULL, first_poll INTEGER NOT NULL,
+        identity TEXT NOT NULL, reason TEXT NOT NULL
+    )"""
+    )
+    db.execute("CREATE INDEX epochs_from ON epochs (from_ms)")
+    db.execute(
+        "INSERT INTO epochs (from_ms, first_poll, identity, reason) "
+        "SELECT min(at_ms), min(id), ?, ? FROM polls HAVING count(*) > 0",
+        (LEGACY_IDENTITY, LEGACY_REASON),
+    )
+
+
 #: MIGRATIONS[n]: the step taking version n to n + 1.
-MIGRATIONS: tuple[Step, ...] = (_v1, _v2)
+MIGRATIONS: tuple[Step, ...] = (_v1, _v2, _v3)
 VERSION: Final = len(MIGRATIONS)
 
 

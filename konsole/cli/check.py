@@ -83,7 +83,7 @@ class HistoryCheckRecorder:
 
     def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None:
         """None when appended; else why not (the check's own answer stands)."""
-        from konsole.collect.history import poll_record
+        from konsole.collect.history import poll_record, with_epoch
         from konsole.model.check import render_nagios
         from konsole.model.timefmt import to_ms
         from store import HistoryError, HistoryLocked, add_note, open_writer
@@ -97,7 +97,7 @@ class HistoryCheckRecorder:
                     pass  # a recorder owns the file and records the polls
                 else:
                     try:
-                        writer.record(poll_record(snapshot))
+                        writer.record(with_epoch(poll_record(snapshot), snapshot, writer.epoch))
                     finally:
                         writer.close()
             line = render_nagios(result).splitlines()[0]

@@ -203,6 +203,7 @@ def history_series(
     lo, hi = _window(since, until)
     with _reader(cluster) as reader:
         if metric is not None:
+            _say_narrowed(reader, lo, hi)
             points = reader.metric_series(target, metric, since=lo, until=hi)
             _emit([{"time": when(p.at_ms), metric: p.value} for p in points], ["time", metric], fmt)
             return
@@ -213,6 +214,7 @@ def history_series(
         if not spans:
             _refused("history series", f"no table {target} recorded in that time")
         step_ms = round(parse_duration(step) * 1000) if step else None
+        _say_narrowed(reader, lo, hi)
         out: list[dict[str, Any]] = []
         for span in spans:
             pid = None
@@ -240,6 +242,17 @@ def history_series(
                 for p in totals
             )
     _emit(out, ["time", "table_id", "rows_per_s", "offset"], fmt)
+
+
+def _say_narrowed(reader: Any, lo: int | None, hi: int | None) -> None:
+    """A series stays in one epoch (one cluster): say so when that cut the range."""
+    since, _ = reader.epochs.narrow(lo, hi)
+    if since is not None and since != lo and reader.poll_at(since - 1) is not None:
+        click.echo(
+            f"series from {when(since)}: the polls before are another cluster's "
+            "(`konsole history info` lists the epochs)",
+            err=True,
+        )
 
 
 def _partition_id(reader: Any, table_id: int, name: str) -> int | None:
@@ -467,7 +480,8 @@ def history_export(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
 def history_info(cluster: ConnectionArgs, fmt: str) -> None:
-    """File size, time span, polls and events per level of resolution, the recorder's pid."""
+    """File size, time span, polls and events per level of resolution, the recorder's pid,
+    and the epochs (one per cluster the file has recorded)."""
     from store import SCHEMA_VERSION, RetentionPolicy
 
     policy = RetentionPolicy()
@@ -485,6 +499,7 @@ def history_info(cluster: ConnectionArgs, fmt: str) -> None:
         "events": info.events,
         "notes": info.notes,
         "recorder_pid": info.writer_pid,
+        "epochs": _epochs(info.epochs),
     }
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2))
@@ -514,3 +529,34 @@ def history_info(cluster: ConnectionArgs, fmt: str) -> None:
     )
     click.echo(f"notes:     {info.notes}")
     click.echo(f"recorder:  {'pid ' + str(info.writer_pid) if info.writer_pid else 'none running'}")
+    _echo_epochs(doc["epochs"])
+
+
+def _epochs(rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each epoch of a history: when it began, why, and the cluster's identity."""
+    from konsole.model.identity import ClusterIdentity
+
+    out = []
+    for row in rows:
+        identity = ClusterIdentity.from_json(row.identity)
+        out.append(
+            {
+                "epoch": row.id,
+                "from": when(row.from_ms),
+                "first_poll": row.first_poll,
+                "reason": row.reason,
+                "cluster": identity.summary(),
+                "identity": json.loads(identity.to_json()),
+            }
+        )
+    return out
+
+
+def _echo_epochs(epochs: Sequence[dict[str, Any]]) -> None:
+    if not epochs:
+        click.echo("epochs:    none (a file written before epochs, or no poll yet)")
+        return
+    click.echo(f"epochs:    {len(epochs)} (one per cluster recorded; no series joins two)")
+    for e in epochs:
+        click.echo(f"  {e['epoch']:>3}  from {e['from']}: {e['cluster']}")
+        click.echo(f"       began: {e['reason']}")

@@ -114,6 +114,7 @@ async def _record(
         say=say,
         on_event=lambda e: click.echo(event_line(e, "text")),
         on_commit=committed,
+        run_id=profile.run_id,
     )
     recorder.open()  # refusals raise here, before any poll
     say(f"recording {profile.name} ({','.join(profile.bootstrap)}) into {path}")

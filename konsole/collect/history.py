@@ -31,6 +31,7 @@ from fluss_proto.model import (
 )
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
 from konsole.model.events import Event, EventKind, Severity, Subject
+from konsole.model.identity import ClusterIdentity, identity_of, judge
 from konsole.model.metrics import MetricsOrigin, ServerMetrics
 from konsole.model.snapshot import (
     ClusterSnapshot,
@@ -43,6 +44,8 @@ from store.queries import HistoryReader, StateAt
 from store.rows import (
     CoordinatorRow,
     DatabaseRow,
+    EpochMark,
+    EpochRow,
     EventRow,
     MetricRow,
     OffsetsRow,
@@ -59,6 +62,7 @@ __all__ = [
     "METRIC_FIELDS",
     "REDACTED",
     "Recorded",
+    "epoch_mark",
     "event_from_row",
     "event_row",
     "poll_record",
@@ -66,6 +70,7 @@ __all__ = [
     "snapshot_at",
     "snapshot_from_state",
     "to_ms",
+    "with_epoch",
 ]
 
 REDACTED: Final = "<redacted>"
@@ -77,7 +82,8 @@ _SECRET_KEY: Final = re.compile(
 METRIC_FIELDS: Final = tuple(
     f.name
     for f in fields(ServerMetrics)
-    if f.name not in {"url", "role", "server_id", "host", "scraped_at", "requests", "tables"}
+    if f.name
+    not in {"url", "role", "server_id", "host", "scraped_at", "requests", "tables", "cluster_id"}
 )
 _DERIVED: Final = ("request_rate", "request_error_rate", "kv_rejections")
 _HEALTH: Final = "cluster"
@@ -294,6 +300,34 @@ def _metric_rows(snapshot: ClusterSnapshot) -> tuple[MetricRow, ...]:
     return tuple(rows)
 
 
+def epoch_mark(current: EpochRow | None, seen: ClusterIdentity) -> EpochMark | None:
+    """What a poll showing ``seen`` does to the history's ``current`` epoch: start a new
+    one (another cluster, or the first poll), keep it with a newer identity (a server
+    added...), or nothing (None)."""
+    held = None if current is None else ClusterIdentity.from_json(current.identity)
+    verdict = judge(held, seen)
+    if not verdict.same:
+        return EpochMark(verdict.identity.to_json(), start=True, reason=verdict.reason)
+    text = verdict.identity.to_json()
+    if current is not None and text == current.identity:
+        return None
+    return EpochMark(text, start=False)
+
+
+def with_epoch(
+    record: PollRecord,
+    snapshot: ClusterSnapshot,
+    current: EpochRow | None,
+    *,
+    run_id: str | None = None,
+) -> PollRecord:
+    """``record`` marked with what its poll does to the history's ``current`` epoch; a
+    failed poll shows no identity and stays unmarked (it belongs to the current epoch)."""
+    seen = identity_of(snapshot, run_id=run_id)
+    mark = None if seen is None else epoch_mark(current, seen)
+    return record if mark is None else replace(record, epoch=mark)
+
+
 def event_row(event: Event) -> EventRow:
     details = {
         "subject_kind": event.subject.kind,
@@ -360,8 +394,9 @@ def snapshot_at(reader: HistoryReader, at: float) -> Recorded | None:
     snapshot = snapshot_from_state(state)
     if not snapshot.ok:
         # The file keeps each poll's outcome, not the run of failures: count it back (within
-        # the hour before), so a recorded failure reads as it did live ("3 failed polls").
-        polls = reader.polls(since=state.poll.at_ms - 1000 * 3600, until=state.poll.at_ms)
+        # the hour before and the epoch), so a recorded failure reads as it did live.
+        since, until = reader.epochs.narrow(state.poll.at_ms - 1000 * 3600, state.poll.at_ms)
+        polls = reader.polls(since=since, until=until)
         run = 0
         for poll in reversed(polls):
             if poll.ok:

@@ -131,6 +131,8 @@ _HEADERS: Final = ("# HELP ", "# TYPE ")
 _WANTED_STEMS: Final = frozenset(
     w[:i] for w in _WANTED for i, c in enumerate(w) if c == "_" and i > 0
 )
+#: The cluster's id, read once from the raw text (the label is dropped before parsing).
+_CLUSTER_ID: Final = re.compile(r'\bcluster_id="((?:[^"\\]|\\.)*)"')
 
 
 def _filtered(text: str) -> str:
@@ -371,7 +373,13 @@ def parse_metrics(
         partition_count=_count(get("partitionCount")),
         heap_used=get(_HEAP + "used"),
         heap_max=get(_HEAP + "max"),
+        cluster_id=_cluster_id(text),
     )
+
+
+def _cluster_id(text: str) -> str | None:
+    found = _CLUSTER_ID.search(text)
+    return found.group(1) if found else None
 
 
 # =========================================================================== scraping

@@ -93,6 +93,8 @@ class Profile:
     #: Earliest offsets are read every Nth poll.
     earliest_every: int = 10
     health: HealthThresholds = field(default_factory=HealthThresholds)
+    #: A local cluster's run id (one per start): a history tells two local clusters apart.
+    run_id: str | None = None
 
     def sasl(self, env: Mapping[str, str] | None = None) -> SaslPlain | None:
         """The SASL/PLAIN credentials, reading the password now; None without a user.
@@ -469,6 +471,7 @@ def profile_from_local(description: Mapping[str, Any]) -> Profile:
         sasl_user=users[0] if users else None,
         password_env="FLUSS_PASSWORD" if users else None,
         metrics=tuple(endpoints),
+        run_id=description.get("run_id") or None,
     )
 
 

@@ -18,6 +18,10 @@ corrupt or foreign file, another recorder at start) raise at :meth:`Recorder.ope
 Poll times never go back (:class:`Timeline`): when the wall clock moves back, polls are
 stamped from the last recorded one on at the monotonic clock's pace until the wall clock
 is ahead again; retention is scheduled and judges ages on that timeline.
+
+Each poll carries the cluster's identity (:mod:`konsole.model.identity`, with ``run_id`` for
+a local cluster): a poll of another cluster than the history's current epoch starts a new
+epoch, and the event detectors start afresh (nothing of the other cluster is compared).
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from konsole.collect.history import event_row, poll_record
+from konsole.collect.history import epoch_mark, event_row, poll_record, with_epoch
 from konsole.model.events import Event, EventConfig, EventKind, EventState, Severity, advance
 from konsole.model.events.base import Subject
 from konsole.model.health import Health
+from konsole.model.identity import identity_of
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.timefmt import to_ms
 from store import (
@@ -46,7 +51,7 @@ from store import (
     apply_retention,
     open_writer,
 )
-from store.rows import EventRow
+from store.rows import EventRow, PollRecord
 
 __all__ = ["BACKLOG_POLLS", "RETENTION_EVERY_S", "Recorder", "RecorderStatus", "Timeline"]
 
@@ -128,8 +133,11 @@ class Recorder:
         monotonic: Callable[[], float] = time.monotonic,
         retention_every_s: float = RETENTION_EVERY_S,
         backlog_polls: int = BACKLOG_POLLS,
+        run_id: str | None = None,
     ) -> None:
         self.path = path
+        #: The local cluster's run id (None for any other cluster): part of its identity.
+        self.run_id = run_id
         self.policy = policy or RetentionPolicy()
         self._config = config or EventConfig()
         self._say = say
@@ -210,6 +218,7 @@ class Recorder:
     def _record(self, snapshot: ClusterSnapshot) -> int | None:
         self._taken += 1
         snapshot = self._stamped(snapshot)
+        self._forget_other_cluster(snapshot)
         events, self._state = advance(self._state, snapshot, config=self._config)
         for event in events:
             self._emit(event)
@@ -294,7 +303,7 @@ class Recorder:
         trouble = self._trouble
         if trouble is not None and trouble.unwritten is not None:
             rows = (*rows, self._trouble_row(trouble, trouble.unwritten))
-        poll_id = self._writer.record(poll_record(snapshot, rows))
+        poll_id = self._writer.record(self._in_epoch(snapshot, poll_record(snapshot, rows)))
         if trouble is not None:
             trouble.unwritten = None
         return poll_id
@@ -305,6 +314,36 @@ class Recorder:
             self._trouble.kept += 1
         if self._on_commit is not None:
             self._on_commit(snapshot, poll_id)
+
+    # ------------------------------------------------------------------ epochs
+
+    @property
+    def other_cluster_until(self) -> float | None:
+        """When the history's current epoch began, if an earlier one holds another cluster
+        (epoch seconds), else None."""
+        epoch = self._writer.epoch if self._writer is not None else None
+        if epoch is None or epoch.id <= 1:
+            return None
+        return epoch.from_ms / 1000
+
+    def _forget_other_cluster(self, snapshot: ClusterSnapshot) -> None:
+        """Another cluster than the last one seen: the detectors start afresh."""
+        seen = identity_of(snapshot, run_id=self.run_id)
+        if seen is None or self._writer is None or self._state.health is None:
+            return
+        mark = epoch_mark(self._writer.epoch, seen)
+        if mark is not None and mark.start:
+            self._state = EventState()
+
+    def _in_epoch(self, snapshot: ClusterSnapshot, record: PollRecord) -> PollRecord:
+        """``record`` with its epoch mark (none for a failed poll: it shows no identity)."""
+        if self._writer is None:
+            return record
+        current = self._writer.epoch
+        marked = with_epoch(record, snapshot, current, run_id=self.run_id)
+        if marked.epoch is not None and marked.epoch.start and current is not None:
+            self._say(f"a new epoch of this history: {marked.epoch.reason}")
+        return marked
 
     def _reopen(self) -> bool:
         try:

@@ -20,6 +20,7 @@ import signal
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -220,6 +221,7 @@ class LocalCluster:
             sasl_users=sorted(users),
             settings=settings,
             started_at=time.time(),
+            run_id=uuid.uuid4().hex[:12],
             class_path=list(dist.class_path),
             fluss_home=dist.home,
         )

@@ -89,4 +89,5 @@ def describe(processes: Processes, state: ClusterState) -> ClusterDescription:
         zookeeper=f"{HOST}:{zk.ports['client']}",
         ready_seconds=state.ready_seconds,
         processes=tuple(infos),
+        run_id=state.identity(),
     )

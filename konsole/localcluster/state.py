@@ -93,6 +93,8 @@ class ClusterDescription:
     zookeeper: str
     ready_seconds: float | None
     processes: tuple[ProcessInfo, ...]
+    #: This start of the cluster (``ClusterState.run_id``): part of the cluster's identity.
+    run_id: str | None = None
 
     def of_role(self, role: str) -> tuple[ProcessInfo, ...]:
         return tuple(p for p in self.processes if p.role == role)
@@ -110,6 +112,7 @@ class ClusterDescription:
             "zookeeper": self.zookeeper,
             "ready_seconds": self.ready_seconds,
             "processes": [asdict(p) for p in self.processes],
+            "run_id": self.run_id,
         }
 
 
@@ -127,6 +130,15 @@ class ClusterState:
     # Class path entries; state files written before --fluss-home have only ``lib``.
     class_path: list[str] = field(default_factory=list)
     fluss_home: str | None = None
+    #: One id per ``start`` (a fresh cluster: new data, new ports); state files written
+    #: before it have none (see :meth:`identity`).
+    run_id: str | None = None
+
+    def identity(self) -> str | None:
+        """This start's id: ``run_id``, else one made of when it started (older files)."""
+        if self.run_id:
+            return self.run_id
+        return f"started-{self.started_at:.3f}" if self.started_at else None
 
     def java_class_path(self) -> str:
         return ":".join(self.class_path or [f"{self.lib}/*"])

@@ -99,6 +99,8 @@ class ServerMetrics:
     # JVM
     heap_used: float | None = None
     heap_max: float | None = None
+    #: The ``cluster_id`` label (the ZooKeeper root; see :mod:`konsole.model.identity`).
+    cluster_id: str | None = None
 
     @property
     def subject(self) -> str:

@@ -216,21 +216,23 @@ def state_at(
         return None
     snap = recorded.snapshot
     previous: ClusterSnapshot | None = None
+    # Rates, the last good poll and events come from this moment's epoch (its cluster) only.
+    since, _ = reader.epochs.narrow(None, to_ms(snap.taken_at))
     before = reader.poll_at(to_ms(snap.taken_at) - 1)
-    if before is not None:
+    if before is not None and (since is None or before.at_ms >= since):
         earlier = snapshot_at(reader, before.at_ms / 1000)
         previous = earlier.snapshot if earlier is not None else None
     last_ok = snap if snap.ok else None
     if last_ok is None:
         # The panels of a failed poll show the last good one before it, greyed.
-        for poll in reversed(reader.polls(until=to_ms(snap.taken_at))):
+        for poll in reversed(reader.polls(since=since, until=to_ms(snap.taken_at))):
             if poll.ok:
                 found = snapshot_at(reader, poll.at_ms / 1000)
                 last_ok = found.snapshot if found is not None else None
                 break
     events = tuple(
         event_from_row(r)
-        for r in reader.events(until=to_ms(at), limit=None)[-MAX_EVENTS:]  # oldest first
+        for r in reader.events(until=to_ms(at), limit=None, within_epoch=True)[-MAX_EVENTS:]
     )
     return ConsoleState(
         profile=name,
@@ -275,13 +277,15 @@ class LiveFeed:
                 config=EventConfig(rules=self.profile.health),
                 say=notes.append,
                 clock=self.clock,
+                run_id=self.profile.run_id,
             )
             try:
                 await asyncio.to_thread(recorder.open)
                 # An unwritable place does not raise: the recorder starts not recording.
                 opened = recorder.status
                 reason = None if opened.recording else opened.reason
-                status = HistoryStatus(HistoryMode.RECORDING, self.history_path, reason)
+                other = recorder.other_cluster_until
+                status = HistoryStatus(HistoryMode.RECORDING, self.history_path, reason, other)
             except HistoryLocked as exc:
                 recorder = None
                 status = HistoryStatus(HistoryMode.FOLLOWING, self.history_path, str(exc))
@@ -301,7 +305,7 @@ class LiveFeed:
         from konsole.collect.history import event_from_row
         from konsole.model.timefmt import to_ms
 
-        rows = reader.events(since=to_ms(self.clock() - 86400.0))
+        rows = reader.events(since=to_ms(self.clock() - 86400.0), within_epoch=True)
         return tuple(event_from_row(r) for r in rows[-MAX_EVENTS:])
 
     async def _poll(self, state: ConsoleState, recorder: Any, publish: Publish) -> None:
@@ -323,7 +327,11 @@ class LiveFeed:
                     events, health = found, recorder.health
                     rs = recorder.status
                     reason = None if rs.recording else rs.reason
-                    status = HistoryStatus(HistoryMode.RECORDING, self.history_path, reason)
+                    other = recorder.other_cluster_until
+                    status = HistoryStatus(HistoryMode.RECORDING, self.history_path, reason, other)
+                    if other is not None and other != state.history.other_until:
+                        # Another cluster: none of its events or polls is this one's.
+                        state = replace(state, events=(), last_ok=None, previous_ok=None)
                 else:
                     events, events_state = advance(events_state, snap, config=config)
                     health = events_state.health

@@ -37,6 +37,8 @@ class HistoryStatus:
     path: Path | None = None
     #: Why the history is off or not being written right now (secret-free).
     reason: str | None = None
+    #: The file holds another cluster's polls before this moment (epoch seconds).
+    other_until: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

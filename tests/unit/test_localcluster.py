@@ -262,6 +262,7 @@ def test_description_json_shape_is_the_cli_contract(tmp_path: Path) -> None:
         "zookeeper",
         "ready_seconds",
         "processes",
+        "run_id",
     ]
     assert doc["sasl"] == {"enabled": False}
     assert [p["role"] for p in doc["processes"]] == [

@@ -324,3 +324,16 @@ async def test_scrape_over_loopback(mode: str, kind: str | None) -> None:
         assert isinstance(result, ServerMetrics) and result.disk_write_locked is True
     else:
         assert isinstance(result, MetricsError) and result.kind == kind
+
+
+@pytest.mark.parametrize(
+    "name", ["tablet-server-1.0.txt", "tablet-server-0.9.1.txt", "coordinator-0.9.1.txt"]
+)
+def test_the_cluster_id_label_is_kept_for_the_cluster_identity(name: str) -> None:
+    # Captured from real servers: the ZooKeeper root ("/fluss") without its slash.
+    assert parse_metrics(fixture(name), url="u", scraped_at=0).cluster_id == "fluss"
+
+
+def test_no_cluster_id_label_is_unknown() -> None:
+    text = 'fluss_tabletserver_leaderCount{server_id="1",host="h"} 3.0\n'
+    assert parse_metrics(text, url="u", scraped_at=0).cluster_id is None

@@ -216,11 +216,13 @@ class EventsScreen(ConsoleScreen):
         until = None if as_of is None else to_ms(as_of)
 
         def read(reader: HistoryReader) -> list[TimelineEntry]:
-            rows = reader.events(until=until)[-MAX_HISTORY_EVENTS:]
+            # This cluster's timeline only: an earlier epoch of the file is another cluster.
+            since, until_in = reader.epochs.narrow(None, until)
+            rows = reader.events(since, until_in)[-MAX_HISTORY_EVENTS:]
             entries = [TimelineEntry.of_event(event_from_row(r)) for r in rows]
             entries += [
                 TimelineEntry(f"n{n.id}", n.at_ms / 1000, "note", "note", n.subject, n.text)
-                for n in reader.notes(until=until)
+                for n in reader.notes(since, until_in)
             ]
             return entries
 

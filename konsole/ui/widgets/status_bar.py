@@ -46,6 +46,9 @@ def status_text(state: ConsoleState) -> Text:
             t.append("NOT RECORDING", style="bold yellow")
         else:
             t.append("history off", style="yellow")
+    other = state.history.other_until
+    if other is not None and (not state.historic or (state.as_of or 0) < other):
+        t.append(f" · history of another cluster until {clock_text(other)}", style="yellow")
     return t
 
 

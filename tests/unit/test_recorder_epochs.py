@@ -1,0 +1,88 @@
+"""The recorder gives every poll its cluster's identity; another cluster starts an epoch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from konsole.cli.main import main
+from konsole.collect.recorder import Recorder
+from konsole.model.identity import ClusterIdentity
+from store import open_reader
+from tests._testutil.builders import T0, snap, table, view
+
+
+def recorder(path: Path, run_id: str | None, said: list[str]) -> Recorder:
+    r = Recorder(path, say=said.append, clock=lambda: T0, run_id=run_id, retention_every_s=1e12)
+    r.open()
+    return r
+
+
+def test_a_new_local_run_starts_an_epoch_and_its_events_start_afresh(tmp_path: Path) -> None:
+    path, said = tmp_path / "h.sqlite", list[str]()
+    first = recorder(path, "run-a", said)
+    first.record(snap(view((0, 1, 2), [table("db.a", 1, [10])]), seq=1, t=T0))
+    first.record(snap(view((0, 1, 2), [table("db.a", 1, [20])]), seq=2, t=T0 + 10))
+    first.record(snap(None, seq=3, t=T0 + 20, failed="refused"))  # the cluster stopped
+    assert first.other_cluster_until is None
+    first.close()
+    # The same servers, ports and table id: only the run id tells the new cluster apart.
+    second = recorder(path, "run-b", said)
+    second.record(snap(view((0, 1), [table("db.a", 1, [1])]), seq=1, t=T0 + 60))
+    second.record(snap(view((0, 1), [table("db.a", 1, [3])]), seq=2, t=T0 + 70))
+    assert second.other_cluster_until == T0 + 60
+    second.close()
+    assert said == ["a new epoch of this history: another local cluster run (run-a -> run-b)"]
+    with open_reader(path) as reader:
+        epochs = reader.epochs.all()
+        assert [(e.from_ms, e.first_poll) for e in epochs] == [
+            (round(T0 * 1000), 1),
+            (
+                round((T0 + 60) * 1000),
+                4,
+            ),
+        ]
+        assert [ClusterIdentity.from_json(e.identity).run_id for e in epochs] == ["run-a", "run-b"]
+        # Server 2 was the first cluster's: the second's first poll says no "server left".
+        assert [e.subject for e in reader.events(within_epoch=True)] == []
+        assert [p.value for p in reader.offset_totals(1)] == [1.0, 3.0]
+    code_out = CliRunner().invoke(main, ["history", "info", "--history", str(path)])
+    assert code_out.exit_code == 0, code_out.output
+    assert "epochs:    2" in code_out.output and "local run run-b" in code_out.output
+    doc = json.loads(
+        CliRunner()
+        .invoke(main, ["history", "info", "--history", str(path), "--format", "json"])
+        .output
+    )
+    assert [e["identity"].get("run_id") for e in doc["epochs"]] == ["run-a", "run-b"]
+
+
+def test_the_same_cluster_after_a_restart_of_the_recorder_stays_in_its_epoch(
+    tmp_path: Path,
+) -> None:
+    path, said = tmp_path / "h.sqlite", list[str]()
+    for i in range(2):
+        r = recorder(path, None, said)
+        # A server added on the second run: still the same cluster.
+        r.record(snap(view((0, 1, 2, 3)[: 3 + i], [table("db.a", 1, [i])]), seq=1, t=T0 + i))
+        r.close()
+    with open_reader(path) as reader:
+        (epoch,) = reader.epochs.all()
+        assert len(ClusterIdentity.from_json(epoch.identity).servers) == 5
+    assert said == []
+
+
+def test_events_are_not_derived_across_two_clusters_in_one_process(tmp_path: Path) -> None:
+    path, said = tmp_path / "h.sqlite", list[str]()
+    r = recorder(path, None, said)
+    r.record(snap(view((0, 1, 2), [table("db.a", 1, [10])]), seq=1, t=T0))
+    # Another cluster answers on other ports (another table created at another time).
+    other = view((5,), [table("db.b", 1, [0])], coordinator=False)
+    r.record(snap(other, seq=2, t=T0 + 10))
+    r.close()
+    with open_reader(path) as reader:
+        assert len(reader.epochs.all()) == 2
+        kinds = {e.kind for e in reader.events(within_epoch=True)}
+        assert "server_left" not in kinds and "table_dropped" not in kinds
