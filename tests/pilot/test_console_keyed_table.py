@@ -135,3 +135,37 @@ async def test_a_lean_table_draws_what_a_datatable_of_the_same_cells_draws() -> 
         assert lean.get_row_at(1)[1].justify == "right"
         with pytest.raises(DuplicateKey):
             lean.replace_rows([("a", ["1"]), ("a", ["2"])])
+
+
+async def test_a_lean_cell_render_is_datatable_s_own_for_any_cell_width_and_cursor() -> None:
+    """The shorter cell render gives DataTable's segments, styles and meta exactly: cells
+    cropped, padded, justified, styled, wide, tabbed, empty; under the cursor or hover."""
+    cells: list[str | Text | None] = [
+        "plain",
+        Right("12,345"),
+        Text("styled", style="bold red"),
+        Text.assemble(("two", "green"), " spans"),
+        Text("centred", justify="center"),
+        Text("left", justify="left", style="dim"),
+        Right("  padded "),
+        "wide 表格 cells",
+        "tab\there",
+        "",
+        None,
+        "[b]markup[/b]",
+    ]
+    app = _Both()
+    async with app.run_test(size=(80, 20)) as pilot:
+        lean = app.query_one("#lean", LeanTable)
+        lean.add_column("c", key="c")
+        lean.replace_rows([(str(i), [c]) for i, c in enumerate(cells)])
+        await pilot.pause()
+        base = lean.rich_style
+        for row in range(len(cells)):
+            for width in (1, 2, 3, 5, 8, 20):
+                for cursor, hover in ((False, False), (True, False), (False, True)):
+                    lean._cell_render_cache.clear()
+                    fast = lean._render_cell(row, 0, base, width, cursor, hover)
+                    lean._cell_render_cache.clear()
+                    slow = DataTable._render_cell(lean, row, 0, base, width, cursor, hover)
+                    assert fast == slow, (cells[row], width, cursor, hover)
