@@ -1,8 +1,8 @@
-"""The console's own cost: first paint, a 1,600-bucket refresh, CPU while idle.
+"""The console's own cost: first paint, a 1,600-bucket refresh, CPU while idle, big tables.
 
 No cluster is needed: the console is fed states from a recorded history (the screen tests'
 scenario, ``tests/_testutil/console.py``) or built here for a 200-table x 8-bucket cluster,
-so what is measured is the UI, not the network. Three figures:
+so what is measured is the UI, not the network. Four figures:
 
 1. **Time to first paint**, per process (spawn to the first frame painted, the interpreter
    and imports included) of ``konsole``'s app on the overview, against a bare Textual app
@@ -16,8 +16,15 @@ so what is measured is the UI, not the network. Three figures:
    every 2 s for ``--idle-seconds`` (60 by default), utime + stime from /proc against wall
    time, on the Tables screen (the heaviest refresh: every table's offsets change every
    time) and on the Overview. Goal < 3 % of one core.
+4. **Big tables** (in process, fresh consoles): the Table detail of one table opened until
+   its bucket rows are painted, 8 buckets against 1,600 (goal: within 1.5x), with the
+   longest frame; the Tables screen of a 10,000-table cluster opened, refreshed by new polls
+   and filtered, each with its longest frame; a 300-column x 2,000-row preview, the longest
+   frame of each key (down, page down, right, next page, the column window; goal < 50 ms).
+   A frame is a stretch the event loop was busy: :class:`LongestFrame` measures it.
 
     python bench/ui.py [--reps 7] [--refreshes 30] [--idle-seconds 60] [--json]
+        [--parts paint,refresh,idle,big]
     python bench/ui.py --quick      # smoke run (1 rep, 3 refreshes, 2 s idle), seconds
 """
 
@@ -301,6 +308,245 @@ def idle_cpu(seconds: float, screen_key: str) -> tuple[float, float]:
     return c1 - c0, w1 - w0
 
 
+# =========================================================================== big tables
+
+
+class LongestFrame:
+    """The longest stretch the event loop was busy while :meth:`watch` ran: a ticker on
+    the app's own loop that wakes every ``TICK`` seconds; any lateness is a frame nobody
+    could interrupt (a handler, a layout, a paint)."""
+
+    TICK = 0.002
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        #: CPU seconds of the process while the last watch ran (what load does not inflate).
+        self.cpu = 0.0
+
+    async def _tick(self, limit_s: float) -> None:
+        last = deadline = time.perf_counter()
+        deadline += limit_s
+        for _ in range(int(limit_s / self.TICK) + 1):  # bounded: limit_s at most
+            await asyncio.sleep(self.TICK)
+            now = time.perf_counter()
+            self.longest = max(self.longest, now - last - self.TICK)
+            last = now
+            if now > deadline:
+                return
+
+    async def watch(self, what: Any, limit_s: float = 120.0) -> float:
+        """Run ``await what()`` and answer the longest frame seen meanwhile."""
+        self.longest = 0.0
+        task = asyncio.create_task(self._tick(limit_s))
+        await asyncio.sleep(0)  # the ticker's clock starts before the work does
+        cpu = time.process_time()
+        try:
+            await what()
+        finally:
+            self.cpu = time.process_time() - cpu
+            await asyncio.sleep(self.TICK * 2)  # the last frame's lateness is seen
+            task.cancel()
+        return self.longest
+
+
+async def _painted(pilot: Any, grid: Any) -> None:
+    """Until the app is idle and ``grid`` has drawn rows (bounded: 5 s)."""
+    for _ in range(500):
+        await pilot.pause()
+        if len(grid._row_renderable_cache) > 0:  # a row's cells were made to be drawn
+            return
+        await asyncio.sleep(0.01)
+    raise RuntimeError("the table was never painted")
+
+
+async def detail_open(buckets: int, reps: int) -> dict[str, list[float]]:
+    """Open the Table detail of one table of ``buckets`` buckets until its bucket rows are
+    painted: wall seconds, CPU seconds and the longest frame per repetition, a fresh
+    console each time."""
+    state = large_state(time.time(), tables=1, buckets=buckets)
+    out: dict[str, list[float]] = {"wall": [], "cpu": [], "frame": []}
+    for _ in range(reps):
+        wall, cpu, frame = await _detail_open_once(state)
+        out["wall"].append(wall)
+        out["cpu"].append(cpu)
+        out["frame"].append(frame)
+    return out
+
+
+async def _detail_open_once(state: Any) -> tuple[float, float, float]:
+    from konsole.ui.app import KonsoleApp
+    from konsole.ui.feed import StaticFeed
+
+    app = KonsoleApp(StaticFeed([state], name="bench"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(500):
+            if app.live_state is not None:
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
+
+        async def open_it() -> None:
+            app.open_table("bench_db0.t000")
+            await pilot.pause()
+            await _painted(pilot, app.screen.query_one("#detail-buckets"))
+
+        started, watch = time.perf_counter(), LongestFrame()
+        frame = await watch.watch(open_it)
+        return time.perf_counter() - started, watch.cpu, frame
+
+
+async def tables_10k(tables: int, refreshes: int) -> dict[str, Any]:
+    """The Tables screen of a ``tables``-table cluster: opened, refreshed by new polls,
+    filtered and cleared; wall time and the longest frame of each."""
+    from konsole.ui.app import KonsoleApp
+    from konsole.ui.feed import StaticFeed
+
+    t0 = time.time()
+    # The states of the first and the next polls, built ahead (not part of a refresh).
+    states = [
+        large_state(t0 + 2 * i, tables=tables, buckets=1, seq=i + 2) for i in range(refreshes + 1)
+    ]
+    gc.freeze()
+    app = KonsoleApp(StaticFeed(states[:1], name="bench"))
+    watch = LongestFrame()
+    out: dict[str, Any] = {"refresh_wall_s": [], "refresh_frame_s": [], "refresh_cpu_s": []}
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(500):
+            if app.live_state is not None:
+                break
+            await pilot.pause(0.01)
+
+        async def open_it() -> None:
+            await pilot.press("t")
+            await _painted(pilot, app.screen.query_one("#tables-table"))
+
+        started = time.perf_counter()
+        out["open_frame_s"] = await watch.watch(open_it)
+        out["open_wall_s"] = time.perf_counter() - started
+        out["open_cpu_s"] = watch.cpu
+        for state in states[1:]:
+
+            async def refresh(state: Any = state) -> None:
+                app.publish(state)
+                await pilot.pause()
+
+            started = time.perf_counter()
+            out["refresh_frame_s"].append(await watch.watch(refresh))
+            out["refresh_wall_s"].append(time.perf_counter() - started)
+            out["refresh_cpu_s"].append(watch.cpu)
+
+        async def filter_and_clear() -> None:
+            await pilot.press("slash", *"t9999", "enter", "escape")
+            await pilot.pause()
+
+        started = time.perf_counter()
+        out["filter_frame_s"] = await watch.watch(filter_and_clear)
+        out["filter_wall_s"] = time.perf_counter() - started
+        out["filter_cpu_s"] = watch.cpu
+    gc.unfreeze()
+    return out
+
+
+async def preview_scroll(columns: int, rows: int) -> dict[str, list[float]]:
+    """A ``columns``-column preview of ``rows`` rows: the longest frame of each key press
+    (cursor down, page down, next page, the next column window, scrolling right)."""
+    from konsole.ui.app import KonsoleApp
+    from konsole.ui.feed import StaticFeed
+    from konsole.ui.screens.preview import PreviewScreen
+    from tests._testutil.console import fake_preview
+
+    result = fake_preview("wide.table", rows, columns=columns)
+
+    async def scan(request: Any) -> Any:
+        return result
+
+    app = KonsoleApp(StaticFeed([large_state(time.time(), tables=2)], name="bench", scan=scan))
+    watch = LongestFrame()
+    keys = {
+        "down": ["down"] * 30,
+        "pagedown": ["pagedown"] * 10,
+        "right": ["right"] * 20,
+        "next_page": ["n"] * 5,
+        "column_window": ["right_square_bracket"] * 5 + ["left_square_bracket"] * 5,
+    }
+    out: dict[str, list[float]] = {name: [] for name in ("open", *keys)}
+    cpu: dict[str, list[float]] = {f"{name}_cpu": [] for name in ("open", *keys)}
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(500):
+            if app.live_state is not None:
+                break
+            await pilot.pause(0.01)
+        screen = PreviewScreen("wide.table")
+
+        async def open_it() -> None:
+            app.push_screen(screen)
+            for _ in range(500):
+                await pilot.pause()
+                if screen.result is not None:
+                    break
+                await asyncio.sleep(0.01)
+            await _painted(pilot, screen.query_one("#preview-rows"))
+
+        out["open"].append(await watch.watch(open_it))
+        cpu["open_cpu"].append(watch.cpu)
+        for name, presses in keys.items():
+            for key in presses:
+
+                async def press(key: str = key) -> None:
+                    await pilot.press(key)
+                    await pilot.pause()
+
+                out[name].append(await watch.watch(press))
+                cpu[f"{name}_cpu"].append(watch.cpu)
+    return {**out, **cpu}
+
+
+def big_tables(reps: int, refreshes: int) -> dict[str, Any]:
+    small = asyncio.run(detail_open(8, reps))
+    big = asyncio.run(detail_open(1600, reps))
+    return {
+        "detail_open_8_buckets": {k: _stats(v) for k, v in small.items()},
+        "detail_open_1600_buckets": {k: _stats(v) for k, v in big.items()},
+        "detail_open_ratio_wall": statistics.median(big["wall"]) / statistics.median(small["wall"]),
+        "detail_open_ratio_cpu": statistics.median(big["cpu"]) / statistics.median(small["cpu"]),
+        "tables_10000": asyncio.run(tables_10k(10_000, refreshes)),
+        "preview_300_columns": asyncio.run(preview_scroll(300, 2000)),
+    }
+
+
+def _print_big(big: dict[str, Any]) -> None:
+    ms = 1000.0
+    d8, d1600 = big["detail_open_8_buckets"], big["detail_open_1600_buckets"]
+    print(
+        f"table detail opened to its first painted rows, median wall / CPU: 8 buckets "
+        f"{d8['wall']['median'] * ms:.0f} / {d8['cpu']['median'] * ms:.0f} ms, 1,600 buckets "
+        f"{d1600['wall']['median'] * ms:.0f} / {d1600['cpu']['median'] * ms:.0f} ms: "
+        f"{big['detail_open_ratio_wall']:.2f}x wall, {big['detail_open_ratio_cpu']:.2f}x CPU "
+        f"(goal <= 1.5x); longest frame (1,600) {d1600['frame']['median'] * ms:.0f} ms"
+    )
+    t = big["tables_10000"]
+    print(
+        f"Tables screen of 10,000 tables, wall / CPU / longest frame: open "
+        f"{t['open_wall_s'] * ms:.0f} / {t['open_cpu_s'] * ms:.0f} / "
+        f"{t['open_frame_s'] * ms:.0f} ms; a new poll (median) "
+        f"{statistics.median(t['refresh_wall_s']) * ms:.0f} / "
+        f"{statistics.median(t['refresh_cpu_s']) * ms:.0f} / "
+        f"{max(t['refresh_frame_s']) * ms:.0f} ms (max) over {len(t['refresh_wall_s'])}; "
+        f"filter to one and back {t['filter_wall_s'] * ms:.0f} / {t['filter_cpu_s'] * ms:.0f} "
+        f"/ {t['filter_frame_s'] * ms:.0f} ms"
+    )
+    p = big["preview_300_columns"]
+    keys = [name for name in p if not name.endswith("_cpu") and name != "open"]
+    frames = ", ".join(
+        f"{name} {max(p[name]) * ms:.0f} / {max(p[name + '_cpu']) * ms:.0f}" for name in keys
+    )
+    print(
+        f"preview of 300 columns x 2,000 rows: open longest frame {p['open'][0] * ms:.0f} ms "
+        f"(CPU {p['open_cpu'][0] * ms:.0f} ms); per key, the worst longest frame / CPU (ms, "
+        f"goal < 50): {frames}"
+    )
+
+
 def _stats(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     return {
@@ -317,6 +563,11 @@ def main() -> None:
     parser.add_argument("--refreshes", type=int, default=30)
     parser.add_argument("--idle-seconds", type=float, default=60.0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--parts",
+        default="paint,refresh,idle,big",
+        help="comma-separated: paint (first paint), refresh, idle (CPU), big (big tables)",
+    )
     parser.add_argument("--story", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--screen", default="t", help=argparse.SUPPRESS)
     add_quick(parser, {"reps": 1, "refreshes": 3, "idle_seconds": 2.0})
@@ -330,64 +581,88 @@ def main() -> None:
     if args.child == "idle":
         return _child_idle(args.idle_seconds, args.screen)
 
+    parts = {p.strip() for p in args.parts.split(",") if p.strip()}
+    summary: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    }
+    if "paint" in parts:
+        summary.update(_first_paints(args.reps))
+    if "refresh" in parts:
+        refresh, refresh_wall = asyncio.run(refresh_times(max(1, args.refreshes)))
+        summary["refresh_1600_buckets_cpu_s"] = _stats(refresh)
+        summary["refresh_1600_buckets_wall_s"] = _stats(refresh_wall)
+        summary["refreshes"] = len(refresh)
+    if "idle" in parts:
+        cpu_s, wall_s = idle_cpu(args.idle_seconds, "t")
+        overview_cpu_s, overview_wall_s = idle_cpu(args.idle_seconds, "o")
+        summary["idle_cpu_percent"] = 100.0 * cpu_s / wall_s
+        summary["idle_seconds"] = wall_s
+        summary["idle_overview_cpu_percent"] = 100.0 * overview_cpu_s / overview_wall_s
+    if "big" in parts:
+        summary["big_tables"] = big_tables(max(1, args.reps), max(1, min(args.refreshes, 10)))
+    if args.json:
+        print(json.dumps(summary, indent=1))
+        return None
+    _print_summary(summary, args.reps)
+    return None
+
+
+def _first_paints(reps: int) -> dict[str, Any]:
     story = _story_file()
     bare: list[float] = []
     ours: list[float] = []
     with_data: list[float] = []
-    for _ in range(max(1, args.reps)):  # interleaved, so all see the same machine
+    for _ in range(max(1, reps)):  # interleaved, so all see the same machine
         bare.append(first_paint("bare", story))
         ours.append(first_paint("konsole-connecting", story))
         with_data.append(first_paint("konsole", story))
-    refresh, refresh_wall = asyncio.run(refresh_times(max(1, args.refreshes)))
-    cpu_s, wall_s = idle_cpu(args.idle_seconds, "t")
-    overview_cpu_s, overview_wall_s = idle_cpu(args.idle_seconds, "o")
-    summary = {
+    return {
         "first_paint_bare_s": _stats(bare),
         "first_paint_konsole_s": _stats(ours),
         "first_paint_ratio": statistics.median(ours) / statistics.median(bare),
         "first_paint_with_data_s": _stats(with_data),
         "first_paint_with_data_ratio": statistics.median(with_data) / statistics.median(bare),
-        "refresh_1600_buckets_cpu_s": _stats(refresh),
-        "refresh_1600_buckets_wall_s": _stats(refresh_wall),
-        "idle_cpu_percent": 100.0 * cpu_s / wall_s,
-        "idle_seconds": wall_s,
-        "idle_overview_cpu_percent": 100.0 * overview_cpu_s / overview_wall_s,
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
     }
-    if args.json:
-        print(json.dumps(summary, indent=1))
-        return None
-    fb, fk = summary["first_paint_bare_s"], summary["first_paint_konsole_s"]
-    print(
-        f"first paint, bare Textual app: median {fb['median'] * 1000:.0f} ms, "
-        f"p90 {fb['p90'] * 1000:.0f} ms ({args.reps} processes)"
-    )
-    print(
-        f"first paint, konsole overview (connecting): median {fk['median'] * 1000:.0f} ms, "
-        f"p90 {fk['p90'] * 1000:.0f} ms"
-    )
-    print(f"  ratio konsole / bare: {summary['first_paint_ratio']:.2f}x (goal <= 1.5x)")
-    fd = summary["first_paint_with_data_s"]
-    print(
-        f"first paint, konsole overview with a recorded state: median "
-        f"{fd['median'] * 1000:.0f} ms, p90 {fd['p90'] * 1000:.0f} ms, ratio "
-        f"{summary['first_paint_with_data_ratio']:.2f}x"
-    )
-    r, rw = summary["refresh_1600_buckets_cpu_s"], summary["refresh_1600_buckets_wall_s"]
-    print(
-        f"refresh of the 200-table x 8-bucket Tables screen: CPU median "
-        f"{r['median'] * 1000:.1f} ms, p90 {r['p90'] * 1000:.1f} ms over {len(refresh)} "
-        f"(goal < 50 ms); wall incl. the pilot's idle wait: median {rw['median'] * 1000:.1f} ms"
-    )
-    print(
-        f"CPU while idle at a 2 s refresh, Tables screen of 1,600 buckets: "
-        f"{summary['idle_cpu_percent']:.2f} % of one core over {wall_s:.0f} s (goal < 3 %)"
-    )
-    print(
-        f"CPU while idle at a 2 s refresh, Overview of the same cluster: "
-        f"{summary['idle_overview_cpu_percent']:.2f} % of one core"
-    )
-    return None
+
+
+def _print_summary(summary: dict[str, Any], reps: int) -> None:
+    if "first_paint_bare_s" in summary:
+        fb, fk = summary["first_paint_bare_s"], summary["first_paint_konsole_s"]
+        print(
+            f"first paint, bare Textual app: median {fb['median'] * 1000:.0f} ms, "
+            f"p90 {fb['p90'] * 1000:.0f} ms ({reps} processes)"
+        )
+        print(
+            f"first paint, konsole overview (connecting): median {fk['median'] * 1000:.0f} ms, "
+            f"p90 {fk['p90'] * 1000:.0f} ms"
+        )
+        print(f"  ratio konsole / bare: {summary['first_paint_ratio']:.2f}x (goal <= 1.5x)")
+        fd = summary["first_paint_with_data_s"]
+        print(
+            f"first paint, konsole overview with a recorded state: median "
+            f"{fd['median'] * 1000:.0f} ms, p90 {fd['p90'] * 1000:.0f} ms, ratio "
+            f"{summary['first_paint_with_data_ratio']:.2f}x"
+        )
+    if "refresh_1600_buckets_cpu_s" in summary:
+        r, rw = summary["refresh_1600_buckets_cpu_s"], summary["refresh_1600_buckets_wall_s"]
+        print(
+            f"refresh of the 200-table x 8-bucket Tables screen: CPU median "
+            f"{r['median'] * 1000:.1f} ms, p90 {r['p90'] * 1000:.1f} ms over "
+            f"{summary['refreshes']} (goal < 50 ms); wall incl. the pilot's idle wait: "
+            f"median {rw['median'] * 1000:.1f} ms"
+        )
+    if "idle_cpu_percent" in summary:
+        print(
+            f"CPU while idle at a 2 s refresh, Tables screen of 1,600 buckets: "
+            f"{summary['idle_cpu_percent']:.2f} % of one core over "
+            f"{summary['idle_seconds']:.0f} s (goal < 3 %)"
+        )
+        print(
+            f"CPU while idle at a 2 s refresh, Overview of the same cluster: "
+            f"{summary['idle_overview_cpu_percent']:.2f} % of one core"
+        )
+    if "big_tables" in summary:
+        _print_big(summary["big_tables"])
 
 
 if __name__ == "__main__":

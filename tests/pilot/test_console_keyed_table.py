@@ -1,12 +1,16 @@
-"""KeyedTable: in-place updates, rebuilds that keep the cursor's row, text never markup."""
+"""KeyedTable: in-place updates, rebuilds that keep the cursor's row, text never markup;
+LeanTable draws what DataTable draws."""
 
 from __future__ import annotations
 
 import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.widgets import DataTable
+from textual.widgets.data_table import DuplicateKey
 
 from konsole.ui.widgets.keyed_table import KeyedTable, Right
+from konsole.ui.widgets.lean_table import LeanTable, as_text
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -89,3 +93,79 @@ async def test_the_pinned_textual_has_the_internals_an_update_in_place_writes(
         await pilot.pause()
         assert "3" in table.render_line(1).text
         assert table._forget_renders([("a", "n", Text("3"))]) is True
+
+
+class _Both(App[None]):
+    """A DataTable filled row by row beside a LeanTable filled in one pass."""
+
+    CSS = "DataTable { width: 70; height: 8; }"
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="plain", cursor_type="row")
+        yield LeanTable(id="lean", cursor_type="row")
+
+
+async def test_a_lean_table_draws_what_a_datatable_of_the_same_cells_draws() -> None:
+    """Widths measured from the text, cells made Text when drawn: the same lines, styles
+    and sizes as DataTable's own measurement of every cell."""
+    rows: list[tuple[str, list[str | Text | None]]] = [
+        ("a", ["[b]not markup[/b]", Right("1,234"), Text("red", style="bold red"), ""]),
+        ("b", ["wide 表格", Right("5"), None, "x"]),
+        ("c", ["tab\there", Right(""), Text("a much longer styled cell", style="dim"), "yz"]),
+    ]
+    app = _Both()
+    async with app.run_test(size=(80, 20)) as pilot:
+        plain, lean = app.query_one("#plain", DataTable), app.query_one("#lean", LeanTable)
+        for table in (plain, lean):
+            for key, label in (("n", "name"), ("v", Text("value", justify="right")), ("s", "s")):
+                table.add_column(label, key=key)
+            table.add_column("", key="e")
+        for key, cells in rows:
+            plain.add_row(*(as_text(c) for c in cells), key=key)
+        lean.replace_rows(rows)
+        app.set_focus(None)
+        await pilot.pause()
+        assert [c.content_width for c in lean.ordered_columns] == [
+            c.content_width for c in plain.ordered_columns
+        ]
+        assert lean.virtual_size == plain.virtual_size and lean.row_count == 3
+        for y in range(5):
+            assert list(lean.render_line(y)) == list(plain.render_line(y)), y
+        assert str(lean.get_cell("a", "n")) == "[b]not markup[/b]"
+        assert lean.get_row_at(1)[1].justify == "right"
+        with pytest.raises(DuplicateKey):
+            lean.replace_rows([("a", ["1"]), ("a", ["2"])])
+
+
+async def test_a_lean_cell_render_is_datatable_s_own_for_any_cell_width_and_cursor() -> None:
+    """The shorter cell render gives DataTable's segments, styles and meta exactly: cells
+    cropped, padded, justified, styled, wide, tabbed, empty; under the cursor or hover."""
+    cells: list[str | Text | None] = [
+        "plain",
+        Right("12,345"),
+        Text("styled", style="bold red"),
+        Text.assemble(("two", "green"), " spans"),
+        Text("centred", justify="center"),
+        Text("left", justify="left", style="dim"),
+        Right("  padded "),
+        "wide 表格 cells",
+        "tab\there",
+        "",
+        None,
+        "[b]markup[/b]",
+    ]
+    app = _Both()
+    async with app.run_test(size=(80, 20)) as pilot:
+        lean = app.query_one("#lean", LeanTable)
+        lean.add_column("c", key="c")
+        lean.replace_rows([(str(i), [c]) for i, c in enumerate(cells)])
+        await pilot.pause()
+        base = lean.rich_style
+        for row in range(len(cells)):
+            for width in (1, 2, 3, 5, 8, 20):
+                for cursor, hover in ((False, False), (True, False), (False, True)):
+                    lean._cell_render_cache.clear()
+                    fast = lean._render_cell(row, 0, base, width, cursor, hover)
+                    lean._cell_render_cache.clear()
+                    slow = DataTable._render_cell(lean, row, 0, base, width, cursor, hover)
+                    assert fast == slow, (cells[row], width, cursor, hover)

@@ -22,13 +22,14 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from konsole.render.values import cell_text, json_values, right_aligned, type_label
 from konsole.ui.feed import PreviewRequest
 from konsole.ui.modals.export_dialog import ExportDialog
 from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.widgets.lean_table import LeanTable
 
 if TYPE_CHECKING:
     from fluss_proto.scan import Preview
@@ -46,7 +47,8 @@ __all__ = [
 #: Rows asked for by the first scan (``m`` asks for 4x more, up to MAX_LIMIT).
 DEFAULT_LIMIT = 2000
 MAX_LIMIT = 100_000
-#: Rows per page in the DataTable (fewer for very wide tables: cells are measured).
+#: Rows per page in the DataTable (fewer for very wide tables: a page's cells are made up
+#: front, ``Text`` with the column's alignment).
 PAGE_ROWS = 500
 #: Columns in the DataTable at once (``]``/``[`` move the window over wider tables).
 COLUMN_WINDOW = 24
@@ -57,8 +59,8 @@ MAX_FOLLOW_ROWS = 5000
 
 
 def page_rows_for(columns: int) -> int:
-    """Rows per page: PAGE_ROWS, fewer when a page would hold over 6,000 cells (the
-    DataTable measures every cell it is given)."""
+    """Rows per page: PAGE_ROWS, fewer when a page would hold over 6,000 cells (each made
+    a ``Text`` when the page is shown: a page turn stays well under a frame)."""
     return max(50, min(PAGE_ROWS, 6_000 // max(1, columns)))
 
 
@@ -96,7 +98,7 @@ def _row_position(
     return position
 
 
-class _PagedTable(DataTable[Text]):
+class _PagedTable(LeanTable):
     """Page down on the last row (page up on the first) turns the preview's page."""
 
     def action_page_down(self) -> None:
@@ -311,13 +313,13 @@ class PreviewScreen(ConsoleScreen):
         return max(1, -(-len(self.rows) // self.page_rows))
 
     def _show_page(self) -> None:
-        grid = self.query_one(_PagedTable)
-        grid.clear()
         start = self.page * self.page_rows
         self._shown_from = start
-        for row in self.rows[start : start + self.page_rows]:
-            grid.add_row(*self._cells(row), key=str(self._next_key))
-            self._next_key += 1
+        page = self.rows[start : start + self.page_rows]
+        first = self._next_key
+        self._next_key += len(page)
+        keyed = [(str(first + i), self._cells(row)) for i, row in enumerate(page)]
+        self.query_one(_PagedTable).replace_rows(keyed)
         self._render_head()
 
     def _render_head(self) -> None:

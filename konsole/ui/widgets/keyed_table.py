@@ -8,6 +8,10 @@ never throws the operator's place away.
 
 Cells are compared as the screens give them: plain strings (and :class:`Right`, a string
 shown right-aligned) compare fast, so screens use ``rich.text.Text`` only for styled cells.
+They are kept as given and become ``Text`` only when their row is drawn, and a rebuild
+loads every row in one pass (:class:`~konsole.ui.widgets.lean_table.LeanTable`): a
+1,600-bucket table or a 10,000-table list costs a few dictionary entries per cell to fill,
+and only the rows in view are ever rendered.
 
 Textual's internals: an in-place update writes DataTable's private fields (``_data``, the
 column widths, ``_update_count`` and the render caches) because the public
@@ -23,31 +27,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
+
+from konsole.ui.widgets.lean_table import Cell, LeanTable, Right, as_text, cell_width
 
 __all__ = ["Cell", "KeyedTable", "Right", "Row"]
 
-
-class Right(str):
-    """A cell shown right-aligned (numbers); compared as the plain string it is."""
-
-    __slots__ = ()
-
-
-Cell = str | Text
 #: (row key, cells in column order)
 Row = tuple[str, Sequence[Cell]]
 
 
-def _text(cell: Cell) -> Text:
-    """Strings are shown as they are, never read as markup (a table named ``[x]``)."""
-    if isinstance(cell, Text):
-        return cell
-    return Text(cell, justify="right") if isinstance(cell, Right) else Text(cell)
-
-
-class KeyedTable(DataTable[Text]):
+class KeyedTable(LeanTable):
     """A row-cursor DataTable refreshed by :meth:`sync`."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
@@ -61,7 +51,7 @@ class KeyedTable(DataTable[Text]):
     def set_columns(self, columns: Sequence[tuple[str, str | Text]]) -> None:
         """(key, label) per column. A changed label (a sort arrow) rebuilds the table
         with the same rows: header widths are measured when columns are added."""
-        labels = [(k, _text(label)) for k, label in columns]
+        labels = [(k, label if isinstance(label, Text) else Text(label)) for k, label in columns]
         if labels == self._labels:
             return
         saved = [(k, self._cells[k]) for k in self._keys]
@@ -99,13 +89,9 @@ class KeyedTable(DataTable[Text]):
         self, rows: Sequence[Row], selected: str | None, old_row: int, old_scroll: float
     ) -> None:
         keys = [k for k, _ in rows]
-        self.clear()
+        self._cells = {key: tuple(cells) for key, cells in rows}
         self._keys = keys
-        self._cells = {}
-        for key, cells in rows:
-            values = tuple(cells)
-            self._cells[key] = values
-            self.add_row(*(_text(c) for c in values), key=key)
+        self.replace_rows(rows)
         if not keys:
             return
         if selected is not None and selected in self._cells:
@@ -121,7 +107,7 @@ class KeyedTable(DataTable[Text]):
         self.move_cursor(row=index, animate=False, scroll=True)
 
     def _update_in_place(self, rows: Sequence[Row]) -> None:
-        changes: list[tuple[str, str, Text]] = []
+        changes: list[tuple[str, str, Cell]] = []
         columns = self._column_keys
         for key, cells in rows:
             values = tuple(cells)
@@ -129,11 +115,11 @@ class KeyedTable(DataTable[Text]):
             if old == values:
                 continue
             self._cells[key] = values
-            changes.extend((key, columns[i], _text(v)) for i, v in enumerate(values) if old[i] != v)
+            changes.extend((key, columns[i], v) for i, v in enumerate(values) if old[i] != v)
         if changes:
             self._write(changes)
 
-    def _write(self, changes: list[tuple[str, str, Text]]) -> None:
+    def _write(self, changes: list[tuple[str, str, Cell]]) -> None:
         # What DataTable.update_cell does, with one repaint for all the cells: update_cell
         # repaints per call. Widths are kept here too: DataTable re-measures a whole column
         # for every cell that got narrower (200 cells x 200 rows: ~0.2 s a refresh, seen in
@@ -142,10 +128,11 @@ class KeyedTable(DataTable[Text]):
             widened = False
             for key, column, value in changes:
                 row_key, column_key = RowKey(key), ColumnKey(column)
-                self._data[row_key][column_key] = value
+                self._data[row_key][column_key] = value  # made a Text when drawn
                 col = self.columns[column_key]
-                if value.cell_len > col.content_width:
-                    col.content_width = value.cell_len
+                width = cell_width(value)
+                if width > col.content_width:
+                    col.content_width = width
                     widened = True
             if widened:
                 self._update_count += 1  # every cached render is stale: new widths
@@ -154,10 +141,10 @@ class KeyedTable(DataTable[Text]):
                 self._update_count += 1
         except (AttributeError, KeyError):  # another Textual's internals: the public way
             for key, column, value in changes:
-                self.update_cell(key, column, value, update_width=True)
+                self.update_cell(key, column, as_text(value), update_width=True)
         self.refresh()
 
-    def _forget_renders(self, changes: list[tuple[str, str, Text]]) -> bool:
+    def _forget_renders(self, changes: list[tuple[str, str, Cell]]) -> bool:
         """Drop the cached renders of the changed cells and of their rows only.
 
         Bumping DataTable's update count re-renders every visible cell on the next paint
