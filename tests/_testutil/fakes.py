@@ -29,6 +29,7 @@ from fluss_proto.client import (
 )
 from fluss_proto.connection import Connection
 from konsole.localcluster.cluster import ClusterDescription, ProcessInfo, SaslInfo
+from tests._testutil.loopback import LoopbackServer, read_request
 from tests._testutil.wire import error_body
 
 # =========================================================================== raw peer server
@@ -172,7 +173,7 @@ def default_apis(server_type: int, *, fluss_1_0: bool = False) -> dict[int, tupl
     return out
 
 
-class FakeServer:
+class FakeServer(LoopbackServer):
     """One fake Fluss server. ``handlers`` map an api key to ``handler(server, frame)``
     returning a response message, an :class:`Err`, ``DROP``, ``CLOSE`` or a list of those."""
 
@@ -186,6 +187,7 @@ class FakeServer:
         standby: bool = False,
         advertise_type: bool = True,
     ) -> None:
+        super().__init__()
         self.server_type = server_type
         self.apis = dict(apis) if apis is not None else default_apis(server_type)
         self.handlers: dict[int, Handler] = dict(handlers or {})
@@ -195,13 +197,6 @@ class FakeServer:
         self.frames: list[Frame] = []
         self.bytes_received = 0
         self.connections = 0
-        self.port = 0
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
 
     def count(self, api: ApiKey) -> int:
         return sum(1 for f in self.frames if f.api_key == api)
@@ -209,54 +204,22 @@ class FakeServer:
     def apis_seen(self) -> list[int]:
         return [f.api_key for f in self.frames]
 
-    async def start(self) -> FakeServer:
-        self._server = await asyncio.start_server(self._on_client, "127.0.0.1", self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self) -> None:
-        if self._server is None:
-            return
-        self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._server.wait_closed()
-        self._server = None
-
-    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
+    async def _converse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         state = {"authenticated": self.sasl is None}
-        try:
-            while True:
-                (length,) = struct.unpack(">i", await reader.readexactly(4))
-                payload = await reader.readexactly(length)
-                self.bytes_received += 4 + length
-                api_key, version, request_id = struct.unpack_from(">hhi", payload)
-                frame = Frame(api_key, version, request_id, payload[8:])
-                self.frames.append(frame)
-                reply = self._dispatch(frame, state)
-                if asyncio.iscoroutine(reply):
-                    # answered later, while the next requests are read (like a real server)
-                    later = asyncio.create_task(self._reply_later(writer, request_id, reply))
-                    self._tasks.add(later)
-                    later.add_done_callback(self._tasks.discard)
-                    continue
-                if self._write(writer, request_id, reply):
-                    break
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        except asyncio.CancelledError:
-            pass  # finish normally (3.11's start_server inspects the task's exception)
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await writer.wait_closed()
-            self._tasks.discard(task)
+        for _ in range(1_000_000):  # bounded: no test sends this many requests
+            api_key, version, request_id, body, size = await read_request(reader)
+            self.bytes_received += size
+            frame = Frame(api_key, version, request_id, body)
+            self.frames.append(frame)
+            reply = self._dispatch(frame, state)
+            if asyncio.iscoroutine(reply):
+                # answered later, while the next requests are read (like a real server)
+                self._track(asyncio.create_task(self._reply_later(writer, request_id, reply)))
+                continue
+            if self._write(writer, request_id, reply):
+                return
+            await writer.drain()
 
     @staticmethod
     def _write(writer: asyncio.StreamWriter, request_id: int, reply: Any) -> bool:

@@ -12,7 +12,6 @@ API it does not serve).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import struct
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from typing import Any
 from fluss_proto import frame, messages
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
+from tests._testutil.loopback import LoopbackServer, read_request
 
 FRAMES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "frames"
 #: The same kind of capture from a Fluss 1.0-line server.
@@ -135,73 +135,33 @@ class Raw:
     close: bool = False
 
 
-class ReplayServer:
+class ReplayServer(LoopbackServer):
     """A fake Fluss server on 127.0.0.1 answering each request via ``answer``."""
 
     def __init__(self, answer: Answer) -> None:
+        super().__init__()
         self.answer = answer
         self.received: list[Received] = []
-        self.port = 0
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
 
     def count(self, api: ApiKey) -> int:
         return sum(1 for r in self.received if r.api_key == api)
 
-    async def start(self) -> ReplayServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self) -> None:
-        if self._server is None:
-            return
-        self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._server.wait_closed()
-        self._server = None
-
-    async def __aenter__(self) -> ReplayServer:
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        try:
-            for _ in range(100_000):  # bounded: no test sends this many requests
-                (length,) = struct.unpack(">i", await reader.readexactly(4))
-                payload = await reader.readexactly(length)
-                api_key, version, request_id = struct.unpack_from(">hhi", payload)
-                request = Received(api_key, version, request_id, payload[8:])
-                self.received.append(request)
-                reply = self.answer(request)
-                if reply is None:
-                    continue
-                if isinstance(reply, Raw):
-                    writer.write(reply.data)
-                    await writer.drain()
-                    if reply.close:
-                        break
-                    continue
-                writer.write(with_request_id(reply, request_id))
+    async def _converse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for _ in range(100_000):  # bounded: no test sends this many requests
+            api_key, version, request_id, body, _size = await read_request(reader)
+            request = Received(api_key, version, request_id, body)
+            self.received.append(request)
+            reply = self.answer(request)
+            if reply is None:
+                continue
+            if isinstance(reply, Raw):
+                writer.write(reply.data)
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass  # finish normally (3.11's start_server inspects the task's exception)
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await writer.wait_closed()
-            self._tasks.discard(task)
+                if reply.close:
+                    return
+                continue
+            writer.write(with_request_id(reply, request_id))
+            await writer.drain()
 
 
 def by_request(*names: str) -> dict[tuple[int, bytes], Fixture]:
