@@ -197,3 +197,14 @@ def test_health_status_codes_follow_the_model_order() -> None:
 
     order = [HealthStatus.GREEN, HealthStatus.UNKNOWN, HealthStatus.YELLOW, HealthStatus.RED]
     assert [STATUS_CODE[s] for s in order] == [0, 1, 2, 3]
+
+
+def test_a_server_that_left_stays_at_zero_without_replicas() -> None:
+    """A cluster without tables: only having seen the server alive tells it is gone."""
+    exposition = Exposition(["a"])
+    feed(exposition, "a", snap(view((0, 1, 2)), seq=1, t=1000.0))
+    feed(exposition, "a", snap(view((0, 1)), seq=2, t=1001.0))
+    got = scraped(exposition)
+    assert value(got, "konsole_tablet_server_up", cluster="a", server="2") == 0
+    assert value(got, "konsole_servers", cluster="a", role="tablet", state="offline") == 1
+    assert value(got, "konsole_servers", cluster="a", role="tablet", state="alive") == 2

@@ -18,7 +18,7 @@ scrape.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from fluss_proto.model import HealthStatus
@@ -34,6 +34,7 @@ __all__ = [
     "STATUS_CODE",
     "Family",
     "Samples",
+    "Seen",
     "cluster_series",
 ]
 
@@ -52,6 +53,16 @@ STATUS_CODE: Final[Mapping[HealthStatus, int]] = {
 Kind = Literal["gauge", "counter"]
 #: family name -> [(label values after ``cluster``, value)]
 Samples = dict[str, list[tuple[tuple[str, ...], float]]]
+
+
+@dataclass(slots=True)
+class Seen:
+    """What the series of one cluster remember across polls (since serve started)."""
+
+    #: Health rules that had a finding.
+    rules: set[str] = field(default_factory=set)
+    #: Tablet servers seen alive.
+    servers: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +99,15 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family(
         "konsole_servers",
         "gauge",
-        "Servers by role (tablet, coordinator) and state (tablet: alive, offline; "
-        "coordinator: active, standby, unreachable).",
+        "Servers by role (tablet, coordinator) and state (tablet: alive, offline as in "
+        "konsole_tablet_server_up; coordinator: active, standby, unreachable).",
         ("role", "state"),
     ),
     Family(
         "konsole_tablet_server_up",
         "gauge",
-        "1 for a tablet server alive in metadata, 0 for one that holds replicas and is not.",
+        "1 for a tablet server alive in metadata; 0 for one that holds replicas or was seen "
+        "alive since serve started, and is not.",
         ("server",),
     ),
     Family(
@@ -162,23 +174,25 @@ def cluster_series(
     previous_ok: ClusterSnapshot | None,
     *,
     max_tables: int = DEFAULT_MAX_TABLES,
-    rules_seen: set[str] | None = None,
+    seen: Seen | None = None,
 ) -> Samples:
     """The samples of one poll. ``previous_ok`` (the last good poll before it) gives the
-    rates; ``rules_seen`` (kept by the caller across polls) keeps a rule that fired and
-    cleared at 0 instead of letting its series vanish."""
+    rates; ``seen`` (kept by the caller across polls, updated here) keeps a rule that fired
+    and cleared at 0, and a tablet server that left at 0, instead of letting their series
+    vanish."""
+    seen = seen if seen is not None else Seen()
     out: Samples = {f.name: [] for f in FAMILIES}
     out["konsole_poll_success"].append(((), 1.0 if snapshot.ok else 0.0))
     out["konsole_poll_latency_seconds"].append(((), snapshot.latency_s))
     out["konsole_poll_timestamp_seconds"].append(((), snapshot.taken_at))
     out["konsole_poll_consecutive_failures"].append(((), float(snapshot.consecutive_failures)))
     if health is not None:
-        _health(out, health, rules_seen if rules_seen is not None else set())
+        _health(out, health, seen.rules)
     _coordinators(out, snapshot)
     facts = replication(snapshot)
     if facts is None or snapshot.view is None:
         return out  # a failed poll: the cluster's state is unknown, not zero
-    _placement(out, facts, len(snapshot.view.tables))
+    _placement(out, facts, len(snapshot.view.tables), seen.servers)
     _tables(out, snapshot, previous_ok, max_tables)
     _server_metrics(out, snapshot)
     return out
@@ -214,9 +228,11 @@ def _coordinators(out: Samples, snapshot: ClusterSnapshot) -> None:
         out["konsole_servers"].append((("coordinator", role.value), float(n)))
 
 
-def _placement(out: Samples, facts: Replication, tables: int) -> None:
+def _placement(out: Samples, facts: Replication, tables: int, servers: set[int]) -> None:
     where = facts.placement
-    offline = sorted(where.replicas_offline)
+    servers.update(where.alive)
+    # Not alive: those placement finds holding replicas, and those seen alive before.
+    offline = sorted((servers | set(where.replicas_offline)) - where.alive)
     out["konsole_servers"].append((("tablet", "alive"), float(len(where.alive))))
     out["konsole_servers"].append((("tablet", "offline"), float(len(offline))))
     for node in sorted(where.alive):

@@ -29,6 +29,7 @@ from konsole.collect.exposition.families import (
     DEFAULT_MAX_TABLES,
     FAMILIES,
     Samples,
+    Seen,
     cluster_series,
 )
 from konsole.model.events import Event
@@ -45,7 +46,7 @@ class _Cluster:
     samples: Samples | None = None
     taken_at: float | None = None
     previous_ok: ClusterSnapshot | None = None
-    rules_seen: set[str] = field(default_factory=set)
+    seen: Seen = field(default_factory=Seen)
     polls: int = 0
     failures: int = 0
     #: (kind, severity) -> events emitted.
@@ -96,7 +97,7 @@ class Exposition(Collector):
             health,
             kept.previous_ok,
             max_tables=self.max_tables,
-            rules_seen=kept.rules_seen,
+            seen=kept.seen,
         )
         with self._lock:
             kept.samples, kept.taken_at = samples, snapshot.taken_at
