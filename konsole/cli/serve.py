@@ -80,7 +80,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 @click.option(
     "--max-tables",
     type=click.IntRange(min=0),
-    default=500,
+    default=100,
     show_default=True,
     help="Tables per cluster with their own series; the rest roll up into table=_other.",
 )

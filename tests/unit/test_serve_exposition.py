@@ -172,6 +172,10 @@ def test_http_text_openmetrics_healthz_and_404(server: tuple[MetricsServer, Expo
         assert text.status_code == 200
         assert text.headers["content-type"].startswith("text/plain; version=0.0.4")
         assert 'konsole_servers{cluster="a",role="tablet",state="alive"} 2.0' in text.text
+        assert text.headers["content-encoding"] == "gzip"  # httpx asks for it, and decodes
+        plain = client.get(f"{base}/metrics", headers={"Accept-Encoding": "identity"})
+        assert "content-encoding" not in plain.headers
+        assert 'konsole_servers{cluster="a",role="tablet",state="alive"} 2.0' in plain.text
         om = client.get(
             f"{base}/metrics", headers={"Accept": "application/openmetrics-text; version=1.0.0"}
         )
@@ -208,3 +212,13 @@ def test_a_server_that_left_stays_at_zero_without_replicas() -> None:
     assert value(got, "konsole_tablet_server_up", cluster="a", server="2") == 0
     assert value(got, "konsole_servers", cluster="a", role="tablet", state="offline") == 1
     assert value(got, "konsole_servers", cluster="a", role="tablet", state="alive") == 2
+
+
+def test_the_cli_default_table_cap_is_the_exposition_s() -> None:
+    from click.testing import CliRunner
+
+    from konsole.cli.main import main
+    from konsole.collect.exposition import DEFAULT_MAX_TABLES
+
+    shown = CliRunner().invoke(main, ["serve", "--help"]).output
+    assert f"[default: {DEFAULT_MAX_TABLES};" in shown.replace("\n", " ")

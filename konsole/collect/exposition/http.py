@@ -4,7 +4,8 @@ The server is the standard library's WSGI server with one thread per request
 (``socketserver.ThreadingMixIn``), the way prometheus-client serves its own
 ``start_wsgi_server``; ``/metrics`` is prometheus-client's WSGI app over the exposition's
 registry (text format, or OpenMetrics when ``Accept`` asks for it, through its
-``choose_encoder``; gzip when ``Accept-Encoding`` allows). No aiohttp: a scrape needs
+``choose_encoder``), gzipped at level 1 here when ``Accept-Encoding`` allows (its own
+gzip is level 9: slow for a scrape of many clusters). No aiohttp: a scrape needs
 no event loop, and running it in a thread means a scrape never waits for a poll and a
 poll never waits for a scrape. ``/healthz`` answers 200 with a small JSON body while every
 cluster's polling task runs, 503 otherwise. Anything else is 404.
@@ -12,6 +13,7 @@ cluster's polling task runs, 503 otherwise. Anything else is 404.
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import threading
@@ -42,6 +44,10 @@ class _Server6(_Server):
 class _QuietHandler(WSGIRequestHandler):
     """No line on stderr per request: a scrape every few seconds would flood the log."""
 
+    # Headers and body leave in separate writes: without this, Nagle's algorithm holds the
+    # body until the scraper's delayed ACK (40 ms per scrape on Linux).
+    disable_nagle_algorithm = True
+
     def log_message(self, format: str, *args: Any) -> None:
         return None
 
@@ -53,7 +59,9 @@ class MetricsServer:
     def __init__(
         self, registry: CollectorRegistry, host: str, port: int, healthz: HealthReport
     ) -> None:
-        self._metrics = make_wsgi_app(registry)
+        # prometheus-client gzips at level 9: 170 ms for a 20-cluster scrape of 1.7 MB here,
+        # against 5 ms at level 1 for a 20 % larger body. It renders; we compress.
+        self._metrics = make_wsgi_app(registry, disable_compression=True)
         self._healthz = healthz
         server_class = _Server6 if ":" in host else _Server
         self._httpd = make_server(
@@ -77,11 +85,26 @@ class MetricsServer:
             self._thread.join(timeout=5)
         self._httpd.server_close()
 
+    def _scrape(self, environ: dict[str, Any], start_response: StartResponse) -> list[bytes]:
+        """prometheus-client's answer, gzipped (level 1) when the scraper accepts gzip."""
+        answer: dict[str, Any] = {}
+
+        def keep(status: str, headers: list[tuple[str, str]], *_: Any) -> None:
+            answer.update(status=status, headers=headers)
+
+        body = b"".join(self._metrics(environ, keep))
+        headers = list(answer["headers"])
+        accepted = environ.get("HTTP_ACCEPT_ENCODING", "")
+        if answer["status"].startswith("200") and "gzip" in accepted.lower():
+            body = gzip.compress(body, compresslevel=1)
+            headers.append(("Content-Encoding", "gzip"))
+        start_response(answer["status"], headers)
+        return [body]
+
     def _app(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if path in ("/metrics", "/metrics/"):
-            result: Iterable[bytes] = self._metrics(environ, start_response)
-            return result
+            return self._scrape(environ, start_response)
         if path == "/healthz":
             ok, body = self._healthz()
             data = json.dumps(body, sort_keys=True).encode()

@@ -23,12 +23,12 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
 
 from konsole import __version__
 from konsole.collect.exposition.families import (
     DEFAULT_MAX_TABLES,
     FAMILIES,
-    Samples,
     Seen,
     cluster_series,
 )
@@ -38,12 +38,17 @@ from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["Exposition"]
 
+#: family name -> its samples, as prometheus-client lists them.
+Prepared = dict[str, list[Sample]]
+#: family name -> its label names, ``cluster`` first.
+_LABELS = {f.name: ("cluster", *f.labels) for f in FAMILIES}
+
 
 @dataclass
 class _Cluster:
     """What the exposition keeps of one cluster between polls."""
 
-    samples: Samples | None = None
+    samples: Prepared | None = None
     taken_at: float | None = None
     previous_ok: ClusterSnapshot | None = None
     seen: Seen = field(default_factory=Seen)
@@ -57,7 +62,7 @@ class _Seen(NamedTuple):
     """One cluster as a scrape reads it."""
 
     name: str
-    samples: Samples | None
+    samples: Prepared | None
     taken_at: float | None
     polls: int
     failures: int
@@ -99,8 +104,16 @@ class Exposition(Collector):
             max_tables=self.max_tables,
             seen=kept.seen,
         )
+        # Sample objects made here, in the polling task: a scrape only lists them.
+        prepared = {
+            name: [
+                Sample(name, dict(zip(_LABELS[name], (cluster, *values), strict=True)), value)
+                for values, value in rows
+            ]
+            for name, rows in samples.items()
+        }
         with self._lock:
-            kept.samples, kept.taken_at = samples, snapshot.taken_at
+            kept.samples, kept.taken_at = prepared, snapshot.taken_at
             kept.polls += 1
             kept.failures += 0 if snapshot.ok else 1
             kept.events.update((e.kind.value, e.severity.value) for e in events)
@@ -127,8 +140,7 @@ class Exposition(Collector):
             labels = ["cluster", *family.labels]
             metric = GaugeMetricFamily(family.name, family.help, labels=labels)
             for seen in clusters:
-                for values, value in (seen.samples or {}).get(family.name, ()):
-                    metric.add_metric([seen.name, *values], value)
+                metric.samples.extend((seen.samples or {}).get(family.name, ()))
             yield metric
         yield from self._process_families(clusters)
 
