@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -42,6 +43,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from _quick import add_quick, parse_args  # noqa: E402  (bench/ is the script's dir)
+
+from konsole.collect.exposition import DEFAULT_MAX_TABLES  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -126,6 +129,8 @@ async def simulated(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "scrape_interval_s": args.scrape_interval,
         "process_cpu_percent": 100 * cpu_share,
         "load_average": os.getloadavg()[0],
+        # Peak resident memory of the process: 20 clusters' last snapshots, samples, SQLite.
+        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
@@ -229,6 +234,7 @@ def print_summary(s: dict[str, Any]) -> None:
         f"scrapes: {sim['process_cpu_percent']:.2f} % of a core (I/O path not included)  "
         "goal < 10 %"
     )
+    print(f"  peak memory of the process: {sim['max_rss_mb']:.0f} MB")
     print(f"  load average (1 min) at the end: {sim['load_average']:.2f}")
     if "real" in s:
         r = s["real"]
@@ -246,7 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--polls", type=int, default=10, help="polls per simulated cluster")
     parser.add_argument("--scrapes", type=int, default=30)
     parser.add_argument(
-        "--max-tables", type=int, default=100, help="serve's --max-tables (default: its own)"
+        "--max-tables",
+        type=int,
+        default=DEFAULT_MAX_TABLES,
+        help="serve's --max-tables (default: its own)",
     )
     parser.add_argument("--interval", type=float, default=10.0, help="seconds between polls")
     parser.add_argument("--scrape-interval", type=float, default=15.0)

@@ -80,7 +80,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 @click.option(
     "--max-tables",
     type=click.IntRange(min=0),
-    default=100,
+    default=25,
     show_default=True,
     help="Tables per cluster with their own series; the rest roll up into table=_other.",
 )

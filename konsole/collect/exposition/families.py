@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: Tables with their own per-table series; the rest roll up into ``_other``.
-DEFAULT_MAX_TABLES: Final = 100
+DEFAULT_MAX_TABLES: Final = 25
 #: The database and table label of the rolled-up series.
 OTHER: Final = "_other"
 #: ``konsole_health_status`` values: the model's order (GREEN < UNKNOWN < YELLOW < RED).
