@@ -15,7 +15,8 @@ The history file, by the one rule of :mod:`konsole.collect.connect`:
 
 - free: this process takes its writer lock and records;
 - held by another writer (a ``konsole record``, a console): this process **follows** the
-  file (:mod:`konsole.collect.follow`) instead of polling the cluster a second time;
+  file (:mod:`konsole.collect.follow`) instead of polling the cluster a second time, and
+  takes the file over (polls and records) once that writer lets it go;
 - refused (a newer schema, a corrupt or foreign file) or unwritable: the cluster is served
   live, "history off" is said once, and the recorder (when there is one) retries each poll.
 """
@@ -170,11 +171,13 @@ class Fleet:
         self._update(member.name, running=True)
         try:
             recorder, mode = await self._open_history(member)
+            while mode is HistoryMode.FOLLOWING and not stop.is_set():
+                self._update(member.name, history=mode)
+                await self._follow(member, stop)  # until the writer lets the file go
+                if not stop.is_set():
+                    recorder, mode = await self._open_history(member)
             self._update(member.name, history=mode)
-            if mode is HistoryMode.FOLLOWING:
-                await self._follow(member, stop)
-            else:
-                await self._poll(member, recorder, stop)
+            await self._poll(member, recorder, stop)  # closes the recorder, even if stopped
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug: say it, keep the others going, /healthz says it

@@ -5,7 +5,7 @@ poll, rebuilt as a :class:`~konsole.model.snapshot.ClusterSnapshot` by
 :func:`konsole.collect.history.snapshot_at` (the same rebuild time travel uses), with the
 events recorded since the previous look. The cluster is not polled a second time: the
 writer's polls are the truth. A file that cannot be read at one look is tried again at the
-next; SQLite reads run in a thread.
+next; SQLite reads run in a thread. Following ends when the writer lets the file go.
 """
 
 from __future__ import annotations
@@ -54,9 +54,14 @@ def newest(path: Path, seen_ms: int, now_ms: int) -> Step | None:
 async def follow_history(
     path: Path, interval: float, stop: asyncio.Event
 ) -> AsyncIterator[tuple[ClusterSnapshot, tuple[Event, ...]]]:
-    """The writer's polls as it commits them, one look per ``interval``, until ``stop``."""
+    """The writer's polls as it commits them, one look per ``interval``, until ``stop`` or
+    until no process holds the file's writer lock any more (the caller may take it)."""
+    from store import lock_holder
+
     seen_ms = 0
     while not stop.is_set():
+        if await asyncio.to_thread(lock_holder, path) is None:
+            return
         # A little ahead of now: the writer stamps polls at their start.
         step = await asyncio.to_thread(newest, path, seen_ms, to_ms(time.time()) + 60_000)
         if step is not None:

@@ -144,6 +144,34 @@ async def test_records_follows_a_held_file_and_serves_an_unwritable_one_live(
     assert poll_seqs(tmp_path / "recorded.sqlite")[:3] == [1, 2, 3]
 
 
+@pytest.mark.asyncio
+async def test_a_followed_file_is_taken_over_when_its_writer_lets_go(tmp_path: Path) -> None:
+    from store import open_writer
+
+    held = tmp_path / "held.sqlite"
+    writer = open_writer(held)
+    said: list[str] = []
+
+    def say(text: str) -> None:
+        said.append(text)
+        if text.startswith("held: following"):
+            writer.close()  # the `konsole record` holding it stops
+
+    stop = asyncio.Event()
+    sink = Recorded(stop, cluster="held", after=2)
+    fleet = Fleet([member("held", held)], [sink], say=say, source=sources(set()))
+    try:
+        async with asyncio.timeout(10):
+            await fleet.run(stop)
+    finally:
+        writer.close()
+    assert [s.split(" ", 2)[1] for s in said[:2]] == ["following", "recording"], said
+    assert fleet.status()[0].history is HistoryMode.RECORDING
+    from tests._testutil.history_files import poll_seqs
+
+    assert poll_seqs(held) == [1, 2]
+
+
 def test_two_clusters_of_one_name_are_refused() -> None:
     with pytest.raises(ValueError, match="share a name"):
         Fleet([member("a"), member("a")], [])
