@@ -19,13 +19,15 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from konsole.cli.options import (
     ConfigCommand,
     ConnectionArgs,
+    GroupOptions,
     config_option,
     fail,
     interval_option,
@@ -100,6 +102,17 @@ def serve(
     """Poll several clusters and serve their state to Prometheus (/metrics, /healthz)."""
     from konsole.collect.profiles import ProfileError
 
+    inherited = _inherited(
+        bootstrap=bootstrap,
+        local=local,
+        run_dir=run_dir,
+        config_path=config_path,
+        metrics_port=metrics_port,
+        no_history=no_history,
+    )
+    bootstrap, local, run_dir = inherited["bootstrap"], inherited["local"], inherited["run_dir"]
+    config_path, metrics_port = inherited["config_path"], inherited["metrics_port"]
+    no_history = inherited["no_history"]
     try:
         host, port = parse_listen(listen)
         base = ConnectionArgs(run_dir=run_dir, config_path=config_path, metrics_port=metrics_port)
@@ -111,6 +124,21 @@ def serve(
     _log_to_stderr()
     code = asyncio.run(_serve(members, host, port, max_tables))
     sys.exit(code)
+
+
+def _inherited(**own: Any) -> dict[str, Any]:
+    """``own`` with the values given to the group before ``serve`` (``konsole --config F
+    serve``) for the options not given to serve itself."""
+    ctx = click.get_current_context()
+    group = ctx.find_object(GroupOptions)
+    if group is None:
+        return own
+    return {
+        name: getattr(group.cluster, name)
+        if name in group.given and ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE
+        else value
+        for name, value in own.items()
+    }
 
 
 def _members(

@@ -193,6 +193,11 @@ def test_bad_input_exit_codes(tmp_path: Path) -> None:
     runner = CliRunner()
     unknown = runner.invoke(main, ["serve", "--config", str(config), "--profile", "nope"])
     assert unknown.exit_code == 3 and "no profile 'nope'" in unknown.output
+    # --config given before the command name reaches it (not silently dropped).
+    before = runner.invoke(main, ["--config", str(config), "serve", "--profile", "nope"])
+    assert before.exit_code == 3 and f"{config}: no profile 'nope' (profiles: a)" in before.output
+    refused = runner.invoke(main, ["--history", str(tmp_path / "h"), "serve"])
+    assert refused.exit_code == 3 and "--history given before `serve`" in refused.output
     bad = runner.invoke(main, ["serve", "--config", str(config), "--listen", "9464"])
     assert bad.exit_code == 3 and "HOST:PORT" in bad.output
     with socket.socket() as taken:
