@@ -222,3 +222,24 @@ def test_the_cli_default_table_cap_is_the_exposition_s() -> None:
 
     shown = CliRunner().invoke(main, ["serve", "--help"]).output
     assert f"[default: {DEFAULT_MAX_TABLES};" in shown.replace("\n", " ")
+
+
+def test_coordinators_active_standby_unreachable() -> None:
+    from tests._testutil.builders import probe
+
+    exposition = Exposition(["a"])
+    s = snap(view((0, 1, 2)), coords=probe("standby", "active", "unreachable"))
+    feed(exposition, "a", s)
+    got = scraped(exposition)
+    for state, n in (("active", 1), ("standby", 1), ("unreachable", 1)):
+        assert value(got, "konsole_servers", cluster="a", role="coordinator", state=state) == n
+    assert (
+        value(got, "konsole_coordinator_up", cluster="a", server="127.0.0.1:9124", state="active")
+        == 1
+    )
+    assert (
+        value(
+            got, "konsole_coordinator_up", cluster="a", server="127.0.0.1:9125", state="unreachable"
+        )
+        == 0
+    )

@@ -172,6 +172,26 @@ async def test_a_followed_file_is_taken_over_when_its_writer_lets_go(tmp_path: P
     assert poll_seqs(held) == [1, 2]
 
 
+class Hanging(Recorded):
+    async def aclose(self) -> None:
+        await asyncio.Event().wait()  # never closes
+
+
+@pytest.mark.asyncio
+async def test_a_sink_that_never_closes_does_not_hold_the_stop(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    stop = asyncio.Event()
+    hanging = Hanging(stop, cluster="a", after=2)
+    fleet = Fleet([member("a")], [hanging], say=lambda _: None, source=sources(set()))
+    fleet.stop_budget_s = 0.3
+    started = time.monotonic()
+    async with asyncio.timeout(10):
+        await fleet.run(stop)
+    assert time.monotonic() - started < 5
+    assert "sink Hanging did not close in time" in caplog.text
+
+
 def test_two_clusters_of_one_name_are_refused() -> None:
     with pytest.raises(ValueError, match="share a name"):
         Fleet([member("a"), member("a")], [])
