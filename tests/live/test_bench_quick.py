@@ -74,3 +74,11 @@ def test_scan_bench_quick(bootstrap: str) -> None:
     assert s["tables"]["log_rows"] == 2000 and s["tables"]["pk_rows"] > 0
     assert s["results"] and s["ratios"] and s["export"]
     assert not [d for d in databases(bootstrap) if d.startswith("konsole_bench_scan_")]
+
+
+def test_serve_bench_quick(bootstrap: str) -> None:
+    """bench/serve.py's real part: the live poller's I/O path on the session cluster."""
+    s = bench("serve.py", "--bootstrap", bootstrap)
+    assert s["simulated"]["clusters"] == 3
+    assert set(s["real"]["cpu_per_poll_s"]) == {"median", "p90", "max"}
+    assert s["real"]["wall_s"]["median"] > 0

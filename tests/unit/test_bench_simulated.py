@@ -17,7 +17,7 @@ from tests._testutil.bench import REPO, run_bench
 #: Smoke-run against the session cluster (tests/live/test_bench_quick.py).
 NEEDS_CLUSTER = {"poll.py", "poll_busy.py", "check.py", "scan.py"}
 #: Smoke-run here (history.py in test_bench_history.py).
-SIMULATED = {"history.py", "history_inserts.py", "startup.py", "ui.py"}
+SIMULATED = {"history.py", "history_inserts.py", "serve.py", "startup.py", "ui.py"}
 #: Not benchmarks: poll_busy.py's load process (run by its quick mode), the --quick helper.
 HELPERS = {"busy_writer.py", "_quick.py"}
 
@@ -64,3 +64,12 @@ def test_ui_quick() -> None:
         assert set(summary[key]) == {"median", "p90", "min"}, key
     assert summary["idle_seconds"] > 0
     assert summary["idle_cpu_percent"] >= 0 and summary["idle_overview_cpu_percent"] >= 0
+
+
+def test_serve_quick() -> None:
+    """The simulated part (no --bootstrap): polls recorded and exported, scrapes over HTTP."""
+    summary = json.loads(run("serve.py", "--quick", "--json", limit=180))["simulated"]
+    assert summary["clusters"] == 3 and summary["polls_per_cluster"] == 2
+    for key in ("cpu_per_cluster_poll_s", "record_cpu_s", "exposition_cpu_s", "scrape_s"):
+        assert set(summary[key]) == {"median", "p90", "max"}, key
+    assert summary["scrape_series"] > 0 and summary["process_cpu_percent"] > 0

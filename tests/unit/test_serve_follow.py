@@ -1,0 +1,39 @@
+"""Following a history another process writes: the newest poll rebuilt, the events since the
+last look, and the end of following when the writer lets the file go."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from konsole.collect.follow import follow_history
+from konsole.collect.recorder import Recorder
+from konsole.model.events import EventKind
+from tests._testutil.builders import snap, table, view
+
+
+@pytest.mark.asyncio
+async def test_follows_the_writer_then_ends_when_it_lets_go(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    recorder = Recorder(path, say=lambda _: None)
+    recorder.open()
+    t0 = time.time() - 60
+    tables = [table("db.t", 1, [1, 2, 3])]
+    recorder.record(snap(view((0, 1, 2), tables), seq=1, t=t0))
+    recorder.record(snap(view((0, 1, 2), tables), seq=2, t=t0 + 1))
+    stop = asyncio.Event()
+    looks = follow_history(path, 0.01, stop)
+    async with asyncio.timeout(10):
+        first, events = await anext(looks)
+        assert first.seq == 2 and first.ok and events == ()  # the newest; none before it
+        assert first.view is not None and len(first.view.buckets) == 3
+        recorder.record(snap(view((0, 1), tables), seq=3, t=t0 + 2))  # server 2 left
+        third, events = await anext(looks)
+        assert third.seq == 3
+        assert EventKind.SERVER_LEFT in {e.kind for e in events}
+        recorder.close()  # the writer lets the file go: following ends
+        with pytest.raises(StopAsyncIteration):
+            await anext(looks)
