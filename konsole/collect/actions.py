@@ -68,8 +68,9 @@ T = TypeVar("T")
 #: PARTITION_ALREADY_EXISTS 42, PARTITION_SPEC_INVALID 43, INVALID_ALTER_TABLE 56,
 #: SERVER_NOT_EXIST 58, SERVER_TAG_NOT_EXIST 60, CONFIG_EXCEPTION 64 (1.0).
 _INPUT_CODES = frozenset({36, 37, 39, 42, 43, 56, 58, 60, 64})
-#: REBALANCE_FAILURE 61 ("already exists"), NO_REBALANCE_IN_PROGRESS 62.
-_BUSY_CODES = frozenset({61, 62})
+#: The cluster's state is in the way: SERVER_TAG_ALREADY_EXIST 59 (remove the other tag
+#: first), REBALANCE_FAILURE 61 ("already exists"), NO_REBALANCE_IN_PROGRESS 62.
+_BUSY_CODES = frozenset({59, 61, 62})
 _FINAL = frozenset(
     {
         RebalanceStatus.COMPLETED,
