@@ -364,7 +364,10 @@ def plan_partition(view: ClusterView, table: str, spec_text: str, *, drop: bool)
 def plan_table_set(view: ClusterView, table: str, assignment: str) -> Plan:
     """``table set DB.TABLE KEY=VALUE``: AlterTable's SET of one property."""
     tv = _table(view, table)
-    [(key, value)] = parse_assignments(assignment, "a table property").items() or [("", "")]
+    # One KEY=VALUE; the value may hold commas and "=" (column lists, durations).
+    key, sep, value = (part.strip() for part in assignment.partition("="))
+    if not sep or not key or not value:
+        raise ActionInputError(f"a table property is KEY=VALUE, got {assignment!r}")
     props: Mapping[str, str] = {}
     if tv.info is not None:
         props = {**tv.info.properties, **tv.info.custom_properties}
