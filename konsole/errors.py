@@ -21,6 +21,7 @@ __all__ = [
     "ActionError",
     "ActionFailedError",
     "ActionInputError",
+    "ActionInterruptedError",
     "ActionRefusedError",
     "ClusterAlreadyRunningError",
     "ClusterError",
@@ -160,3 +161,9 @@ class ActionRefusedError(ActionError):
 
 class ActionFailedError(ActionError):
     """The server answered the action with an error; the message carries its first line."""
+
+
+class ActionInterruptedError(ActionError):
+    """Ctrl-C (or SIGTERM) stopped the wait; the server-side operation keeps running."""
+
+    exit_code = ExitCode.INTERRUPTED

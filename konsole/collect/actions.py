@@ -35,6 +35,7 @@ from konsole.collect.profiles import Profile
 from konsole.errors import (
     ActionFailedError,
     ActionInputError,
+    ActionInterruptedError,
     ActionRefusedError,
     WritesNotAllowedError,
 )
@@ -318,11 +319,13 @@ class ActionRunner:
         self, plan: Plan, server_id: int, rebalance_id: str, progress: RebalanceProgress
     ) -> None:
         extra: dict[str, Any] = {"rebalance_id": rebalance_id, "status": _status_name(progress)}
-        if progress.status not in _FINAL and progress.exists:
-            self.audit.record(plan, Outcome.LEFT_RUNNING, extra=extra)
-            raise ActionRefusedError(self.left_running(rebalance_id))
-        after = await self.look()
-        left, _ = replicas_on(after.view, server_id)
+        self.check_ended(plan, rebalance_id, progress)
+        # Metadata may lag the coordinator's COMPLETED by a moment: a few bounded looks.
+        for attempt in range(5):
+            left, _ = replicas_on((await self.look()).view, server_id)
+            if left == 0 or progress.status is not RebalanceStatus.COMPLETED:
+                break
+            await asyncio.sleep(0.2 * (attempt + 1))
         extra["replicas_left"] = left
         if progress.status is RebalanceStatus.COMPLETED and left == 0:
             self.audit.record(plan, Outcome.SUCCEEDED, extra=extra)
@@ -332,11 +335,26 @@ class ActionRunner:
         self.audit.record(plan, Outcome.FAILED, error=error, extra=extra)
         raise ActionFailedError(f"server drain {server_id}: {error}")
 
+    def check_ended(
+        self, plan: Plan | None, rebalance_id: str | None, progress: RebalanceProgress
+    ) -> None:
+        """Raise (audited ``left_running``) when the wait ended before the rebalance did:
+        130 after Ctrl-C, 75 after the bound."""
+        if progress.status in _FINAL or not progress.exists:
+            return
+        if plan is not None:
+            extra = {"rebalance_id": rebalance_id, "status": _status_name(progress)}
+            self.audit.record(plan, Outcome.LEFT_RUNNING, extra=extra)
+        text = self.left_running(rebalance_id)
+        if self.stop.is_set():
+            raise ActionInterruptedError(text)
+        raise ActionRefusedError(f"timed out: {text}")
+
     @staticmethod
     def left_running(rebalance_id: str | None) -> str:
         return (
-            f"stopped waiting; rebalance {rebalance_id} keeps running on the server: follow "
-            "it with `konsole admin rebalance status`, cancel it with "
+            f"stopped waiting; rebalance {rebalance_id or '(current)'} keeps running on the "
+            "server: follow it with `konsole admin rebalance status`, cancel it with "
             "`konsole admin rebalance cancel`"
         )
 

@@ -22,6 +22,7 @@ from konsole.collect.profiles import parse_profiles, resolve_profile
 from konsole.errors import (
     ActionFailedError,
     ActionInputError,
+    ActionInterruptedError,
     ActionRefusedError,
     ExitCode,
     WritesNotAllowedError,
@@ -217,6 +218,21 @@ def test_follow_is_bounded_and_reports_progress(tmp_path) -> None:
     stuck = runner(tmp_path, {ApiKey.LIST_REBALANCE_PROGRESS: running}, interval=0.01, timeout=0.05)
     assert asyncio.run(stuck.follow("r")).status.name == "REBALANCING"  # type: ignore[union-attr]
     assert len(stuck.operator.seen) <= 8  # type: ignore[attr-defined]
+
+
+def test_a_wait_that_ends_early_leaves_the_rebalance_running(tmp_path) -> None:
+    running = pb.ListRebalanceProgressResponse(rebalance_id="r", rebalance_status=1)
+    r = runner(tmp_path, {ApiKey.LIST_REBALANCE_PROGRESS: running}, interval=0.01, timeout=0.03)
+    plan = drain_plan(health=HealthStatus.GREEN, running=None)
+    progress = asyncio.run(r.follow("r"))
+    with pytest.raises(ActionRefusedError, match=r"timed out: .*keeps running.*rebalance cancel"):
+        r.check_ended(plan, "r", progress)
+    r.stop.set()  # Ctrl-C
+    assert len(asyncio.run(r.follow("r")).tables) == 0 and r.stop.is_set()
+    with pytest.raises(ActionInterruptedError) as info:
+        r.check_ended(plan, "r", progress)
+    assert info.value.exit_code == ExitCode.INTERRUPTED == 130
+    assert [o for _, o in outcomes(tmp_path / "h.sqlite")] == ["left_running", "left_running"]
 
 
 async def _never() -> None:

@@ -164,8 +164,6 @@ def run_action(
                 await body(runner)
         finally:
             await runner.aclose()
-        if runner.stop.is_set():
-            fail("admin", runner.left_running(None), ExitCode.INTERRUPTED)
 
     try:
         asyncio.run(main())

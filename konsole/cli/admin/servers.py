@@ -164,7 +164,7 @@ def start(
         rebalance_id = await runner.run(plan, lambda: runner.actions.rebalance(chosen))
         if rebalance_id is not None:
             runner.operator.show([f"rebalance {rebalance_id} started"])
-            await runner.follow(rebalance_id)
+            runner.check_ended(plan, rebalance_id, await runner.follow(rebalance_id))
 
     run_action(
         cluster,
@@ -185,6 +185,7 @@ def start(
 def status(rebalance_id: str | None, timeout: float, cluster: ConnectionArgs) -> None:
     async def body(runner: ActionRunner) -> None:
         progress = await runner.follow(rebalance_id)
+        runner.check_ended(None, rebalance_id, progress)
         if not progress.exists:
             runner.operator.show(["no rebalance to report"])
         for t in progress.tables:
