@@ -441,3 +441,61 @@ def test_server_tag_untag_round_trip(ops: dict[str, Any]) -> None:
     assert wrong.returncode == ExitCode.REFUSED and "already exists" in wrong.stderr
     assert admin(ops, "server", "untag", "2", "temporary-offline", "--yes").returncode == 0
     assert ServerTag.TEMPORARY_OFFLINE.name in json.dumps(operator_events(ops)[-1])
+
+
+# =========================================================================== ACLs
+
+
+SASL_PASSWORD = "acl-admin-secret"
+
+
+@pytest.fixture(scope="module")
+def secured(
+    fluss_server: FlussServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[list[str]]:
+    """A small SASL cluster with the authorizer on (admin is its super user); yields the
+    options of a profile that reaches it with writes on."""
+    run_dir = tmp_path_factory.mktemp(f"acl-{fluss_server.generation}")
+    cluster = LocalCluster(run_dir / "cluster")
+    desc = cluster.start(
+        **fluss_server.start_kwargs(),
+        tablet_servers=1,
+        sasl=[f"admin:{SASL_PASSWORD}"],
+        settings=["authorizer.enabled=true", "super.users=User:admin"],
+        ready_timeout=180,
+    )
+    config = run_dir / "profiles.toml"
+    config.write_text(
+        "[profiles.secured]\n"
+        f'bootstrap = "{desc.to_dict()["bootstrap_servers"]}"\n'
+        'sasl_user = "admin"\npassword_env = "KONSOLE_TEST_ACL_PASSWORD"\nwrites = true\n'
+    )
+    try:
+        yield ["--profile", "secured", "--config", str(config), "--history", str(run_dir / "h")]
+    finally:
+        cluster.stop(timeout=60)
+
+
+def test_acl_create_list_drop(secured: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KONSOLE_TEST_ACL_PASSWORD", SASL_PASSWORD)
+    binding = ["--resource", f"table:{DB}.t", "--principal", "User:alice", "--operation", "READ"]
+
+    def listed() -> list[str]:
+        proc = konsole("admin", "acl", "list", *secured[:4])
+        assert proc.returncode == 0, proc.stderr
+        return [line for line in proc.stdout.splitlines() if "alice" in line]
+
+    assert listed() == []
+    proc = konsole("admin", "acl", "create", *binding, "--yes", *secured)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert listed() == [f"TABLE:{DB}.t\tUser:alice\tREAD\tALLOW\t*"]
+    proc = konsole("admin", "acl", "drop", *binding, "--yes", *secured)
+    assert proc.returncode == 0 and "1 binding(s)" in proc.stdout, proc.stdout + proc.stderr
+    assert listed() == []
+    history = Path(secured[-1])
+    with open_reader(history) as reader:
+        kinds = [
+            json.loads(r.details)["details"]["action"] for r in reader.events(kinds=["operator"])
+        ]
+    assert kinds.count("acl create") == 3 and kinds.count("acl drop") == 3  # planned, sent, done
+    assert SASL_PASSWORD not in history.read_bytes().decode("utf-8", "replace")
