@@ -462,6 +462,9 @@ def audit_event(
 
 
 def _subject_name(plan: Plan) -> str:
+    """The event's subject as the timeline names it (a server, a table jump on enter)."""
     if plan.subject_kind == "server":
         return f"tablet-server {plan.subject}"
+    if plan.subject_kind in ("config", "acl"):
+        return f"{plan.subject_kind} {plan.subject}"
     return plan.subject

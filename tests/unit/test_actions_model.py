@@ -177,7 +177,7 @@ def test_audit_event_carries_who_what_result_and_error() -> None:
     plan = plan_config(CONFIGS, "kv.rate", "200mb")
     event = audit_event(plan, Outcome.FAILED, who="ops@host", at=12.5, error="CONFIG (64): no")
     assert event.kind is EventKind.OPERATOR and event.severity is Severity.CRITICAL
-    assert event.subject.name == "kv.rate" and event.time == 12.5
+    assert event.subject.name == "config kv.rate" and event.time == 12.5
     assert event.message == "config set kv.rate: failed by ops@host: CONFIG (64): no"
     details = dict(event.details)
     assert details["who"] == "ops@host" and details["outcome"] == "failed"
