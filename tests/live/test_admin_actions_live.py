@@ -499,3 +499,25 @@ def test_acl_create_list_drop(secured: list[str], monkeypatch: pytest.MonkeyPatc
         ]
     assert kinds.count("acl create") == 3 and kinds.count("acl drop") == 3  # planned, sent, done
     assert SASL_PASSWORD not in history.read_bytes().decode("utf-8", "replace")
+
+
+def test_console_actions_tag_and_untag_live(ops: dict[str, Any]) -> None:
+    """The console's LiveServerActions: off without writes; with them, the same flow and
+    audit as the CLI (plan, then tag and untag server 2)."""
+    from konsole.ui.actions import LiveServerActions
+
+    profile = resolve_profile(bootstrap=ops["bootstrap"])
+    assert "writes = true" in (LiveServerActions(profile, None).unavailable() or "")
+    live = LiveServerActions(replace(profile, writes=True), ops["history"])
+    assert live.unavailable() is None
+    seen: list[tuple[int, int, str]] = []
+
+    async def flow() -> list[str]:
+        plan = await live.plan("drain", 2)
+        assert plan.action == "server drain" and plan.subject == "2"
+        tagged = await live.execute("tag", 2, lambda *p: seen.append(p))
+        untagged = await live.execute("untag", 2, lambda *p: seen.append(p))
+        return [tagged, untagged]
+
+    assert asyncio.run(flow()) == ["server 2 tagged", "server 2 untagged"]
+    assert steps(operator_events(ops), "server untag")[-3:] == ["planned", "sent", "succeeded"]
