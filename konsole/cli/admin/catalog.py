@@ -6,7 +6,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from konsole.cli.admin.common import command, read_command, run_action, write_command
+from konsole.cli.admin.common import (
+    WriteFlags,
+    command,
+    read_command,
+    run_action,
+    write_command,
+)
 from konsole.cli.options import ConnectionArgs
 
 if TYPE_CHECKING:
@@ -38,7 +44,7 @@ def config_list(source: str | None, cluster: ConnectionArgs) -> None:
                 value = "(not shown)" if e.value is None else e.value
                 click.echo(f"{e.key}\t{value}\t{e.source}")
 
-    run_action(cluster, body, writes=False)
+    run_action(cluster, body)
 
 
 def _config_command(delete: bool) -> None:
@@ -46,9 +52,7 @@ def _config_command(delete: bool) -> None:
     def config_write(
         key: str,
         cluster: ConnectionArgs,
-        allow_writes: bool,
-        dry_run: bool,
-        yes: bool,
+        flags: WriteFlags,
         value: str | None = None,
     ) -> None:
         from fluss_proto.actions import AlterOp, ConfigChange
@@ -60,7 +64,7 @@ def _config_command(delete: bool) -> None:
             change = ConfigChange(key, None if delete else value, op)
             await runner.run(plan, lambda: runner.actions.alter_cluster_configs([change]))
 
-        run_action(cluster, body, writes=True, allow_writes=allow_writes, dry_run=dry_run, yes=yes)
+        run_action(cluster, body, flags)
 
     if delete:
         cmd = click.argument("key")(config_write)
@@ -118,7 +122,7 @@ def acl_list(cluster: ConnectionArgs) -> None:
                 f"{b.principal_name}\t{_name(b.operation)}\t{_name(b.permission)}\t{b.host}"
             )
 
-    run_action(cluster, body, writes=False)
+    run_action(cluster, body)
 
 
 def _name(value: object) -> str:
@@ -133,9 +137,7 @@ def _acl_command(drop: bool) -> None:
         operation: str,
         host: str,
         cluster: ConnectionArgs,
-        allow_writes: bool,
-        dry_run: bool,
-        yes: bool,
+        flags: WriteFlags,
     ) -> None:
         from fluss_proto.model import AclBinding, AclFilter, OperationType, ResourceType
         from konsole.errors import ActionFailedError
@@ -173,7 +175,7 @@ def _acl_command(drop: bool) -> None:
 
             await runner.run(plan, send)
 
-        run_action(cluster, body, writes=True, allow_writes=allow_writes, dry_run=dry_run, yes=yes)
+        run_action(cluster, body, flags)
 
     acl_write.__click_params__ += _acl_options(required=True)  # type: ignore[attr-defined]
     what = "Drop the ACL that matches" if drop else "Create an ACL binding (ALLOW)"
@@ -200,9 +202,7 @@ def _partition_command(drop: bool) -> None:
         table_name: str,
         spec: str,
         cluster: ConnectionArgs,
-        allow_writes: bool,
-        dry_run: bool,
-        yes: bool,
+        flags: WriteFlags,
     ) -> None:
         from konsole.model.actions import parse_assignments, plan_partition
 
@@ -213,7 +213,7 @@ def _partition_command(drop: bool) -> None:
             send = runner.actions.drop_partition if drop else runner.actions.create_partition
             await runner.run(plan, lambda: send(table_name, values))
 
-        run_action(cluster, body, writes=True, allow_writes=allow_writes, dry_run=dry_run, yes=yes)
+        run_action(cluster, body, flags)
 
     what = "Drop a partition (its data goes with it)" if drop else "Create a partition"
     command(partition, "drop" if drop else "create", f"{what}.")(partition_write)
@@ -236,9 +236,7 @@ def table_set(
     table_name: str,
     assignment: str,
     cluster: ConnectionArgs,
-    allow_writes: bool,
-    dry_run: bool,
-    yes: bool,
+    flags: WriteFlags,
 ) -> None:
     from fluss_proto.actions import ConfigChange
     from konsole.model.actions import plan_table_set
@@ -249,4 +247,4 @@ def table_set(
         change = ConfigChange(str(plan.params["key"]), str(plan.params["value"]))
         await runner.run(plan, lambda: runner.actions.alter_table_properties(table_name, [change]))
 
-    run_action(cluster, body, writes=True, allow_writes=allow_writes, dry_run=dry_run, yes=yes)
+    run_action(cluster, body, flags)

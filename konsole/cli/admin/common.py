@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -32,29 +33,59 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["GOALS", "TerminalOperator", "read_command", "run_action", "write_command"]
+__all__ = [
+    "GOALS",
+    "TerminalOperator",
+    "WriteFlags",
+    "read_command",
+    "run_action",
+    "write_command",
+]
 
 #: --goal values, by the names Fluss gives them.
 GOALS = ("replica-distribution", "leader-distribution", "rack-aware")
 
 
+@dataclass(frozen=True)
+class WriteFlags:
+    """The write options of one command, as one value (keyword ``flags``)."""
+
+    allow_writes: bool = False
+    dry_run: bool = False
+    yes: bool = False
+    force: bool = False
+
+
 def write_command(*, force: bool = False) -> Callable[[F], F]:
-    """A write command: the shared options, --allow-writes, --dry-run, --yes (--force)."""
+    """A write command: the shared options, --allow-writes, --dry-run, --yes (--force);
+    it receives them as ``cluster: ConnectionArgs`` and ``flags: WriteFlags``."""
+    names = ["allow_writes", "dry_run", "yes"] + (["force"] if force else [])
 
     def decorate(f: F) -> F:
-        f = click.option("--yes", is_flag=True, help="Send without asking to type the subject.")(f)
-        f = click.option("--dry-run", is_flag=True, help="Show the plan; send nothing.")(f)
-        f = click.option(
+        @functools.wraps(f)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            flags = WriteFlags(**{n: kwargs.pop(n) for n in names})
+            return f(*args, flags=flags, **kwargs)
+
+        command.__click_params__ = list(getattr(f, "__click_params__", []))  # type: ignore[attr-defined]
+        wrapped: Any = command
+        wrapped = click.option(
+            "--yes", is_flag=True, help="Send without asking to type the subject."
+        )(wrapped)
+        wrapped = click.option("--dry-run", is_flag=True, help="Show the plan; send nothing.")(
+            wrapped
+        )
+        wrapped = click.option(
             "--allow-writes",
             is_flag=True,
             help="Lift the read-only gate for the admin actions' keys (with --bootstrap or "
             "--local; a profile says `writes = true`).",
-        )(f)
+        )(wrapped)
         if force:
-            f = click.option(
+            wrapped = click.option(
                 "--force", is_flag=True, help="Act although health is RED or a rebalance runs."
-            )(f)
-        return cluster_options(history=True)(f)
+            )(wrapped)
+        return cluster_options(history=True)(wrapped)  # type: ignore[no-any-return]
 
     return decorate
 
@@ -139,23 +170,22 @@ def _stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
 def run_action(
     cluster: ConnectionArgs,
     body: Callable[[ActionRunner], Awaitable[Any]],
+    flags: WriteFlags | None = None,
     *,
-    writes: bool,
-    allow_writes: bool = False,
-    dry_run: bool = False,
-    yes: bool = False,
-    force: bool = False,
     timeout: float = 300.0,
 ) -> None:
-    """Resolve, refuse without the opt-in (77, before connecting), connect, run ``body``."""
+    """Resolve, refuse without the opt-in (77, before connecting), connect, run ``body``;
+    a write command passes its ``flags``, a read command none (no opt-in, no audit)."""
     from fluss_proto.errors import FlussError, UnreachableError
     from konsole.collect.actions import Audit, Options, open_runner, require_writes
 
-    profile = resolve_for_writes(cluster, allow_writes)
+    writes = flags is not None
+    flags = flags or WriteFlags()
+    profile = resolve_for_writes(cluster, flags.allow_writes)
     if writes:
         require_writes(profile)
     audit = Audit(cluster.history_file(profile) if writes else None)
-    options = Options(dry_run=dry_run, yes=yes, force=force, timeout=timeout)
+    options = Options(dry_run=flags.dry_run, yes=flags.yes, force=flags.force, timeout=timeout)
 
     async def main() -> None:
         runner = await open_runner(profile, audit, TerminalOperator(), options, writes=writes)

@@ -8,6 +8,7 @@ import click
 
 from konsole.cli.admin.common import (
     GOALS,
+    WriteFlags,
     command,
     read_command,
     run_action,
@@ -63,24 +64,12 @@ def drain(
     goals: tuple[str, ...],
     timeout: float,
     cluster: ConnectionArgs,
-    allow_writes: bool,
-    dry_run: bool,
-    yes: bool,
-    force: bool,
+    flags: WriteFlags,
 ) -> None:
     async def body(runner: ActionRunner) -> None:
         await runner.drain(server_id, _goals(goals))
 
-    run_action(
-        cluster,
-        body,
-        writes=True,
-        allow_writes=allow_writes,
-        dry_run=dry_run,
-        yes=yes,
-        force=force,
-        timeout=timeout,
-    )
+    run_action(cluster, body, flags, timeout=timeout)
 
 
 def _tag_command(remove: bool) -> click.Command:
@@ -93,9 +82,7 @@ def _tag_command(remove: bool) -> click.Command:
         server_id: int,
         tag: str,
         cluster: ConnectionArgs,
-        allow_writes: bool,
-        dry_run: bool,
-        yes: bool,
+        flags: WriteFlags,
     ) -> None:
         from fluss_proto.actions import ServerTag
         from konsole.model.actions import plan_tag
@@ -108,7 +95,7 @@ def _tag_command(remove: bool) -> click.Command:
             send = runner.actions.remove_server_tag if remove else runner.actions.add_server_tag
             await runner.run(plan, lambda: send([server_id], value))
 
-        run_action(cluster, body, writes=True, allow_writes=allow_writes, dry_run=dry_run, yes=yes)
+        run_action(cluster, body, flags)
 
     what = "Remove a tag from" if remove else "Tag"
     return command(server, name, f"{what} a tablet server (permanent- or temporary-offline).")(
@@ -137,7 +124,7 @@ def plan_cmd(goals: tuple[str, ...], cluster: ConnectionArgs) -> None:
         plan = plan_rebalance(look.view, health=look.health, running=look.running, goals=names)
         runner.operator.show(plan.lines())
 
-    run_action(cluster, body, writes=False)
+    run_action(cluster, body)
 
 
 @command(rebalance, "start", "Start a rebalance with the goals given and follow its progress.")
@@ -148,10 +135,7 @@ def start(
     goals: tuple[str, ...],
     timeout: float,
     cluster: ConnectionArgs,
-    allow_writes: bool,
-    dry_run: bool,
-    yes: bool,
-    force: bool,
+    flags: WriteFlags,
 ) -> None:
     from konsole.model.actions import plan_rebalance
 
@@ -166,16 +150,7 @@ def start(
             runner.operator.show([f"rebalance {rebalance_id} started"])
             runner.check_ended(plan, rebalance_id, await runner.follow(rebalance_id))
 
-    run_action(
-        cluster,
-        body,
-        writes=True,
-        allow_writes=allow_writes,
-        dry_run=dry_run,
-        yes=yes,
-        force=force,
-        timeout=timeout,
-    )
+    run_action(cluster, body, flags, timeout=timeout)
 
 
 @command(rebalance, "status", "Follow the current (or given) rebalance until it ends.")
@@ -198,7 +173,7 @@ def status(rebalance_id: str | None, timeout: float, cluster: ConnectionArgs) ->
                     ]
                 )
 
-    run_action(cluster, body, writes=False, timeout=timeout)
+    run_action(cluster, body, timeout=timeout)
 
 
 def _name(status: object) -> str:
@@ -211,9 +186,7 @@ def _name(status: object) -> str:
 def cancel(
     rebalance_id: str | None,
     cluster: ConnectionArgs,
-    allow_writes: bool,
-    dry_run: bool,
-    yes: bool,
+    flags: WriteFlags,
 ) -> None:
     from konsole.model.actions import Plan
 
@@ -230,4 +203,4 @@ def cancel(
         )
         await runner.run(plan, lambda: runner.actions.cancel_rebalance(rebalance_id))
 
-    run_action(cluster, body, writes=True, allow_writes=allow_writes, dry_run=dry_run, yes=yes)
+    run_action(cluster, body, flags)
