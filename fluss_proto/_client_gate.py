@@ -1,9 +1,9 @@
 """FlussClient's gate: every check a request must pass before anything is sent (no I/O).
 
 Read-only by default: a mutating API (or LOOKUP with ``insert_if_not_exists``) is refused
-unless writes are allowed; server-to-server APIs and AUTHENTICATE (the handshake's own) are
-always refused. Part of :class:`~fluss_proto.client.FlussClient`; see
-:mod:`fluss_proto.client`.
+unless its key is in the client's write grant (``allow_writes``: none, every write, or a
+set of keys); server-to-server APIs and AUTHENTICATE (the handshake's own) are always
+refused. Part of :class:`~fluss_proto.client.FlussClient`; see :mod:`fluss_proto.client`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def admit(
     node: int | None,
     coordinator: bool,
     *,
-    allow_writes: bool,
+    allow_writes: frozenset[ApiKey],
 ) -> ApiKey:
     """The API key of a request that may be sent; raises ``ReadOnlyViolationError``,
     ``ValueError`` or ``TypeError`` otherwise."""
@@ -34,11 +34,10 @@ def admit(
         raise ReadOnlyViolationError(
             f"{key.name} is a server-to-server API; fluss_proto never sends it"
         )
-    if request_mutates(key, request) and not allow_writes:
+    if request_mutates(key, request) and key not in allow_writes:
         what = "LOOKUP with insert_if_not_exists" if not spec.mutating else key.name
-        raise ReadOnlyViolationError(
-            f"{what} changes the cluster and this client is read-only (allow_writes=False)"
-        )
+        why = "is read-only (allow_writes=False)" if not allow_writes else "may not send it"
+        raise ReadOnlyViolationError(f"{what} changes the cluster and this client {why}")
     if key is ApiKey.AUTHENTICATE:
         raise ValueError("AUTHENTICATE is part of the connection handshake (pass sasl=...)")
     if node is not None and coordinator:

@@ -23,6 +23,7 @@ and at main (1.0-SNAPSHOT).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Literal
@@ -217,3 +218,39 @@ def served_by_coordinator(key: ApiKey) -> bool:
 def served_by_tablet(key: ApiKey) -> bool:
     """True if a tablet server registers a handler for ``key``."""
     return API_INFO[key].served_by in ("tablet", "both")
+
+
+#: The keys an operator's actions send (``konsole admin``): the whole of what a profile
+#: with ``writes = true`` lifts; every other mutating key stays refused.
+OPERATOR_ACTIONS: frozenset[ApiKey] = frozenset(
+    {
+        ApiKey.ADD_SERVER_TAG,
+        ApiKey.REMOVE_SERVER_TAG,
+        ApiKey.REBALANCE,
+        ApiKey.CANCEL_REBALANCE,
+        ApiKey.ALTER_CLUSTER_CONFIGS,
+        ApiKey.CREATE_ACLS,
+        ApiKey.DROP_ACLS,
+        ApiKey.CREATE_PARTITION,
+        ApiKey.DROP_PARTITION,
+        ApiKey.ALTER_TABLE,
+    }
+)
+
+#: Every key a client may be allowed to send that changes the cluster (``allow_writes=True``):
+#: the public mutating keys and LOOKUP (for ``insert_if_not_exists``).
+ALL_WRITES: frozenset[ApiKey] = frozenset(
+    {k for k, spec in API_INFO.items() if spec.mutating and not spec.private} | {ApiKey.LOOKUP}
+)
+
+
+def write_grant(allow: bool | Iterable[ApiKey | int]) -> frozenset[ApiKey]:
+    """The set of write keys ``allow`` lifts: ``False`` none, ``True`` :data:`ALL_WRITES`,
+    else exactly the keys given (``ValueError`` for a private or read-only key)."""
+    if allow is True or allow is False:
+        return ALL_WRITES if allow else frozenset()
+    keys = frozenset(ApiKey(k) for k in allow)
+    wrong = sorted(k.name for k in keys - ALL_WRITES)
+    if wrong:
+        raise ValueError(f"not a write a client may be allowed: {', '.join(wrong)}")
+    return keys

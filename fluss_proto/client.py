@@ -17,7 +17,8 @@ Shape (after aiokafka's ``client.py``):
   would otherwise hang until its timeout (observed on 0.9.1: SCAN_KV gets no reply and the
   connection stays open).
 - Read-only by default: a mutating API raises :class:`~fluss_proto.errors.ReadOnlyViolationError`
-  before anything happens unless the client was created with ``allow_writes=True``;
+  before anything happens unless the client was created with ``allow_writes=True`` (every
+  write) or with a set of keys (``allow_writes=OPERATOR_ACTIONS``: exactly those);
   server-to-server (private) APIs are always refused; LOOKUP with
   ``insert_if_not_exists`` set counts as a write.
 - Coordinator HA (Fluss 1.0; 0.9.1 has one coordinator and never sends code 65): a
@@ -65,7 +66,7 @@ from fluss_proto._client_pool import (
 from fluss_proto._client_retry import EVENTS_KEPT, Admitted, RetryPolicy
 from fluss_proto._client_router import MetadataRouter
 from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto.api_keys import ApiKey
+from fluss_proto.api_keys import ApiKey, write_grant
 from fluss_proto.cluster import (
     DEFAULT_PORT,
     FEATURE_APIS,
@@ -141,7 +142,7 @@ class ClientOptions(TypedDict, total=False):
     """The keyword arguments of :class:`FlussClient` (and of :meth:`FlussClient.connect`)."""
 
     sasl: SaslPlain | None
-    allow_writes: bool
+    allow_writes: bool | Iterable[ApiKey]
     connect_timeout: float
     request_timeout: float
     retries: int
@@ -156,7 +157,7 @@ class FlussClient:
         bootstrap: str | Sequence[str],
         *,
         sasl: SaslPlain | None = None,
-        allow_writes: bool = False,
+        allow_writes: bool | Iterable[ApiKey] = False,
         connect_timeout: float = 10.0,
         request_timeout: float = 30.0,
         retries: int = 2,
@@ -168,7 +169,7 @@ class FlussClient:
         if sasl is not None and not isinstance(sasl, SaslPlain):
             raise TypeError("sasl must be a SaslPlain instance")
         self.bootstrap_servers: tuple[str, ...] = tuple(parse_bootstrap(bootstrap))
-        self._allow_writes = bool(allow_writes)
+        self._write_keys = write_grant(allow_writes)
         self._pool = ConnectionPool(
             connect_timeout=connect_timeout, request_timeout=request_timeout, sasl=sasl
         )
@@ -234,7 +235,7 @@ class FlussClient:
         state = "closed" if self.closed else f"{len(self.connected_servers)} connection(s)"
         sasl = self._pool.sasl
         auth = f", sasl={sasl!r}" if sasl is not None else ""
-        writes = ", allow_writes=True" if self._allow_writes else ""
+        writes = f", writes={len(self._write_keys)} key(s)" if self._write_keys else ""
         return f"<FlussClient {','.join(self.bootstrap_servers)} {state}{auth}{writes}>"
 
     # ------------------------------------------------------------------ views
@@ -245,7 +246,13 @@ class FlussClient:
 
     @property
     def allow_writes(self) -> bool:
-        return self._allow_writes
+        """Whether any write is allowed (:attr:`write_keys` says which)."""
+        return bool(self._write_keys)
+
+    @property
+    def write_keys(self) -> frozenset[ApiKey]:
+        """The mutating keys this client may send (empty: read-only)."""
+        return self._write_keys
 
     @property
     def connect_timeout(self) -> float:
@@ -399,5 +406,5 @@ class FlussClient:
     ) -> Admitted:
         if self._pool.closed:
             raise ConnectionClosedError("the client is closed")
-        key = admit(api, request, node, coordinator, allow_writes=self._allow_writes)
+        key = admit(api, request, node, coordinator, allow_writes=self._write_keys)
         return Admitted(key, request, node, coordinator)

@@ -18,6 +18,11 @@ from enum import IntEnum
 from pathlib import Path
 
 __all__ = [
+    "ActionError",
+    "ActionFailedError",
+    "ActionInputError",
+    "ActionInterruptedError",
+    "ActionRefusedError",
     "ClusterAlreadyRunningError",
     "ClusterError",
     "DistributionError",
@@ -27,6 +32,7 @@ __all__ = [
     "KonsoleError",
     "ProfileError",
     "UnknownVersionError",
+    "WritesNotAllowedError",
 ]
 
 
@@ -44,6 +50,15 @@ class ExitCode(IntEnum):
     CRITICAL = 2
     #: Bad arguments or configuration, rejected credentials, internal failure.
     UNKNOWN = 3
+    #: An operator action's input is wrong (unknown server id, config key, value type,
+    #: principal type): sysexits' EX_DATAERR; nothing was sent.
+    DATA_ERROR = 65
+    #: An operator action was refused by a safety rail or the server is busy with another
+    #: (a rebalance runs): sysexits' EX_TEMPFAIL; try again later or with --force.
+    REFUSED = 75
+    #: An operator action without the profile's opt-in (``writes = true`` /
+    #: ``--allow-writes``): sysexits' EX_NOPERM; refused before connecting, nothing sent.
+    NO_PERMISSION = 77
     #: The output could not be written (missing or read-only directory, full disk):
     #: sysexits' EX_IOERR, so a script tells a local I/O failure from a cluster problem.
     IO_ERROR = 74
@@ -117,3 +132,38 @@ class ProfileError(KonsoleError):
         if key:
             where += f"{': ' if where else ''}{key}"
         super().__init__(f"{where}: {message}" if where else message)
+
+
+# ----------------------------------------------------------------------- operator actions
+
+
+class ActionError(KonsoleError):
+    """An operator action (``konsole admin``) did not happen; the message is one line."""
+
+
+class WritesNotAllowedError(ActionError):
+    """The profile did not opt in to writes: refused before connecting, nothing sent."""
+
+    exit_code = ExitCode.NO_PERMISSION
+
+
+class ActionInputError(ActionError):
+    """The action's input is wrong (unknown server, key, type, principal): nothing sent."""
+
+    exit_code = ExitCode.DATA_ERROR
+
+
+class ActionRefusedError(ActionError):
+    """A safety rail (or the server's one-rebalance-at-a-time rule) refused the action."""
+
+    exit_code = ExitCode.REFUSED
+
+
+class ActionFailedError(ActionError):
+    """The server answered the action with an error; the message carries its first line."""
+
+
+class ActionInterruptedError(ActionError):
+    """Ctrl-C (or SIGTERM) stopped the wait; the server-side operation keeps running."""
+
+    exit_code = ExitCode.INTERRUPTED

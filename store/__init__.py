@@ -18,7 +18,7 @@ from store.errors import (
     NotAHistoryFile,
 )
 from store.files import lock_holder
-from store.history import HistoryWriter, add_note, open_writer
+from store.history import HistoryWriter, add_event, add_note, open_writer
 from store.queries import HistoryInfo, HistoryReader, SeriesPoint, StateAt, TableSpan, open_reader
 from store.retention import RetentionPolicy, RetentionResult, apply_retention
 from store.schema import VERSION as SCHEMA_VERSION
@@ -39,6 +39,7 @@ __all__ = [
     "SeriesPoint",
     "StateAt",
     "TableSpan",
+    "add_event",
     "add_note",
     "apply_retention",
     "lock_holder",

@@ -27,6 +27,7 @@ from store.rows import (
     DatabaseRow,
     EpochMark,
     EpochRow,
+    EventRow,
     MetricRow,
     NoteRow,
     OffsetsRow,
@@ -539,5 +540,25 @@ def add_note(path: Path, note: NoteRow, *, written_ms: int) -> int:
     conn = prepare(path, upgrade=False)
     try:
         return _insert_note(conn, path, note, written_ms)
+    finally:
+        conn.close()
+
+
+def add_event(path: Path, event: EventRow) -> int:
+    """Add one event from any process, outside a poll (``konsole admin``'s ``operator``
+    events): no writer lock needed, one small insert with no poll. Like :func:`add_note`,
+    an older file is not migrated here (the ``events`` table is the same in every version
+    so far)."""
+    path = Path(path)
+    conn = prepare(path, upgrade=False)
+    try:
+        cur = conn.execute(
+            "INSERT INTO events (at_ms, kind, severity, subject, message, details) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (event.at_ms, event.kind, event.severity, event.subject, event.message, event.details),
+        )
+        return int(cur.lastrowid or 0)
+    except sqlite3.Error as exc:
+        raise translate(exc, path) from None
     finally:
         conn.close()

@@ -851,3 +851,165 @@ class ListKvSnapshotsResponse(_message.Message):
     partition_id: int
     active_snapshots: _containers.RepeatedCompositeFieldContainer[PbKvSnapshot]
     def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., active_snapshots: _Optional[_Iterable[_Union[PbKvSnapshot, _Mapping]]] = ...) -> None: ...
+
+class AlterTableRequest(_message.Message):
+    __slots__ = ("table_path", "ignore_if_not_exists", "config_changes")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_IF_NOT_EXISTS_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_CHANGES_FIELD_NUMBER: _ClassVar[int]
+    table_path: PbTablePath
+    ignore_if_not_exists: bool
+    config_changes: _containers.RepeatedCompositeFieldContainer[PbAlterConfig]
+    def __init__(self, table_path: _Optional[_Union[PbTablePath, _Mapping]] = ..., ignore_if_not_exists: _Optional[bool] = ..., config_changes: _Optional[_Iterable[_Union[PbAlterConfig, _Mapping]]] = ...) -> None: ...
+
+class AlterTableResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CreatePartitionRequest(_message.Message):
+    __slots__ = ("table_path", "partition_spec", "ignore_if_not_exists")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_SPEC_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_IF_NOT_EXISTS_FIELD_NUMBER: _ClassVar[int]
+    table_path: PbTablePath
+    partition_spec: PbPartitionSpec
+    ignore_if_not_exists: bool
+    def __init__(self, table_path: _Optional[_Union[PbTablePath, _Mapping]] = ..., partition_spec: _Optional[_Union[PbPartitionSpec, _Mapping]] = ..., ignore_if_not_exists: _Optional[bool] = ...) -> None: ...
+
+class CreatePartitionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DropPartitionRequest(_message.Message):
+    __slots__ = ("table_path", "partition_spec", "ignore_if_not_exists")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_SPEC_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_IF_NOT_EXISTS_FIELD_NUMBER: _ClassVar[int]
+    table_path: PbTablePath
+    partition_spec: PbPartitionSpec
+    ignore_if_not_exists: bool
+    def __init__(self, table_path: _Optional[_Union[PbTablePath, _Mapping]] = ..., partition_spec: _Optional[_Union[PbPartitionSpec, _Mapping]] = ..., ignore_if_not_exists: _Optional[bool] = ...) -> None: ...
+
+class DropPartitionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CreateAclsRequest(_message.Message):
+    __slots__ = ("acl",)
+    ACL_FIELD_NUMBER: _ClassVar[int]
+    acl: _containers.RepeatedCompositeFieldContainer[PbAclInfo]
+    def __init__(self, acl: _Optional[_Iterable[_Union[PbAclInfo, _Mapping]]] = ...) -> None: ...
+
+class CreateAclsResponse(_message.Message):
+    __slots__ = ("acl_results",)
+    ACL_RESULTS_FIELD_NUMBER: _ClassVar[int]
+    acl_results: _containers.RepeatedCompositeFieldContainer[PbCreateAclResult]
+    def __init__(self, acl_results: _Optional[_Iterable[_Union[PbCreateAclResult, _Mapping]]] = ...) -> None: ...
+
+class PbCreateAclResult(_message.Message):
+    __slots__ = ("acl", "error_code", "error_message")
+    ACL_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    acl: PbAclInfo
+    error_code: int
+    error_message: str
+    def __init__(self, acl: _Optional[_Union[PbAclInfo, _Mapping]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+
+class DropAclsRequest(_message.Message):
+    __slots__ = ("acl_filter",)
+    ACL_FILTER_FIELD_NUMBER: _ClassVar[int]
+    acl_filter: _containers.RepeatedCompositeFieldContainer[PbAclFilter]
+    def __init__(self, acl_filter: _Optional[_Iterable[_Union[PbAclFilter, _Mapping]]] = ...) -> None: ...
+
+class DropAclsResponse(_message.Message):
+    __slots__ = ("filter_results",)
+    FILTER_RESULTS_FIELD_NUMBER: _ClassVar[int]
+    filter_results: _containers.RepeatedCompositeFieldContainer[PbDropAclsFilterResult]
+    def __init__(self, filter_results: _Optional[_Iterable[_Union[PbDropAclsFilterResult, _Mapping]]] = ...) -> None: ...
+
+class PbDropAclsFilterResult(_message.Message):
+    __slots__ = ("matching_acls", "error_code", "error_message")
+    MATCHING_ACLS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    matching_acls: _containers.RepeatedCompositeFieldContainer[PbDropAclsMatchingAcl]
+    error_code: int
+    error_message: str
+    def __init__(self, matching_acls: _Optional[_Iterable[_Union[PbDropAclsMatchingAcl, _Mapping]]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+
+class PbDropAclsMatchingAcl(_message.Message):
+    __slots__ = ("acl", "error_code", "error_message")
+    ACL_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    acl: PbAclInfo
+    error_code: int
+    error_message: str
+    def __init__(self, acl: _Optional[_Union[PbAclInfo, _Mapping]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+
+class AlterClusterConfigsRequest(_message.Message):
+    __slots__ = ("alter_configs",)
+    ALTER_CONFIGS_FIELD_NUMBER: _ClassVar[int]
+    alter_configs: _containers.RepeatedCompositeFieldContainer[PbAlterConfig]
+    def __init__(self, alter_configs: _Optional[_Iterable[_Union[PbAlterConfig, _Mapping]]] = ...) -> None: ...
+
+class AlterClusterConfigsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PbAlterConfig(_message.Message):
+    __slots__ = ("config_key", "config_value", "op_type")
+    CONFIG_KEY_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_VALUE_FIELD_NUMBER: _ClassVar[int]
+    OP_TYPE_FIELD_NUMBER: _ClassVar[int]
+    config_key: str
+    config_value: str
+    op_type: int
+    def __init__(self, config_key: _Optional[str] = ..., config_value: _Optional[str] = ..., op_type: _Optional[int] = ...) -> None: ...
+
+class AddServerTagRequest(_message.Message):
+    __slots__ = ("server_ids", "server_tag")
+    SERVER_IDS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_TAG_FIELD_NUMBER: _ClassVar[int]
+    server_ids: _containers.RepeatedScalarFieldContainer[int]
+    server_tag: int
+    def __init__(self, server_ids: _Optional[_Iterable[int]] = ..., server_tag: _Optional[int] = ...) -> None: ...
+
+class AddServerTagResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RemoveServerTagRequest(_message.Message):
+    __slots__ = ("server_ids", "server_tag")
+    SERVER_IDS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_TAG_FIELD_NUMBER: _ClassVar[int]
+    server_ids: _containers.RepeatedScalarFieldContainer[int]
+    server_tag: int
+    def __init__(self, server_ids: _Optional[_Iterable[int]] = ..., server_tag: _Optional[int] = ...) -> None: ...
+
+class RemoveServerTagResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RebalanceRequest(_message.Message):
+    __slots__ = ("goals",)
+    GOALS_FIELD_NUMBER: _ClassVar[int]
+    goals: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, goals: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class RebalanceResponse(_message.Message):
+    __slots__ = ("rebalance_id",)
+    REBALANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    rebalance_id: str
+    def __init__(self, rebalance_id: _Optional[str] = ...) -> None: ...
+
+class CancelRebalanceRequest(_message.Message):
+    __slots__ = ("rebalance_id",)
+    REBALANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    rebalance_id: str
+    def __init__(self, rebalance_id: _Optional[str] = ...) -> None: ...
+
+class CancelRebalanceResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -26,6 +26,11 @@ __all__ = ["COMMANDS", "main"]
 
 #: Every command by name: (module, attribute, the one-line help ``konsole --help`` shows).
 COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
+    "admin": (
+        "konsole.cli.admin",
+        "admin",
+        "Operator actions: drain, tag, rebalance, configs, ACLs, partitions, table properties.",
+    ),
     "check": (
         "konsole.cli.check",
         "check",

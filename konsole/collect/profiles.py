@@ -95,6 +95,9 @@ class Profile:
     health: HealthThresholds = field(default_factory=HealthThresholds)
     #: A local cluster's run id (one per start): a history tells two local clusters apart.
     run_id: str | None = None
+    #: ``writes = true``: operator actions (``konsole admin``) may send their write keys
+    #: (fluss_proto.api_keys.OPERATOR_ACTIONS); off by default, every other write stays off.
+    writes: bool = False
 
     def sasl(self, env: Mapping[str, str] | None = None) -> SaslPlain | None:
         """The SASL/PLAIN credentials, reading the password now; None without a user.
@@ -188,6 +191,7 @@ class Profile:
             "metrics_port": self.metrics_port,
             "metrics_origin": self.metrics_origin.value,
             "poll_interval": self.poll_interval,
+            "writes": self.writes,
         }
 
 
@@ -201,6 +205,7 @@ def _host(address: str) -> str:
 
 _PROFILE_KEYS: Final = {
     "bootstrap",
+    "writes",
     "coordinators",
     "sasl_user",
     "password_env",
@@ -328,6 +333,10 @@ def _profile(name: str, body: dict[str, Any], locate: _Locator) -> Profile:
         values["earliest_every"] = every
     if "health" in body:
         values["health"] = _thresholds(body["health"], locate, (*table, "health"))
+    if "writes" in body:
+        if not isinstance(body["writes"], bool):
+            raise locate.error("must be true or false", table, "writes")
+        values["writes"] = body["writes"]
     return Profile(**values)
 
 

@@ -29,6 +29,7 @@ from konsole.ui.services import ConsoleServices, ConsoleSettings
 from konsole.ui.state import ConsoleState
 
 if TYPE_CHECKING:
+    from konsole.ui.actions import ServerActions
     from store import HistoryReader
     from store.rows import EventRow
 
@@ -94,6 +95,8 @@ class KonsoleApp(App[None]):
         self.travel_state: ConsoleState | None = None
         #: Why the feed stopped (a configuration problem), shown instead of crashing.
         self.feed_error: str | None = None
+        #: Operator actions to use instead of the feed profile's (tests put a fake here).
+        self.actions_override: ServerActions | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -231,6 +234,13 @@ class KonsoleApp(App[None]):
         from konsole.ui.screens.preview import PreviewScreen
 
         self.push_screen(PreviewScreen(table_path, partition))
+
+    def server_actions(self) -> ServerActions:
+        from konsole.ui.actions import LiveServerActions
+
+        if self.actions_override is not None:
+            return self.actions_override
+        return LiveServerActions(self.feed.profile, self.feed.history_path)
 
     # ------------------------------------------------------------------ profiles
 

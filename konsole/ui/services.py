@@ -11,7 +11,8 @@ What goes through the seam:
 - the feed: the cluster's name, profile and local processes, the history file, and the
   questions asked of the cluster (:meth:`~konsole.ui.feed.Feed.preview`,
   :meth:`~konsole.ui.feed.Feed.kv_snapshots`), so no screen opens a client;
-- navigation (open a server, a table, a preview), time travel, profiles, the settings.
+- navigation (open a server, a table, a preview), time travel, profiles, the settings;
+- the operator actions on a server (:class:`~konsole.ui.actions.ServerActions`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, cast
 
+from konsole.ui.actions import ServerActions
 from konsole.ui.feed import Feed
 from konsole.ui.state import ConsoleState
 
@@ -71,6 +73,10 @@ class ConsoleServices(Protocol):
     def switch_mode(self, mode: str) -> object: ...
 
     def switch_profile(self, name: str) -> None: ...
+
+    def server_actions(self) -> ServerActions:
+        """Operator actions on a tablet server (drain, tag, untag) for this cluster."""
+        ...
 
     # ------------------------------------------------------------------ time travel
 

@@ -165,3 +165,34 @@ async def test_tiny_terminal(story: Path) -> None:
         await _open_events(pilot, app, 10)
         await pilot.press("v", "k", "u", "slash", "x", "escape", "down", "n", "escape")
         assert app.is_running
+
+
+async def test_operator_events_show_live_and_in_time_travel(story: Path) -> None:
+    """What `konsole admin` writes (an operator event outside any poll) reads as one."""
+    from konsole.collect.actions import Audit
+    from konsole.model.actions import Outcome, plan_tag
+    from tests._testutil.builders import view
+
+    plan = plan_tag(view((1, 2, 3)), 3, "PERMANENT_OFFLINE", remove=False)
+    audit = Audit(story, who="ops@box", clock=lambda: T_STOPPED + 1)
+    audit.record(plan, Outcome.SENT)
+    audit.clock = lambda: T_STOPPED + 2
+    audit.record(plan, Outcome.SUCCEEDED)
+    for state in (story_state(story, NOW), story_state(story, T_STOPPED + 5, live=False, now=NOW)):
+        app = _app(state, story)
+        if state.historic:
+            app.travel_state = state
+        async with app.run_test(size=(100, 30)) as pilot:
+            await _open_events(pilot, app, 1)
+            await wait_for_workers(pilot)
+            screen = app.screen
+            assert isinstance(screen, EventsScreen)
+            ops = [e for e in screen._entries if e.kind == "operator"]
+            assert [e.message for e in ops] == [
+                "server tag 3: succeeded by ops@box",
+                "server tag 3: sent by ops@box",
+            ]
+            assert {(e.severity, e.subject) for e in ops} == {("info", "tablet-server 3")}
+            await pilot.press("slash", *"succeeded by", "enter", "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, ServerDetailScreen) and app.screen.server_id == 3

@@ -326,6 +326,7 @@ def test_every_kind_is_covered_by_a_case() -> None:
     seen = {k for _, snaps, _ in CASES for k, _ in last(*snaps, config=config)}
     seen |= {"ingest_stalled", "ingest_resumed"}  # below, they need several polls
     seen |= {"history_trouble"}  # the recorder's, not a detector's: test_recorder_faults.py
+    seen |= {"operator"}  # konsole admin's, not a detector's: test_actions_model.py
     assert seen == {k.value for k in EventKind}
 
 

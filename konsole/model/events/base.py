@@ -61,6 +61,8 @@ class EventKind(StrEnum):
     POLL_RECOVERED = "poll_recovered"
     #: Written by the recorder, not a detector: the history file could not be written.
     HISTORY_TROUBLE = "history_trouble"
+    #: Written by ``konsole admin``, not a detector: an operator action and its outcome.
+    OPERATOR = "operator"
 
 
 class Severity(StrEnum):

@@ -80,6 +80,7 @@ class ServerDetailScreen(ConsoleScreen):
     CSS_PATH = "server_detail.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
+        Binding("a", "server_actions", "Actions"),
     ]
 
     def __init__(self, server_id: int, *, coordinator: str | None = None) -> None:
@@ -304,3 +305,21 @@ class ServerDetailScreen(ConsoleScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    # ------------------------------------------------------------------ operator actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A coordinator has no operator actions (drain, tag and untag are a tablet
+        server's)."""
+        return not (action == "server_actions" and self.is_coordinator)
+
+    def action_server_actions(self) -> None:
+        """The actions modal; greyed with the reason when they are off."""
+        from konsole.ui.modals.server_action import ServerActionScreen
+
+        actions = self.konsole.server_actions()
+        state = self.konsole.state
+        why = actions.unavailable()
+        if why is None and state is not None and state.historic:
+            why = "time travel shows the past; actions act on the live cluster (L: live)"
+        self.app.push_screen(ServerActionScreen(self.server_id, actions, why))

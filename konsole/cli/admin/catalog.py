@@ -1,0 +1,250 @@
+"""`konsole admin config|acl|partition|table ...`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from konsole.cli.admin.common import (
+    WriteFlags,
+    command,
+    read_command,
+    run_action,
+    write_command,
+)
+from konsole.cli.options import ConnectionArgs
+
+if TYPE_CHECKING:
+    from konsole.collect.actions import ActionRunner
+
+__all__ = ["acl", "config", "partition", "table"]
+
+_SOURCES = {"dynamic": "DYNAMIC_SERVER_CONFIG", "initial": "INITIAL_SERVER_CONFIG"}
+
+
+# =========================================================================== config
+
+
+@click.group("config")
+def config() -> None:
+    """List, set or delete the cluster's configs."""
+
+
+@command(config, "list", "The cluster's configs: key, value, source.")
+@click.option(
+    "--source", type=click.Choice(sorted(_SOURCES)), default=None, help="Only this source."
+)
+@read_command
+def config_list(source: str | None, cluster: ConnectionArgs) -> None:
+    async def body(runner: ActionRunner) -> None:
+        entries = await runner.admin.cluster_configs()
+        for e in sorted(entries, key=lambda e: e.key):
+            if source is None or e.source == _SOURCES[source]:
+                value = "(not shown)" if e.value is None else e.value
+                click.echo(f"{e.key}\t{value}\t{e.source}")
+
+    run_action(cluster, body)
+
+
+def _config_command(delete: bool) -> None:
+    @write_command()
+    def config_write(
+        key: str,
+        cluster: ConnectionArgs,
+        flags: WriteFlags,
+        value: str | None = None,
+    ) -> None:
+        from fluss_proto.actions import AlterOp, ConfigChange
+        from konsole.model.actions import plan_config
+
+        async def body(runner: ActionRunner) -> None:
+            plan = plan_config(await runner.admin.cluster_configs(), key, value, delete=delete)
+            op = AlterOp.DELETE if delete else AlterOp.SET
+            change = ConfigChange(key, None if delete else value, op)
+            await runner.run(plan, lambda: runner.actions.alter_cluster_configs([change]))
+
+        run_action(cluster, body, flags)
+
+    if delete:
+        cmd = click.argument("key")(config_write)
+        command(config, "delete", "Delete a config's dynamic value (back to the server file's).")(
+            cmd
+        )
+    else:
+        cmd = click.argument("value")(config_write)
+        cmd = click.argument("key")(cmd)
+        command(config, "set", "Set a dynamic config (the old value is kept in the history).")(cmd)
+
+
+_config_command(delete=False)
+_config_command(delete=True)
+
+
+# =========================================================================== ACLs
+
+
+@click.group("acl")
+def acl() -> None:
+    """List, create or drop ACLs (resource, principal, operation; permission ALLOW)."""
+
+
+def _acl_options(required: bool) -> list[click.Option]:
+    from konsole.model.actions import ACL_OPERATIONS
+
+    return [
+        click.Option(
+            ["--resource"],
+            required=required,
+            help="cluster, database:NAME or table:DB.TABLE.",
+        ),
+        click.Option(["--principal"], required=required, help="TYPE:NAME, e.g. User:alice."),
+        click.Option(
+            ["--operation"],
+            type=click.Choice(sorted(ACL_OPERATIONS), case_sensitive=False),
+            required=required,
+            help="What the principal may do.",
+        ),
+        click.Option(["--host"], default="*", show_default=True, help="Client host."),
+    ]
+
+
+@command(acl, "list", "The ACLs the cluster holds (an unsecured cluster says so).")
+@read_command
+def acl_list(cluster: ConnectionArgs) -> None:
+    async def body(runner: ActionRunner) -> None:
+        listing = await runner.admin.list_acls()
+        if not listing.enabled:
+            click.echo(f"ACLs are not enabled: {listing.reason}")
+        for b in listing.bindings:
+            click.echo(
+                f"{_name(b.resource_type)}:{b.resource_name}\t{b.principal_type}:"
+                f"{b.principal_name}\t{_name(b.operation)}\t{_name(b.permission)}\t{b.host}"
+            )
+
+    run_action(cluster, body)
+
+
+def _name(value: object) -> str:
+    return getattr(value, "name", str(value))
+
+
+def _acl_command(drop: bool) -> None:
+    @write_command()
+    def acl_write(
+        resource: str,
+        principal: str,
+        operation: str,
+        host: str,
+        cluster: ConnectionArgs,
+        flags: WriteFlags,
+    ) -> None:
+        from fluss_proto.model import AclBinding, AclFilter, OperationType, ResourceType
+        from konsole.errors import ActionFailedError
+        from konsole.model.actions import (
+            ACL_OPERATIONS,
+            Plan,
+            parse_principal,
+            parse_resource,
+        )
+
+        async def body(runner: ActionRunner) -> None:
+            kind, name = parse_principal(principal)
+            rtype, rname = parse_resource(resource)
+            op = ACL_OPERATIONS[operation.upper()]
+            plan = Plan(
+                "acl drop" if drop else "acl create",
+                "acl",
+                f"{principal}@{resource}",
+                ("DROP_ACLS" if drop else "CREATE_ACLS",),
+                {"resource": resource, "principal": principal, "operation": operation.upper()}
+                | {"host": host, "permission": "ALLOW"},
+            )
+
+            async def send() -> None:
+                if drop:
+                    flt = AclFilter(ResourceType(rtype), rname, name, kind, host, OperationType(op))
+                    results = await runner.actions.drop_acls([flt])
+                else:
+                    binding = AclBinding(rtype, rname, name, kind, host, op, 2)
+                    results = await runner.actions.create_acls([binding])
+                bad = [r for r in results if r.error_code]
+                if bad:
+                    raise ActionFailedError(f"{plan.action}: {bad[0].error_message}")
+                click.echo(f"{plan.action}: {len(results)} binding(s)")
+
+            await runner.run(plan, send)
+
+        run_action(cluster, body, flags)
+
+    acl_write.__click_params__ += _acl_options(required=True)  # type: ignore[attr-defined]
+    what = "Drop the ACL that matches" if drop else "Create an ACL binding (ALLOW)"
+    command(acl, "drop" if drop else "create", f"{what}.")(acl_write)
+
+
+_acl_command(drop=False)
+_acl_command(drop=True)
+
+
+# =========================================================================== partitions, tables
+
+
+@click.group("partition")
+def partition() -> None:
+    """Create or drop a partition of a partitioned table."""
+
+
+def _partition_command(drop: bool) -> None:
+    @click.argument("table_name", metavar="DB.TABLE")
+    @click.argument("spec", metavar="KEY=VALUE[,KEY=VALUE]")
+    @write_command()
+    def partition_write(
+        table_name: str,
+        spec: str,
+        cluster: ConnectionArgs,
+        flags: WriteFlags,
+    ) -> None:
+        from konsole.model.actions import parse_assignments, plan_partition
+
+        async def body(runner: ActionRunner) -> None:
+            look = await runner.look()
+            plan = plan_partition(look.view, table_name, spec, drop=drop)
+            values = parse_assignments(spec, "a partition spec")
+            send = runner.actions.drop_partition if drop else runner.actions.create_partition
+            await runner.run(plan, lambda: send(table_name, values))
+
+        run_action(cluster, body, flags)
+
+    what = "Drop a partition (its data goes with it)" if drop else "Create a partition"
+    command(partition, "drop" if drop else "create", f"{what}.")(partition_write)
+
+
+_partition_command(drop=False)
+_partition_command(drop=True)
+
+
+@click.group("table")
+def table() -> None:
+    """Change a table's properties."""
+
+
+@command(table, "set", "Set one table property (AlterTable).")
+@click.argument("table_name", metavar="DB.TABLE")
+@click.argument("assignment", metavar="KEY=VALUE")
+@write_command()
+def table_set(
+    table_name: str,
+    assignment: str,
+    cluster: ConnectionArgs,
+    flags: WriteFlags,
+) -> None:
+    from fluss_proto.actions import ConfigChange
+    from konsole.model.actions import plan_table_set
+
+    async def body(runner: ActionRunner) -> None:
+        look = await runner.look()
+        plan = plan_table_set(look.view, table_name, assignment)
+        change = ConfigChange(str(plan.params["key"]), str(plan.params["value"]))
+        await runner.run(plan, lambda: runner.actions.alter_table_properties(table_name, [change]))
+
+    run_action(cluster, body, flags)
