@@ -61,6 +61,11 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
         "record",
         "Poll a cluster and record every poll and event into its history file.",
     ),
+    "serve": (
+        "konsole.cli.serve",
+        "serve",
+        "Poll several clusters and serve their state to Prometheus (/metrics, /healthz).",
+    ),
     "ui": (
         "konsole.cli.ui",
         "ui",

@@ -1,0 +1,195 @@
+"""`konsole serve`: many clusters in one long-lived process, exported to Prometheus.
+
+``serve`` polls every cluster it is given at once (repeatable ``--profile``; every profile
+of the config file when none is named; or ``--bootstrap`` / ``--local``), each on its own
+interval in its own task, records each into its own history file exactly as ``konsole
+record`` does (following the file instead when another process already records it), and
+serves ``/metrics`` (Prometheus text, or OpenMetrics by ``Accept``) and ``/healthz`` on
+``--listen`` (default 127.0.0.1:9464). docs/serve.md lists every family.
+
+Notices go to stderr, one line each. SIGINT and SIGTERM stop the polls, flush the
+histories and exit 0. Exit codes: 0 after a clean stop; 1 when the listen address cannot be
+bound (in use, not available); 3 for bad configuration (unknown profile, bad option).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from konsole.cli.options import (
+    ConfigCommand,
+    ConnectionArgs,
+    config_option,
+    fail,
+    interval_option,
+    run_dir_option,
+    when,
+)
+from konsole.errors import ExitCode
+
+if TYPE_CHECKING:
+    from konsole.collect.fleet import Member
+    from konsole.collect.serve_sinks import PollSink
+
+__all__ = ["DEFAULT_LISTEN", "parse_listen", "serve"]
+
+#: Loopback by default: exposing the metrics further is the operator's choice.
+DEFAULT_LISTEN = "127.0.0.1:9464"
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> (host, port); raises click.BadParameter."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise click.BadParameter(f"{text!r}: give HOST:PORT, e.g. {DEFAULT_LISTEN}")
+    return host.strip("[]"), int(port)
+
+
+@click.command("serve", cls=ConfigCommand)
+@click.option(
+    "--profile",
+    "profiles",
+    multiple=True,
+    help="A [profiles.NAME] of the config file; repeat for several (default: every profile).",
+)
+@click.option("--bootstrap", default=None, help="Also this cluster's bootstrap servers.")
+@click.option("--local", is_flag=True, help="Also the running local cluster.")
+@run_dir_option("The local cluster's directory (with --local).")
+@config_option
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    metavar="PORT",
+    help="The servers' Prometheus port on each server's host, for every cluster.",
+)
+@interval_option()
+@click.option(
+    "--listen",
+    default=DEFAULT_LISTEN,
+    show_default=True,
+    help="Where /metrics and /healthz are served (HOST:PORT).",
+)
+@click.option(
+    "--max-tables",
+    type=click.IntRange(min=0),
+    default=500,
+    show_default=True,
+    help="Tables per cluster with their own series; the rest roll up into table=_other.",
+)
+@click.option("--no-history", is_flag=True, help="Record nothing (serve live only).")
+def serve(
+    profiles: tuple[str, ...],
+    bootstrap: str | None,
+    local: bool,
+    run_dir: Path | None,
+    config_path: Path | None,
+    metrics_port: int | None,
+    interval: float | None,
+    listen: str,
+    max_tables: int,
+    no_history: bool,
+) -> None:
+    """Poll several clusters and serve their state to Prometheus (/metrics, /healthz)."""
+    from konsole.collect.profiles import ProfileError
+
+    try:
+        host, port = parse_listen(listen)
+        base = ConnectionArgs(run_dir=run_dir, config_path=config_path, metrics_port=metrics_port)
+        members = _members(base, profiles, bootstrap, local, interval, no_history)
+    except ProfileError as exc:
+        fail("serve", str(exc), ExitCode.UNKNOWN)
+    except click.BadParameter as exc:
+        fail("serve", f"--listen {exc.message}", ExitCode.UNKNOWN)
+    _log_to_stderr()
+    code = asyncio.run(_serve(members, host, port, max_tables))
+    sys.exit(code)
+
+
+def _members(
+    base: ConnectionArgs,
+    profiles: tuple[str, ...],
+    bootstrap: str | None,
+    local: bool,
+    interval: float | None,
+    no_history: bool,
+) -> list[Member]:
+    """Each cluster named, resolved; every profile of the config file when none is.
+    Raises ProfileError (unknown profile, malformed address, two clusters of one name)."""
+    from dataclasses import replace
+
+    from konsole.collect.connect import history_name
+    from konsole.collect.fleet import Member
+    from konsole.collect.profiles import ProfileError, default_config_path, load_profiles
+
+    chosen = [replace(base, profile=name) for name in dict.fromkeys(profiles)]
+    if bootstrap:
+        chosen.append(replace(base, bootstrap=bootstrap))
+    if local:
+        chosen.append(replace(base, local=True))
+    if not chosen:
+        names = load_profiles(base.config_path or default_config_path())
+        chosen = [replace(base, profile=name) for name in names] or [base]
+    members: dict[str, Member] = {}
+    for args in chosen:
+        profile = args.resolve()
+        name = history_name(profile)
+        if name in members:
+            raise ProfileError(f"two clusters would both be called {name!r}")
+        history = None if no_history else args.history_file(profile)
+        members[name] = Member(name, profile, history, interval)
+    return list(members.values())
+
+
+def _say(text: str) -> None:
+    click.echo(f"{when(time.time() * 1000)} konsole serve: {text}", err=True)
+
+
+class _SayHandler(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        _say(self.format(record))
+
+
+def _log_to_stderr() -> None:
+    """konsole's own log lines (a sink that failed, a delivery that is retried) as notices."""
+    logger = logging.getLogger("konsole")
+    if not any(isinstance(h, _SayHandler) for h in logger.handlers):
+        logger.addHandler(_SayHandler())
+    logger.setLevel(logging.INFO)
+
+
+def sinks_for(exposition: PollSink) -> list[PollSink]:
+    """Every sink a poll goes to: the exposition first (more are added here)."""
+    return [exposition]
+
+
+async def _serve(members: list[Member], host: str, port: int, max_tables: int) -> int:
+    from konsole.cli.signals import run_until_signalled
+    from konsole.collect.exposition import Exposition, MetricsServer
+    from konsole.collect.fleet import Fleet
+
+    exposition = Exposition([m.name for m in members], max_tables=max_tables)
+    fleet = Fleet(members, sinks_for(exposition), say=_say)
+    try:
+        server = MetricsServer(exposition.registry, host, port, fleet.healthz)
+    except OSError as exc:
+        _say(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        return int(ExitCode.WARNING)
+    server.start()
+    names = ", ".join(m.name for m in members)
+    _say(f"serving {len(members)} cluster(s) ({names}) on http://{host}:{server.port}/metrics")
+    try:
+        signalled = await run_until_signalled(fleet.run)
+    finally:
+        server.close()
+    polls = sum(s.polls for s in fleet.status())
+    why = f" on {signalled.name}" if signalled is not None else ""
+    _say(f"stopped{why}: {polls} poll(s) served")
+    return int(ExitCode.OK)

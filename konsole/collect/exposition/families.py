@@ -1,0 +1,297 @@
+"""Every family ``konsole serve`` exports, and one poll of one cluster as its samples.
+
+Each family has the label ``cluster`` (the profile's name) first, then ``server``,
+``database``, ``table`` where they apply (docs/serve.md lists them all). Every figure is
+read from :mod:`konsole.model`: alive servers, offline and under-replicated buckets from
+:func:`~konsole.model.placement.replication`, per-table counts and rows/s from
+:func:`~konsole.model.table_stats.table_figures`, the status from the
+:class:`~konsole.model.health.Health` serve derived. Unknown is absent, never 0: a failed
+poll exports its poll families and nothing of the cluster's state; a server without a
+metric has no sample for it.
+
+Per-table families are bounded: the ``max_tables`` tables with the most buckets (ties by
+name) get their own series; the rest are summed into one series with
+``database="_other", table="_other"`` so that a cluster of 10,000 tables cannot explode a
+scrape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from fluss_proto.model import HealthStatus
+from konsole.model.health import Health
+from konsole.model.placement import Replication, replication
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
+from konsole.model.table_stats import TableFigures, table_figures
+
+__all__ = [
+    "DEFAULT_MAX_TABLES",
+    "FAMILIES",
+    "OTHER",
+    "STATUS_CODE",
+    "Family",
+    "Samples",
+    "Seen",
+    "cluster_series",
+]
+
+#: Tables with their own per-table series; the rest roll up into ``_other``.
+DEFAULT_MAX_TABLES: Final = 500
+#: The database and table label of the rolled-up series.
+OTHER: Final = "_other"
+#: ``konsole_health_status`` values: the model's order (GREEN < UNKNOWN < YELLOW < RED).
+STATUS_CODE: Final[Mapping[HealthStatus, int]] = {
+    HealthStatus.GREEN: 0,
+    HealthStatus.UNKNOWN: 1,
+    HealthStatus.YELLOW: 2,
+    HealthStatus.RED: 3,
+}
+
+Kind = Literal["gauge", "counter"]
+#: family name -> [(label values after ``cluster``, value)]
+Samples = dict[str, list[tuple[tuple[str, ...], float]]]
+
+
+@dataclass(slots=True)
+class Seen:
+    """What the series of one cluster remember across polls (since serve started)."""
+
+    #: Health rules that had a finding.
+    rules: set[str] = field(default_factory=set)
+    #: Tablet servers seen alive.
+    servers: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    name: str
+    kind: Kind
+    help: str
+    #: Labels after ``cluster``.
+    labels: tuple[str, ...] = ()
+
+
+_T = ("database", "table")
+#: Every per-poll family, in exposition order (the counters of events and polls and the poll
+#: age are kept by the sink: :mod:`konsole.collect.exposition.sink`).
+FAMILIES: Final[tuple[Family, ...]] = (
+    Family("konsole_poll_success", "gauge", "1 if the last poll of the cluster succeeded."),
+    Family("konsole_poll_latency_seconds", "gauge", "Duration of the last poll."),
+    Family("konsole_poll_timestamp_seconds", "gauge", "When the last poll started (epoch s)."),
+    Family(
+        "konsole_poll_consecutive_failures", "gauge", "Failed polls in a row (0 after a good one)."
+    ),
+    Family(
+        "konsole_health_status",
+        "gauge",
+        "Cluster health: 0 GREEN, 1 UNKNOWN, 2 YELLOW, 3 RED.",
+    ),
+    Family(
+        "konsole_health_rule_status",
+        "gauge",
+        "Worst status of one health rule's findings (0 GREEN ... 3 RED; 0 once it cleared).",
+        ("rule",),
+    ),
+    Family("konsole_health_findings", "gauge", "Findings of one health rule.", ("rule",)),
+    Family(
+        "konsole_servers",
+        "gauge",
+        "Servers by role (tablet, coordinator) and state (tablet: alive, offline as in "
+        "konsole_tablet_server_up; coordinator: active, standby, unreachable).",
+        ("role", "state"),
+    ),
+    Family(
+        "konsole_tablet_server_up",
+        "gauge",
+        "1 for a tablet server alive in metadata; 0 for one that holds replicas or was seen "
+        "alive since serve started, and is not.",
+        ("server",),
+    ),
+    Family(
+        "konsole_coordinator_up",
+        "gauge",
+        "Each probed coordinator address: 1 if it answered (active or standby).",
+        ("server", "state"),
+    ),
+    Family("konsole_tables", "gauge", "Tables in the cluster."),
+    Family("konsole_buckets", "gauge", "Buckets in the cluster (all tables and partitions)."),
+    Family("konsole_offline_buckets", "gauge", "Buckets without an active leader."),
+    Family("konsole_under_replicated_buckets", "gauge", "Under-replicated buckets."),
+    Family("konsole_out_of_sync_replicas", "gauge", "Replicas not in sync."),
+    Family("konsole_table_buckets", "gauge", "Buckets of a table.", _T),
+    Family("konsole_table_offline_buckets", "gauge", "Offline buckets of a table.", _T),
+    Family(
+        "konsole_table_under_replicated_buckets",
+        "gauge",
+        "Under-replicated buckets of a table.",
+        _T,
+    ),
+    Family(
+        "konsole_table_latest_offset",
+        "gauge",
+        "Sum of the latest offsets (high watermarks) of a table's buckets.",
+        _T,
+    ),
+    Family(
+        "konsole_table_rows_per_second",
+        "gauge",
+        "Rows per second appended to a table, between the last two good polls.",
+        _T,
+    ),
+    Family(
+        "konsole_disk_usage_ratio",
+        "gauge",
+        "Data disk usage of a tablet server (0..1).",
+        ("server",),
+    ),
+    Family(
+        "konsole_disk_write_locked",
+        "gauge",
+        "1 if a tablet server rejects writes because its disk is over the write limit.",
+        ("server",),
+    ),
+    Family(
+        "konsole_kv_backpressure",
+        "gauge",
+        "Worst KV backpressure (0..1) over the tables of a tablet server (1.0 line).",
+        ("server",),
+    ),
+    Family(
+        "konsole_kv_rejections",
+        "gauge",
+        "PutKv requests a tablet server rejected by KV backpressure since it started (1.0 line).",
+        ("server",),
+    ),
+)
+
+
+def cluster_series(
+    snapshot: ClusterSnapshot,
+    health: Health | None,
+    previous_ok: ClusterSnapshot | None,
+    *,
+    max_tables: int = DEFAULT_MAX_TABLES,
+    seen: Seen | None = None,
+) -> Samples:
+    """The samples of one poll. ``previous_ok`` (the last good poll before it) gives the
+    rates; ``seen`` (kept by the caller across polls, updated here) keeps a rule that fired
+    and cleared at 0, and a tablet server that left at 0, instead of letting their series
+    vanish."""
+    seen = seen if seen is not None else Seen()
+    out: Samples = {f.name: [] for f in FAMILIES}
+    out["konsole_poll_success"].append(((), 1.0 if snapshot.ok else 0.0))
+    out["konsole_poll_latency_seconds"].append(((), snapshot.latency_s))
+    out["konsole_poll_timestamp_seconds"].append(((), snapshot.taken_at))
+    out["konsole_poll_consecutive_failures"].append(((), float(snapshot.consecutive_failures)))
+    if health is not None:
+        _health(out, health, seen.rules)
+    _coordinators(out, snapshot)
+    facts = replication(snapshot)
+    if facts is None or snapshot.view is None:
+        return out  # a failed poll: the cluster's state is unknown, not zero
+    _placement(out, facts, len(snapshot.view.tables), seen.servers)
+    _tables(out, snapshot, previous_ok, max_tables)
+    _server_metrics(out, snapshot)
+    return out
+
+
+def _health(out: Samples, health: Health, rules_seen: set[str]) -> None:
+    out["konsole_health_status"].append(((), float(STATUS_CODE[health.status])))
+    worst: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for f in health.findings:
+        worst[f.rule] = max(worst.get(f.rule, 0), STATUS_CODE[f.status])
+        counts[f.rule] = counts.get(f.rule, 0) + 1
+    rules_seen.update(worst)
+    for rule in sorted(rules_seen):
+        out["konsole_health_rule_status"].append(((rule,), float(worst.get(rule, 0))))
+        out["konsole_health_findings"].append(((rule,), float(counts.get(rule, 0))))
+
+
+def _coordinators(out: Samples, snapshot: ClusterSnapshot) -> None:
+    states = {role: 0 for role in CoordinatorRole}
+    for status in snapshot.coordinators:
+        states[status.role] += 1
+        up = 0.0 if status.role is CoordinatorRole.UNREACHABLE else 1.0
+        out["konsole_coordinator_up"].append(((status.address, status.role.value), up))
+    if not snapshot.coordinators:
+        # Not probed: metadata's coordinator is the active one (the model's reading).
+        active = snapshot.active_coordinator
+        if active is None:
+            return
+        states[CoordinatorRole.ACTIVE] = 1
+        out["konsole_coordinator_up"].append(((active, CoordinatorRole.ACTIVE.value), 1.0))
+    for role, n in states.items():
+        out["konsole_servers"].append((("coordinator", role.value), float(n)))
+
+
+def _placement(out: Samples, facts: Replication, tables: int, servers: set[int]) -> None:
+    where = facts.placement
+    servers.update(where.alive)
+    # Not alive: those placement finds holding replicas, and those seen alive before.
+    offline = sorted((servers | set(where.replicas_offline)) - where.alive)
+    out["konsole_servers"].append((("tablet", "alive"), float(len(where.alive))))
+    out["konsole_servers"].append((("tablet", "offline"), float(len(offline))))
+    for node in sorted(where.alive):
+        out["konsole_tablet_server_up"].append(((str(node),), 1.0))
+    for node in offline:
+        out["konsole_tablet_server_up"].append(((str(node),), 0.0))
+    out["konsole_tables"].append(((), float(tables)))
+    out["konsole_buckets"].append(((), float(where.buckets)))
+    out["konsole_offline_buckets"].append(((), float(facts.offline_buckets)))
+    out["konsole_under_replicated_buckets"].append(((), float(facts.under_replicated_buckets)))
+    out["konsole_out_of_sync_replicas"].append(((), float(facts.out_of_sync_replicas)))
+
+
+def _tables(
+    out: Samples, snapshot: ClusterSnapshot, previous: ClusterSnapshot | None, cap: int
+) -> None:
+    assert snapshot.view is not None
+    latest = {
+        str(t.path): _latest_sum(b.latest_offset for b in t.buckets) for t in snapshot.view.tables
+    }
+    figures = table_figures(snapshot, previous)
+    figures.sort(key=lambda f: (-f.buckets, f.database, f.table))
+    for f in figures[: max(0, cap)]:
+        _table(out, (f.database, f.table), [f], [latest.get(f.path)])
+    rest = figures[max(0, cap) :]
+    if rest:
+        _table(out, (OTHER, OTHER), rest, [latest.get(f.path) for f in rest])
+
+
+def _table(
+    out: Samples, labels: tuple[str, str], figures: list[TableFigures], latest: list[int | None]
+) -> None:
+    out["konsole_table_buckets"].append((labels, float(sum(f.buckets for f in figures))))
+    out["konsole_table_offline_buckets"].append((labels, float(sum(f.offline for f in figures))))
+    out["konsole_table_under_replicated_buckets"].append(
+        (labels, float(sum(f.under_replicated for f in figures)))
+    )
+    offsets = [v for v in latest if v is not None]
+    if offsets:
+        out["konsole_table_latest_offset"].append((labels, float(sum(offsets))))
+    rates = [f.rows_per_s for f in figures if f.rows_per_s is not None]
+    if rates:
+        out["konsole_table_rows_per_second"].append((labels, float(sum(rates))))
+
+
+def _latest_sum(offsets: Iterable[int | None]) -> int | None:
+    known = [o for o in offsets if o is not None]
+    return sum(known) if known else None
+
+
+def _server_metrics(out: Samples, snapshot: ClusterSnapshot) -> None:
+    for server, m in sorted(snapshot.tablet_metrics.items()):
+        labels = (server,)
+        if m.disk_usage_ratio is not None:
+            out["konsole_disk_usage_ratio"].append((labels, m.disk_usage_ratio))
+        if m.disk_write_locked is not None:
+            out["konsole_disk_write_locked"].append((labels, 1.0 if m.disk_write_locked else 0.0))
+        pressures = [t.kv_pressure for t in m.tables if t.kv_pressure is not None]
+        if pressures:
+            out["konsole_kv_backpressure"].append((labels, max(pressures)))
+        if m.kv_rejections is not None:
+            out["konsole_kv_rejections"].append((labels, m.kv_rejections))

@@ -1,0 +1,286 @@
+"""Many clusters in one process: ``konsole serve``'s polling, recording and hand-off.
+
+:class:`Fleet` runs one asyncio task per cluster (:class:`Member`). Each task polls its
+cluster on its own interval (the live poller of :func:`konsole.collect.connect.build_poller`),
+records every poll into the cluster's history file exactly as ``konsole record`` does
+(:class:`konsole.collect.recorder.Recorder`: events derived as it writes, one transaction
+per poll, a file that cannot be written kept in memory and retried), then hands the
+snapshot, its health and its events to every :class:`~konsole.collect.serve_sinks.PollSink`.
+
+The tasks share nothing but the sinks: a cluster that is down, slow or timing out delays
+only its own polls (the poller bounds each poll; SQLite writes run in a thread so that
+one slow disk does not hold the event loop).
+
+The history file, by the one rule of :mod:`konsole.collect.connect`:
+
+- free: this process takes its writer lock and records;
+- held by another writer (a ``konsole record``, a console): this process **follows** the
+  file (:mod:`konsole.collect.follow`) instead of polling the cluster a second time;
+- refused (a newer schema, a corrupt or foreign file) or unwritable: the cluster is served
+  live, "history off" is said once, and the recorder (when there is one) retries each poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from konsole.collect.profiles import Profile
+from konsole.collect.serve_sinks import PollSink
+from konsole.model.events import Event, EventConfig, EventState, advance
+from konsole.model.health import Health
+from konsole.model.snapshot import ClusterSnapshot
+
+if TYPE_CHECKING:
+    from konsole.collect.recorder import Recorder
+
+__all__ = ["Fleet", "HistoryMode", "Member", "MemberStatus", "Source"]
+
+log = logging.getLogger(__name__)
+
+#: Snapshots until ``stop`` is set, and how to release what makes them.
+Source = tuple[Callable[[asyncio.Event], AsyncIterator[ClusterSnapshot]], Callable[[], Any]]
+
+
+class HistoryMode(StrEnum):
+    RECORDING = "recording"
+    FOLLOWING = "following"
+    OFF = "off"
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One cluster of the fleet."""
+
+    #: The ``cluster`` label: the profile's name (``local``, ``bootstrap-HOST:PORT``...).
+    name: str
+    profile: Profile
+    #: Its history file (None: no history at all).
+    history: Path | None
+    #: Seconds between polls (None: the profile's).
+    interval: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberStatus:
+    """What ``/healthz`` and the log say of one cluster."""
+
+    name: str
+    history: HistoryMode = HistoryMode.OFF
+    running: bool = False
+    polls: int = 0
+    last_poll_at: float | None = None
+    last_ok: bool | None = None
+    #: Why the task ended (None while it runs or after a clean stop).
+    crashed: str | None = None
+
+
+def _live_source(member: Member) -> Source:
+    from konsole.collect.connect import build_poller
+
+    poller, release = build_poller(member.profile, member.interval)
+    return poller.snapshots, release
+
+
+@dataclass
+class Fleet:
+    """Polls every member at once; see the module docs."""
+
+    members: Sequence[Member]
+    sinks: Sequence[PollSink]
+    #: Says one line for the operator (the CLI prefixes time and command).
+    say: Callable[[str], None] = print
+    #: Makes a member's live snapshot source (tests inject fakes).
+    source: Callable[[Member], Source] = _live_source
+    clock: Callable[[], float] = time.time
+    _status: dict[str, MemberStatus] = field(init=False, default_factory=dict)
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    #: (cluster, sink id) of sinks whose last call failed (said once).
+    _failing: set[tuple[str, int]] = field(init=False, default_factory=set)
+
+    def __post_init__(self) -> None:
+        names = [m.name for m in self.members]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two clusters of one serve share a name: {sorted(names)}")
+        self._status = {m.name: MemberStatus(m.name) for m in self.members}
+
+    # ------------------------------------------------------------------ status
+
+    def status(self) -> list[MemberStatus]:
+        with self._lock:
+            return [self._status[m.name] for m in self.members]
+
+    def healthz(self) -> tuple[bool, dict[str, Any]]:
+        """Healthy while every cluster's task runs (a cluster that is down is the
+        cluster's trouble, reported in ``/metrics``, not the process's)."""
+        now = self.clock()
+        clusters = {}
+        for s in self.status():
+            age = None if s.last_poll_at is None else round(now - s.last_poll_at, 3)
+            clusters[s.name] = {
+                "running": s.running,
+                "history": s.history.value,
+                "polls": s.polls,
+                "last_poll_ok": s.last_ok,
+                "last_poll_age_s": age,
+                "crashed": s.crashed,
+            }
+        ok = all(s["running"] for s in clusters.values())
+        return ok, {"status": "ok" if ok else "degraded", "clusters": clusters}
+
+    def _update(self, name: str, **changes: Any) -> None:
+        with self._lock:
+            self._status[name] = replace(self._status[name], **changes)
+
+    # ------------------------------------------------------------------ running
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Until ``stop`` is set (or every task ended); then, or when cancelled, every task
+        is cancelled (a poll in hand is dropped, as ``record`` drops it), each history is
+        flushed and the sinks are closed, all bounded in time."""
+        tasks = [
+            asyncio.create_task(self._member(m, stop), name=f"serve:{m.name}") for m in self.members
+        ]
+        stopper = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait([*tasks, stopper], return_when=asyncio.FIRST_COMPLETED)
+            if not stopper.done():
+                await asyncio.wait([*tasks, stopper], return_when=asyncio.ALL_COMPLETED)
+        finally:
+            stopper.cancel()
+            for task in tasks:
+                task.cancel()
+            # Each task flushes its history in its finally: wait for them, bounded.
+            await asyncio.wait(tasks, timeout=4.0)
+            for sink in self.sinks:
+                try:
+                    await asyncio.wait_for(sink.aclose(), 2.0)
+                except Exception as exc:
+                    log.warning("sink %s did not close: %s", type(sink).__name__, exc)
+
+    async def _member(self, member: Member, stop: asyncio.Event) -> None:
+        self._update(member.name, running=True)
+        try:
+            recorder, mode = await self._open_history(member)
+            self._update(member.name, history=mode)
+            if mode is HistoryMode.FOLLOWING:
+                await self._follow(member, stop)
+            else:
+                await self._poll(member, recorder, stop)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug: say it, keep the others going, /healthz says it
+            log.exception("cluster %s: polling stopped", member.name)
+            self._update(member.name, crashed=f"{type(exc).__name__}: {exc}")
+        finally:
+            self._update(member.name, running=False)
+
+    async def _open_history(self, member: Member) -> tuple[Recorder | None, HistoryMode]:
+        from konsole.collect.recorder import Recorder
+        from store import HistoryError, HistoryLocked
+
+        if member.history is None:
+            self.say(f"{member.name}: history off (no history file)")
+            return None, HistoryMode.OFF
+        recorder = Recorder(
+            member.history,
+            config=EventConfig(rules=member.profile.health),
+            say=lambda text: self.say(f"{member.name}: {text}"),
+            clock=self.clock,
+            run_id=member.profile.run_id,
+        )
+        try:
+            await asyncio.to_thread(recorder.open)
+        except HistoryLocked as exc:
+            self.say(f"{member.name}: following {member.history} ({exc})")
+            return None, HistoryMode.FOLLOWING
+        except HistoryError as exc:
+            self.say(f"{member.name}: history off: {exc}")
+            return None, HistoryMode.OFF
+        if not recorder.status.recording:
+            self.say(f"{member.name}: history off for now: {recorder.status.reason}")
+            return recorder, HistoryMode.OFF
+        self.say(f"{member.name}: recording into {member.history}")
+        return recorder, HistoryMode.RECORDING
+
+    async def _poll(self, member: Member, recorder: Recorder | None, stop: asyncio.Event) -> None:
+        snapshots, release = self.source(member)
+        state = EventState()
+        config = EventConfig(rules=member.profile.health)
+        try:
+            async for snapshot in snapshots(stop):
+                if recorder is not None:
+                    found: list[Event] = []
+                    recorder.on_event = found.append
+                    await asyncio.to_thread(recorder.record, snapshot)
+                    events: Sequence[Event] = found
+                    health = recorder.health
+                    mode = HistoryMode.RECORDING if recorder.status.recording else HistoryMode.OFF
+                    self._update(member.name, history=mode)
+                else:
+                    events, state = advance(state, snapshot, config=config)
+                    health = state.health
+                await self._hand(member.name, snapshot, health, events)
+        finally:
+            with contextlib.suppress(Exception):
+                await _shielded(release())
+            if recorder is not None:
+                await _shielded(asyncio.to_thread(recorder.close))
+
+    async def _follow(self, member: Member, stop: asyncio.Event) -> None:
+        from konsole.collect.follow import follow_history
+        from konsole.model.health import evaluate
+
+        assert member.history is not None
+        interval = member.interval or member.profile.poll_interval
+        last: ClusterSnapshot | None = None
+        async for snapshot, events in follow_history(member.history, interval, stop):
+            health = evaluate(snapshot, member.profile.health, previous=last)
+            last = snapshot if snapshot.ok else last
+            await self._hand(member.name, snapshot, health, events)
+
+    async def _hand(
+        self,
+        name: str,
+        snapshot: ClusterSnapshot,
+        health: Health | None,
+        events: Sequence[Event],
+    ) -> None:
+        with self._lock:
+            polls = self._status[name].polls + 1
+        self._update(name, polls=polls, last_poll_at=snapshot.taken_at, last_ok=snapshot.ok)
+        for sink in self.sinks:
+            key = (name, id(sink))
+            try:
+                await sink.on_poll(name, snapshot, health, events)
+            except Exception as exc:  # one sink's bug never stops polling nor the other sinks
+                if key not in self._failing:  # said once, not every poll
+                    self._failing.add(key)
+                    log.error(
+                        "cluster %s: sink %s failed (said once): %s: %s",
+                        name,
+                        type(sink).__name__,
+                        type(exc).__name__,
+                        exc,
+                    )
+            else:
+                if key in self._failing:
+                    self._failing.discard(key)
+                    log.info("cluster %s: sink %s works again", name, type(sink).__name__)
+
+
+async def _shielded(work: Awaitable[Any]) -> None:
+    """Finish ``work`` even when the task is being cancelled (the history flush on stop)."""
+    future = asyncio.ensure_future(work)
+    try:
+        await asyncio.shield(future)
+    except asyncio.CancelledError:
+        await future

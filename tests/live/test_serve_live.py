@@ -1,0 +1,213 @@
+"""`konsole serve` as a subprocess on two real clusters, scraped by a real Prometheus.
+
+Per server generation: cluster ``b`` is the session cluster, cluster ``a`` a small one of
+this module's own (it is faulted). One serve process polls both every second and records
+each into its own history file (under a temporary XDG data dir); a real Prometheus
+(Debian's ``prometheus``, own data dir, loopback port) scrapes it every second. PromQL
+through Prometheus's HTTP API shows 3 tablet servers alive on each cluster; a tablet server
+of ``a`` is stopped: Prometheus shows 2 for ``a`` and 3 for ``b`` within two scrape
+intervals of serve exporting it, and ``b``'s recorded polls kept their one-second rhythm
+meanwhile. The exposition answers OpenMetrics when asked by ``Accept``, and ``/healthz``
+describes the process. SIGTERM stops serve with exit 0 within 5 s.
+
+Every wait is bounded; everything listens on loopback only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from konsole.collect.profiles import profile_from_local
+from konsole.localcluster import LocalCluster
+from konsole.localcluster.ports import free_port
+from tests._testutil.prometheus import Prometheus, running_prometheus
+from tests.conftest import TABLET_SERVERS, FlussServer
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+#: Seconds between serve's polls and between Prometheus's scrapes.
+INTERVAL = 1.0
+SCRAPE = 1.0
+#: The tablet server of cluster a that is stopped.
+STOPPED = 2
+ALIVE = 'konsole_servers{role="tablet",state="alive"}'
+
+
+def profile_toml(name: str, description: dict[str, Any]) -> str:
+    profile = profile_from_local(description)
+    quoted = lambda items: "[" + ", ".join(json.dumps(i) for i in items) + "]"  # noqa: E731
+    return (
+        f"[profiles.{name}]\n"
+        f"bootstrap = {json.dumps(','.join(profile.bootstrap))}\n"
+        f"coordinators = {quoted(profile.coordinators)}\n"
+        f"metrics = {quoted(e.url for e in profile.metrics)}\n"
+    )
+
+
+@dataclass
+class Serve:
+    proc: subprocess.Popen[str]
+    port: int
+    data_home: Path
+    stderr: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line.rstrip("\n"))
+
+    def history(self, cluster: str) -> Path:
+        return self.data_home / "konsole" / "history" / f"{cluster}.sqlite"
+
+
+@dataclass
+class Fleet:
+    server: FlussServer
+    a: LocalCluster
+    serve: Serve
+    prometheus: Prometheus
+
+
+@pytest.fixture(scope="module")
+def fleet(
+    fluss_server: FlussServer,
+    fluss_cluster: dict[str, Any],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Fleet]:
+    work = tmp_path_factory.mktemp(f"serve-{fluss_server.generation}")
+    a = LocalCluster(work / "cluster-a")
+    serve: Serve | None = None
+    try:
+        described = a.start(
+            **fluss_server.start_kwargs(), tablet_servers=TABLET_SERVERS, ready_timeout=180
+        ).to_dict()
+        config = work / "config.toml"
+        config.write_text(profile_toml("a", described) + profile_toml("b", fluss_cluster))
+        port = free_port()
+        data_home = work / "data"
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "konsole.cli",
+                "serve",
+                "--config",
+                str(config),
+                "--interval",
+                str(INTERVAL),
+                "--listen",
+                f"127.0.0.1:{port}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "XDG_DATA_HOME": str(data_home), "PYTHONUNBUFFERED": "1"},
+        )
+        serve = Serve(proc, port, data_home)
+        threading.Thread(target=serve.drain, daemon=True).start()
+        with running_prometheus(work / "prometheus", [f"127.0.0.1:{port}"], SCRAPE) as prom:
+            yield Fleet(fluss_server, a, serve, prom)
+    finally:
+        if serve is not None and serve.proc.poll() is None:
+            serve.proc.kill()
+            serve.proc.wait(timeout=10)
+        a.stop(timeout=60)
+
+
+def alive_by_cluster(prom: Prometheus) -> dict[str, float]:
+    return prom.by(ALIVE, "cluster")
+
+
+def test_prometheus_sees_both_clusters_and_a_stopped_server(fleet: Fleet) -> None:
+    prom, serve = fleet.prometheus, fleet.serve
+    prom.wait_for(
+        "3 tablet servers alive on a and b in Prometheus",
+        lambda: alive_by_cluster(prom) == {"a": 3.0, "b": 3.0},
+        timeout=60,
+    )
+    assert prom.targets_up() == 1
+    fault_at = time.time()
+    fleet.a.stop_server("tablet-server", STOPPED, timeout=60)
+
+    def exported() -> bool:
+        text = httpx.get(f"{serve.url}/metrics", timeout=5).text
+        return 'konsole_servers{cluster="a",role="tablet",state="alive"} 2.0' in text
+
+    prom.wait_for("serve exports 2 alive on a", exported, timeout=60)
+    seen_at = time.monotonic()
+    prom.wait_for(
+        "Prometheus shows 2 alive on a, 3 on b",
+        lambda: alive_by_cluster(prom) == {"a": 2.0, "b": 3.0},
+        timeout=2 * SCRAPE + 1.0,  # two scrape intervals, and the query's own second
+    )
+    assert time.monotonic() - seen_at <= 2 * SCRAPE + 1.0
+    down = prom.by('konsole_tablet_server_up{cluster="a"} == 0', "server")
+    assert down == {str(STOPPED): 0.0}
+    # b's polls kept their rhythm through the fault: read from b's own history file.
+    from store import open_reader
+
+    time.sleep(3 * INTERVAL)  # a few polls of b after the fault
+    reader = open_reader(serve.history("b"))
+    try:
+        polls = reader.polls(since=round((fault_at - 2) * 1000))
+    finally:
+        reader.close()
+    times = [p.at_ms / 1000 for p in polls]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert len(times) >= 4, times
+    assert max(gaps) < 2 * INTERVAL, gaps
+    assert all(p.ok for p in polls)
+
+
+def test_openmetrics_by_accept_and_healthz(fleet: Fleet) -> None:
+    serve = fleet.serve
+    with httpx.Client(timeout=5) as client:
+        om = client.get(
+            f"{serve.url}/metrics",
+            headers={"Accept": "application/openmetrics-text; version=1.0.0"},
+        )
+        assert om.headers["content-type"].startswith("application/openmetrics-text")
+        assert om.text.rstrip().endswith("# EOF")
+        assert "# TYPE konsole_polls counter" in om.text
+        text = client.get(f"{serve.url}/metrics")
+        assert text.headers["content-type"].startswith("text/plain")
+        assert "# EOF" not in text.text
+        health = client.get(f"{serve.url}/healthz")
+    assert health.status_code == 200
+    body = health.json()
+    assert body["status"] == "ok"
+    assert set(body["clusters"]) == {"a", "b"}
+    for cluster in body["clusters"].values():
+        assert cluster["running"] and cluster["history"] == "recording" and cluster["polls"] > 0
+
+
+def test_sigterm_stops_within_five_seconds_and_flushes(fleet: Fleet) -> None:
+    serve = fleet.serve
+    started = time.monotonic()
+    serve.proc.send_signal(signal.SIGTERM)
+    assert serve.proc.wait(timeout=5) == 0
+    assert time.monotonic() - started < 5
+    time.sleep(0.2)  # the drain thread reads the last lines
+    assert any("stopped on SIGTERM" in line for line in serve.stderr), serve.stderr[-5:]
+    from store import open_writer
+
+    for cluster in ("a", "b"):
+        open_writer(serve.history(cluster)).close()  # the writer lock was released

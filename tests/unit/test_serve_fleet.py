@@ -1,0 +1,178 @@
+"""`konsole serve`'s fleet: one task per cluster, none waits for another; the history rule
+(record, follow a held file, history off); sinks that fail do not stop polling."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from konsole.cli.main import main
+from konsole.cli.serve import parse_listen
+from konsole.collect.fleet import Fleet, HistoryMode, Member, Source
+from konsole.collect.profiles import Profile
+from konsole.model.events import Event
+from konsole.model.health import Health
+from konsole.model.snapshot import ClusterSnapshot
+from tests._testutil.builders import snap, table, view
+
+
+def member(name: str, history: Path | None = None) -> Member:
+    return Member(name, Profile(name=name, source="profile", bootstrap=("127.0.0.1:9",)), history)
+
+
+class Recorded:
+    """A sink that keeps what it is given; can stop the fleet after N polls of a cluster."""
+
+    def __init__(self, stop: asyncio.Event, cluster: str = "", after: int = 0) -> None:
+        self.polls: list[tuple[str, ClusterSnapshot, Health | None, Sequence[Event]]] = []
+        self.stop, self.cluster, self.after = stop, cluster, after
+        self.closed = False
+
+    async def on_poll(
+        self,
+        cluster: str,
+        snapshot: ClusterSnapshot,
+        health: Health | None,
+        events: Sequence[Event],
+    ) -> None:
+        self.polls.append((cluster, snapshot, health, events))
+        if cluster == self.cluster and sum(p[0] == cluster for p in self.polls) >= self.after:
+            self.stop.set()
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class Broken:
+    async def on_poll(self, *args: Any) -> None:
+        raise RuntimeError("a sink with a bug")
+
+    async def aclose(self) -> None:
+        raise RuntimeError("and on close too")
+
+
+def sources(stuck: set[str]) -> Any:
+    """Clusters in ``stuck`` never finish their first poll; the others answer at once."""
+    never = asyncio.Event()
+    started = time.time()
+
+    def source(m: Member) -> Source:
+        async def snapshots(stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
+            seq = 0
+            while not stop.is_set():
+                if m.name in stuck:
+                    await never.wait()
+                seq += 1
+                # Now-ish times: the recorder's retention judges ages against the clock.
+                at = started + seq
+                yield snap(view((0, 1, 2), [table("db.t", 1, [seq])]), seq=seq, t=at)
+                await asyncio.sleep(0)  # a turn of the loop, no time
+
+        async def release() -> None:
+            return None
+
+        return snapshots, release
+
+    return source
+
+
+@pytest.mark.asyncio
+async def test_a_stuck_cluster_never_delays_another() -> None:
+    stop = asyncio.Event()
+    sink = Recorded(stop, cluster="fast", after=20)
+    fleet = Fleet(
+        [member("stuck"), member("fast")],
+        [sink, Broken()],
+        say=lambda _: None,
+        source=sources({"stuck"}),
+    )
+    async with asyncio.timeout(10):
+        await fleet.run(stop)
+    seen = [p[0] for p in sink.polls]
+    assert seen.count("fast") == 20 and "stuck" not in seen
+    assert [p[1].seq for p in sink.polls] == list(range(1, 21))
+    # Events and health were derived for every poll (no history: the fleet's own state).
+    assert all(p[2] is not None for p in sink.polls)
+    assert sink.closed
+    status = {s.name: s for s in fleet.status()}
+    assert status["fast"].polls == 20 and status["stuck"].polls == 0
+    assert not status["fast"].running and status["fast"].crashed is None
+
+
+@pytest.mark.asyncio
+async def test_records_follows_a_held_file_and_serves_an_unwritable_one_live(
+    tmp_path: Path,
+) -> None:
+    from store import open_writer
+
+    held = tmp_path / "held.sqlite"
+    writer = open_writer(held)  # another recorder holds this file
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    said: list[str] = []
+    stop = asyncio.Event()
+    sink = Recorded(stop, cluster="recorded", after=3)
+    members = [
+        member("recorded", tmp_path / "recorded.sqlite"),
+        member("held", held),
+        member("unwritable", blocked / "h.sqlite"),
+    ]
+    fleet = Fleet(members, [sink], say=said.append, source=sources(set()))
+    try:
+        async with asyncio.timeout(10):
+            await fleet.run(stop)
+    finally:
+        writer.close()
+    modes = {s.name: s.history for s in fleet.status()}
+    assert modes == {
+        "recorded": HistoryMode.RECORDING,
+        "held": HistoryMode.FOLLOWING,
+        "unwritable": HistoryMode.OFF,
+    }
+    assert any(s.startswith("unwritable: history off") for s in said), said
+    assert any(s.startswith("held: following") for s in said), said
+    # The unwritable cluster is still served live.
+    assert any(p[0] == "unwritable" for p in sink.polls)
+    from tests._testutil.history_files import poll_seqs
+
+    assert poll_seqs(tmp_path / "recorded.sqlite")[:3] == [1, 2, 3]
+
+
+def test_two_clusters_of_one_name_are_refused() -> None:
+    with pytest.raises(ValueError, match="share a name"):
+        Fleet([member("a"), member("a")], [])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("127.0.0.1:9464", ("127.0.0.1", 9464)), ("[::1]:0", ("::1", 0))],
+)
+def test_listen(text: str, expected: tuple[str, int]) -> None:
+    assert parse_listen(text) == expected
+
+
+def test_bad_input_exit_codes(tmp_path: Path) -> None:
+    import socket
+
+    config = tmp_path / "config.toml"
+    config.write_text('[profiles.a]\nbootstrap = "127.0.0.1:9"\n')
+    runner = CliRunner()
+    unknown = runner.invoke(main, ["serve", "--config", str(config), "--profile", "nope"])
+    assert unknown.exit_code == 3 and "no profile 'nope'" in unknown.output
+    bad = runner.invoke(main, ["serve", "--config", str(config), "--listen", "9464"])
+    assert bad.exit_code == 3 and "HOST:PORT" in bad.output
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = runner.invoke(
+            main,
+            ["serve", "--config", str(config), "--no-history", "--listen", f"127.0.0.1:{port}"],
+        )
+    assert busy.exit_code == 1 and "cannot listen on" in busy.output
