@@ -22,9 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
@@ -147,6 +148,7 @@ class AlertmanagerSink:
         self._tasks: list[asyncio.Task[None]] = []
         self._client: httpx.AsyncClient | None = None
         self._closed = False
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ the sink
 
@@ -154,10 +156,16 @@ class AlertmanagerSink:
     def stats(self) -> tuple[DeliveryStats, ...]:
         return tuple(t.stats for t in self._targets)
 
+    def stats_snapshot(self) -> tuple[DeliveryStats, ...]:
+        """Copies of the counters, for a scrape in another thread."""
+        with self._lock:
+            return tuple(replace(t.stats) for t in self._targets)
+
     def firing(self, cluster: str | None = None) -> tuple[Alert, ...]:
-        """The alerts firing now (of one cluster, or all)."""
-        groups = [self._firing.get(cluster, {})] if cluster else list(self._firing.values())
-        return tuple(a for g in groups for a in g.values())
+        """The alerts firing now (of one cluster, or all); safe from another thread."""
+        with self._lock:
+            groups = [self._firing.get(cluster, {})] if cluster else list(self._firing.values())
+            return tuple(a for g in groups for a in g.values())
 
     async def on_poll(
         self,
@@ -174,7 +182,8 @@ class AlertmanagerSink:
         )
         before = self._firing.get(cluster, {})
         now = {a.labels: a for a in update.firing}
-        self._firing[cluster] = now
+        with self._lock:  # a scrape reads it from its own thread
+            self._firing[cluster] = now
         if now == before and not update.resolved:
             return
         for target in self._targets:
@@ -271,19 +280,21 @@ class AlertmanagerSink:
                 target.failures_in_row,
             )
         target.failures_in_row = 0
-        stats.posts_ok += 1
-        stats.alerts_sent += len(alerts)
-        stats.up = True
-        stats.last_ok_at = self._clock()
+        with self._lock:
+            stats.posts_ok += 1
+            stats.alerts_sent += len(alerts)
+            stats.up = True
+            stats.last_ok_at = self._clock()
         return True
 
     def _failed(self, target: _Target, exc: Exception) -> None:
         target.dirty = True  # what was due is still due
         target.failures_in_row += 1
         stats = target.stats
-        stats.posts_failed += 1
-        stats.up = False
-        stats.last_error = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
+        with self._lock:
+            stats.posts_failed += 1
+            stats.up = False
+            stats.last_error = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
         if target.failures_in_row == 1:
             log.warning(
                 "alertmanager %s: post failed (%s); retrying with backoff, polling goes on",

@@ -261,7 +261,8 @@ def parse_profiles(text: str, path: Path) -> dict[str, Profile]:
         ) from None
     locate = _Locator(lines, path)
     for top in data:
-        if top != "profiles":
+        # [alerts] belongs to `konsole serve` (konsole.collect.alert_config reads it).
+        if top not in ("profiles", "alerts"):
             raise locate.error("unknown key (only [profiles.NAME] tables belong here)", (), top)
     profiles = data.get("profiles", {})
     if not isinstance(profiles, dict):
