@@ -124,7 +124,7 @@ class AlertmanagerSink:
         resend_s: float = 30.0,
         timeout_s: float = 5.0,
         backoff_s: float = 1.0,
-        max_backoff_s: float = 30.0,
+        max_backoff_s: float = 10.0,
         generator_url: str = "",
         clock: Callable[[], float] = time.time,
         transport: httpx.AsyncBaseTransport | None = None,

@@ -1,11 +1,12 @@
-"""Alerts to a real Alertmanager from a real Fluss cluster, both server generations.
+"""Alerts to a real Alertmanager from ``konsole serve`` on a real Fluss cluster, both
+server generations.
 
 One small cluster per generation (module-scoped: 3 tablet servers; 2 coordinators on the 1.0
-line) and one real ``prometheus-alertmanager`` (tests/_testutil/alertmanager.py) that routes
-every alert to a webhook receiver in the test. The alerts are made by the same path serve
-runs after each poll: the live poller, ``events.advance``, and the
-:class:`~konsole.collect.alertmanager.AlertmanagerSink`, driven by a poll loop in the test.
-A replicated table (pyfluss) puts a replica of every bucket on every tablet server.
+line), one real ``prometheus-alertmanager`` (tests/_testutil/alertmanager.py) that routes
+every alert to a webhook receiver in the test, and one ``konsole serve --local
+--alertmanager URL`` subprocess (short ``--alert-for``, ``--alert-resend``, no hold-down).
+A replicated table (pyfluss) puts a replica of every bucket on every tablet server. What
+serve holds (firing alerts, delivery counters, poll times) is read from its ``/metrics``.
 
 Tests run in file order; each leaves every server running with its normal settings. Every
 wait is bounded; everything listens on loopback.
@@ -14,22 +15,22 @@ wait is bounded; everything listens on loopback.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Iterator
+import os
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
+from prometheus_client.parser import text_string_to_metric_families
 
-from konsole.collect.alertmanager import AlertmanagerSink
-from konsole.collect.connect import build_poller, resolve
 from konsole.localcluster import LocalCluster
-from konsole.model.alerts import AlertSettings
-from konsole.model.events import EventState, advance
 from tests._testutil import pyfluss_data as pf
-from tests._testutil.alertmanager import AlertmanagerProcess, Webhook, wait_for
+from tests._testutil.alertmanager import AlertmanagerProcess, Webhook, free_port, wait_for
 from tests._testutil.system_tools import need_binary
 from tests.conftest import TABLET_SERVERS, FlussServer, our_java_processes
 
@@ -39,32 +40,50 @@ pytestmark = [
     pytest.mark.timeout(240),
 ]
 
-CLUSTER = "alerts-live"
 VICTIM = 2
-SETTINGS = AlertSettings(for_s=2.0, keep_firing_s=0.0, event_hold_s=60.0)
 LOCK_SETTINGS = [
     "server.data-disk.write-limit-ratio=0.05",
     "server.data-disk.write-recover-ratio=0.04",
     "server.data-disk.check-interval=1s",
 ]
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+Samples = list[tuple[str, dict[str, str], float]]
 
 
 @dataclass
 class Served:
-    """The cluster, the Alertmanager and the poll loop that feeds the sink."""
+    """The cluster, the Alertmanager and its webhook, and the serve process."""
 
     server: FlussServer
     lc: LocalCluster
     am: AlertmanagerProcess
     hook: Webhook
-    sink: AlertmanagerSink
-    polls: list[float] = field(default_factory=list)
+    proc: subprocess.Popen[str]
+    port: int
+    cluster: str = "local"
+    stderr: list[str] = field(default_factory=list)
 
-    def firing(self, name: str, **labels: str) -> bool:
-        return any(
-            a.name == name and all(a.label(k) == v for k, v in labels.items())
-            for a in self.sink.firing(CLUSTER)
-        )
+    def drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line.rstrip("\n"))
+
+    def scrape(self) -> Samples:
+        """serve's /metrics (bounded); fails the test when it does not answer."""
+        with _NO_PROXY.open(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as resp:
+            text = resp.read().decode()
+        return [
+            (s.name, s.labels, s.value)
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        ]
+
+    def value(self, name: str, **labels: str) -> float:
+        found = [v for n, lab, v in self.scrape() if n == name and labels.items() <= lab.items()]
+        return sum(found)
+
+    def firing(self, alertname: str) -> bool:
+        return self.value("konsole_alerts_firing", alertname=alertname) > 0
 
 
 @pytest.fixture(scope="module")
@@ -99,48 +118,77 @@ async def _replicated_table(bootstrap: str) -> None:
         await pf.close_connection(conn)
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def served(
+@pytest.fixture(scope="module")
+def served(
     cluster: tuple[FlussServer, LocalCluster], tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Served]:
+) -> Iterator[Served]:
     server, lc = cluster
     binary = need_binary("prometheus-alertmanager")
+    work = Path(tmp_path_factory.mktemp("alerts-serve"))
     hook = Webhook().start()
-    am = AlertmanagerProcess(binary, Path(tmp_path_factory.mktemp("am")), hook.url)
-    am.start()
-    sink = AlertmanagerSink([am.url], SETTINGS, resend_s=2.0, backoff_s=0.5, max_backoff_s=2.0)
-    s = Served(server, lc, am, hook, sink)
-    stop = asyncio.Event()
-    task = asyncio.create_task(_poll_loop(s, stop))
+    am = AlertmanagerProcess(binary, work / "am", hook.url)
+    proc = None
     try:
-        # the first polls: a whole cluster, nothing firing
-        assert await _until(lambda: len(s.polls) >= 3, 60), "no polls"
+        am.start()
+        config = work / "config.toml"  # empty: nothing of the operator's config leaks in
+        config.write_text("")
+        port = free_port()
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "konsole.cli",
+                "serve",
+                "--local",
+                "--run-dir",
+                str(lc.run_dir),
+                "--config",
+                str(config),
+                "--no-history",
+                "--interval",
+                "1",
+                "--listen",
+                f"127.0.0.1:{port}",
+                "--alertmanager",
+                am.url,
+                "--alert-for",
+                "2",
+                "--alert-resend",
+                "2",
+                "--alert-keep-firing",
+                "0",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        s = Served(server, lc, am, hook, proc, port)
+        threading.Thread(target=s.drain, daemon=True).start()
+        polled = wait_for(lambda: _polls(s) >= 3, 60)
+        assert polled, f"serve did not poll: {s.stderr[-5:]}"
         yield s
+        assert proc.poll() is None, f"serve exited during the tests: {s.stderr[-5:]}"
     finally:
-        stop.set()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
-        await sink.aclose()
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
         am.stop()
         hook.stop()
 
 
-async def _poll_loop(s: Served, stop: asyncio.Event) -> None:
-    """What serve does for one cluster: poll, derive events and health, hand to the sink."""
-    profile = resolve(None, None, True, s.lc.run_dir, None)
-    poller, release = build_poller(profile, 1.0)
-    state = EventState()
+def _polls(s: Served) -> float:
     try:
-        async for snapshot in poller.snapshots(stop):
-            events, state = advance(state, snapshot)
-            await s.sink.on_poll(CLUSTER, snapshot, state.health, events)
-            s.polls.append(snapshot.taken_at)
-    finally:
-        await release()
+        return s.value("konsole_polls_total")
+    except OSError:
+        return 0.0
 
 
 async def _until(probe: Any, timeout: float) -> Any:
-    """Like wait_for, without blocking the event loop the poll loop runs on."""
     return await asyncio.to_thread(wait_for, probe, timeout)
 
 
@@ -158,7 +206,7 @@ async def test_stopped_tablet_server_fires_and_resolves(served: Served) -> None:
     fired = await _wait_alert(
         s, mark, "firing", 90, alertname="FlussTabletServerDown", server=str(VICTIM)
     )
-    assert fired["labels"]["cluster"] == CLUSTER
+    assert fired["labels"]["cluster"] == s.cluster
     assert fired["labels"]["severity"] == "warning"
     assert f"tablet-server {VICTIM}" in fired["annotations"]["summary"]
 
@@ -175,24 +223,27 @@ async def test_alert_raised_while_alertmanager_is_down_arrives_when_it_is_back(
     served: Served,
 ) -> None:
     s = served
-    stats = s.sink.stats[0]
-    failed_before = stats.posts_failed
+    errors = "konsole_alertmanager_posts_total"
+    failed_before = s.value(errors, result="error")
     await asyncio.to_thread(s.am.stop)
     mark = s.hook.mark()
     await asyncio.to_thread(s.lc.stop_server, "ts", VICTIM)
-    assert await _until(lambda: s.firing("FlussTabletServerDown", server=str(VICTIM)), 90)
-    assert await _until(lambda: stats.posts_failed > failed_before, 30)
-    polls_while_down = len(s.polls)
+    assert await _until(lambda: s.firing("FlussTabletServerDown"), 90), s.stderr[-5:]
+    assert await _until(lambda: s.value(errors, result="error") > failed_before, 30)
+    assert s.value("konsole_alertmanager_up") == 0
+    # serve keeps polling and answering /metrics while Alertmanager is away
+    polls = _polls(s)
     await asyncio.sleep(3)
-    assert len(s.polls) >= polls_while_down + 2, "polling waited on Alertmanager"
+    assert _polls(s) >= polls + 2, "polling waited on Alertmanager"
     assert s.hook.mark() == mark  # nothing could be delivered
+    assert any("alertmanager" in line and "retrying" in line for line in s.stderr)
 
     await asyncio.to_thread(s.am.start)
     fired = await _wait_alert(
         s, mark, "firing", 30, alertname="FlussTabletServerDown", server=str(VICTIM)
     )
-    assert fired["labels"]["cluster"] == CLUSTER
-    assert stats.up is True
+    assert fired["labels"]["cluster"] == s.cluster
+    assert await _until(lambda: s.value("konsole_alertmanager_up") == 1, 10)
 
     mark = s.hook.mark()
     await asyncio.to_thread(s.lc.start_server, "ts", VICTIM, 120.0)
@@ -218,7 +269,7 @@ async def test_killed_active_coordinator_fires_the_failover_alert(served: Served
     await asyncio.to_thread(s.lc.kill, "coordinator", active)
     try:
         fired = await _wait_alert(s, mark, "firing", 90, alertname="FlussCoordinatorFailover")
-        assert fired["labels"]["cluster"] == CLUSTER
+        assert fired["labels"]["cluster"] == s.cluster
         assert "failover" in fired["annotations"]["summary"]
     finally:
         await asyncio.to_thread(s.lc.start_server, "coordinator", active, 120.0)
