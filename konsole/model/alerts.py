@@ -14,6 +14,9 @@ events of the same poll and carries an immutable :class:`AlertState` from poll t
   poll that no longer sees it (the hold-down): a finding that flaps back within it neither
   resolves nor pages again, and keeps its ``startsAt``; once clear for that long the alert
   resolves (``endsAt`` = that poll's time; 0 resolves on the first clear poll);
+- a finding that was not judged this poll is not resolved: when the poll failed, every
+  alert but ``FlussClusterUnreachable`` stays as it was; when a server's metrics are
+  unknown, the alerts of the metric rules about it stay (unknown is not GREEN);
 - a coordinator failover (the ``coordinator_failover`` event) raises
   ``FlussCoordinatorFailover`` at once, active for ``event_hold_s`` seconds.
 
@@ -23,7 +26,7 @@ active alerts, retrying) is :mod:`konsole.collect.alertmanager`'s.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import MappingProxyType
@@ -31,7 +34,7 @@ from typing import Any, Final
 
 from fluss_proto.model import HealthStatus
 from konsole.model.events.base import Event, EventKind
-from konsole.model.health import Finding, Health
+from konsole.model.health import METRIC_RULES, Finding, Health
 
 __all__ = [
     "ALERTNAMES",
@@ -88,6 +91,8 @@ _RULE_EVENTS: Final[Mapping[str, frozenset[EventKind]]] = MappingProxyType(
         "kv_rejections": frozenset({EventKind.WRITE_REJECTED}),
     }
 )
+#: Findings of a poll that could not look at the cluster at all.
+_POLL_FAILED: Final = frozenset({"unreachable", "no_data"})
 _SEVERITY: Final = {
     HealthStatus.RED: "critical",
     HealthStatus.YELLOW: "warning",
@@ -139,6 +144,9 @@ class _Track:
     expires_at: float | None = None
     #: The first poll that no longer saw the finding of a firing alert (the hold-down).
     cleared_at: float | None = None
+    #: The health rule and subject of a finding alert ("" for an event alert).
+    rule: str = ""
+    subject: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,12 +175,16 @@ def advance_alerts(
     """The alerts of ``cluster`` after this poll (taken at ``now``)."""
     settings = settings or AlertSettings()
     seen = _candidates(cluster, health, events, now, settings)
+    blind = _blind(health)
     tracks: dict[Labels, _Track] = {}
     resolved: list[Alert] = []
     for key, fresh in seen.items():
         tracks[key] = _follow(state.tracks.get(key), fresh, now)
     for key, old in state.tracks.items():
         if key in seen:
+            continue
+        if blind(old):
+            tracks[key] = old  # not seen because not judged: unknown is not resolved
             continue
         kept = _without_finding(old, now, settings)
         if kept is None:
@@ -193,6 +205,23 @@ def advance_alerts(
     return update, AlertState(MappingProxyType(tracks))
 
 
+def _blind(health: Health | None) -> Callable[[_Track], bool]:
+    """Which tracks this poll could not judge: all of them when the poll failed (or there
+    is no health), those of a metric rule whose server's metrics are unknown."""
+    findings = health.findings if health is not None else ()
+    if health is None or any(f.rule in _POLL_FAILED for f in findings):
+        return lambda track: bool(track.rule) and track.rule not in _POLL_FAILED
+    unknown = {f.subject for f in findings if f.rule == "metrics_unknown"}
+    if not unknown:
+        return lambda track: False
+    # An endpoint that names no server may be anyone's; a table's figure may come from any.
+    anyone = any(not u.startswith("tablet-server ") for u in unknown)
+    return lambda track: (
+        track.rule in METRIC_RULES
+        and (anyone or track.subject in unknown or not track.subject.startswith("tablet-server "))
+    )
+
+
 def _follow(old: _Track | None, fresh: _Track, now: float) -> _Track:
     """A candidate seen this poll, after its earlier track (kept: startsAt, fired)."""
     if old is None:
@@ -205,7 +234,7 @@ def _follow(old: _Track | None, fresh: _Track, now: float) -> _Track:
             event = (*event, ("event", old_event))
     alert = replace(fresh.alert, annotations=event, starts_at=old.alert.starts_at)
     expires = fresh.expires_at if fresh.expires_at is not None else old.expires_at
-    return _Track(alert, old.fired_at, now, expires)
+    return _Track(alert, old.fired_at, now, expires, None, fresh.rule, fresh.subject)
 
 
 def _without_finding(old: _Track, now: float, settings: AlertSettings) -> _Track | None:
@@ -237,7 +266,8 @@ def _candidates(
         cause = _cause(finding, events)
         if cause is not None:
             notes = (*notes, ("event", cause.message))
-        out[labels] = _Track(Alert(labels, notes, now), None, now)
+        alert = Alert(labels, notes, now)
+        out[labels] = _Track(alert, None, now, rule=finding.rule, subject=finding.subject)
     for event in events:
         name = EVENT_ALERTS.get(event.kind)
         if name is None:

@@ -194,3 +194,47 @@ def test_payload_is_the_v2_api_shape() -> None:
     }
     firing = alert_payload(Alert((("alertname", "X"),), (), 0.0))
     assert "endsAt" not in firing and "generatorURL" not in firing
+
+
+def _health(*findings: Finding) -> Health:
+    return Health(HealthStatus.RED, findings, "derived", 0.0)
+
+
+LOCKED = Finding(HealthStatus.RED, "disk_write_locked", "tablet-server 2", "writes rejected")
+DOWN = Finding(HealthStatus.YELLOW, "replicas_offline", "tablet-server 1", "3 replicas")
+PRESSURE = Finding(HealthStatus.YELLOW, "kv_backpressure", "table db.t", "0.9 on tablet-server 2")
+FAILED = Finding(HealthStatus.RED, "unreachable", "cluster", "unreachable (1 failed poll)")
+
+
+def _run(*healths: Health) -> list[AlertUpdate]:
+    state = AlertState()
+    settings = AlertSettings(for_s=0.0, keep_firing_s=0.0)
+    out = []
+    for i, h in enumerate(healths):
+        update, state = advance_alerts(state, "c", h, (), float(i), settings)
+        out.append(update)
+    return out
+
+
+def test_a_failed_poll_resolves_nothing_it_could_not_see() -> None:
+    updates = _run(_health(LOCKED, DOWN), _health(FAILED), _health(FAILED), _health())
+    assert names(updates[1].firing) == {
+        "FlussWritesRejected",
+        "FlussTabletServerDown",
+        "FlussClusterUnreachable",
+    }
+    assert not updates[1].resolved and not updates[2].resolved
+    # the next good poll judges again: all three resolve
+    assert names(updates[3].resolved) == names(updates[1].firing)
+
+
+def test_unknown_metrics_keep_the_metric_alerts_of_that_server_only() -> None:
+    unknown_2 = Finding(HealthStatus.UNKNOWN, "metrics_unknown", "tablet-server 2", "timeout")
+    unknown_1 = Finding(HealthStatus.UNKNOWN, "metrics_unknown", "tablet-server 1", "timeout")
+    kept = _run(_health(LOCKED, PRESSURE), _health(unknown_2))
+    assert "FlussWritesRejected" in names(kept[1].firing)
+    assert "FlussKvBackpressure" in names(kept[1].firing)  # a table's figure: any server's
+    other = _run(_health(LOCKED), _health(unknown_1))
+    assert names(other[1].resolved) == {"FlussWritesRejected"}
+    plain = _run(_health(PRESSURE), _health())
+    assert names(plain[1].resolved) == {"FlussKvBackpressure"}
