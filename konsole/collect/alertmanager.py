@@ -55,6 +55,8 @@ __all__ = [
 log = logging.getLogger("konsole.alerts")
 
 _API_PATH: Final = "/api/v2/alerts"
+#: Seconds the last post on stop may take.
+FINAL_POST_S: Final = 1.0
 #: Resolved alerts kept per URL while it is down (the oldest go first beyond this).
 MAX_RESOLVED_QUEUED: Final = 10_000
 
@@ -211,7 +213,10 @@ class AlertmanagerSink:
         if self._client is not None:
             due = [t for t in self._targets if t.dirty]
             if due:
-                await asyncio.gather(*(self._post(t) for t in due), return_exceptions=True)
+                # bounded: serve must stop within seconds even with Alertmanager slow
+                last = asyncio.gather(*(self._post(t) for t in due), return_exceptions=True)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(last, FINAL_POST_S)
             await self._client.aclose()
 
     # ------------------------------------------------------------------ delivery
@@ -266,6 +271,9 @@ class AlertmanagerSink:
         try:
             response = await self._client.post(target.endpoint, json=body)
             response.raise_for_status()
+        except asyncio.CancelledError:
+            target.dirty = True  # stopped mid-post: still due (aclose's last try)
+            raise
         except Exception as exc:  # any failure is counted, never raised
             self._failed(target, exc)
             return False

@@ -162,3 +162,19 @@ async def test_unreachable_alertmanager_never_raises() -> None:
         assert s.stats[0].posts_failed >= 1 and s.stats[0].up is False
     finally:
         await s.aclose()
+
+
+class SlowAlertmanager(FakeAlertmanager):
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(30)
+        return httpx.Response(200, request=request)
+
+
+async def test_stop_is_bounded_with_a_slow_alertmanager() -> None:
+    s = sink(SlowAlertmanager())
+    await poll(s, DOWN, 100.0)
+    await asyncio.sleep(0.05)  # a post is under way and hangs
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    await asyncio.wait_for(s.aclose(), 5)
+    assert loop.time() - t0 < 2.0
