@@ -41,6 +41,10 @@ log = logging.getLogger("fluss_proto.client")
 #: How many :class:`CoordinatorRedirect` events :attr:`FlussClient.events` keeps.
 EVENTS_KEPT: Final = 256
 _MAX_BACKOFF = 2.0
+#: More answers of NOT_COORDINATOR_LEADER (65) a coordinator call rides out at the end of
+#: an election, and the first pause before asking the same coordinator again (doubling).
+ELECTION_RETRIES: Final = 4
+ELECTION_BACKOFF: Final = 0.1
 
 
 class Admitted(NamedTuple):
@@ -169,22 +173,40 @@ class RetryPolicy:
         timeout: float | None,
         exc: ServerError,
     ) -> Message:
-        """A standby coordinator answered 65: find the active one and retry there once."""
-        try:
-            await self._router.refresh(avoid={target.address})
-        except FlussError as refresh_exc:
-            log.info(
-                "%s answered NOT_COORDINATOR_LEADER and no other server could name the "
-                "active coordinator: %s",
-                target.address,
-                short_reason(refresh_exc),
-            )
-            raise exc from None
-        new = self._router.metadata.coordinator
-        if new is None or new.address == target.address:
-            raise exc
-        self._record_redirect(target.address, new.address, key, exc.name)
-        return await self._pool.request(Target.coordinator(new), key, request, timeout=timeout)
+        """A coordinator answered 65: find the active one and retry there.
+
+        At the end of an election the coordinator metadata names may itself answer 65 a
+        few times (1 to 4 answers, observed on the 1.0 line) before it serves: asking it
+        again after a short backoff (:data:`ELECTION_RETRIES`, :data:`ELECTION_BACKOFF`
+        doubling, about 1.5 s in all) is bounded and beats giving up."""
+        error = exc
+        for attempt in range(ELECTION_RETRIES + 1):
+            try:
+                await self._router.refresh(avoid={target.address})
+            except FlussError as refresh_exc:
+                log.info(
+                    "%s answered NOT_COORDINATOR_LEADER and no other server could name the "
+                    "active coordinator: %s",
+                    target.address,
+                    short_reason(refresh_exc),
+                )
+                raise error from None
+            new = self._router.metadata.coordinator
+            if new is None or attempt == ELECTION_RETRIES:
+                raise error
+            if new.address != target.address:
+                self._record_redirect(target.address, new.address, key, error.name)
+                target = Target.coordinator(new)
+            else:
+                # metadata names the one that said 65: its election is ending
+                await asyncio.sleep(ELECTION_BACKOFF * 2**attempt)
+            try:
+                return await self._pool.request(target, key, request, timeout=timeout)
+            except ServerError as again:
+                if not is_standby_answer(target, again):
+                    raise
+                error = again
+        raise error  # pragma: no cover - the loop raises or returns
 
     def _record_redirect(self, old: str, new: str, key: ApiKey, reason: str) -> None:
         event = CoordinatorRedirect(old, new, time.time(), key.name, reason)

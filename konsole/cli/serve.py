@@ -37,6 +37,8 @@ from konsole.cli.options import (
 from konsole.errors import ExitCode
 
 if TYPE_CHECKING:
+    from konsole.collect.alert_config import AlertConfig
+    from konsole.collect.exposition import Exposition
     from konsole.collect.fleet import Member
     from konsole.collect.serve_sinks import PollSink
 
@@ -87,6 +89,37 @@ def parse_listen(text: str) -> tuple[str, int]:
     help="Tables per cluster with their own series; the rest roll up into table=_other.",
 )
 @click.option("--no-history", is_flag=True, help="Record nothing (serve live only).")
+@click.option(
+    "--alertmanager",
+    "alertmanagers",
+    multiple=True,
+    metavar="URL",
+    help="Push alerts to this Alertmanager (v2 API); repeat for several "
+    "(also [alerts] alertmanager = [...] in the config file).",
+)
+@click.option(
+    "--alert-for",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="How long a finding must hold before its alert fires (default 30).",
+)
+@click.option(
+    "--alert-resend",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Re-send active alerts this often; keep it under Alertmanager's resolve_timeout "
+    "(default 30).",
+)
+@click.option(
+    "--alert-keep-firing",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="How long a firing alert outlives its finding, so a flap does not page again "
+    "(default 30).",
+)
 def serve(
     profiles: tuple[str, ...],
     bootstrap: str | None,
@@ -98,8 +131,14 @@ def serve(
     listen: str,
     max_tables: int,
     no_history: bool,
+    alertmanagers: tuple[str, ...],
+    alert_for: float | None,
+    alert_resend: float | None,
+    alert_keep_firing: float | None,
 ) -> None:
-    """Poll several clusters and serve their state to Prometheus (/metrics, /healthz)."""
+    """Poll several clusters and serve their state to Prometheus (/metrics, /healthz).
+
+    With --alertmanager, their health findings also go to Alertmanager as alerts."""
     from konsole.collect.profiles import ProfileError
 
     inherited = _inherited(
@@ -117,12 +156,13 @@ def serve(
         host, port = parse_listen(listen)
         base = ConnectionArgs(run_dir=run_dir, config_path=config_path, metrics_port=metrics_port)
         members = _members(base, profiles, bootstrap, local, interval, no_history)
-    except ProfileError as exc:
+        alerts = _alerts(config_path, alertmanagers, alert_for, alert_resend, alert_keep_firing)
+    except ProfileError as exc:  # AlertmanagerUrlError too: both are configuration
         fail("serve", str(exc), ExitCode.UNKNOWN)
     except click.BadParameter as exc:
         fail("serve", f"--listen {exc.message}", ExitCode.UNKNOWN)
     _log_to_stderr()
-    code = asyncio.run(_serve(members, host, port, max_tables))
+    code = asyncio.run(_serve(members, host, port, max_tables, alerts))
     sys.exit(code)
 
 
@@ -139,6 +179,38 @@ def _inherited(**own: Any) -> dict[str, Any]:
         else value
         for name, value in own.items()
     }
+
+
+def _alerts(
+    config_path: Path | None,
+    urls: tuple[str, ...],
+    for_s: float | None,
+    resend_s: float | None,
+    keep_firing_s: float | None,
+) -> AlertConfig:
+    """The config file's [alerts] with the options over it; every URL checked now.
+    Raises ProfileError (a bad value in the file, a URL that is not one)."""
+    from dataclasses import replace
+
+    from konsole.collect.alert_config import load_alert_config
+    from konsole.collect.alertmanager import AlertmanagerUrlError, alerts_endpoint
+    from konsole.collect.profiles import ProfileError, default_config_path
+
+    config = load_alert_config(config_path or default_config_path())
+    if for_s is not None:
+        config = replace(config, for_s=for_s)
+    if resend_s is not None:
+        config = replace(config, resend_s=resend_s)
+    if keep_firing_s is not None:
+        config = replace(config, keep_firing_s=keep_firing_s)
+    if urls:
+        config = replace(config, urls=urls)
+    try:
+        for url in config.urls:
+            alerts_endpoint(url)
+    except AlertmanagerUrlError as exc:
+        raise ProfileError(str(exc)) from None
+    return config
 
 
 def _members(
@@ -193,18 +265,33 @@ def _log_to_stderr() -> None:
     logger.setLevel(logging.INFO)
 
 
-def sinks_for(exposition: PollSink) -> list[PollSink]:
-    """Every sink a poll goes to: the exposition first (more are added here)."""
-    return [exposition]
+def sinks_for(exposition: Exposition, alerts: AlertConfig | None = None) -> list[PollSink]:
+    """Every sink a poll goes to: the exposition first, then the Alertmanager client (its
+    delivery counters join the exposition's registry)."""
+    sinks: list[PollSink] = [exposition]
+    if alerts is not None and alerts.urls:
+        from konsole.collect.alert_metrics import AlertCollector
+        from konsole.collect.alertmanager import AlertmanagerSink
+
+        sink = AlertmanagerSink(alerts.urls, alerts.settings, resend_s=alerts.resend_s)
+        exposition.registry.register(AlertCollector(sink))
+        sinks.append(sink)
+        _say(
+            f"alerts to {', '.join(alerts.urls)} (for {alerts.for_s:g}s, re-sent every "
+            f"{alerts.resend_s:g}s)"
+        )
+    return sinks
 
 
-async def _serve(members: list[Member], host: str, port: int, max_tables: int) -> int:
+async def _serve(
+    members: list[Member], host: str, port: int, max_tables: int, alerts: AlertConfig
+) -> int:
     from konsole.cli.signals import run_until_signalled
     from konsole.collect.exposition import Exposition, MetricsServer
     from konsole.collect.fleet import Fleet
 
     exposition = Exposition([m.name for m in members], max_tables=max_tables)
-    fleet = Fleet(members, sinks_for(exposition), say=_say)
+    fleet = Fleet(members, sinks_for(exposition, alerts), say=_say)
     try:
         server = MetricsServer(exposition.registry, host, port, fleet.healthz)
     except OSError as exc:

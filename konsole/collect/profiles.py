@@ -226,6 +226,8 @@ _TIMEOUT_KEYS: Final = (
     "poll_interval",
 )
 _HEALTH_KEYS: Final = {f.name: f.type for f in fields(HealthThresholds)}
+#: Health keys in seconds (>= 0), not ratios.
+_HEALTH_SECONDS: Final = frozenset({"ingest_stall_after", "new_table_grace"})
 _SECRET_KEYS: Final = {"password", "pass", "secret", "sasl_password"}
 _LINE_COL = re.compile(r"\s*\(at line (\d+), column \d+\)\s*$")
 
@@ -264,7 +266,8 @@ def parse_profiles(text: str, path: Path) -> dict[str, Profile]:
         ) from None
     locate = _Locator(lines, path)
     for top in data:
-        if top != "profiles":
+        # [alerts] belongs to `konsole serve` (konsole.collect.alert_config reads it).
+        if top not in ("profiles", "alerts"):
             raise locate.error("unknown key (only [profiles.NAME] tables belong here)", (), top)
     profiles = data.get("profiles", {})
     if not isinstance(profiles, dict):
@@ -354,6 +357,9 @@ def _thresholds(body: object, locate: _Locator, table: tuple[str, ...]) -> Healt
         elif kind == "int":
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise locate.error("must be an integer >= 1", table, key)
+        elif key in _HEALTH_SECONDS:
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise locate.error("must be a number of seconds >= 0", table, key)
         elif isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
             raise locate.error("must be a ratio in (0, 1]", table, key)
         values[key] = value

@@ -13,6 +13,11 @@ that are not alive) and the tablet servers' ``underReplicated`` / ``underMinIsr`
 (the client protocol carries no per-bucket ISR). See docs/events-and-health.md for every
 rule.
 
+A new table's buckets wait a moment for their leaders (about a second; the 1.0 server's
+GetClusterHealth says RED meanwhile too): within ``new_table_grace`` seconds of the table's
+creation they are a GREEN ``new_table`` note, not RED, and so is a GetClusterHealth RED that
+those buckets explain.
+
 A GREEN finding is information and never raises the status: ``metrics_not_configured``
 says that the metric-based rules (:data:`METRIC_RULES`) were not judged because no metrics
 endpoint was configured or found (the snapshot's ``metrics_origin``). An endpoint that was
@@ -22,11 +27,11 @@ configured or found and does not answer stays ``metrics_unknown`` (UNKNOWN).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from fluss_proto.model import ClusterView, HealthStatus
+from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
 from konsole.model.metrics import MetricsOrigin, ServerMetrics
 from konsole.model.placement import Placement, placement
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
@@ -54,8 +59,15 @@ class HealthThresholds:
     heap_usage_warn: float = 0.90
     #: KV backpressure (0..1, the table's worst bucket) that makes a table YELLOW.
     kv_pressure_warn: float = 0.80
-    #: Polls without a log end offset advance before an advancing table is "stalled".
+    #: Polls without a log end offset advance before an advancing table is "stalled" (a
+    #: floor; the rule is time-based: ``ingest_stall_after``, konsole.model.events.ingest).
     ingest_stall_polls: int = 3
+    #: Seconds without a log end offset advance before an advancing table is "stalled"
+    #: (and never sooner than 3x the table's own longest recent gap between writes).
+    ingest_stall_after: float = 15.0
+    #: Seconds after its creation during which a table's buckets without a leader are not
+    #: RED (a new table's leaders are being elected: about a second on a healthy cluster).
+    new_table_grace: float = 10.0
     #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN) when
     #: metrics were configured or found (never configured: "not configured", information).
     require_metrics: bool = True
@@ -160,11 +172,12 @@ def evaluate(
         return Health(HealthStatus.RED, tuple(findings), "derived", snapshot.taken_at)
     view = snapshot.view
     facts = placement(view)
+    young = _young_tables(snapshot, rules.new_table_grace)
     findings += _coordinators(snapshot)
     findings += _servers(view)
-    findings += _leaders(view, facts)
+    findings += _leaders(view, facts, young)
     findings += _replicas_offline(facts)
-    findings += _server_health(snapshot)
+    findings += _server_health(snapshot, facts, young)
     findings += _metrics(snapshot, rules)
     findings += _kv_rejections(snapshot, previous)
     findings += _read_errors(snapshot)
@@ -211,12 +224,46 @@ def _table_names(view: ClusterView) -> dict[int, str]:
     return {t.table_id: str(t.path) for t in view.tables if t.table_id is not None}
 
 
-def _leaders(view: ClusterView, facts: Placement) -> list[Finding]:
+def _young_tables(snapshot: ClusterSnapshot, grace: float) -> dict[int, float]:
+    """Tables created less than ``grace`` seconds before the poll: table id -> age (s).
+
+    Their buckets get leaders a moment after the creation is acknowledged (the 1.0
+    server's GetClusterHealth reports RED meanwhile too), so leaderless buckets of such a
+    table are a ``new_table`` note, not RED. The age reads the server's creation time
+    against the poll's clock; a table "created in the future" by more than the grace
+    (clocks apart) is not young."""
+    view = snapshot.view
+    if view is None or grace <= 0:
+        return {}
+    out = {}
+    for t in view.tables:
+        if t.table_id is None or t.info is None:
+            continue
+        age = snapshot.taken_at - t.info.created_ms / 1000
+        if -grace < age < grace:
+            out[t.table_id] = max(0.0, age)
+    return out
+
+
+def _leaders(view: ClusterView, facts: Placement, young: Mapping[int, float]) -> list[Finding]:
     names = _table_names(view)
+    settling: Counter[int] = Counter(b.table_id for b in facts.offline if b.table_id in young)
+    notes = [
+        Finding(
+            HealthStatus.GREEN,
+            "new_table",
+            f"table {names.get(table_id, f'table-{table_id}')}",
+            f"{n} bucket{'s' if n != 1 else ''} awaiting a leader, created "
+            f"{young[table_id]:.0f}s ago (within the new-table grace)",
+        )
+        for table_id, n in sorted(settling.items())
+    ]
     leaderless: Counter[str] = Counter(
-        names.get(bucket.table_id, f"table-{bucket.table_id}") for bucket in facts.offline
+        names.get(bucket.table_id, f"table-{bucket.table_id}")
+        for bucket in facts.offline
+        if bucket.table_id not in young
     )
-    out = [
+    out = notes + [
         Finding(
             HealthStatus.RED,
             "leaders",
@@ -225,10 +272,11 @@ def _leaders(view: ClusterView, facts: Placement) -> list[Finding]:
         )
         for name, n in sorted(leaderless.items())
     ]
-    if len(out) > MAX_TABLE_FINDINGS:
-        rest = out[MAX_TABLE_FINDINGS:]
+    red = out[len(notes) :]
+    if len(red) > MAX_TABLE_FINDINGS:
+        rest = red[MAX_TABLE_FINDINGS:]
         total = sum(leaderless[f.subject.removeprefix("table ")] for f in rest)
-        out = out[:MAX_TABLE_FINDINGS]
+        out = notes + red[:MAX_TABLE_FINDINGS]
         out.append(
             Finding(
                 HealthStatus.RED,
@@ -255,9 +303,17 @@ def _replicas_offline(facts: Placement) -> list[Finding]:
     return out
 
 
-def _server_health(snapshot: ClusterSnapshot) -> list[Finding]:
+def _server_health(
+    snapshot: ClusterSnapshot, facts: Placement, young: Mapping[int, float]
+) -> list[Finding]:
     health = snapshot.health
     if health is None:
+        return []
+    settling = snapshot.view is not None and _only_new_tables_settle(
+        health, snapshot.view, facts, young
+    )
+    if health.status is HealthStatus.RED and settling:
+        # The server counts a new table's leaders being elected as inactive: no RED for it.
         return []
     if health.status is HealthStatus.RED:
         reason = (
@@ -274,6 +330,28 @@ def _server_health(snapshot: ClusterSnapshot) -> list[Finding]:
     else:
         return []
     return [Finding(health.status, "cluster_health", "cluster", reason)]
+
+
+def _only_new_tables_settle(
+    health: ClusterHealth, view: ClusterView, facts: Placement, young: Mapping[int, float]
+) -> bool:
+    """Whether GetClusterHealth's inactive leaders can all be young tables' buckets: every
+    leaderless bucket the view shows is in a young table, and no more leaders are inactive
+    than the young tables have buckets (the server may count a bucket the view missed)."""
+    if not young or any(b.table_id not in young for b in facts.offline):
+        return False
+    inactive = health.num_leader_replicas - health.active_leader_replicas
+    return inactive <= _young_buckets(view, young)
+
+
+def _young_buckets(view: ClusterView, young: Mapping[int, float]) -> int:
+    """Buckets the young tables have or are about to have (metadata may list none yet)."""
+    total = 0
+    for t in view.tables:
+        if t.table_id in young:
+            planned = t.info.bucket_count * max(1, len(t.partitions)) if t.info else 0
+            total += max(len(t.buckets), planned)
+    return total
 
 
 def _metrics(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:

@@ -351,13 +351,19 @@ def offsets(total: int) -> ClusterSnapshot:
 def test_ingest_stalled_and_resumed(
     totals: list[int], stall_polls: int, expected: list[list[str]]
 ) -> None:
-    config = EventConfig(rules=HealthRules(ingest_stall_polls=stall_polls, require_metrics=False))
+    config = EventConfig(
+        rules=HealthRules(
+            ingest_stall_polls=stall_polls, ingest_stall_after=0, require_metrics=False
+        )
+    )
     steps = run(*(offsets(n) for n in totals), config=config)
     assert [[e.kind.value for e in step] for step in steps] == expected
 
 
 def test_unknown_offsets_keep_the_ingest_track() -> None:
-    config = EventConfig(rules=HealthRules(ingest_stall_polls=2, require_metrics=False))
+    config = EventConfig(
+        rules=HealthRules(ingest_stall_polls=2, ingest_stall_after=0, require_metrics=False)
+    )
     unknown = s(view(tables=[table("db.t", 1, [(0, (0,), None), (1, (1,), 5), (2, (2,), 5)])]))
     steps = run(offsets(1), offsets(2), unknown, offsets(2), offsets(2), config=config)
     assert [[e.kind.value for e in step] for step in steps] == [[], [], [], ["ingest_stalled"]]
