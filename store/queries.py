@@ -328,9 +328,20 @@ class HistoryReader:
     # ------------------------------------------------------------------ series
 
     def tables_named(
-        self, database: str, name: str, since: int | None = None, until: int | None = None
+        self,
+        database: str,
+        name: str,
+        since: int | None = None,
+        until: int | None = None,
+        *,
+        within_epoch: bool = False,
     ) -> list[TableSpan]:
-        """Every table id that had this name in the range (a re-created table is another)."""
+        """Every table id that had this name in the range (a re-created table is another).
+        ``within_epoch``: only in the epoch of ``until`` (the latest without), each span
+        cut to it: two clusters may give one id to two tables."""
+        lo, hi = self.epochs.span(until) if within_epoch else (None, None)
+        if within_epoch:
+            since, until = self.epochs.narrow(since, until)
         params: list[Any] = [database, name]
         sql = (
             "SELECT table_id, database, name, min(from_ms), max(coalesce(to_ms, 1 << 62)) "
@@ -343,8 +354,15 @@ class HistoryReader:
             sql += " AND (to_ms IS NULL OR to_ms > ?)"
             params.append(since)
         sql += " GROUP BY table_id ORDER BY 4"
+        end = 1 << 62
         return [
-            TableSpan(r[0], r[1], r[2], r[3], None if r[4] == 1 << 62 else r[4])
+            TableSpan(
+                r[0],
+                r[1],
+                r[2],
+                max(r[3], lo or r[3]),
+                None if min(r[4], hi or end) == end else min(r[4], hi or end),
+            )
             for r in self._query(sql, params)
         ]
 

@@ -38,7 +38,7 @@ from konsole.collect.history import epoch_mark, event_row, poll_record, with_epo
 from konsole.model.events import Event, EventConfig, EventKind, EventState, Severity, advance
 from konsole.model.events.base import Subject
 from konsole.model.health import Health
-from konsole.model.identity import identity_of
+from konsole.model.identity import UNIDENTIFIED, identity_of
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.timefmt import to_ms
 from store import (
@@ -326,6 +326,13 @@ class Recorder:
             return None
         return epoch.from_ms / 1000
 
+    @property
+    def other_cluster_proven(self) -> bool:
+        """Whether the epoch before the current one is known to be another cluster (False
+        after polls recorded without an identity: a konsole upgrade, not a new cluster)."""
+        epoch = self._writer.epoch if self._writer is not None else None
+        return epoch is None or epoch.reason != UNIDENTIFIED
+
     def _forget_other_cluster(self, snapshot: ClusterSnapshot) -> None:
         """Another cluster than the last one seen: the detectors start afresh."""
         seen = identity_of(snapshot, run_id=self.run_id)
@@ -341,8 +348,11 @@ class Recorder:
             return record
         current = self._writer.epoch
         marked = with_epoch(record, snapshot, current, run_id=self.run_id)
-        if marked.epoch is not None and marked.epoch.start and current is not None:
-            self._say(f"a new epoch of this history: {marked.epoch.reason}")
+        mark = marked.epoch
+        if mark is not None and mark.start and current is not None:
+            self._say(f"a new epoch of this history: {mark.reason}")
+        elif mark is not None and not mark.start and mark.reason:
+            self._say(mark.reason)  # the same cluster changed: said, no new epoch
         return marked
 
     def _reopen(self) -> bool:
