@@ -23,6 +23,7 @@ from konsole.collect.recorder import Recorder
 from konsole.model.events import Event
 from konsole.model.snapshot import ClusterSnapshot
 from store import HistoryWriter, open_writer
+from store.retention import RetentionPolicy
 from tests._testutil import mounts
 from tests._testutil.builders import T0, snap, table, view
 from tests._testutil.history_files import poll_seqs as seqs
@@ -298,3 +299,68 @@ def test_the_wall_clock_moving_back_neither_reorders_polls_nor_trips_retention(
     # retention every 30 s of the timeline, at its present, also after the step back
     assert len(ran) == 4 and ran == sorted(ran)
     assert all(b - a == 30_000 for a, b in itertools.pairwise(ran)), ran
+
+
+def test_the_wall_clock_leaping_ahead_and_back_neither_reorders_nor_trips_retention(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wall = [T0]
+    mono = [100.0]
+    ran: list[int] = []
+    retain: Callable[..., object] = recorder_module.apply_retention
+
+    def counting(writer: HistoryWriter, policy: object, now_ms: int) -> object:
+        ran.append(now_ms)
+        return retain(writer, policy, now_ms)
+
+    monkeypatch.setattr(recorder_module, "apply_retention", counting)
+    said: list[str] = []
+    hour = 3_600_000
+    r = Recorder(
+        tmp_path / "h.sqlite",
+        # Everything older than three hours deleted: a day's leap would delete it all.
+        policy=RetentionPolicy(full_ms=hour, minute_ms=2 * hour, hour_ms=3 * hour),
+        say=said.append,
+        clock=lambda: wall[0],
+        monotonic=lambda: mono[0],
+        retention_every_s=30,
+    )
+    r.open()
+    for n in range(1, 17):
+        if n == 5:
+            wall[0] += 86_400  # the wall clock leaps a day ahead
+        if n == 9:
+            wall[0] -= 86_400  # and is put right
+        r.record(poll(n, t=wall[0]))
+        wall[0] += 10
+        mono[0] += 10
+    r.close()
+    conn = sqlite3.connect(tmp_path / "h.sqlite")
+    at = [a for (a,) in conn.execute("SELECT at_ms FROM polls ORDER BY id")]
+    conn.close()
+    assert seqs(tmp_path / "h.sqlite") == list(range(1, 17))  # none deleted, in order, sound
+    assert at == sorted(set(at)), at
+    # Poll times follow the wall clock ahead, then go on from there (never back).
+    assert at[4] - at[3] == 86_410_000 and all(
+        b - a == 10_000 for a, b in itertools.pairwise(at[4:])
+    )
+    assert sum("jumped ahead" in s for s in said) == 1
+    assert sum("wall clock moved back" in s for s in said) == 1
+    # Retention every 30 s of real time, at a present that never leapt.
+    assert ran == sorted(ran) and all(b - a == 30_000 for a, b in itertools.pairwise(ran)), ran
+    assert ran[-1] - ran[0] <= 160_000
+
+
+def test_a_leap_that_stays_is_taken_as_the_time_after_the_settle_time() -> None:
+    mono = [0.0]
+    pace = recorder_module.Pace(lambda: mono[0], settle_s=60)
+    assert pace.present(1_000_000) == (1_000_000, 0)
+    mono[0] = 10
+    assert pace.present(1_000_000 + 10_000 + 500_000) == (1_010_000, 500_000)
+    mono[0] = 69
+    assert pace.present(1_000_000 + 69_000 + 500_000)[0] == 1_069_000  # still held
+    mono[0] = 71
+    assert pace.present(1_000_000 + 71_000 + 500_000) == (1_571_000, 0)  # settled: the time
+    # A step back after that is a jump too: held back, the present goes on at its pace.
+    mono[0] = 81
+    assert pace.present(1_000_000 + 81_000)[0] == 1_581_000
