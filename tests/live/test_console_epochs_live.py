@@ -44,16 +44,6 @@ INTERVAL = 1.0
 TABLE = "epochs.t"
 
 
-async def _write(bootstrap: str, rows: int) -> None:
-    conn = await pf.connect(bootstrap)
-    try:
-        db = await pf.create_database(conn.get_admin(), "epochs")
-        path = await pf.create_log_table(conn, db, "t", buckets=1, replication_factor=1)
-        await pf.write_rows(conn, path, rows)
-    finally:
-        await pf.close_connection(conn)
-
-
 def _app(run_dir: Path) -> KonsoleApp:
     """The console as `konsole --local --run-dir RUN_DIR` opens it (its own history file)."""
     args = ConnectionArgs(local=True, run_dir=run_dir)
@@ -79,7 +69,7 @@ async def _first_console(run_dir: Path, desc: ClusterDescription) -> float:
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, "first poll", lambda: bool(_servers(app)), 60)
         assert _servers(app) <= _endpoints(desc)
-        await _write(desc.bootstrap_servers, 50)
+        await pf.write_log_table(desc.bootstrap_servers, "epochs", "t", 50)
         created = "table_created"
 
         def seen() -> bool:
@@ -164,7 +154,7 @@ async def test_the_console_on_two_local_clusters_keeps_them_apart(
     second = await asyncio.to_thread(lc.start, **start)
     try:
         assert second.run_id != first.run_id
-        await _write(second.bootstrap_servers, 7)
+        await pf.write_log_table(second.bootstrap_servers, "epochs", "t", 7)
         await _second_console(lc.run_dir, second, in_first)
     finally:
         await asyncio.to_thread(lc.stop, timeout=60)
