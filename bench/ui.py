@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import itertools
 import json
 import os
 import statistics
@@ -435,6 +436,8 @@ async def tables_10k(tables: int, refreshes: int) -> dict[str, Any]:
             out["refresh_wall_s"].append(time.perf_counter() - started)
             out["refresh_cpu_s"].append(watch.cpu)
 
+        out.update(await _few_moved(app, pilot, watch, states))
+
         async def filter_and_clear() -> None:
             await pilot.press("slash", *"t9999", "enter", "escape")
             await pilot.pause()
@@ -444,6 +447,34 @@ async def tables_10k(tables: int, refreshes: int) -> dict[str, Any]:
         out["filter_wall_s"] = time.perf_counter() - started
         out["filter_cpu_s"] = watch.cpu
     gc.unfreeze()
+    return out
+
+
+async def _few_moved(
+    app: Any, pilot: Any, watch: LongestFrame, states: list[Any]
+) -> dict[str, list[float]]:
+    """New polls in which 1 % of the tables moved (the rest as in the poll before): what
+    a refresh costs when little changed."""
+    from dataclasses import replace
+
+    fixed = states[0].last_ok
+    moved = max(1, len(fixed.view.tables) // 100)
+    polls = []
+    for state in states[1:]:
+        snap = state.last_ok
+        view = replace(snap.view, tables=snap.view.tables[:moved] + fixed.view.tables[moved:])
+        polls.append(replace(snap, view=view))
+    out: dict[str, list[float]] = {"few_cpu_s": [], "few_frame_s": []}
+    for before, snap in itertools.pairwise([fixed, *polls]):
+        state = replace(states[0], now=snap.taken_at, snapshot=snap, last_ok=snap)
+        state = replace(state, previous_ok=before)
+
+        async def refresh(state: Any = state) -> None:
+            app.publish(state)
+            await pilot.pause()
+
+        out["few_frame_s"].append(await watch.watch(refresh))
+        out["few_cpu_s"].append(watch.cpu)
     return out
 
 
@@ -533,7 +564,9 @@ def _print_big(big: dict[str, Any]) -> None:
         f"{statistics.median(t['refresh_cpu_s']) * ms:.0f} / "
         f"{max(t['refresh_frame_s']) * ms:.0f} ms (max) over {len(t['refresh_wall_s'])}; "
         f"filter to one and back {t['filter_wall_s'] * ms:.0f} / {t['filter_cpu_s'] * ms:.0f} "
-        f"/ {t['filter_frame_s'] * ms:.0f} ms"
+        f"/ {t['filter_frame_s'] * ms:.0f} ms; a new poll in which 1 % of the tables moved, "
+        f"CPU / longest frame (median) {statistics.median(t['few_cpu_s']) * ms:.0f} / "
+        f"{statistics.median(t['few_frame_s']) * ms:.0f} ms"
     )
     p = big["preview_300_columns"]
     keys = [name for name in p if not name.endswith("_cpu") and name != "open"]

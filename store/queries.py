@@ -328,25 +328,22 @@ class HistoryReader:
     # ------------------------------------------------------------------ series
 
     def tables_named(
-        self, database: str, name: str, since: int | None = None, until: int | None = None
+        self,
+        database: str,
+        name: str,
+        since: int | None = None,
+        until: int | None = None,
+        *,
+        within_epoch: bool = False,
     ) -> list[TableSpan]:
-        """Every table id that had this name in the range (a re-created table is another)."""
-        params: list[Any] = [database, name]
-        sql = (
-            "SELECT table_id, database, name, min(from_ms), max(coalesce(to_ms, 1 << 62)) "
-            "FROM tables WHERE database = ? AND name = ?"
-        )
-        if until is not None:
-            sql += " AND from_ms <= ?"
-            params.append(until)
-        if since is not None:
-            sql += " AND (to_ms IS NULL OR to_ms > ?)"
-            params.append(since)
-        sql += " GROUP BY table_id ORDER BY 4"
-        return [
-            TableSpan(r[0], r[1], r[2], r[3], None if r[4] == 1 << 62 else r[4])
-            for r in self._query(sql, params)
-        ]
+        """Every table id that had this name in the range (a re-created table is another).
+        ``within_epoch``: only in the epoch of ``until`` (the latest without), each span
+        cut to it: two clusters may give one id to two tables."""
+        cut = self.epochs.span(until) if within_epoch else (None, None)
+        if within_epoch:
+            since, until = self.epochs.narrow(since, until)
+        sql, params = _tables_named_sql(database, name, since, until)
+        return [_span(r, *cut) for r in self._query(sql, params)]
 
     def offset_totals(
         self,
@@ -520,3 +517,30 @@ def _range(column: str, since: int | None, until: int | None) -> tuple[str, list
         clauses.append(f"{column} <= ?")
         params.append(until)
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+_OPEN_END: Final = 1 << 62
+
+
+def _tables_named_sql(
+    database: str, name: str, since: int | None, until: int | None
+) -> tuple[str, list[Any]]:
+    params: list[Any] = [database, name]
+    sql = (
+        "SELECT table_id, database, name, min(from_ms), max(coalesce(to_ms, 1 << 62)) "
+        "FROM tables WHERE database = ? AND name = ?"
+    )
+    if until is not None:
+        sql += " AND from_ms <= ?"
+        params.append(until)
+    if since is not None:
+        sql += " AND (to_ms IS NULL OR to_ms > ?)"
+        params.append(since)
+    return sql + " GROUP BY table_id ORDER BY 4", params
+
+
+def _span(row: tuple[Any, ...], lo: int | None, hi: int | None) -> TableSpan:
+    """A row of :func:`_tables_named_sql` as a span, cut to ``[lo, hi)`` where given."""
+    start = row[3] if lo is None else max(row[3], lo)
+    end = row[4] if hi is None else min(row[4], hi)
+    return TableSpan(row[0], row[1], row[2], start, None if end == _OPEN_END else end)

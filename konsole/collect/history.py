@@ -303,7 +303,7 @@ def _metric_rows(snapshot: ClusterSnapshot) -> tuple[MetricRow, ...]:
 def epoch_mark(current: EpochRow | None, seen: ClusterIdentity) -> EpochMark | None:
     """What a poll showing ``seen`` does to the history's ``current`` epoch: start a new
     one (another cluster, or the first poll), keep it with a newer identity (a server
-    added...), or nothing (None)."""
+    added...; ``reason`` then says what changed when worth saying), or nothing (None)."""
     held = None if current is None else ClusterIdentity.from_json(current.identity)
     verdict = judge(held, seen)
     if not verdict.same:
@@ -311,7 +311,7 @@ def epoch_mark(current: EpochRow | None, seen: ClusterIdentity) -> EpochMark | N
     text = verdict.identity.to_json()
     if current is not None and text == current.identity:
         return None
-    return EpochMark(text, start=False)
+    return EpochMark(text, start=False, reason=verdict.note)
 
 
 def with_epoch(

@@ -17,7 +17,9 @@ corrupt or foreign file, another recorder at start) raise at :meth:`Recorder.ope
 
 Poll times never go back (:class:`Timeline`): when the wall clock moves back, polls are
 stamped from the last recorded one on at the monotonic clock's pace until the wall clock
-is ahead again; retention is scheduled and judges ages on that timeline.
+is ahead again. Retention is scheduled and judges ages at the :class:`Pace`'s present: the
+wall clock with its jumps either way held back, so a clock that leaps ahead and back
+neither reorders polls nor deletes any that are not old.
 
 Each poll carries the cluster's identity (:mod:`konsole.model.identity`, with ``run_id`` for
 a local cluster): a poll of another cluster than the history's current epoch starts a new
@@ -38,7 +40,7 @@ from konsole.collect.history import epoch_mark, event_row, poll_record, with_epo
 from konsole.model.events import Event, EventConfig, EventKind, EventState, Severity, advance
 from konsole.model.events.base import Subject
 from konsole.model.health import Health
-from konsole.model.identity import identity_of
+from konsole.model.identity import UNIDENTIFIED, identity_of
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.timefmt import to_ms
 from store import (
@@ -53,7 +55,14 @@ from store import (
 )
 from store.rows import EventRow, PollRecord
 
-__all__ = ["BACKLOG_POLLS", "RETENTION_EVERY_S", "Recorder", "RecorderStatus", "Timeline"]
+__all__ = [
+    "BACKLOG_POLLS",
+    "RETENTION_EVERY_S",
+    "Pace",
+    "Recorder",
+    "RecorderStatus",
+    "Timeline",
+]
 
 #: Retention runs at most this often (and once at start).
 RETENTION_EVERY_S: Final = 600.0
@@ -108,6 +117,50 @@ class Timeline:
         return self._last_ms + round((self._monotonic() - self._last_mono) * 1000)
 
 
+class Pace:
+    """The present retention judges ages by: the wall clock, with its jumps held back.
+
+    Between two looks the wall clock should move as the monotonic clock does; a step more
+    than ``slack_ms`` away from it is a jump (an operator's typo, a bad time server, a
+    resumed virtual machine) and is held back, so retention neither deletes a day of
+    polls because the clock leapt a day ahead nor stops because it fell back. A jump back
+    cancels the jump forward it undoes. A jump still held after ``settle_s`` is taken as
+    the truth (a correction); the present never goes back, it waits for the wall instead.
+    """
+
+    def __init__(
+        self, monotonic: Callable[[], float], *, settle_s: float = 3600.0, slack_ms: int = 5000
+    ) -> None:
+        self._monotonic = monotonic
+        self._settle_s = settle_s
+        self._slack_ms = slack_ms
+        self._wall: int | None = None
+        self._mono = 0.0
+        self._held = 0  # ms the wall is ahead (+) or behind (-) of where it should be
+        self._since: float | None = None
+        self._last: int | None = None
+
+    def present(self, wall_ms: int) -> tuple[int, int]:
+        """(the present in ms, the jump seen at this look in ms, 0 for none)."""
+        mono = self._monotonic()
+        step = 0
+        if self._wall is not None:
+            step = (wall_ms - self._wall) - round((mono - self._mono) * 1000)
+            if abs(step) > self._slack_ms:
+                self._held += step
+                self._since = mono if self._since is None else self._since
+            else:
+                step = 0
+            if self._since is not None and (
+                abs(self._held) <= self._slack_ms or mono - self._since >= self._settle_s
+            ):
+                self._held, self._since = 0, None
+        self._wall, self._mono = wall_ms, mono
+        now = wall_ms - self._held
+        self._last = now if self._last is None else max(self._last, now)
+        return self._last, step
+
+
 @dataclass(slots=True)
 class _Trouble:
     """One stretch of time in which the history could not be written."""
@@ -146,6 +199,7 @@ class Recorder:
         self._on_commit = on_commit
         self._clock = clock
         self._timeline = Timeline(monotonic)
+        self._pace = Pace(monotonic)
         self._retention_every = retention_every_s
         self._writer: HistoryWriter | None = None
         self._state = EventState()
@@ -326,6 +380,13 @@ class Recorder:
             return None
         return epoch.from_ms / 1000
 
+    @property
+    def other_cluster_proven(self) -> bool:
+        """Whether the epoch before the current one is known to be another cluster (False
+        after polls recorded without an identity: a konsole upgrade, not a new cluster)."""
+        epoch = self._writer.epoch if self._writer is not None else None
+        return epoch is None or epoch.reason != UNIDENTIFIED
+
     def _forget_other_cluster(self, snapshot: ClusterSnapshot) -> None:
         """Another cluster than the last one seen: the detectors start afresh."""
         seen = identity_of(snapshot, run_id=self.run_id)
@@ -341,8 +402,11 @@ class Recorder:
             return record
         current = self._writer.epoch
         marked = with_epoch(record, snapshot, current, run_id=self.run_id)
-        if marked.epoch is not None and marked.epoch.start and current is not None:
-            self._say(f"a new epoch of this history: {marked.epoch.reason}")
+        mark = marked.epoch
+        if mark is not None and mark.start and current is not None:
+            self._say(f"a new epoch of this history: {mark.reason}")
+        elif mark is not None and not mark.start and mark.reason:
+            self._say(mark.reason)  # the same cluster changed: said, no new epoch
         return marked
 
     def _reopen(self) -> bool:
@@ -406,9 +470,15 @@ class Recorder:
     # ------------------------------------------------------------------ retention
 
     def _maybe_retain(self) -> None:
-        """Every ``retention_every_s`` on the timeline, at its present: a wall clock moved
-        back neither postpones retention nor makes it judge ages from the past."""
-        now_ms = self._timeline.now_ms(to_ms(self._clock()))
+        """Every ``retention_every_s`` at the :class:`Pace`'s present: a wall clock moved
+        back neither postpones retention nor makes it judge ages from the past, and one
+        leaping ahead does not make it delete what is not yet old."""
+        now_ms, jump = self._pace.present(to_ms(self._clock()))
+        if jump > 0:
+            self._say(
+                f"the wall clock jumped ahead {jump / 1000:.3f} s: retention goes on at the "
+                "monotonic clock's pace (the jump is taken as the time after an hour)"
+            )
         if self._writer is None or (
             self._next_retention is not None and now_ms < self._next_retention
         ):

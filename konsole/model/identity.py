@@ -14,7 +14,9 @@ it can prove:
   two tables, so one id created at two times proves two clusters.
 - ``servers``: role, node id and endpoint of the coordinator and tablet servers metadata
   lists. No server in common (same role, id and endpoint) means another cluster; a rolling
-  restart or a server added keeps servers in common.
+  restart or a server added keeps servers in common. A table id with the same creation time
+  on both sides proves the same cluster even so: its servers were replaced or moved (an
+  upgrade onto new hosts or ports), and the verdict says so (``note``).
 
 :func:`judge` compares the identity a history holds with a snapshot's: anything unknown on
 either side proves nothing, and an identity with nothing known (recorded before konsole kept
@@ -30,7 +32,11 @@ from typing import Any, Final
 
 from konsole.model.snapshot import ClusterSnapshot
 
-__all__ = ["ClusterIdentity", "Verdict", "identity_of", "judge"]
+__all__ = ["UNIDENTIFIED", "ClusterIdentity", "Verdict", "identity_of", "judge"]
+
+#: The reason of an epoch that follows polls recorded without an identity (a history from
+#: before konsole kept identities): nothing tells whether it is another cluster.
+UNIDENTIFIED: Final = "the polls before were recorded without the cluster's identity"
 
 #: Table ids kept in an identity (the lowest: the oldest tables, the likeliest to stay).
 MAX_TABLES: Final = 16
@@ -132,6 +138,8 @@ class Verdict:
     reason: str
     #: What the history should keep for this cluster now: the newest of every known part.
     identity: ClusterIdentity
+    #: For the same cluster, what changed that is worth saying (its servers replaced).
+    note: str = ""
 
 
 def judge(held: ClusterIdentity | None, seen: ClusterIdentity) -> Verdict:
@@ -139,10 +147,13 @@ def judge(held: ClusterIdentity | None, seen: ClusterIdentity) -> Verdict:
     if held is None:
         return Verdict(False, "the first poll of this history", seen)
     if not held.known:
-        return Verdict(False, "the polls before were recorded without the cluster's identity", seen)
+        return Verdict(False, UNIDENTIFIED, seen)
     reason = _difference(held, seen)
     if reason:
         return Verdict(False, reason, seen)
+    note = ""
+    if held.servers and seen.servers and not set(held.servers) & set(seen.servers):
+        note = "the same cluster (a table id with its creation time in common); its servers changed"
     merged = replace(
         seen,
         cluster_id=seen.cluster_id or held.cluster_id,
@@ -150,7 +161,7 @@ def judge(held: ClusterIdentity | None, seen: ClusterIdentity) -> Verdict:
         servers=seen.servers or held.servers,
         tables=_tables(held.tables, seen.tables),
     )
-    return Verdict(True, "", merged)
+    return Verdict(True, "", merged, note)
 
 
 def _difference(held: ClusterIdentity, seen: ClusterIdentity) -> str:
@@ -162,7 +173,8 @@ def _difference(held: ClusterIdentity, seen: ClusterIdentity) -> str:
     for table_id, ms in seen.tables:
         if table_id in created and created[table_id] != ms:
             return f"table id {table_id} names a table created at another time"
-    if held.servers and seen.servers and not set(held.servers) & set(seen.servers):
+    shared = set(held.tables) & set(seen.tables)
+    if held.servers and seen.servers and not set(held.servers) & set(seen.servers) and not shared:
         return "no server in common (role, id and endpoint)"
     return ""
 

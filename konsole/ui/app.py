@@ -176,7 +176,7 @@ class KonsoleApp(App[None]):
         """Travel to the previous (-1) or next (+1) recorded event's time.
 
         From live, ``[`` starts at the latest event; ``]`` past the last event says so
-        (``L`` returns to live).
+        (``L`` returns to live). Steps stay in the shown moment's epoch (its cluster).
         """
         travel = self.travel_state
         if travel is None and direction > 0:
@@ -190,11 +190,14 @@ class KonsoleApp(App[None]):
         from konsole.model.timefmt import to_ms
 
         def neighbour(reader: HistoryReader) -> list[EventRow]:
+            # Within the shown moment's epoch: stepping never crosses into another cluster.
+            lo, hi = reader.epochs.span(None if at is None else to_ms(at))
+            last = None if hi is None else hi - 1
             if at is None:
-                return reader.events()[-1:]
+                return reader.events(lo, last)[-1:]
             if direction < 0:
-                return reader.events(until=to_ms(at) - 1)[-1:]
-            return reader.events(since=to_ms(at) + 1, limit=1)
+                return reader.events(lo, to_ms(at) - 1)[-1:]
+            return reader.events(to_ms(at) + 1, last, limit=1)
 
         rows = await read_history(self.feed.history_path, neighbour)
         if rows is None:

@@ -250,6 +250,13 @@ def state_at(
 # =========================================================================== live
 
 
+def _recording(path: Path | None, recorder: Any, reason: str | None) -> HistoryStatus:
+    """The status of a console recording through ``recorder`` (``reason``: why not now)."""
+    other = recorder.other_cluster_until
+    proven = recorder.other_cluster_proven
+    return HistoryStatus(HistoryMode.RECORDING, path, reason, other, proven)
+
+
 @dataclass
 class LiveFeed:
     """Polls one cluster and records it (or follows the recorder that holds the file)."""
@@ -284,8 +291,7 @@ class LiveFeed:
                 # An unwritable place does not raise: the recorder starts not recording.
                 opened = recorder.status
                 reason = None if opened.recording else opened.reason
-                other = recorder.other_cluster_until
-                status = HistoryStatus(HistoryMode.RECORDING, self.history_path, reason, other)
+                status = _recording(self.history_path, recorder, reason)
             except HistoryLocked as exc:
                 recorder = None
                 status = HistoryStatus(HistoryMode.FOLLOWING, self.history_path, str(exc))
@@ -327,8 +333,8 @@ class LiveFeed:
                     events, health = found, recorder.health
                     rs = recorder.status
                     reason = None if rs.recording else rs.reason
-                    other = recorder.other_cluster_until
-                    status = HistoryStatus(HistoryMode.RECORDING, self.history_path, reason, other)
+                    status = _recording(self.history_path, recorder, reason)
+                    other = status.other_until
                     if other is not None and other != state.history.other_until:
                         # Another cluster: none of its events or polls is this one's.
                         state = replace(state, events=(), last_ok=None, previous_ok=None)

@@ -39,6 +39,9 @@ class HistoryStatus:
     reason: str | None = None
     #: The file holds another cluster's polls before this moment (epoch seconds).
     other_until: float | None = None
+    #: False when the polls before ``other_until`` carry no identity (a history kept by an
+    #: older konsole): they may be this cluster's, nothing tells.
+    other_proven: bool = True
 
 
 @dataclass(frozen=True, slots=True)

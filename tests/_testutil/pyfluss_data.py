@@ -41,6 +41,7 @@ __all__ = [
     "read_all_log",
     "read_pk_rows",
     "unique_name",
+    "write_log_table",
     "write_rows",
 ]
 
@@ -305,3 +306,15 @@ async def latest_offsets(
         else:
             offsets = await admin.list_partition_offsets(table_path, partition, ids, latest)
     return dict(sorted(offsets.items()))
+
+
+async def write_log_table(bootstrap: str, database: str, table: str, rows: int) -> None:
+    """A new one-bucket log table ``database.table`` (the database made too) holding
+    ``rows`` rows of :func:`write_rows`, on its own connection."""
+    conn = await connect(bootstrap)
+    try:
+        db = await create_database(conn.get_admin(), database)
+        path = await create_log_table(conn, db, table, buckets=1, replication_factor=1)
+        await write_rows(conn, path, rows)
+    finally:
+        await close_connection(conn)

@@ -1,6 +1,8 @@
 """The console's recording (``LiveFeed``, which records through the same recorder as
 `konsole record`) against the session cluster while its history file is deleted, moved,
-replaced by another program's database, its directory removed and its tmpfs filled.
+replaced by another program's database, its directory removed and its tmpfs filled; and
+(a second test) its ext4 file system turned read-only under it, as the kernel does after an
+I/O error with ``errors=remount-ro``, until a good disk is mounted at the same place.
 
 After each fault the feed goes on publishing polls, its history status says why it is not
 recording (the status bar's ``NOT RECORDING``) and then clears, and every poll published
@@ -14,6 +16,7 @@ import asyncio
 import shutil
 import sqlite3
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +118,53 @@ async def test_the_console_keeps_recording_through_faults_of_its_history(
         finally:
             kinds.close()
         assert "history_trouble" in found
+
+
+async def test_the_console_keeps_recording_through_its_disk_turned_read_only(
+    fluss_cluster: dict[str, Any], tmp_path: Path
+) -> None:
+    disk = tmp_path / "disk"
+    with mounts.ext4_image(disk, tmp_path / "disk.img") as device, ExitStack() as replaced:
+        path = disk / "h.sqlite"
+        seen: list[ConsoleState] = []
+        watch = Watch(seen)
+        feed = LiveFeed(profile_from_local(fluss_cluster), path, interval=INTERVAL)
+        task = asyncio.create_task(feed.run(seen.append))
+        before = tmp_path / "before-read-only.sqlite"
+        try:
+            await watch.polls()
+            mark = watch.last_seq()
+            backup(path, before)
+            start = len(seen)
+            mounts.turn_read_only(device)
+            await watch.until(
+                "read-only: not recording",
+                lambda: any(x.history.reason for x in seen[start:]),
+            )
+            blocked = next(x for x in seen[start:] if x.history.reason)
+            assert "NOT RECORDING" in status_text(blocked).plain
+            await watch.polls(3)  # polling goes on; the polls wait in memory
+            replaced.enter_context(mounts.tmpfs(disk, 16 * 1024))  # a good disk, same place
+            await watch.until("recording again", lambda: not seen[-1].history.reason)
+            await watch.polls(3)
+            assert "recording" in status_text(seen[-1]).plain
+        finally:
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        end = watch.last_seq()
+        # Said once: one stretch of NOT RECORDING from the fault to the good disk.
+        flags = [bool(x.history.reason) for x in seen[start:]]
+        stretches = sum(1 for a, b in zip([False, *flags], flags, strict=False) if b and not a)
+        assert stretches == 1, [x.history.reason for x in seen[start:]]
+        have = set(poll_seqs(before)) | set(poll_seqs(path))
+        lost = [s for s in range(mark + 2, end + 1) if s not in have]
+        assert not lost, f"polls after the fault at {mark} missing: {lost}"
+        kinds = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            troubles = kinds.execute(
+                "SELECT count(*) FROM events WHERE kind = 'history_trouble'"
+            ).fetchone()[0]
+        finally:
+            kinds.close()
+        assert troubles == 1

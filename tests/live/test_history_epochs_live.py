@@ -44,22 +44,12 @@ def konsole(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]
     )
 
 
-async def write_table(bootstrap: str, rows: int) -> None:
-    conn = await pf.connect(bootstrap)
-    try:
-        db = await pf.create_database(conn.get_admin(), "epochs")
-        path = await pf.create_log_table(conn, db, "t", buckets=1, replication_factor=1)
-        await pf.write_rows(conn, path, rows)
-    finally:
-        await pf.close_connection(conn)
-
-
 def start_and_record(
     lc: LocalCluster, server: FlussServer, history: Path, rows: int
 ) -> dict[str, Any]:
     desc = lc.start(**server.start_kwargs(), tablet_servers=1, ready_timeout=180).to_dict()
     try:
-        asyncio.run(write_table(desc["internal_bootstrap_servers"], rows))
+        asyncio.run(pf.write_log_table(desc["internal_bootstrap_servers"], "epochs", "t", rows))
         recorded = konsole(
             "record",
             "--local",

@@ -62,7 +62,11 @@ def test_an_identity_keeps_its_lowest_table_ids() -> None:
         (replace(HELD, cluster_id="other"), False, "another cluster id"),
         (replace(HELD, tables=((1, 999),)), False, "table id 1"),
         (
-            replace(HELD, servers=("coordinator 0 127.0.0.1:7000", "tablet 0 127.0.0.1:7001")),
+            replace(
+                HELD,
+                servers=("coordinator 0 127.0.0.1:7000", "tablet 0 127.0.0.1:7001"),
+                tables=((3, 300),),
+            ),
             False,
             "no server in common",
         ),
@@ -95,3 +99,13 @@ def test_json_round_trip_and_garbage_reads_as_unknown() -> None:
         assert not ClusterIdentity.from_json(text).known
     assert "local run run-a" in HELD.summary() and "3 tablet server(s)" in HELD.summary()
     assert "unknown" in ClusterIdentity().summary()
+
+
+def test_servers_all_replaced_with_a_table_in_common_is_the_same_cluster_changed() -> None:
+    # An upgrade onto new ports: no server in common, but table 1 created at 100 is there.
+    moved = ("coordinator 0 127.0.0.1:7000", "tablet 0 127.0.0.1:7001")
+    verdict = judge(HELD, replace(HELD, servers=moved, tables=((1, 100),)))
+    assert verdict.same and verdict.reason == ""
+    assert verdict.note.startswith("the same cluster") and "servers changed" in verdict.note
+    assert verdict.identity.servers == moved
+    assert judge(HELD, HELD).note == ""

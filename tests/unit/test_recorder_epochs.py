@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -10,6 +12,8 @@ from click.testing import CliRunner
 from konsole.cli.main import main
 from konsole.collect.recorder import Recorder
 from konsole.model.identity import ClusterIdentity
+from konsole.ui.state import ConsoleState, HistoryMode, HistoryStatus
+from konsole.ui.widgets.status_bar import status_text
 from store import open_reader
 from tests._testutil.builders import T0, snap, table, view
 
@@ -79,10 +83,64 @@ def test_events_are_not_derived_across_two_clusters_in_one_process(tmp_path: Pat
     r = recorder(path, None, said)
     r.record(snap(view((0, 1, 2), [table("db.a", 1, [10])]), seq=1, t=T0))
     # Another cluster answers on other ports (another table created at another time).
-    other = view((5,), [table("db.b", 1, [0])], coordinator=False)
+    other = view((5,), [table("db.b", 2, [0])], coordinator=False)
     r.record(snap(other, seq=2, t=T0 + 10))
     r.close()
     with open_reader(path) as reader:
         assert len(reader.epochs.all()) == 2
         kinds = {e.kind for e in reader.events(within_epoch=True)}
         assert "server_left" not in kinds and "table_dropped" not in kinds
+
+
+def test_an_upgrade_onto_new_ports_is_said_and_keeps_the_epoch(tmp_path: Path) -> None:
+    path, said = tmp_path / "h.sqlite", list[str]()
+    r = recorder(path, None, said)
+    r.record(snap(view((0, 1), [table("db.a", 1, [10])]), seq=1, t=T0))
+    # The same table (id and creation time) served by servers on other ports.
+    same = view((0, 1), [table("db.a", 1, [12])])
+    assert same.coordinator is not None
+    moved = replace(
+        same,
+        coordinator=replace(same.coordinator, port=7000),
+        tablet_servers=tuple(replace(s, port=7001 + i) for i, s in enumerate(same.tablet_servers)),
+    )
+    r.record(snap(moved, seq=2, t=T0 + 10))
+    assert r.other_cluster_until is None
+    r.close()
+    assert len(said) == 1 and "the same cluster" in said[0] and "servers changed" in said[0]
+    with open_reader(path) as reader:
+        assert len(reader.epochs.all()) == 1
+        assert [p.value for p in reader.offset_totals(1)] == [10.0, 12.0]
+
+
+def test_a_history_without_identities_is_not_called_another_cluster(tmp_path: Path) -> None:
+    path, said = tmp_path / "h.sqlite", list[str]()
+    first = recorder(path, None, said)
+    first.record(snap(view((0,), [table("db.a", 1, [1])]), seq=1, t=T0))
+    first.close()
+    with sqlite3.connect(path) as db:  # as the migration of a file from before epochs leaves it
+        db.execute("UPDATE epochs SET identity = '{}'")
+    second = recorder(path, None, said)
+    second.record(snap(view((0,), [table("db.a", 1, [2])]), seq=2, t=T0 + 10))
+    assert second.other_cluster_until == T0 + 10
+    assert not second.other_cluster_proven
+    second.close()
+    status = HistoryStatus(HistoryMode.RECORDING, path, None, T0 + 10, other_proven=False)
+    text = status_text(ConsoleState(profile="p", now=T0 + 20, history=status)).plain
+    assert "history of an unidentified cluster until" in text
+    assert "another cluster" not in text
+
+
+def test_tables_named_within_an_epoch_leaves_the_other_cluster_out(tmp_path: Path) -> None:
+    path, said = tmp_path / "h.sqlite", list[str]()
+    for run, t, name in (("run-a", T0, "db.a"), ("run-b", T0 + 60, "db.a")):
+        r = recorder(path, run, said)
+        r.record(snap(view((0,), [table(name, 1, [5])]), seq=1, t=t))
+        r.close()
+    with open_reader(path) as reader:
+        both = reader.tables_named("db", "a")
+        (mine,) = reader.tables_named("db", "a", within_epoch=True)
+        (theirs,) = reader.tables_named("db", "a", until=round((T0 + 1) * 1000), within_epoch=True)
+    assert len(both) == 1 and both[0].from_ms == round(T0 * 1000)  # one id, two clusters
+    assert mine.from_ms == round((T0 + 60) * 1000) and mine.to_ms is None
+    assert theirs.from_ms == round(T0 * 1000) and theirs.to_ms == round((T0 + 60) * 1000)

@@ -23,6 +23,7 @@ from konsole.collect.recorder import Recorder
 from konsole.model.events import Event
 from konsole.model.snapshot import ClusterSnapshot
 from store import HistoryWriter, open_writer
+from store.retention import RetentionPolicy
 from tests._testutil import mounts
 from tests._testutil.builders import T0, snap, table, view
 from tests._testutil.history_files import poll_seqs as seqs
@@ -261,11 +262,17 @@ def test_a_file_system_turned_read_only_under_the_writer(tmp_path: Path) -> None
             assert len(rig.troubles) == 2  # the I/O error, then the file gone from the path
 
 
-def test_the_wall_clock_moving_back_neither_reorders_polls_nor_trips_retention(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    wall = [T0]
-    mono = [100.0]
+def clock_run(
+    path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    steps: dict[int, float],
+    polls: int,
+    policy: RetentionPolicy | None = None,
+) -> tuple[list[int], list[int], list[str]]:
+    """A poll every 10 s of an injected monotonic clock, the wall clock stepped by
+    ``steps[n]`` seconds before poll n, retention every 30 s: the polls' times, the
+    presents retention ran at, what was said."""
+    wall, mono = [T0], [100.0]
     ran: list[int] = []
     retain: Callable[..., object] = recorder_module.apply_retention
 
@@ -276,25 +283,69 @@ def test_the_wall_clock_moving_back_neither_reorders_polls_nor_trips_retention(
     monkeypatch.setattr(recorder_module, "apply_retention", counting)
     said: list[str] = []
     r = Recorder(
-        tmp_path / "h.sqlite",
+        path,
+        policy=policy,
         say=said.append,
         clock=lambda: wall[0],
         monotonic=lambda: mono[0],
         retention_every_s=30,
     )
     r.open()
-    for n in range(1, 13):
-        if n == 5:
-            wall[0] -= 3600  # the wall clock steps back an hour
+    for n in range(1, polls + 1):
+        wall[0] += steps.get(n, 0.0)
         r.record(poll(n, t=wall[0]))
         wall[0] += 10
         mono[0] += 10
     r.close()
-    conn = sqlite3.connect(tmp_path / "h.sqlite")
+    conn = sqlite3.connect(path)
     at = [a for (a,) in conn.execute("SELECT at_ms FROM polls ORDER BY id")]
     conn.close()
+    return at, ran, said
+
+
+def test_the_wall_clock_moving_back_neither_reorders_polls_nor_trips_retention(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the wall clock steps back an hour before poll 5
+    at, ran, said = clock_run(tmp_path / "h.sqlite", monkeypatch, {5: -3600}, 12)
     assert all(b - a == 10_000 for a, b in itertools.pairwise(at)), at
     assert sum("wall clock moved back" in s for s in said) == 1
     # retention every 30 s of the timeline, at its present, also after the step back
     assert len(ran) == 4 and ran == sorted(ran)
     assert all(b - a == 30_000 for a, b in itertools.pairwise(ran)), ran
+
+
+def test_the_wall_clock_leaping_ahead_and_back_neither_reorders_nor_trips_retention(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hour = 3_600_000
+    # Everything older than three hours deleted: a day's leap would delete it all.
+    policy = RetentionPolicy(full_ms=hour, minute_ms=2 * hour, hour_ms=3 * hour)
+    # A day ahead before poll 5, put right before poll 9.
+    path = tmp_path / "h.sqlite"
+    at, ran, said = clock_run(path, monkeypatch, {5: 86_400, 9: -86_400}, 16, policy)
+    assert seqs(path) == list(range(1, 17))  # none deleted, in order, sound
+    assert at == sorted(set(at)), at
+    # Poll times follow the wall clock ahead, then go on from there (never back).
+    assert at[4] - at[3] == 86_410_000
+    assert all(b - a == 10_000 for a, b in itertools.pairwise(at[4:]))
+    assert sum("jumped ahead" in s for s in said) == 1
+    assert sum("wall clock moved back" in s for s in said) == 1
+    # Retention every 30 s of real time, at a present that never leapt.
+    assert ran == sorted(ran) and all(b - a == 30_000 for a, b in itertools.pairwise(ran)), ran
+    assert ran[-1] - ran[0] <= 160_000
+
+
+def test_a_leap_that_stays_is_taken_as_the_time_after_the_settle_time() -> None:
+    mono = [0.0]
+    pace = recorder_module.Pace(lambda: mono[0], settle_s=60)
+    assert pace.present(1_000_000) == (1_000_000, 0)
+    mono[0] = 10
+    assert pace.present(1_000_000 + 10_000 + 500_000) == (1_010_000, 500_000)
+    mono[0] = 69
+    assert pace.present(1_000_000 + 69_000 + 500_000)[0] == 1_069_000  # still held
+    mono[0] = 71
+    assert pace.present(1_000_000 + 71_000 + 500_000) == (1_571_000, 0)  # settled: the time
+    # A step back after that is a jump too: held back, the present goes on at its pace.
+    mono[0] = 81
+    assert pace.present(1_000_000 + 81_000)[0] == 1_581_000

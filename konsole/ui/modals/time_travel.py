@@ -2,13 +2,14 @@
 
 A typed moment is read with :func:`konsole.model.timefmt.parse_time` (ISO 8601 in UTC, epoch
 seconds, ``now`` or an age such as ``-5m`` / ``2h``); the recorded events are listed newest
-first (read from the history in a thread) and enter on one travels to its time. The app's
-``[`` / ``]`` step from event to event while travelling, ``L`` returns to live.
+first (read from the history in a thread; those of the shown moment's cluster, its epoch,
+only) and enter on one travels to its time. The app's ``[`` / ``]`` step from event to
+event while travelling, ``L`` returns to live.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -19,11 +20,14 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
-from konsole.model.timefmt import clock_text
+from konsole.model.timefmt import clock_text, to_ms
 from konsole.ui.colors import severity_style
 from konsole.ui.feed import read_history
 from konsole.ui.services import ConsoleServices, services
 from konsole.ui.widgets.text_input import TextInput
+
+if TYPE_CHECKING:
+    from store import HistoryReader
 
 __all__ = ["MAX_LISTED", "TimeTravelScreen", "parse_moment"]
 
@@ -107,12 +111,17 @@ class TimeTravelScreen(ModalScreen[None]):
 
     @work(exclusive=True, group="travel-events", exit_on_error=False)
     async def _load_events(self) -> None:
-        rows = await read_history(
-            self.konsole.feed.history_path,
-            lambda reader: [
-                (r.at_ms / 1000, r.severity, r.message) for r in reader.events()[-MAX_LISTED:]
-            ],
-        )
+        state = self.konsole.state
+        # The events of the shown moment's cluster (its epoch): another cluster's are not
+        # this one's to travel between.
+        at = to_ms(state.as_of) if state is not None and state.as_of is not None else None
+
+        def read(reader: HistoryReader) -> list[tuple[float, str, str]]:
+            lo, hi = reader.epochs.span(at)
+            listed = reader.events(lo, None if hi is None else hi - 1)[-MAX_LISTED:]
+            return [(r.at_ms / 1000, r.severity, r.message) for r in listed]
+
+        rows = await read_history(self.konsole.feed.history_path, read)
         self.post_message(self.EventsListed(rows))
 
     def on_time_travel_screen_events_listed(self, message: EventsListed) -> None:

@@ -340,7 +340,7 @@ class TableDetailScreen(ConsoleScreen):
         database, _, name = self.table_path.partition(".")
 
         def read(reader: HistoryReader) -> list[float | None]:
-            spans = reader.tables_named(database, name, until=until_ms)
+            spans = reader.tables_named(database, name, until=until_ms, within_epoch=True)
             ids = [s.table_id for s in spans]
             chosen = table_id if table_id in ids else (ids[-1] if ids else None)
             if chosen is None:

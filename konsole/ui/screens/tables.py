@@ -96,6 +96,9 @@ class TablesScreen(ConsoleScreen):
         self._figures: list[TableFigures] = []
         self._empty_databases: list[str] = []
         self._state: ConsoleState | None = None
+        #: The cells of the last rows, by their figures: a table whose figures did not
+        #: change since the last refresh is not turned into cells again.
+        self._made: dict[tuple[TableFigures, bool], list[Cell]] = {}
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="tables-summary")
@@ -153,7 +156,16 @@ class TablesScreen(ConsoleScreen):
         return known + unknown
 
     def _rows(self, stale: bool) -> list[Row]:
-        rows: list[Row] = [(f"t:{f.path}", self._cells(f, stale)) for f in self._visible()]
+        made, kept = self._made, {}
+        rows: list[Row] = []
+        for f in self._visible():
+            key = (f, stale)
+            shown = made.get(key)
+            if shown is None:
+                shown = self._cells(f, stale)
+            kept[key] = shown
+            rows.append((f"t:{f.path}", shown))
+        self._made = kept  # only the rows shown now: bounded by the cluster's tables
         needle = self.filter_text.lower()
         for db in self._empty_databases:
             if needle in db.lower():

@@ -34,7 +34,7 @@ from itertools import islice, zip_longest
 from typing import Any
 
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderableType
+from rich.console import Console, ConsoleOptions, OverflowMethod, RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -79,6 +79,65 @@ def cell_width(cell: object) -> int:
         return cell_len(text)
     # Line breaks or control codes: measure the Text it is drawn as (codes stripped).
     return max(map(cell_len, as_text(cell).plain.splitlines()), default=0)
+
+
+def _one_line(
+    console: Console,
+    options: ConsoleOptions,
+    cell: RenderableType,
+    padding: int,
+    pre_style: Style,
+    post_style: Style,
+) -> list[list[Segment]] | None:
+    """:func:`_cell_lines` of a one-line cell of printable text, left, right or default
+    justified, folded or cropped: the steps Rich takes for it (justify, truncate, join,
+    render, pad), its text's segments kept for the next cell alike (the same leader, the
+    same replicas, ``-``); None for any other cell."""
+    if options.height != 1 or not options.no_wrap or not isinstance(cell, Text):
+        return None
+    justify = cell.justify or options.justify or "default"
+    overflow = cell.overflow or options.overflow or "fold"
+    if justify not in _ONE_LINE_JUSTIFY or overflow not in ("fold", "crop"):
+        return None
+    width = options.max_width
+    inner = width - 2 * padding
+    key = (cell.plain, cell.style, tuple(cell.spans), justify, overflow, inner, id(console))
+    rendered = _LINES.get(key)
+    if rendered is None:
+        if not cell.plain.isprintable():  # line breaks, tabs, control codes: Rich's way
+            return None
+        rendered = _LINES[key] = _text_line(console, cell, inner, justify, overflow)
+        if len(_LINES) > _LINES_KEPT:
+            _LINES.clear()
+    blank = console.get_style("none")
+    side = [Segment(" " * padding, blank)] if padding else []
+    styled = Segment.apply_style([*side, *rendered, *side], pre_style, post_style)
+    return [Segment.adjust_line_length(list(styled), width, pad=True)]
+
+
+def _text_line(
+    console: Console, cell: Text, inner: int, justify: str, overflow: OverflowMethod
+) -> list[Segment]:
+    """The segments of ``cell`` as one line exactly ``inner`` cells wide."""
+    line = cell.copy()
+    if justify == "left":
+        line.truncate(inner, overflow=overflow, pad=True)
+    elif justify == "right":
+        line.rstrip()
+        line.truncate(inner, overflow=overflow)
+        line.pad_left(inner - cell_len(line.plain))
+    line.truncate(inner, overflow=overflow)
+    # Joined as Rich joins wrapped lines: the line's own style becomes a span.
+    rendered = list(_JOIN.join([line]).render(console, end=""))
+    room = inner - Segment.get_line_length(rendered)
+    return [*rendered, Segment(" " * room, console.get_style("none"))] if room > 0 else rendered
+
+
+_ONE_LINE_JUSTIFY = frozenset(("default", "left", "right"))
+_JOIN = Text("\n")
+#: One-line cells' segments by text, style, spans, justify, overflow and width.
+_LINES: dict[tuple[object, ...], list[Segment]] = {}
+_LINES_KEPT = 8192
 
 
 def _cell_lines(
@@ -234,14 +293,10 @@ class LeanTable(DataTable[Any]):
         if row.height == 1:
             options = options.update(no_wrap=True)
         cell = self._get_row_renderables(row_index).cells[column_index]
-        lines = _cell_lines(
-            self.app.console,
-            options,
-            cell,
-            self.cell_padding,
-            pre_style + component_style,
-            post_style,
-        )
+        console, pre = self.app.console, pre_style + component_style
+        lines = _one_line(console, options, cell, self.cell_padding, pre, post_style)
+        if lines is None:
+            lines = _cell_lines(console, options, cell, self.cell_padding, pre, post_style)
         cache[key] = lines
         return lines
 

@@ -48,7 +48,10 @@ def status_text(state: ConsoleState) -> Text:
             t.append("history off", style="yellow")
     other = state.history.other_until
     if other is not None and (not state.historic or (state.as_of or 0) < other):
-        t.append(f" · history of another cluster until {clock_text(other)}", style="yellow")
+        if state.history.other_proven:
+            t.append(f" · history of another cluster until {clock_text(other)}", style="yellow")
+        else:
+            t.append(f" · history of an unidentified cluster until {clock_text(other)}")
     return t
 
 
