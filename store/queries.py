@@ -26,6 +26,7 @@ from typing import Any, Final
 from store import codec
 from store.epochs import Epochs
 from store.errors import NotAHistoryFile
+from store.excerpts import read_excerpts
 from store.files import connect, inspect, lock_holder, translate
 from store.history import ENTITIES
 from store.reads import PackedReads
@@ -34,6 +35,7 @@ from store.rows import (
     DatabaseRow,
     EpochRow,
     EventRow,
+    LogExcerptRow,
     MetricRow,
     NoteRow,
     OffsetsRow,
@@ -243,6 +245,12 @@ class HistoryReader:
                 f"SELECT id, at_ms, subject, text FROM notes {where} ORDER BY at_ms, id", params
             )
         ]
+
+    def log_excerpts(
+        self, since: int | None = None, until: int | None = None, *, subject: str | None = None
+    ) -> list[LogExcerptRow]:
+        """Servers' log lines kept around events in ``[since, until]``, oldest first."""
+        return read_excerpts(self._query, self.version, since, until, subject)
 
     # ------------------------------------------------------------------ the cluster at T
 
