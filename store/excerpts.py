@@ -16,7 +16,7 @@ from store import codec
 from store.files import translate
 from store.rows import LogExcerptRow
 
-__all__ = ["insert_excerpt", "read_excerpts"]
+__all__ = ["ExcerptReads", "insert_excerpt", "read_excerpts"]
 
 #: The first version holding the table.
 SINCE_VERSION = 4
@@ -43,6 +43,18 @@ def insert_excerpt(conn: sqlite3.Connection, path: Path, row: LogExcerptRow) -> 
     except sqlite3.Error as exc:
         raise translate(exc, path) from None
     return int(cur.lastrowid or 0)
+
+
+class ExcerptReads:
+    """A reader's excerpts: called as ``reader.log_excerpts(since, until, subject=...)``."""
+
+    def __init__(self, query: Callable[[str, Sequence[Any]], list[Any]], version: int) -> None:
+        self._query, self._version = query, version
+
+    def __call__(
+        self, since: int | None = None, until: int | None = None, *, subject: str | None = None
+    ) -> list[LogExcerptRow]:
+        return read_excerpts(self._query, self._version, since, until, subject)
 
 
 def read_excerpts(

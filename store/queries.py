@@ -26,7 +26,7 @@ from typing import Any, Final
 from store import codec
 from store.epochs import Epochs
 from store.errors import NotAHistoryFile
-from store.excerpts import read_excerpts
+from store.excerpts import ExcerptReads
 from store.files import connect, inspect, lock_holder, translate
 from store.history import ENTITIES
 from store.reads import PackedReads
@@ -35,7 +35,6 @@ from store.rows import (
     DatabaseRow,
     EpochRow,
     EventRow,
-    LogExcerptRow,
     MetricRow,
     NoteRow,
     OffsetsRow,
@@ -146,6 +145,8 @@ class HistoryReader:
         self._decoded = reads.decoded
         #: Which stretch of polls is of which cluster (:mod:`store.epochs`).
         self.epochs = Epochs(reads.query, version)
+        #: ``log_excerpts(since, until, subject)``: servers' log lines kept around events.
+        self.log_excerpts = ExcerptReads(reads.query, version)
 
     def close(self) -> None:
         self._conn.close()
@@ -245,12 +246,6 @@ class HistoryReader:
                 f"SELECT id, at_ms, subject, text FROM notes {where} ORDER BY at_ms, id", params
             )
         ]
-
-    def log_excerpts(
-        self, since: int | None = None, until: int | None = None, *, subject: str | None = None
-    ) -> list[LogExcerptRow]:
-        """Servers' log lines kept around events in ``[since, until]``, oldest first."""
-        return read_excerpts(self._query, self.version, since, until, subject)
 
     # ------------------------------------------------------------------ the cluster at T
 
