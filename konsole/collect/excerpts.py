@@ -37,6 +37,10 @@ __all__ = [
 BEFORE_S: Final = 60.0
 AFTER_S: Final = 30.0
 MAX_EXCERPT_LINES: Final = 300
+#: Bytes of one excerpt (before compression), and of one line in it (a bucket list can be
+#: tens of kilobytes on one line).
+MAX_EXCERPT_BYTES: Final = 128 * 1024
+MAX_LINE_BYTES: Final = 2048
 MAX_PENDING: Final = 32
 _SEVERITIES: Final = frozenset({"warning", "critical"})
 _SERVER_PREFIXES: Final = ("tablet-server ", "coordinator ")
@@ -62,7 +66,21 @@ def take_excerpt(
     except LogSourceError as exc:
         return replace(base, error=str(exc))
     kept = in_window(lines, from_ms / 1000, to_ms / 1000)[-max_lines:]
-    return replace(base, lines=tuple(line.raw for line in kept))
+    return replace(base, lines=_bounded([line.raw for line in kept]))
+
+
+def _bounded(lines: list[str]) -> tuple[str, ...]:
+    """The last lines within :data:`MAX_EXCERPT_BYTES`, each cut at :data:`MAX_LINE_BYTES`."""
+    out: list[str] = []
+    total = 0
+    for line in reversed(lines):
+        if len(line) > MAX_LINE_BYTES:
+            line = line[:MAX_LINE_BYTES] + " [...]"
+        total += len(line) + 1
+        if total > MAX_EXCERPT_BYTES:
+            break
+        out.append(line)
+    return tuple(reversed(out))
 
 
 def command_sources(logs: LogConfig) -> list[CommandSource]:
