@@ -65,6 +65,16 @@ class ReportData:
     servers: dict[str, tuple[Series, ...]] = field(default_factory=dict)
 
     @property
+    def shown(self) -> tuple[float, float]:
+        """The span the plots show: the recorded part of the window, with a margin (a
+        30-minute window around one minute of polls would draw a line of dots)."""
+        if not self.polls:
+            return self.since, self.until
+        first, last = self.polls[0][0], self.polls[-1][0]
+        margin = max(5.0, (last - first) * 0.05)
+        return max(self.since, first - margin), min(self.until, last + margin)
+
+    @property
     def empty(self) -> bool:
         """No poll in the window: the report says so instead of drawing empty axes."""
         return not self.polls
@@ -97,13 +107,23 @@ def gather(
 def _health(
     reader: HistoryReader, since_ms: int, events: tuple[EventRow, ...]
 ) -> tuple[tuple[float, str], ...]:
+    """The status at ``since`` (the last change before it, else what the first change in
+    the window left), then every change in the window."""
     before = reader.events(until=since_ms, kinds=("health_changed",))
+    inside = [e for e in events if e.kind == "health_changed"]
     out: list[tuple[float, str]] = []
-    for e in ([before[-1]] if before else []) + [e for e in events if e.kind == "health_changed"]:
-        new = json.loads(e.details or "{}").get("new")
-        if isinstance(new, str):
-            out.append((max(e.at_ms, since_ms) / 1000, new))
-    return tuple(out)
+    if before:
+        out.append((since_ms / 1000, _detail(before[-1], "new")))
+    elif inside:
+        out.append((since_ms / 1000, _detail(inside[0], "old")))
+    out += [(e.at_ms / 1000, _detail(e, "new")) for e in inside]
+    return tuple((at, status) for at, status in out if status)
+
+
+def _detail(event: EventRow, key: str) -> str:
+    stored = json.loads(event.details or "{}")  # the event's own facts sit under "details"
+    value = (stored.get("details") or stored).get(key)
+    return value if isinstance(value, str) else ""
 
 
 def _throughput(

@@ -61,8 +61,9 @@ def _figure(plt: Any, name: str, rows: int = 1) -> tuple[Figure, list[Axes]]:
 def _frame(ax: Axes, data: ReportData, *, label_events: bool) -> None:
     import matplotlib.dates as mdates
 
-    ax.set_xlim(_dt(data.since), _dt(data.until))
-    shape = "%H:%M:%S" if data.until - data.since <= 86400 else "%m-%d %H:%M"
+    lo, hi = data.shown
+    ax.set_xlim(_dt(lo), _dt(hi))
+    shape = "%H:%M:%S" if hi - lo <= 86400 else "%m-%d %H:%M"
     ax.xaxis.set_major_formatter(mdates.DateFormatter(shape, tz=UTC))
     ax.grid(True, alpha=0.3)
     for number, event in enumerate(data.events, start=1):
@@ -111,9 +112,11 @@ def _health(plt: Any, data: ReportData) -> Plot:
     fig, (ax,) = _figure(plt, "health")
     fig.set_figheight(1.6)
     changes = list(data.health)
-    starts = [data.since] + [t for t, _ in changes]
+    lo, hi = data.shown
+    # Before the first poll nothing is known; the status holds until the next change.
+    starts = [lo] + [max(t, data.polls[0][0]) for t, _ in changes]
     statuses = ["UNKNOWN"] + [s for _, s in changes]
-    ends = [*starts[1:], data.until]
+    ends = [*starts[1:], hi]
     for start, end, status in zip(starts, ends, statuses, strict=True):
         if end > start:
             colour = HEALTH_COLOURS.get(status, UNKNOWN_COLOUR)
@@ -131,6 +134,7 @@ def _health(plt: Any, data: ReportData) -> Plot:
 def _throughput(plt: Any, data: ReportData) -> Plot:
     fig, (ax,) = _figure(plt, "throughput")
     _lines(ax, data.throughput, "rows/s")
+    ax.set_ylim(bottom=0)  # a dip reads against zero, not against the quietest poll
     _frame(ax, data, label_events=True)
     return Plot("throughput", "Throughput per table (rows/s)", _svg(plt, fig))
 
