@@ -4,8 +4,10 @@ The rows are the state's recent events plus, when there is a history file, every
 event and note read from it in a worker (the state carries at most
 :data:`~konsole.ui.state.MAX_EVENTS`). In time travel only what was recorded up to the
 moment shown is read and listed (the newest :data:`MAX_HISTORY_EVENTS` before it); live,
-the file ends at the present. Enter jumps to the subject: a server to its detail, a table,
-partition or bucket to its table.
+the file ends at the present. Enter opens the event's evidence
+(:class:`~konsole.ui.screens.evidence.EvidenceScreen`); ``g`` jumps to the subject: a server
+to its detail, a table, partition or bucket to its table; ``r`` writes the incident report
+of the selected event's moment (in time travel, of the moment shown when none is selected).
 """
 
 from __future__ import annotations
@@ -150,7 +152,10 @@ class EventsScreen(ConsoleScreen):
         Binding("k", "cycle_kind", "Kind"),
         Binding("u", "subject_filter", "Subject"),
         Binding("n", "note", "Note"),
-        Binding("enter", "jump", "Go to subject", show=False),
+        # Listed by help (?), not in the footer: the footer at 80 columns is full.
+        Binding("g", "jump", "Go to subject", show=False),
+        Binding("r", "report", "Report", show=False),
+        Binding("enter", "evidence", "Evidence", show=False),
         Binding("escape", "clear_filters", "Clear filters", show=False),
     ]
 
@@ -397,7 +402,28 @@ class EventsScreen(ConsoleScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.action_jump()
+        self.action_evidence()
+
+    def action_evidence(self) -> None:
+        from konsole.ui.screens.evidence import EvidenceScreen
+
+        selected = self._selected()
+        if selected is not None:
+            self.app.push_screen(EvidenceScreen(selected, self._entries))
+
+    @work(group="events-report", exit_on_error=False)
+    async def action_report(self) -> None:
+        from konsole.ui.screens.evidence import write_moment_report
+
+        selected = self._selected()
+        state = self._state
+        if selected is not None:
+            at = selected.time
+        elif state is not None:
+            at = state.as_of or state.now
+        else:
+            at = self.konsole.clock()
+        await write_moment_report(self, at)
 
     def action_jump(self) -> None:
         selected = self._selected()
