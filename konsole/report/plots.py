@@ -9,6 +9,7 @@ and numbered as in the report's event table, so a dip lines up with what caused 
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Sequence
 from datetime import UTC
 from typing import TYPE_CHECKING, Any, Final
@@ -90,12 +91,27 @@ def _lines(ax: Axes, series: Sequence[Series], ylabel: str) -> None:
     if not series:
         ax.text(0.5, 0.5, "not recorded", transform=ax.transAxes, ha="center", color="#888888")
     for s in series:
-        xs = [_dt(t) for t, _ in s.points]
-        ys = [float("nan") if v is None else v for _, v in s.points]
+        xs, ys = _gapped(s.points)
         ax.plot(xs, ys, label=s.label, linewidth=1.2)
     ax.set_ylabel(ylabel)
     if series:
         ax.legend(loc="upper left", fontsize=7, ncol=min(4, len(series)), framealpha=0.7)
+
+
+def _gapped(points: Sequence[tuple[float, float | None]]) -> tuple[list[float], list[float]]:
+    """x and y with a break (NaN) where a value is unknown or polls are missing (a server
+    that was down has no points: a line across its absence would invent values)."""
+    steps = sorted(b[0] - a[0] for a, b in itertools.pairwise(points))
+    gap = 3 * steps[len(steps) // 2] if steps else float("inf")
+    xs: list[float] = []
+    ys: list[float] = []
+    for i, (at, value) in enumerate(points):
+        if i and at - points[i - 1][0] > gap:
+            xs.append(_dt(at))
+            ys.append(float("nan"))
+        xs.append(_dt(at))
+        ys.append(float("nan") if value is None else value)
+    return xs, ys
 
 
 def _svg(plt: Any, fig: Figure) -> str:
