@@ -1,7 +1,8 @@
 """Incidents with evidence, on real servers of both generations.
 
 One small local cluster per generation (2 tablet servers; 2 coordinators on the 1.0 line)
-serves the module. ``konsole record --local`` records it while pyfluss writes rows; tablet
+serves the module. ``konsole record --local`` records it while the demo's producer
+(:class:`konsole.localcluster.producer.DemoProducer`, pyfluss) writes rows; tablet
 server 1 is stopped (SIGTERM: it logs its shutdown) and started again (it logs its start),
 and on the 1.0 line the active coordinator is killed and the standby takes over. Then:
 
@@ -25,18 +26,20 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import fluss
 import pytest
 
 from konsole.collect.logs import FileSource, read_log, server_ref
 from konsole.collect.profiles import load_profiles
 from konsole.localcluster import LocalCluster
+from konsole.localcluster.producer import DemoProducer
+from konsole.localcluster.seed import demo_descriptor, wait_leaders
 from store import open_reader
 from tests._testutil import pyfluss_data as pf
 from tests._testutil.system_tools import need_binary
@@ -46,6 +49,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[2]
 STOPPED = 1  # the tablet server stopped and started again
+LIVE = "demo.clickstream"
 
 
 def konsole(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -70,30 +74,22 @@ def wait_for(predicate: Any, timeout: float, every: float = 0.5) -> bool:
     return False
 
 
-class Writer:
-    """pyfluss appends a few rows every 0.3 s in a thread until stopped (bounded by time)."""
+def create_live_table(bootstrap: str) -> None:
+    """The demo table the producer writes to (replicated on both tablet servers: the writes
+    go on, after a dip, while one is down)."""
 
-    def __init__(self, bootstrap: str, limit_s: float = 240) -> None:
-        self.bootstrap, self.limit_s = bootstrap, limit_s
-        self.stop = threading.Event()
-        self.written = 0
-        self.thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
-
-    async def _run(self) -> None:
-        conn = await pf.connect(self.bootstrap)
+    async def create() -> None:
+        conn = await pf.connect(bootstrap)
         try:
-            db = await pf.create_database(conn.get_admin(), "incident")
-            path = await pf.create_log_table(conn, db, "orders", buckets=2, replication_factor=2)
-            deadline = time.monotonic() + self.limit_s
-            while not self.stop.is_set() and time.monotonic() < deadline:
-                try:
-                    await asyncio.wait_for(pf.write_rows(conn, path, 20, start=self.written), 5)
-                    self.written += 20
-                except Exception:  # a write during the fault: the dip is what we record
-                    await asyncio.sleep(0.5)
-                await asyncio.sleep(0.3)
+            admin = conn.get_admin()
+            await pf.create_database(admin, "demo")
+            path = fluss.TablePath("demo", "clickstream")
+            await admin.create_table(path, demo_descriptor(LIVE, 2), False)
+            assert await wait_leaders(admin, path, 8)
         finally:
             await pf.close_connection(conn)
+
+    asyncio.run(create())
 
 
 @dataclass
@@ -149,11 +145,13 @@ def incident(
         ready_timeout=180,
     ).to_dict()
     history = tmp / "history.sqlite"
-    writer = Writer(desc["bootstrap_servers"])
+    create_live_table(desc["bootstrap_servers"])
+    # The demo's own producer (konsole demo runs it) writes while the recorder records.
+    producer = DemoProducer(desc["bootstrap_servers"], (LIVE,), rate=40.0, period_s=30.0)
     recorder: subprocess.Popen[str] | None = None
     try:
-        writer.thread.start()
-        assert wait_for(lambda: writer.written > 0, 60), "pyfluss wrote nothing"
+        producer.start()
+        assert wait_for(lambda: producer.written > 0, 60), producer.last_error
         recorder = subprocess.Popen(
             [sys.executable, "-m", "konsole.cli", "record", "--local", "--run-dir",
              str(lc.run_dir), "--history", str(history), "--interval", "1"],
@@ -168,8 +166,7 @@ def incident(
         assert recorder.returncode == 0, out
         yield Incident(fluss_server, desc, history, tmp, stopped, started, out)
     finally:
-        writer.stop.set()
-        writer.thread.join(30)
+        producer.stop()
         if recorder is not None and recorder.poll() is None:
             recorder.kill()
             recorder.wait(10)
@@ -188,7 +185,7 @@ def test_the_history_keeps_the_servers_own_shutdown_and_start_lines(incident: In
     with open_reader(incident.history) as reader:
         (left,) = reader.events(kinds=("server_left",))
         excerpts = reader.log_excerpts(subject=f"tablet-server {STOPPED}")
-        (table,) = [t for t in reader.tables_named("incident", "orders")]
+        (table,) = reader.tables_named("demo", "clickstream")
         rates = reader.throughput(table.table_id, all_partitions=True, until=left.at_ms)
     assert any(p.value for p in rates), "no rows/s recorded before the incident"
     assert excerpts, "no log excerpt recorded for the stopped server"
@@ -218,7 +215,7 @@ def test_the_report_marks_the_events_and_chromium_renders_it(incident: Incident)
     kinds = {"server_joined"} | ({"coordinator_failover"} if incident.server.is_1_0 else set())
     for kind in kinds:
         assert re.search(rf'id="throughput-0-event-\d+-{kind}"', page), kind
-    assert "incident.orders" in page
+    assert "demo.clickstream" in page
     assert "Shutting down" in page and "Starting TabletServer" in page
     chromium = need_binary("chromium")
     png = incident.tmp / "report.png"
