@@ -40,7 +40,14 @@ from konsole.ui.widgets.text_input import TextInput
 if TYPE_CHECKING:
     from store import HistoryReader
 
-__all__ = ["MAX_HISTORY_EVENTS", "EventsScreen", "NoteScreen", "TimelineEntry", "subject_target"]
+__all__ = [
+    "MAX_HISTORY_EVENTS",
+    "EventsScreen",
+    "NoteScreen",
+    "TimelineEntry",
+    "open_subject",
+    "subject_target",
+]
 
 #: Older events read from the history file (the newest ones).
 MAX_HISTORY_EVENTS = 5000
@@ -97,6 +104,17 @@ def subject_target(subject: str) -> tuple[str, int | str] | None:
     if dot and database and table and table != "*" and " " not in name:
         return ("table", name)
     return None
+
+
+def open_subject(screen: ConsoleScreen, subject: str) -> None:
+    """Open what ``subject`` names (a server's detail, a table's), or say there is none."""
+    target = subject_target(subject)
+    if target is None:
+        screen.notify(f"nothing to open for {subject}", severity="information")
+    elif target[0] == "server":
+        screen.konsole.open_server(int(target[1]))
+    else:
+        screen.konsole.open_table(str(target[1]))
 
 
 def _matches_subject(subject: str, wanted: str) -> bool:
@@ -427,15 +445,8 @@ class EventsScreen(ConsoleScreen):
 
     def action_jump(self) -> None:
         selected = self._selected()
-        if selected is None:
-            return
-        target = subject_target(selected.subject)
-        if target is None:
-            self.notify(f"nothing to open for {selected.subject}", severity="information")
-        elif target[0] == "server":
-            self.konsole.open_server(int(target[1]))
-        else:
-            self.konsole.open_table(str(target[1]))
+        if selected is not None:
+            open_subject(self, selected.subject)
 
     def action_note(self) -> None:
         path = self.konsole.feed.history_path

@@ -200,15 +200,9 @@ class EvidenceScreen(ConsoleScreen):
     # ------------------------------------------------------------------ keys
 
     def action_jump(self) -> None:
-        from konsole.ui.screens.events import subject_target
+        from konsole.ui.screens.events import open_subject
 
-        target = subject_target(self.entry.subject)
-        if target is None:
-            self.notify(f"nothing to open for {self.entry.subject}", severity="information")
-        elif target[0] == "server":
-            self.konsole.open_server(int(target[1]))
-        else:
-            self.konsole.open_table(str(target[1]))
+        open_subject(self, self.entry.subject)
 
     @work(group="evidence-report", exit_on_error=False)
     async def action_report(self) -> None:
