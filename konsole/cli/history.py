@@ -6,7 +6,7 @@ FLUSS_BOOTSTRAP) / ``--local`` with the one rule of :mod:`konsole.collect.connec
 ``--history PATH``; nothing is connected to read it. Any number of readers work while the
 recorder writes. Exit codes: 0, 1 when the file is refused (missing, newer, corrupt or
 foreign) or holds nothing for the question, 3 for a bad time, target or format (click's own
-usage errors keep its 2). Times
+usage errors keep its 2), 74 when ``report`` cannot write its output. Times
 are UTC; ``--since`` / ``--until`` / ``as-of`` take ISO 8601 (``2026-11-30T14:05``, a
 missing zone is UTC), epoch seconds, ``now``, or an age such as ``90s``, ``15m``, ``2h``,
 ``3d``, ``1w`` (that long ago).
@@ -123,7 +123,7 @@ def _window(since: str | None, until: str | None) -> tuple[int | None, int | Non
 
 @click.group("history")
 def history() -> None:
-    """Read the recorded history: events, series, the cluster as of a time, notes."""
+    """Read the recorded history: events, series, the cluster as of a time, notes, reports."""
 
 
 @history.command("events")
