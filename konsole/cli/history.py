@@ -123,7 +123,7 @@ def _window(since: str | None, until: str | None) -> tuple[int | None, int | Non
 
 @click.group("history")
 def history() -> None:
-    """Read the recorded history: events, series, the cluster as of a time, notes, reports."""
+    """Read the recorded history: events, series, the cluster as of a time, notes."""
 
 
 @history.command("events")
