@@ -57,14 +57,16 @@ def is_server(subject: str) -> bool:
     return subject.startswith(("tablet-server ", "coordinator "))
 
 
-def live_log(logs: LogConfig | None, subject: str, at: float) -> LogView | None:
+def live_log(
+    logs: LogConfig | None, subject: str, at: float, address: str | None = None
+) -> LogView | None:
     """The lines of ``subject``'s log in the window around ``at``, read now; None when the
-    profile names no source for it."""
+    profile names no source for it. ``address`` (``host:port``) fills ``{host}``."""
     source = None if logs is None else logs.source_for(subject)
     if source is None:
         return None
     try:
-        lines = read_log(source, server_ref(subject), since=at - BEFORE_S)
+        lines = read_log(source, server_ref(subject, address), since=at - BEFORE_S)
     except LogSourceError as exc:
         return LogView((), str(exc), failed=True)
     kept = in_window(lines, at - BEFORE_S, at + AFTER_S)

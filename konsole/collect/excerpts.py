@@ -15,6 +15,7 @@ log is missing instead of showing nothing.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -62,7 +63,8 @@ def take_excerpt(
     assert source is not None
     base = LogExcerptRow(event.at_ms, event.subject, event.kind, from_ms, to_ms, source.describe())
     try:
-        lines = read_log(source, server_ref(event.subject), since=from_ms / 1000)
+        server = server_ref(event.subject, _address(event))
+        lines = read_log(source, server, since=from_ms / 1000)
     except LogSourceError as exc:
         return replace(base, error=str(exc))
     kept = in_window(lines, from_ms / 1000, to_ms / 1000)[-max_lines:]
@@ -81,6 +83,16 @@ def _bounded(lines: list[str]) -> tuple[str, ...]:
             break
         out.append(line)
     return tuple(reversed(out))
+
+
+def _address(event: EventRow) -> str | None:
+    """The server's ``host:port`` when the event carries it (server_left, server_joined)."""
+    try:
+        stored = json.loads(event.details or "{}")
+    except ValueError:
+        return None
+    address = (stored.get("details") or stored).get("address")
+    return address if isinstance(address, str) else None
 
 
 def command_sources(logs: LogConfig) -> list[CommandSource]:

@@ -130,13 +130,15 @@ class LogConfig:
         return self.default is not None or bool(self.servers)
 
 
-def server_ref(subject: str) -> ServerRef:
-    """The :class:`ServerRef` of an event subject (``tablet-server 2``, ``coordinator h:p``)."""
+def server_ref(subject: str, address: str | None = None) -> ServerRef:
+    """The :class:`ServerRef` of an event subject (``tablet-server 2``, ``coordinator h:p``);
+    a tablet server's host comes from its ``address`` (``host:port``) when known."""
     role, _, rest = subject.partition(" ")
     if role == "coordinator":
         host, _, port = rest.rpartition(":")
         return ServerRef(subject, host, port)
-    return ServerRef(subject, "", rest)
+    host = address.rpartition(":")[0].strip("[]") if address else ""
+    return ServerRef(subject, host, rest)
 
 
 def read_log(

@@ -112,3 +112,16 @@ def test_a_failing_source_is_kept_as_its_error() -> None:
     assert row.lines == () and row.error is not None and "timed out after 0.2 s" in row.error
     assert row.to_ms == T0_MS
     keeper.close()
+
+
+def test_a_command_learns_the_servers_host_from_the_event() -> None:
+    line = local_line(T0_MS, "INFO", "read on {host} for {server}")
+    keeper = ExcerptKeeper(
+        LogConfig(default=CommandSource(("echo", line))), clock=lambda: T0_MS / 1000
+    )
+    details = '{"details": {"server": 1, "address": "10.0.0.7:9124"}}'
+    keeper.note([EventRow(T0_MS, "server_left", "warning", "tablet-server 1", "left", details)])
+    (row,) = keeper.ready(all_now=True, wait_s=5)
+    assert row.error is None
+    assert row.lines[0].endswith("read on 10.0.0.7 for tablet-server-1")
+    keeper.close()

@@ -167,6 +167,9 @@ def test_a_failing_or_missing_command_says_why() -> None:
 
 def test_server_refs_from_subjects() -> None:
     assert server_ref("tablet-server 2") == ServerRef("tablet-server 2", "", "2")
+    assert server_ref("tablet-server 2", "10.0.0.7:9124") == ServerRef(
+        "tablet-server 2", "10.0.0.7", "2"
+    )
     assert server_ref("coordinator 127.0.0.1:9123") == ServerRef(
         "coordinator 127.0.0.1:9123", "127.0.0.1", "9123"
     )

@@ -167,9 +167,18 @@ class EvidenceScreen(ConsoleScreen):
             series, recorded = await read_history(path, read) or ({}, None)
         log = self._log_view(subject, recorded)
         if not historic and is_server(subject):
-            live = await asyncio.to_thread(live_log, logs, subject, at)
+            live = await asyncio.to_thread(live_log, logs, subject, at, self._address(subject))
             log = live if live is not None else log
         self.post_message(self.Loaded(series, log))
+
+    def _address(self, subject: str) -> str | None:
+        """The tablet server's ``host:port`` as the last poll saw it (fills ``{host}``)."""
+        state = self.konsole.state
+        view = None if state is None or state.snapshot is None else state.snapshot.view
+        for server in () if view is None else view.tablet_servers:
+            if f"tablet-server {server.node_id}" == subject:
+                return server.address
+        return None
 
     @staticmethod
     def _log_view(subject: str, recorded: LogView | None) -> LogView:
