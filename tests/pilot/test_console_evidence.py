@@ -111,3 +111,21 @@ async def test_r_writes_the_report_of_the_moment_and_says_where(story: Path) -> 
         await pilot.press("r")
         await wait_for_workers(pilot)
         assert len(list((story.parent / "reports").iterdir())) >= 1
+
+
+async def test_r_in_the_time_travel_picker_writes_the_highlighted_moments_report(
+    story: Path,
+) -> None:
+    from konsole.ui.modals.time_travel import TimeTravelScreen
+
+    app = _app(story_state(story, NOW), story, None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(pilot, lambda: app.live_state is not None)
+        await pilot.press("T")
+        await _settle(pilot, lambda: isinstance(app.screen, TimeTravelScreen))
+        await wait_for_workers(pilot)
+        await pilot.press("tab", "r")  # from the typed moment to the list, then r
+        await wait_for_workers(pilot)
+        (report,) = (story.parent / "reports").iterdir()
+        assert "konsole incident report" in report.read_text()
+        assert isinstance(app.screen, TimeTravelScreen)  # the picker stays open

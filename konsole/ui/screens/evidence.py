@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -22,6 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.screen import Screen
 from textual.widgets import Label, RichLog, Sparkline, Static
 
 from konsole.collect.evidence import (
@@ -37,6 +38,7 @@ from konsole.model.timefmt import clock_text, short_clock_text, to_ms
 from konsole.ui.colors import severity_style
 from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.services import services
 from konsole.ui.state import ConsoleState
 
 if TYPE_CHECKING:
@@ -59,9 +61,10 @@ def report_path(history: Path, at: float) -> Path:
     return history.parent / "reports" / f"konsole-report-{stamp}.html"
 
 
-async def write_moment_report(screen: ConsoleScreen, at: float) -> None:
-    """Write the report of ``at`` (30 minutes around it) in a thread; notify where."""
-    konsole: ConsoleServices = screen.konsole
+async def write_moment_report(screen: Screen[Any], at: float) -> None:
+    """Write the report of ``at`` (30 minutes around it) in a thread; notify where (any
+    screen of the app: the Events screen, the evidence, the time-travel picker)."""
+    konsole: ConsoleServices = services(screen.app)
     history = konsole.feed.history_path
     if history is None:
         screen.notify("no history file: a report is drawn from it", severity="warning")
