@@ -30,8 +30,9 @@ jars: venv
 	$(BIN)/konsole cluster fetch --version $(FLUSS_VERSION)
 
 # A local cluster with demo data, then the console against it; the cluster stops on exit.
+# `make demo INCIDENT=1` plays a scripted incident after a minute (docs/incidents.md).
 demo: jars
-	$(BIN)/konsole demo $(if $(DEMO_FLUSS_HOME),--fluss-home $(DEMO_FLUSS_HOME),--version $(FLUSS_VERSION))
+	$(BIN)/konsole demo $(if $(DEMO_FLUSS_HOME),--fluss-home $(DEMO_FLUSS_HOME),--version $(FLUSS_VERSION)) $(if $(INCIDENT),--incident)
 
 # The whole suite: unit, fuzz (CI profile) and live tests on both server generations
 # (0.9.1-incubating from Maven, the 1.0 line from TEST_FLUSS_HOME).

@@ -21,6 +21,7 @@ from typing import Any, Final, Generic, TypeVar
 from store import codec
 from store.chain import Link, encode
 from store.errors import HistoryGone, HistoryUnwritable
+from store.excerpts import insert_excerpt
 from store.files import FileWatch, WriterLock, connect, inspect, translate
 from store.rows import (
     CoordinatorRow,
@@ -28,6 +29,7 @@ from store.rows import (
     EpochMark,
     EpochRow,
     EventRow,
+    LogExcerptRow,
     MetricRow,
     NoteRow,
     OffsetsRow,
@@ -451,6 +453,10 @@ class HistoryWriter:
 
     def add_note(self, note: NoteRow, *, written_ms: int) -> int:
         return _insert_note(self._conn, self.path, note, written_ms)
+
+    def add_log_excerpt(self, row: LogExcerptRow) -> int:
+        """A server's log lines around an event (committed on its own, between polls)."""
+        return insert_excerpt(self._conn, self.path, row)
 
 
 def last_epoch(conn: sqlite3.Connection) -> EpochRow | None:

@@ -26,6 +26,7 @@ from typing import Any, Final
 from store import codec
 from store.epochs import Epochs
 from store.errors import NotAHistoryFile
+from store.excerpts import ExcerptReads
 from store.files import connect, inspect, lock_holder, translate
 from store.history import ENTITIES
 from store.reads import PackedReads
@@ -144,6 +145,8 @@ class HistoryReader:
         self._decoded = reads.decoded
         #: Which stretch of polls is of which cluster (:mod:`store.epochs`).
         self.epochs = Epochs(reads.query, version)
+        #: ``log_excerpts(since, until, subject)``: servers' log lines kept around events.
+        self.log_excerpts = ExcerptReads(reads.query, version)
 
     def close(self) -> None:
         self._conn.close()

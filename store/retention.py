@@ -115,6 +115,8 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
         "DELETE FROM events WHERE at_ms < ?", (now_ms - policy.events_ms,)
     ).rowcount
     conn.execute("DELETE FROM notes WHERE at_ms < ?", (now_ms - policy.notes_ms,))
+    # Excerpts are the events' evidence: they go with them.
+    conn.execute("DELETE FROM log_excerpts WHERE at_ms < ?", (now_ms - policy.events_ms,))
     # Intervals that ended before the oldest poll kept describe nothing a query can reach.
     oldest = conn.execute("SELECT min(at_ms) FROM polls").fetchone()[0]
     intervals = 0

@@ -172,6 +172,26 @@ class NoteRow:
 
 
 @dataclass(frozen=True, slots=True)
+class LogExcerptRow:
+    """A server's log lines around an event (since version 4): kept so the evidence
+    survives the server's log rotation. ``lines`` are the lines as read (masked by the
+    caller); ``error`` says why none could be read."""
+
+    at_ms: int
+    #: The server: "tablet-server 2", "coordinator 127.0.0.1:9123".
+    subject: str
+    #: The event kind it was taken for.
+    kind: str
+    from_ms: int
+    to_ms: int
+    #: Where the lines came from (a path, a glob or a command), for the reader.
+    source: str
+    lines: tuple[str, ...] = ()
+    error: str | None = None
+    id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PollRow:
     id: int
     at_ms: int

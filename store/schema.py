@@ -23,7 +23,9 @@ Layout (see docs/history.md for the meaning of every table):
   since version 2; JSON text in version 1);
 - timeline: ``events`` and ``notes``;
 - ``epochs`` (since version 3): one row per cluster the file has recorded, from its first
-  poll on (readers never join two epochs' data across time).
+  poll on (readers never join two epochs' data across time);
+- ``log_excerpts`` (since version 4): servers' log lines around warning and critical
+  events, zlib-compressed, under the events' retention.
 """
 
 from __future__ import annotations
@@ -185,8 +187,20 @@ def _v3(db: Database) -> None:
     )
 
 
+def _v4(db: Database) -> None:
+    """Log excerpts: the evidence of an incident outlives the servers' log rotation."""
+    db.execute(
+        """CREATE TABLE log_excerpts (
+        id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, subject TEXT NOT NULL,
+        kind TEXT NOT NULL, from_ms INTEGER NOT NULL, to_ms INTEGER NOT NULL,
+        source TEXT NOT NULL, n_lines INTEGER NOT NULL, body BLOB NOT NULL, error TEXT
+    )"""
+    )
+    db.execute("CREATE INDEX log_excerpts_at ON log_excerpts (at_ms)")
+
+
 #: MIGRATIONS[n]: the step taking version n to n + 1.
-MIGRATIONS: tuple[Step, ...] = (_v1, _v2, _v3)
+MIGRATIONS: tuple[Step, ...] = (_v1, _v2, _v3, _v4)
 VERSION: Final = len(MIGRATIONS)
 
 

@@ -67,6 +67,11 @@ class HistoryUnavailable(Exception):
 class CheckRecorder(Protocol):
     """Where ``--record`` appends a check's result (the history store)."""
 
+    @property
+    def path(self) -> Path:
+        """The history file (the report command printed after a check names it)."""
+        ...
+
     def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None: ...
 
 
@@ -371,6 +376,11 @@ def run_check(
         )
         if recorder is not None and (why := recorder.record(result, next(iter(looked), None))):
             click.echo(f"--record: not recorded: {why}", err=True)
+        elif recorder is not None:  # on stderr: stdout stays the plugin's one status line
+            from konsole.report import report_command
+
+            at = result.time if result.time is not None else time.time()
+            click.echo(f"report: {report_command(at, recorder.path)}", err=True)
     except ProfileError as exc:  # the password variable or file, read when connecting
         result = failure(ExitCode.UNKNOWN, str(exc), cluster=cluster)
     except Exception as exc:  # an internal failure: UNKNOWN, one line, no traceback

@@ -13,7 +13,7 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -245,27 +245,44 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
 @click.option("--tablet-servers", default=3, show_default=True, type=click.IntRange(1, 9))
 @RUN_DIR_OPTION
 @click.option("--no-console", is_flag=True, help="Hold the cluster until Enter instead.")
+@click.option(
+    "--incident",
+    is_flag=True,
+    help="After a minute, play a short scripted incident (a tablet server stopped and "
+    "started; on the 1.0 line also a write lock and a coordinator failover).",
+)
 def demo(
     version: str | None,
     fluss_home: Path | None,
     tablet_servers: int,
     run_dir: Path | None,
     no_console: bool,
+    incident: bool,
 ) -> None:
     """Start a local cluster, write the demo tables, open the console; stop it on exit.
 
+    While the demo runs a small producer keeps writing to the demo's log tables.
     ``--no-console`` holds the cluster until Enter instead (for scripts and CI).
     """
     from konsole.localcluster.cluster import default_run_dir
     from konsole.localcluster.seed import seed_demo_sync
 
+    one_zero = fluss_home is not None and _is_1_0(fluss_home)
     lc = LocalCluster(run_dir or default_run_dir().with_name("demo-cluster"))
-    desc = lc.start(version, fluss_home=fluss_home, tablet_servers=tablet_servers)
+    desc = lc.start(
+        version,
+        fluss_home=fluss_home,
+        tablet_servers=tablet_servers,
+        # The 1.0 incident kills the active coordinator: a standby must be there to win.
+        coordinators=2 if incident and one_zero else 1,
+    )
+    alive: list[Any] = []
     try:
         click.echo(
             str(seed_demo_sync(desc.bootstrap_servers, replication_factor=min(3, tablet_servers)))
         )
         _print_description(desc, as_json=False)
+        alive = _bring_to_life(lc, desc, incident=incident, one_zero=one_zero)
         if no_console:
             click.echo("\nThe cluster runs until you press Enter (or Ctrl-C).")
             with contextlib.suppress(EOFError, KeyboardInterrupt):
@@ -273,7 +290,53 @@ def demo(
         else:
             _open_console(desc)
     finally:
+        for part in alive:  # the producer and the incident end before the cluster
+            part.stop()
         click.echo(f"stopping: {', '.join(lc.stop()) or 'nothing was running'}")
+
+
+def _is_1_0(fluss_home: Path) -> bool:
+    from konsole.localcluster.distribution import from_home
+
+    return from_home(str(fluss_home)).generation != "0.9"
+
+
+def _bring_to_life(
+    lc: LocalCluster, desc: ClusterDescription, *, incident: bool, one_zero: bool
+) -> list[Any]:
+    """Start the demo's producer and (``--incident``) its scripted incident, whose steps
+    become operator notes in the local cluster's history."""
+    from konsole.localcluster.producer import DemoProducer
+
+    producer = DemoProducer(desc.bootstrap_servers)
+    producer.start()
+    parts: list[Any] = [producer]
+    if incident:
+        from konsole.collect.connect import history_path
+        from konsole.collect.profiles import resolve_profile
+        from konsole.localcluster.incident import AFTER_S, DemoIncident, incident_steps
+
+        path = history_path(resolve_profile(local=desc.to_dict()))
+        tablet = max(p.id for p in desc.processes if p.role == "tablet-server")
+        play = DemoIncident(
+            lc, incident_steps(tablet, one_zero=one_zero), note=lambda text: _note(path, text)
+        )
+        play.start()
+        parts.append(play)
+        click.echo(f"A scripted incident begins in {AFTER_S:g} s (its steps are notes in Events).")
+    return parts
+
+
+def _note(path: Path, text: str) -> None:
+    """An operator note in the demo's history (a note needs no writer lock)."""
+    import time
+
+    from store import HistoryError, add_note
+    from store.rows import NoteRow
+
+    now = round(time.time() * 1000)
+    with contextlib.suppress(HistoryError, OSError):
+        add_note(path, NoteRow(now, "cluster", text), written_ms=now)
 
 
 def _open_console(desc: ClusterDescription) -> None:

@@ -6,7 +6,7 @@ FLUSS_BOOTSTRAP) / ``--local`` with the one rule of :mod:`konsole.collect.connec
 ``--history PATH``; nothing is connected to read it. Any number of readers work while the
 recorder writes. Exit codes: 0, 1 when the file is refused (missing, newer, corrupt or
 foreign) or holds nothing for the question, 3 for a bad time, target or format (click's own
-usage errors keep its 2). Times
+usage errors keep its 2), 74 when ``report`` cannot write its output. Times
 are UTC; ``--since`` / ``--until`` / ``as-of`` take ISO 8601 (``2026-11-30T14:05``, a
 missing zone is UTC), epoch seconds, ``now``, or an age such as ``90s``, ``15m``, ``2h``,
 ``3d``, ``1w`` (that long ago).
@@ -472,6 +472,78 @@ def history_export(
     else:
         output.write_bytes(data)
         click.echo(f"{len(rows)} {what} written to {output}", err=True)
+
+
+@history.command("report")
+@_file_options
+@click.option("--around", default=None, help="The moment to explain (a time, as --since takes).")
+@click.option(
+    "--window", default="30m", show_default=True, help="Span around --around (half each side)."
+)
+@click.option("--from", "from_", default=None, help="Start of the window (instead of --around).")
+@click.option("--to", default=None, help="End of the window (default: now).")
+@click.option(
+    "-o", "--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "md"]),
+    default=None,
+    help="Default: md for a .md output, else html.",
+)
+def history_report(
+    cluster: ConnectionArgs,
+    around: str | None,
+    window: str,
+    from_: str | None,
+    to: str | None,
+    output: Path,
+    fmt: str | None,
+) -> None:
+    """An incident report of a window: plots, events, notes and log excerpts (HTML or Markdown)."""
+    from konsole.report import ReportError, write_report
+
+    lo, hi, at = _report_window(around, window, from_, to)
+    kind = fmt or ("md" if output.suffix.lower() in (".md", ".markdown") else "html")
+    with _reader(cluster) as reader:
+        try:
+            written = write_report(
+                reader,
+                output,
+                since_ms=lo,
+                until_ms=hi,
+                around_ms=at,
+                fmt=kind,  # type: ignore[arg-type]
+            )
+        except ReportError as exc:
+            fail("history report", str(exc), exc.exit_code)
+    for line in written.summary:
+        click.echo(line)
+    click.echo(f"report written to {written.path}")
+
+
+def _report_window(
+    around: str | None, window: str, from_: str | None, to: str | None
+) -> tuple[int, int, int | None]:
+    """(since ms, until ms, the moment ms or None) of --around/--window or --from/--to."""
+    if (around is None) == (from_ is None):
+        _bad("history report", "give --around T, or --from T1 [--to T2]")
+    if around is not None and to is not None:
+        _bad("history report", "--to goes with --from, not with --around")
+    now = time.time()
+    try:
+        if around is not None:
+            at = parse_time(around, now)
+            half = parse_duration(window) / 2
+            return round((at - half) * 1000), round((at + half) * 1000), round(at * 1000)
+        lo = parse_time(from_, now) if from_ is not None else now
+        hi = parse_time(to, now) if to is not None else now
+    except click.BadParameter as exc:
+        _bad("history report", str(exc))
+    if hi <= lo:
+        _bad("history report", "--to must be after --from")
+    return round(lo * 1000), round(hi * 1000), None
 
 
 @history.command("info")

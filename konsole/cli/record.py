@@ -115,6 +115,7 @@ async def _record(
         on_event=lambda e: click.echo(event_line(e, "text")),
         on_commit=committed,
         run_id=profile.run_id,
+        logs=profile.logs,
     )
     recorder.open()  # refusals raise here, before any poll
     say(f"recording {profile.name} ({','.join(profile.bootstrap)}) into {path}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -47,8 +48,10 @@ async def watch_loop(
     max_polls: int | None = None,
     out: Callable[[str], None] = click.echo,
     err: Callable[[str], None] = lambda s: click.echo(s, err=True),
+    history: Path | None = None,
 ) -> None:
-    """Print events and health changes until ``stop`` is set (or ``max_polls``)."""
+    """Print events and health changes until ``stop`` is set (or ``max_polls``); after a
+    warning or critical event, the command writing its report from ``history``."""
     from konsole.model.events import EventConfig, EventState, advance
 
     config = EventConfig(rules=profile.health)
@@ -61,6 +64,11 @@ async def watch_loop(
         events, state = advance(state, snapshot, config=config)
         for event in events:
             out(event_line(event, fmt))
+        severe = [e for e in events if e.severity.value in ("warning", "critical")]
+        if severe and history is not None and fmt == "text":
+            from konsole.report import report_command
+
+            err(f"  report: {report_command(severe[-1].time, history)}")
         health = state.health
         if health is not None and health.status != shown:
             shown = health.status
@@ -86,11 +94,15 @@ async def watch_loop(
             return
 
 
-async def _watch(profile: Profile, interval: float | None, fmt: str, max_polls: int | None) -> None:
+async def _watch(
+    profile: Profile, interval: float | None, fmt: str, max_polls: int | None, history: Path
+) -> None:
     poller, release = build_poller(profile, interval)
     try:
         await run_until_signalled(
-            lambda stop: watch_loop(poller, profile, fmt, stop=stop, max_polls=max_polls)
+            lambda stop: watch_loop(
+                poller, profile, fmt, stop=stop, max_polls=max_polls, history=history
+            )
         )
     finally:
         await release()
@@ -106,7 +118,8 @@ async def _watch(profile: Profile, interval: float | None, fmt: str, max_polls: 
 def watch(cluster: ConnectionArgs, interval: float | None, fmt: str, max_polls: int | None) -> None:
     """Poll a cluster and print its events and health changes as they happen."""
     try:
-        asyncio.run(_watch(cluster.resolve(), interval, fmt, max_polls))
+        profile = cluster.resolve()
+        asyncio.run(_watch(profile, interval, fmt, max_polls, cluster.history_file(profile)))
     except ProfileError as exc:
         fail("watch", str(exc), ExitCode.UNKNOWN)
     sys.exit(ExitCode.OK)

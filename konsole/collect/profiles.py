@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 import platformdirs
 
 from fluss_proto.cluster import parse_bootstrap
+from konsole.collect.logs import CommandSource, FileSource, LogConfig, LogSource
 from konsole.errors import ProfileError
 from konsole.model.health import HealthThresholds
 from konsole.model.metrics import MetricsOrigin
@@ -98,6 +99,9 @@ class Profile:
     #: ``writes = true``: operator actions (``konsole admin``) may send their write keys
     #: (fluss_proto.api_keys.OPERATOR_ACTIONS); off by default, every other write stays off.
     writes: bool = False
+    #: Where the servers' log lines come from (``[profiles.NAME.logs]``; a local cluster:
+    #: its servers' own files); none configured: the evidence shows no log.
+    logs: LogConfig = field(default_factory=LogConfig)
 
     def sasl(self, env: Mapping[str, str] | None = None) -> SaslPlain | None:
         """The SASL/PLAIN credentials, reading the password now; None without a user.
@@ -218,6 +222,7 @@ _PROFILE_KEYS: Final = {
     "poll_interval",
     "earliest_every",
     "health",
+    "logs",
 }
 _TIMEOUT_KEYS: Final = (
     "connect_timeout",
@@ -340,7 +345,54 @@ def _profile(name: str, body: dict[str, Any], locate: _Locator) -> Profile:
         if not isinstance(body["writes"], bool):
             raise locate.error("must be true or false", table, "writes")
         values["writes"] = body["writes"]
+    if "logs" in body:
+        values["logs"] = _logs(body["logs"], locate, (*table, "logs"))
     return Profile(**values)
+
+
+def _logs(body: object, locate: _Locator, table: tuple[str, ...]) -> LogConfig:
+    """``[profiles.NAME.logs]``: a default source, and ``servers."<subject>"`` tables."""
+    if not isinstance(body, dict):
+        raise locate.error("must be a table", table[:-1], table[-1])
+    own = {k: v for k, v in body.items() if k != "servers"}
+    default = _log_source(own, locate, table) if own else None
+    servers: dict[str, LogSource] = {}
+    named = body.get("servers", {})
+    if not isinstance(named, dict):
+        raise locate.error("must be a table of servers", table, "servers")
+    for subject, entry in named.items():
+        where = (*table, "servers", subject)
+        if not isinstance(entry, dict):
+            raise locate.error("must be a table", where[:-1], subject)
+        if not subject.startswith(("tablet-server ", "coordinator ")):
+            raise locate.error(
+                'name a server as "tablet-server ID" or "coordinator HOST:PORT"',
+                (*table, "servers"),
+                subject,
+            )
+        servers[subject] = _log_source(entry, locate, where)
+    return LogConfig(default, servers)
+
+
+def _log_source(body: dict[str, Any], locate: _Locator, table: tuple[str, ...]) -> LogSource:
+    for key in body:
+        if key not in ("path", "command", "timeout"):
+            raise locate.error("unknown key (path, command, timeout)", table, key)
+    if ("path" in body) == ("command" in body):
+        raise locate.error("give one of path or command", table, "path", at_table=True)
+    if "path" in body:
+        if "timeout" in body:
+            raise locate.error("a timeout applies to a command", table, "timeout")
+        return FileSource(_string(body["path"], locate, table, "path"))
+    argv = body["command"]
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
+        raise locate.error(
+            "must be a list of arguments (no shell: give sh -c yourself if you need one)",
+            table,
+            "command",
+        )
+    timeout = _positive(body["timeout"], locate, table, "timeout") if "timeout" in body else None
+    return CommandSource(tuple(argv), **({"timeout": timeout} if timeout else {}))
 
 
 def _thresholds(body: object, locate: _Locator, table: tuple[str, ...]) -> HealthThresholds:
@@ -477,6 +529,11 @@ def profile_from_local(description: Mapping[str, Any]) -> Profile:
             )
     sasl = description.get("sasl") or {}
     users = sasl.get("users") or [] if sasl.get("enabled") else []
+    logs: dict[str, LogSource] = {}
+    for process in description.get("processes", ()):
+        subject = _local_subject(process)
+        if subject is not None and process.get("log"):
+            logs[subject] = FileSource(str(process["log"]))
     return Profile(
         name="local",
         source="local",
@@ -487,7 +544,17 @@ def profile_from_local(description: Mapping[str, Any]) -> Profile:
         password_env="FLUSS_PASSWORD" if users else None,
         metrics=tuple(endpoints),
         run_id=description.get("run_id") or None,
+        logs=LogConfig(servers=logs),
     )
+
+
+def _local_subject(process: Mapping[str, Any]) -> str | None:
+    """The event subject of a local process (the key of its log source)."""
+    if process.get("role") == "tablet-server":
+        return f"tablet-server {process.get('id')}"
+    if process.get("role") == "coordinator" and process.get("endpoint"):
+        return f"coordinator {process['endpoint']}"
+    return None
 
 
 def resolve_profile(

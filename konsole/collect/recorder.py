@@ -36,7 +36,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
+from konsole.collect.excerpts import ExcerptKeeper, command_sources
 from konsole.collect.history import epoch_mark, event_row, poll_record, with_epoch
+from konsole.collect.logs import LogConfig
 from konsole.model.events import Event, EventConfig, EventKind, EventState, Severity, advance
 from konsole.model.events.base import Subject
 from konsole.model.health import Health
@@ -187,6 +189,7 @@ class Recorder:
         retention_every_s: float = RETENTION_EVERY_S,
         backlog_polls: int = BACKLOG_POLLS,
         run_id: str | None = None,
+        logs: LogConfig | None = None,
     ) -> None:
         self.path = path
         #: The local cluster's run id (None for any other cluster): part of its identity.
@@ -215,6 +218,8 @@ class Recorder:
         # The console records and closes from worker threads: a close while a poll is
         # being written waits for it (the kept polls and the writer are not shared).
         self._busy = threading.Lock()
+        #: Servers' log lines around warning and critical events (none without sources).
+        self._excerpts = ExcerptKeeper(logs) if logs is not None and logs.configured else None
 
     @property
     def status(self) -> RecorderStatus:
@@ -250,6 +255,9 @@ class Recorder:
     def _close(self) -> None:
         if self._backlog:
             self._flush(None)
+        if self._excerpts is not None:  # what the windows hold so far, bounded by the timeout
+            self._keep_excerpts(all_now=True)
+            self._excerpts.close()
         if self._backlog:
             self._missed += len(self._backlog)
             self._say(f"stopping with {len(self._backlog)} poll(s) not written: {self._reason}")
@@ -288,6 +296,8 @@ class Recorder:
         written = self._flush(snapshot)
         if written is not None:
             self._maybe_retain()
+        if self._excerpts is not None:
+            self._keep_excerpts()
         return written
 
     def _stamped(self, snapshot: ClusterSnapshot) -> ClusterSnapshot:
@@ -339,6 +349,8 @@ class Recorder:
                 break
             self._backlog.popleft()
             if poll_id is not None:
+                if self._excerpts is not None:
+                    self._excerpts.note(rows)
                 self._committed(snapshot, poll_id)
                 written = poll_id if snapshot is current else written
         if not self._backlog and self._writer is not None:
@@ -466,6 +478,19 @@ class Recorder:
         )
         self._trouble = None
         self._reason = None
+
+    def _keep_excerpts(self, *, all_now: bool = False) -> None:
+        """Write the log excerpts whose reads finished (excerpts are evidence, not polls:
+        one the history refuses is dropped and said)."""
+        assert self._excerpts is not None
+        wait_s = max((s.timeout for s in command_sources(self._excerpts.logs)), default=2.0)
+        for row in self._excerpts.ready(all_now=all_now, wait_s=wait_s if all_now else 0.0):
+            if self._writer is None:
+                continue
+            try:
+                self._writer.add_log_excerpt(row)
+            except HistoryError as exc:
+                self._say(f"log excerpt of {row.subject} not kept: {exc}")
 
     # ------------------------------------------------------------------ retention
 

@@ -285,6 +285,7 @@ class LiveFeed:
                 say=notes.append,
                 clock=self.clock,
                 run_id=self.profile.run_id,
+                logs=self.profile.logs,
             )
             try:
                 await asyncio.to_thread(recorder.open)

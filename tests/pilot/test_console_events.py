@@ -9,6 +9,7 @@ import pytest
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
 from konsole.ui.screens.events import EventsScreen, NoteScreen, subject_target
+from konsole.ui.screens.evidence import EvidenceScreen
 from konsole.ui.screens.server_detail import ServerDetailScreen
 from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.state import ConsoleState
@@ -92,7 +93,7 @@ async def test_newest_first_filters_and_search(story: Path) -> None:
         assert len(table.row_keys) == 10
 
 
-async def test_enter_jumps_to_server_and_table(story: Path) -> None:
+async def test_enter_opens_the_evidence_and_g_jumps_to_server_and_table(story: Path) -> None:
     app = _app(story_state(story, NOW), story)
     async with app.run_test(size=(100, 30)) as pilot:
         await _open_events(pilot, app, 10)
@@ -100,11 +101,15 @@ async def test_enter_jumps_to_server_and_table(story: Path) -> None:
         assert isinstance(screen, EventsScreen)
         await pilot.press("slash", *"server_left", "enter", "enter")
         await pilot.pause()
+        assert isinstance(app.screen, EvidenceScreen)
+        await pilot.press("g")
+        await pilot.pause()
         assert isinstance(app.screen, ServerDetailScreen)
         assert app.screen.server_id == 3
         app.pop_screen()
+        app.pop_screen()
         await pilot.pause()
-        await pilot.press("escape", "slash", *"table_created", "enter", "enter")
+        await pilot.press("escape", "slash", *"table_created", "enter", "g")
         await pilot.pause()
         assert isinstance(app.screen, TableDetailScreen)
         assert app.screen.table_path == "shop.returns"

@@ -80,6 +80,19 @@ def test_watch_text_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     assert " HEALTH   UNKNOWN (derived): " in text
 
 
+def test_watch_prints_the_report_command_after_a_warning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake_poller(monkeypatch, Fakes(views=[FULL, GONE]))
+    env = {"FLUSS_BOOTSTRAP": "", "XDG_STATE_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path)}
+    result = CliRunner().invoke(main, ["watch", "--count", "2"], env=env)
+    assert result.exit_code == 0, result.output
+    # Once, after the poll whose events hold warnings, naming the cluster's own history.
+    (line,) = [x for x in result.stderr.splitlines() if "report:" in x]
+    assert line.startswith(f"  report: konsole history report --history {tmp_path}")
+    assert " --around 20" in line and line.endswith(".html")
+
+
 def test_watch_uses_the_local_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     asked = fake_poller(monkeypatch, Fakes())
     fake_running_local_cluster(monkeypatch, "127.0.0.1:35783")

@@ -4,7 +4,8 @@ A typed moment is read with :func:`konsole.model.timefmt.parse_time` (ISO 8601 i
 seconds, ``now`` or an age such as ``-5m`` / ``2h``); the recorded events are listed newest
 first (read from the history in a thread; those of the shown moment's cluster, its epoch,
 only) and enter on one travels to its time. The app's ``[`` / ``]`` step from event to
-event while travelling, ``L`` returns to live.
+event while travelling, ``L`` returns to live. ``r`` (on the list) writes the incident
+report of the highlighted event's moment.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class TimeTravelScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "Close"),
         Binding("L", "live", "Back to live"),
+        Binding("r", "report", "Report of the moment", show=False),
     ]
 
     def __init__(self) -> None:
@@ -172,6 +174,20 @@ class TimeTravelScreen(ModalScreen[None]):
         if t is not None:
             self.konsole.travel_to(t)
             self.dismiss()
+
+    @work(group="travel-report", exit_on_error=False)
+    async def action_report(self) -> None:
+        from konsole.ui.screens.evidence import write_moment_report
+
+        table = self.query_one("#tt-events", DataTable)
+        at = None
+        if table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+            at = self._times.get(str(key.value))
+        if at is None:
+            state = self.konsole.state
+            at = self.konsole.clock() if state is None else (state.as_of or state.now)
+        await write_moment_report(self, at)
 
     def action_live(self) -> None:
         self.konsole.travel_to(None)

@@ -4,8 +4,10 @@ The rows are the state's recent events plus, when there is a history file, every
 event and note read from it in a worker (the state carries at most
 :data:`~konsole.ui.state.MAX_EVENTS`). In time travel only what was recorded up to the
 moment shown is read and listed (the newest :data:`MAX_HISTORY_EVENTS` before it); live,
-the file ends at the present. Enter jumps to the subject: a server to its detail, a table,
-partition or bucket to its table.
+the file ends at the present. Enter opens the event's evidence
+(:class:`~konsole.ui.screens.evidence.EvidenceScreen`); ``g`` jumps to the subject: a server
+to its detail, a table, partition or bucket to its table; ``r`` writes the incident report
+of the selected event's moment (in time travel, of the moment shown when none is selected).
 """
 
 from __future__ import annotations
@@ -38,7 +40,14 @@ from konsole.ui.widgets.text_input import TextInput
 if TYPE_CHECKING:
     from store import HistoryReader
 
-__all__ = ["MAX_HISTORY_EVENTS", "EventsScreen", "NoteScreen", "TimelineEntry", "subject_target"]
+__all__ = [
+    "MAX_HISTORY_EVENTS",
+    "EventsScreen",
+    "NoteScreen",
+    "TimelineEntry",
+    "open_subject",
+    "subject_target",
+]
 
 #: Older events read from the history file (the newest ones).
 MAX_HISTORY_EVENTS = 5000
@@ -97,6 +106,17 @@ def subject_target(subject: str) -> tuple[str, int | str] | None:
     return None
 
 
+def open_subject(screen: ConsoleScreen, subject: str) -> None:
+    """Open what ``subject`` names (a server's detail, a table's), or say there is none."""
+    target = subject_target(subject)
+    if target is None:
+        screen.notify(f"nothing to open for {subject}", severity="information")
+    elif target[0] == "server":
+        screen.konsole.open_server(int(target[1]))
+    else:
+        screen.konsole.open_table(str(target[1]))
+
+
 def _matches_subject(subject: str, wanted: str) -> bool:
     """The same subject, or one below it (``db.t`` matches ``db.t#3`` and ``db.t[p]``)."""
     return subject == wanted or any(subject.startswith(wanted + sep) for sep in ("#", "[", " "))
@@ -150,7 +170,10 @@ class EventsScreen(ConsoleScreen):
         Binding("k", "cycle_kind", "Kind"),
         Binding("u", "subject_filter", "Subject"),
         Binding("n", "note", "Note"),
-        Binding("enter", "jump", "Go to subject", show=False),
+        # Listed by help (?), not in the footer: the footer at 80 columns is full.
+        Binding("g", "jump", "Go to subject", show=False),
+        Binding("r", "report", "Report", show=False),
+        Binding("enter", "evidence", "Evidence", show=False),
         Binding("escape", "clear_filters", "Clear filters", show=False),
     ]
 
@@ -397,19 +420,33 @@ class EventsScreen(ConsoleScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.action_jump()
+        self.action_evidence()
+
+    def action_evidence(self) -> None:
+        from konsole.ui.screens.evidence import EvidenceScreen
+
+        selected = self._selected()
+        if selected is not None:
+            self.app.push_screen(EvidenceScreen(selected, self._entries))
+
+    @work(group="events-report", exit_on_error=False)
+    async def action_report(self) -> None:
+        from konsole.ui.screens.evidence import write_moment_report
+
+        selected = self._selected()
+        state = self._state
+        if selected is not None:
+            at = selected.time
+        elif state is not None:
+            at = state.as_of or state.now
+        else:
+            at = self.konsole.clock()
+        await write_moment_report(self, at)
 
     def action_jump(self) -> None:
         selected = self._selected()
-        if selected is None:
-            return
-        target = subject_target(selected.subject)
-        if target is None:
-            self.notify(f"nothing to open for {selected.subject}", severity="information")
-        elif target[0] == "server":
-            self.konsole.open_server(int(target[1]))
-        else:
-            self.konsole.open_table(str(target[1]))
+        if selected is not None:
+            open_subject(self, selected.subject)
 
     def action_note(self) -> None:
         path = self.konsole.feed.history_path

@@ -1,0 +1,224 @@
+"""Evidence: one event with what surrounds it, side by side.
+
+``enter`` on an event in the Events screen opens it: the events around the moment (from
+the timeline the Events screen holds), the involved server's metric sparklines around it
+(from the history file) and that server's log lines in the event's window: live from the
+profile's log source, or, in time travel (or with no source), the excerpt the recorder
+kept. A source that fails says why (a command that timed out, a glob matching nothing); a
+server with no source says so. ``g`` goes to the subject, ``r`` writes the incident report
+of the moment (:func:`write_moment_report`) and says where.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Label, RichLog, Sparkline, Static
+
+from konsole.collect.evidence import (
+    SERIES,
+    SERIES_WINDOW_S,
+    LogView,
+    is_server,
+    live_log,
+    recorded_log,
+    server_series,
+)
+from konsole.model.timefmt import clock_text, short_clock_text, to_ms
+from konsole.ui.colors import severity_style
+from konsole.ui.feed import read_history
+from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.services import services
+from konsole.ui.state import ConsoleState
+
+if TYPE_CHECKING:
+    from konsole.ui.screens.events import TimelineEntry
+    from konsole.ui.services import ConsoleServices
+    from store import HistoryReader
+
+__all__ = ["AROUND_S", "EvidenceScreen", "report_path", "write_moment_report"]
+
+#: Events listed around the moment (each side).
+AROUND_S = SERIES_WINDOW_S
+_LEVEL_STYLE = {"WARN": "bold yellow", "ERROR": "bold red", "FATAL": "bold red"}
+
+
+def report_path(history: Path, at: float) -> Path:
+    """Where the console writes the report of the moment ``at``: beside the history file."""
+    from datetime import UTC, datetime
+
+    stamp = datetime.fromtimestamp(at, UTC).strftime("%Y%m%d-%H%M%S")
+    return history.parent / "reports" / f"konsole-report-{stamp}.html"
+
+
+async def write_moment_report(screen: Screen[Any], at: float) -> None:
+    """Write the report of ``at`` (30 minutes around it) in a thread; notify where (any
+    screen of the app: the Events screen, the evidence, the time-travel picker)."""
+    konsole: ConsoleServices = services(screen.app)
+    history = konsole.feed.history_path
+    if history is None:
+        screen.notify("no history file: a report is drawn from it", severity="warning")
+        return
+    out = report_path(history, at)
+
+    def write(reader: HistoryReader) -> Path:
+        from konsole.report import DEFAULT_WINDOW_S, write_report
+
+        half = round(DEFAULT_WINDOW_S * 500)
+        ms = to_ms(at)
+        return write_report(reader, out, since_ms=ms - half, until_ms=ms + half, around_ms=ms).path
+
+    try:
+        written = await read_history(history, write)
+    except Exception as exc:  # a report that fails must not take the console with it
+        screen.notify(f"report not written: {exc}", severity="error", timeout=10)
+        return
+    if written is not None:
+        screen.notify(f"report of {clock_text(at)} written to {written}", timeout=10)
+
+
+class EvidenceScreen(ConsoleScreen):
+    CSS_PATH = "evidence.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("g", "jump", "Go to subject"),
+        Binding("r", "report", "Report"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, entry: TimelineEntry, timeline: Sequence[TimelineEntry]) -> None:
+        super().__init__()
+        self.entry = entry
+        self.around = sorted(
+            (e for e in timeline if abs(e.time - entry.time) <= AROUND_S), key=lambda e: e.time
+        )
+        #: The log lines shown (their text), for the pilot tests.
+        self.log_lines: list[str] = []
+        self.log_note = ""
+        self._loaded_for: float | bool | None = False
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="evidence-head")
+        with Horizontal(id="evidence-top"):
+            yield Static(id="evidence-events", classes="panel")
+            with Vertical(id="evidence-metrics", classes="panel"):
+                for name, label in SERIES:
+                    yield Label(label, classes="spark-label")
+                    yield Sparkline([], id=f"spark-{name}")
+        yield RichLog(id="evidence-log", classes="panel", wrap=False, markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#evidence-head", Static).update(self._head())
+        self.query_one("#evidence-events", Static).update(self._events_text())
+        self.query_one("#evidence-events").border_title = "Events around"
+        metrics = self.query_one("#evidence-metrics")
+        metrics.border_title = f"{self.entry.subject} · ±{SERIES_WINDOW_S / 60:g} min"
+        self.query_one("#evidence-log").border_title = "Log"
+
+    def _head(self) -> Text:
+        e = self.entry
+        t = Text()
+        t.append(clock_text(e.time), style="bold")
+        t.append(f" {e.severity} {e.kind} ", style=severity_style(e.severity))
+        t.append(e.subject, style="bold")
+        t.append(f"\n{e.message}")
+        return t
+
+    def _events_text(self) -> Text:
+        t = Text()
+        for e in self.around:
+            style = "reverse" if e.key == self.entry.key else severity_style(e.severity)
+            t.append(f"{short_clock_text(e.time)} {e.kind} {e.subject}\n", style=style)
+        return t
+
+    def render_state(self, state: ConsoleState) -> None:
+        if self._loaded_for is not False and self._loaded_for == state.as_of:
+            return  # the evidence of an event does not change with each poll
+        self._loaded_for = state.as_of
+        self._load(state.historic)
+
+    # ------------------------------------------------------------------ data
+
+    class Loaded(Message):
+        def __init__(self, series: dict[str, list[float]], log: LogView) -> None:
+            super().__init__()
+            self.series = series
+            self.log = log
+
+    @work(exclusive=True, group="evidence", exit_on_error=False)
+    async def _load(self, historic: bool) -> None:
+        subject, at = self.entry.subject, self.entry.time
+        path = self.konsole.feed.history_path
+        profile = self.konsole.feed.profile
+        logs = None if profile is None else profile.logs
+
+        def read(reader: HistoryReader) -> tuple[dict[str, list[float]], LogView | None]:
+            return server_series(reader, subject, at), recorded_log(reader, subject, at)
+
+        series: dict[str, list[float]] = {}
+        recorded: LogView | None = None
+        if is_server(subject):
+            series, recorded = await read_history(path, read) or ({}, None)
+        log = self._log_view(subject, recorded)
+        if not historic and is_server(subject):
+            live = await asyncio.to_thread(live_log, logs, subject, at, self._address(subject))
+            log = live if live is not None else log
+        self.post_message(self.Loaded(series, log))
+
+    def _address(self, subject: str) -> str | None:
+        """The tablet server's ``host:port`` as the last poll saw it (fills ``{host}``)."""
+        state = self.konsole.state
+        view = None if state is None or state.snapshot is None else state.snapshot.view
+        for server in () if view is None else view.tablet_servers:
+            if f"tablet-server {server.node_id}" == subject:
+                return server.address
+        return None
+
+    @staticmethod
+    def _log_view(subject: str, recorded: LogView | None) -> LogView:
+        if recorded is not None:
+            return recorded
+        if not is_server(subject):
+            return LogView((), f"{subject}: not a server, no log to show")
+        return LogView((), f"no log source for {subject} (see docs/incidents.md: log sources)")
+
+    def on_evidence_screen_loaded(self, message: Loaded) -> None:
+        for name, _ in SERIES:
+            self.query_one(f"#spark-{name}", Sparkline).data = message.series.get(name, [])
+        panel = self.query_one("#evidence-metrics")
+        panel.border_subtitle = "" if message.series else "no metrics recorded"
+        log = self.query_one("#evidence-log", RichLog)
+        log.clear()
+        view = message.log
+        self.log_lines = [line.raw for line in view.lines]
+        self.log_note = view.note
+        log.border_subtitle = view.note
+        if view.failed:
+            log.write(Text(f"log source failed: {view.note}", style="bold red"))
+        elif not view.lines:
+            log.write(Text(view.note, style="dim"))
+        for line in view.lines:
+            log.write(Text(line.raw, style=_LEVEL_STYLE.get(line.level or "", "")))
+
+    # ------------------------------------------------------------------ keys
+
+    def action_jump(self) -> None:
+        from konsole.ui.screens.events import open_subject
+
+        open_subject(self, self.entry.subject)
+
+    @work(group="evidence-report", exit_on_error=False)
+    async def action_report(self) -> None:
+        await write_moment_report(self, self.entry.time)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
