@@ -102,14 +102,14 @@ async def test_enter_opens_the_evidence_and_g_jumps_to_server_and_table(story: P
         await pilot.press("slash", *"server_left", "enter", "enter")
         await pilot.pause()
         assert isinstance(app.screen, EvidenceScreen)
-        await pilot.press("g")
+        await pilot.press("j")
         await pilot.pause()
         assert isinstance(app.screen, ServerDetailScreen)
         assert app.screen.server_id == 3
         app.pop_screen()
         app.pop_screen()
         await pilot.pause()
-        await pilot.press("escape", "slash", *"table_created", "enter", "g")
+        await pilot.press("escape", "slash", *"table_created", "enter", "j")
         await pilot.pause()
         assert isinstance(app.screen, TableDetailScreen)
         assert app.screen.table_path == "shop.returns"
@@ -198,6 +198,6 @@ async def test_operator_events_show_live_and_in_time_travel(story: Path) -> None
                 "server tag 3: sent by ops@box",
             ]
             assert {(e.severity, e.subject) for e in ops} == {("info", "tablet-server 3")}
-            await pilot.press("slash", *"succeeded by", "enter", "enter")
+            await pilot.press("slash", *"succeeded by", "enter", "j")
             await pilot.pause()
             assert isinstance(app.screen, ServerDetailScreen) and app.screen.server_id == 3

@@ -1,5 +1,5 @@
 """The evidence view: enter on an event in the Events screen, its server's log lines of that
-minute (a file source, a failing command, none, a recorded excerpt in time travel), ``g``
+minute (a file source, a failing command, none, a recorded excerpt in time travel), ``j``
 to the subject and ``r`` for the report of the moment."""
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ async def test_enter_on_server_left_shows_that_servers_lines_of_that_minute(
         assert screen.log_lines == [log_line(*line) for line in IN_WINDOW]
         assert screen.log_note == f"live from {log}"
         assert any(e.kind == "server_left" for e in screen.around)
-        await pilot.press("g")
+        await pilot.press("j")
         await pilot.pause()
         assert isinstance(app.screen, ServerDetailScreen) and app.screen.server_id == 3
 

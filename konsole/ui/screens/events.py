@@ -5,7 +5,7 @@ event and note read from it in a worker (the state carries at most
 :data:`~konsole.ui.state.MAX_EVENTS`). In time travel only what was recorded up to the
 moment shown is read and listed (the newest :data:`MAX_HISTORY_EVENTS` before it); live,
 the file ends at the present. Enter opens the event's evidence
-(:class:`~konsole.ui.screens.evidence.EvidenceScreen`); ``g`` jumps to the subject: a server
+(:class:`~konsole.ui.screens.evidence.EvidenceScreen`); ``j`` jumps to the subject: a server
 to its detail, a table, partition or bucket to its table; ``r`` writes the incident report
 of the selected event's moment (in time travel, of the moment shown when none is selected).
 """
@@ -171,7 +171,7 @@ class EventsScreen(ConsoleScreen):
         Binding("u", "subject_filter", "Subject"),
         Binding("n", "note", "Note"),
         # Listed by help (?), not in the footer: the footer at 80 columns is full.
-        Binding("g", "jump", "Go to subject", show=False),
+        Binding("j", "jump", "Go to subject", show=False),
         Binding("r", "report", "Report", show=False),
         Binding("enter", "evidence", "Evidence", show=False),
         Binding("escape", "clear_filters", "Clear filters", show=False),

@@ -5,7 +5,7 @@ the timeline the Events screen holds), the involved server's metric sparklines a
 (from the history file) and that server's log lines in the event's window: live from the
 profile's log source, or, in time travel (or with no source), the excerpt the recorder
 kept. A source that fails says why (a command that timed out, a glob matching nothing); a
-server with no source says so. ``g`` goes to the subject, ``r`` writes the incident report
+server with no source says so. ``j`` goes to the subject, ``r`` writes the incident report
 of the moment (:func:`write_moment_report`) and says where.
 """
 
@@ -90,7 +90,7 @@ async def write_moment_report(screen: Screen[Any], at: float) -> None:
 class EvidenceScreen(ConsoleScreen):
     CSS_PATH = "evidence.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("g", "jump", "Go to subject"),
+        Binding("j", "jump", "Go to subject"),
         Binding("r", "report", "Report"),
         Binding("escape", "back", "Back"),
     ]
