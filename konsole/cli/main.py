@@ -61,6 +61,11 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
         "record",
         "Poll a cluster and record every poll and event into its history file.",
     ),
+    "storage": (
+        "konsole.cli.storage",
+        "storage",
+        "Where each table's data lives: local log, remote log, KV snapshots, lake.",
+    ),
     "ui": (
         "konsole.cli.ui",
         "ui",

@@ -30,6 +30,7 @@ from fluss_proto.model import ClusterView, HealthStatus
 from konsole.model.metrics import MetricsOrigin, ServerMetrics
 from konsole.model.placement import Placement, placement
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
+from konsole.model.storage import StorageLimits, trouble
 
 __all__ = [
     "METRIC_RULES",
@@ -56,6 +57,12 @@ class HealthThresholds:
     kv_pressure_warn: float = 0.80
     #: Polls without a log end offset advance before an advancing table is "stalled".
     ingest_stall_polls: int = 3
+    #: Seconds a tiered bucket's remote end may stand still while its log grows.
+    tiering_stall_s: float = 600.0
+    #: Seconds a PK bucket taking writes may go without a new KV snapshot.
+    kv_snapshot_stale_s: float = 1800.0
+    #: Offsets a datalake-enabled table may be ahead of its lake snapshot (all buckets).
+    lake_lag_offsets: int = 1_000_000
     #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN) when
     #: metrics were configured or found (never configured: "not configured", information).
     require_metrics: bool = True
@@ -168,6 +175,7 @@ def evaluate(
     findings += _metrics(snapshot, rules)
     findings += _kv_rejections(snapshot, previous)
     findings += _read_errors(snapshot)
+    findings += _storage(snapshot, rules)
     status = worst(f.status for f in findings)
     source = "server" if snapshot.health is not None else "derived"
     return Health(status, tuple(findings), source, snapshot.taken_at)
@@ -438,3 +446,39 @@ def _read_errors(snapshot: ClusterSnapshot) -> list[Finding]:
             f"{len(rest)} item(s) could not be read (first: {first.subject}: {first.error})",
         )
     ]
+
+
+def _storage(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
+    """Tiers behind, as of the last storage poll (konsole.model.storage.trouble)."""
+    limits = StorageLimits(rules.tiering_stall_s, rules.kv_snapshot_stale_s, rules.lake_lag_offsets)
+    found = trouble(snapshot.storage, limits)
+    out = [
+        Finding(
+            HealthStatus.YELLOW,
+            "tiering_stalled",
+            f"table {name}",
+            f"tiering stalled on {s.stalled_buckets} bucket(s): remote end unchanged for "
+            f"{int(s.tiering_age_s or 0)}s while the log grew",
+        )
+        for name, s in sorted(found.stalled.items())
+    ]
+    out += [
+        Finding(
+            HealthStatus.YELLOW,
+            "kv_snapshot_stale",
+            f"table {name}",
+            f"no new KV snapshot for {int(s.kv_age_s or 0)}s on {s.stale_kv_buckets} bucket(s) "
+            "taking writes",
+        )
+        for name, s in sorted(found.stale_kv.items())
+    ]
+    out += [
+        Finding(
+            HealthStatus.YELLOW,
+            "lake_lag",
+            f"table {name}",
+            f"{s.lake_lag} offsets not yet in the lake snapshot",
+        )
+        for name, s in sorted(found.lake_behind.items())
+    ]
+    return out[: MAX_TABLE_FINDINGS * 3]

@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from fluss_proto.model import BucketView, ClusterHealth, ClusterView, GatherError
 from konsole.model.metrics import MetricsError, MetricsOrigin, ServerMetrics
+from konsole.model.storage import StoragePart
 
 __all__ = [
     "ClusterSnapshot",
@@ -91,6 +92,9 @@ class ClusterSnapshot:
     #: How the metrics endpoints were chosen (the health rules read silence by it). The
     #: default is the strict reading: a server without metrics is not GREEN.
     metrics_origin: MetricsOrigin = MetricsOrigin.CONFIGURED
+    #: The storage polls' last word (slower cadence, carried between them); None: not
+    #: polled yet, or storage polling is off.
+    storage: StoragePart | None = None
 
     @classmethod
     def failed(
