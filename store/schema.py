@@ -23,7 +23,9 @@ Layout (see docs/history.md for the meaning of every table):
   since version 2; JSON text in version 1);
 - timeline: ``events`` and ``notes``;
 - ``epochs`` (since version 3): one row per cluster the file has recorded, from its first
-  poll on (readers never join two epochs' data across time).
+  poll on (readers never join two epochs' data across time);
+- ``storage`` (since version 4): one row per storage poll (the slower storage cadence),
+  an opaque compressed body konsole writes and reads back.
 """
 
 from __future__ import annotations
@@ -185,8 +187,18 @@ def _v3(db: Database) -> None:
     )
 
 
+def _v4(db: Database) -> None:
+    """Storage parts: what the storage polls saw (remote log, KV snapshots, lake), one row
+    per storage poll, on the poll that first carried it. Nothing to fill for older polls."""
+    db.execute(
+        """CREATE TABLE storage (
+        poll_id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, body BLOB NOT NULL
+    )"""
+    )
+
+
 #: MIGRATIONS[n]: the step taking version n to n + 1.
-MIGRATIONS: tuple[Step, ...] = (_v1, _v2, _v3)
+MIGRATIONS: tuple[Step, ...] = (_v1, _v2, _v3, _v4)
 VERSION: Final = len(MIGRATIONS)
 
 

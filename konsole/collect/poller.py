@@ -153,6 +153,7 @@ class Poller:
         self._endpoints = endpoints
         self._storage_fn = storage
         self._storage: StoragePart | None = None
+        self._storage_seed: StoragePart | None = None
         self._storage_task: asyncio.Future[StoragePart] | None = None
         self._storage_due = 0.0
         self._clock = clock
@@ -170,6 +171,11 @@ class Poller:
     @property
     def last(self) -> ClusterSnapshot | None:
         return self._last
+
+    def seed_storage(self, part: StoragePart | None) -> None:
+        """Start from a storage part seen before (a history's last): the next storage poll
+        carries its observed times, so a one-look command can tell a value that stood still."""
+        self._storage_seed = part
 
     @property
     def consecutive_failures(self) -> int:
@@ -279,7 +285,7 @@ class Poller:
         if error is not None:  # poll_storage never raises; a timeout or a bug might
             log.debug("storage poll failed: %s", _text(error))
             return
-        self._storage = carry(self._storage, task.result())
+        self._storage = carry(self._storage or self._storage_seed, task.result())
 
     async def _gather_part(self, guide: ClusterView | None, earliest: bool) -> _Gathered:
         try:

@@ -149,6 +149,8 @@ class Recorder:
         self._retention_every = retention_every_s
         self._writer: HistoryWriter | None = None
         self._state = EventState()
+        #: The storage part last written (each is written once, on the poll that brought it).
+        self._storage_at: float | None = None
         self._next_retention: int | None = None  # on the timeline, in ms
         self._reason: str | None = None
         self._taken = 0
@@ -303,7 +305,12 @@ class Recorder:
         trouble = self._trouble
         if trouble is not None and trouble.unwritten is not None:
             rows = (*rows, self._trouble_row(trouble, trouble.unwritten))
-        poll_id = self._writer.record(self._in_epoch(snapshot, poll_record(snapshot, rows)))
+        part = snapshot.storage
+        new_part = part is not None and part.taken_at != self._storage_at
+        record = poll_record(snapshot, rows, storage=new_part)
+        poll_id = self._writer.record(self._in_epoch(snapshot, record))
+        if new_part and part is not None:
+            self._storage_at = part.taken_at
         if trouble is not None:
             trouble.unwritten = None
         return poll_id

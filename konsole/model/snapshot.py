@@ -11,7 +11,7 @@ credentials into messages).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from types import MappingProxyType
 
@@ -163,6 +163,10 @@ class ClusterSnapshot:
             errors=tuple(errors),
             metrics_origin=metrics_origin,
         )
+
+    def with_storage(self, storage: StoragePart | None) -> ClusterSnapshot:
+        """This snapshot with the storage polls' part attached."""
+        return replace(self, storage=storage)
 
     # ------------------------------------------------------------------ derived views
 

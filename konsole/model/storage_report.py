@@ -1,7 +1,7 @@
-"""The storage part as JSON and as text: ``konsole storage`` prints these, the console's
-Storage screen shows the same rows (one definition of every figure: konsole.model.storage).
+"""The storage part as one JSON-able report: ``konsole storage`` prints it, the console's
+Storage screen shows the same rows (every figure is defined once, in konsole.model.storage).
 
-Unknown is ``null`` in JSON and ``-`` in text, never 0.
+Unknown is ``None`` (JSON ``null``), never 0.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from konsole.model.storage import (
     tiering_age,
     untiered,
 )
-from konsole.model.timefmt import age_text
 
-__all__ = ["bucket_dict", "storage_dict", "storage_text"]
+__all__ = ["bucket_dict", "storage_dict"]
 
 
 def bucket_dict(b: BucketStorage, now: float) -> dict[str, Any]:
@@ -92,33 +91,3 @@ def storage_dict(
         "servers": servers,
         "errors": list(part.errors),
     }
-
-
-def _n(value: int | None) -> str:
-    return "-" if value is None else str(value)
-
-
-def storage_text(report: dict[str, Any]) -> str:
-    """``storage_dict``'s answer for a person: one line per table, then the servers."""
-    lines = [
-        f"{'TABLE':<32} {'TIERS':<24} {'UNTIERED':>9} {'TIER AGE':>9} {'KV AGE':>8} "
-        f"{'LAKE LAG':>9} {'ROWS':>9}  LOG TTL"
-    ]
-    for t in report["tables"]:
-        flag = " STALLED" if t["stalled_buckets"] else ""
-        flag += " KV-STALE" if t["stale_kv_buckets"] else ""
-        lines.append(
-            f"{t['table']:<32} {','.join(t['tiers']):<24} {_n(t['untiered_offsets']):>9} "
-            f"{age_text(t['tiering_age_s']):>9} {age_text(t['kv_snapshot_age_s']):>8} "
-            f"{_n(t['lake_lag']):>9} {_n(t['row_count']):>9}  {t['log_ttl'] or 'default'}{flag}"
-        )
-    lines.append("")
-    lines.append(f"{'SERVER':<8} {'REPLICAS':>8} {'LEADERS':>8} {'TABLES':>7}  BYTES")
-    for s in report["servers"]:
-        held = "-" if s["bytes_held"] is None else str(s["bytes_held"])
-        lines.append(
-            f"{s['server']:<8} {s['replicas']:>8} {s['leaders']:>8} {s['tables']:>7}  {held}"
-        )
-    for error in report["errors"]:
-        lines.append(f"not read: {error}")
-    return "\n".join(lines)
