@@ -54,6 +54,7 @@ __all__ = [
     "StateAt",
     "TableSpan",
     "open_reader",
+    "storage_at_poll",
 ]
 
 LEVELS: Final = ("full", "minute", "hour")
@@ -281,21 +282,9 @@ class HistoryReader:
                 poll.id, with_earliest=True, from_poll=epoch.first_poll if epoch else 0
             ),
             metrics=self.metrics_at_poll(poll.id),
-            storage=self.storage_at_poll(poll.id, from_poll=epoch.first_poll if epoch else 0),
+            storage=storage_at_poll(self, poll.id, from_poll=epoch.first_poll if epoch else 0),
             **parts,
         )
-
-    def storage_at_poll(self, poll_id: int, *, from_poll: int = 0) -> bytes | None:
-        """The last storage body recorded at or before ``poll_id`` (from ``from_poll`` on);
-        None before any, or in a file older than version 4."""
-        if self.version < 4:
-            return None
-        rows = self._query(
-            "SELECT body FROM storage WHERE poll_id <= ? AND poll_id >= ? "
-            "ORDER BY poll_id DESC LIMIT 1",
-            (poll_id, from_poll),
-        )
-        return bytes(rows[0][0]) if rows else None
 
     def offsets_at_poll(
         self, poll_id: int, *, with_earliest: bool = False, from_poll: int = 0
@@ -494,6 +483,19 @@ class HistoryReader:
             writer_pid=lock_holder(self.path),
             epochs=tuple(self.epochs.all()),
         )
+
+
+def storage_at_poll(reader: HistoryReader, poll_id: int, *, from_poll: int = 0) -> bytes | None:
+    """The last storage body recorded at or before ``poll_id`` (from ``from_poll`` on);
+    None before any, or in a file older than version 4 (no storage table)."""
+    if reader.version < 4:
+        return None
+    rows = reader._query(
+        "SELECT body FROM storage WHERE poll_id <= ? AND poll_id >= ? "
+        "ORDER BY poll_id DESC LIMIT 1",
+        (poll_id, from_poll),
+    )
+    return bytes(rows[0][0]) if rows else None
 
 
 def rates(totals: Sequence[SeriesPoint]) -> list[SeriesPoint]:

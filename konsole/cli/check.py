@@ -221,7 +221,7 @@ def recorded_storage(path: Path | None) -> StoragePart | None:
         return None
     try:
         from konsole.collect.storage_rows import unpack_storage
-        from store.queries import open_reader
+        from store.queries import open_reader, storage_at_poll
 
         with open_reader(path) as reader:
             poll = reader.poll_at(int(time.time() * 1000))
@@ -229,7 +229,7 @@ def recorded_storage(path: Path | None) -> StoragePart | None:
                 return None
             epoch = reader.epochs.at(poll.at_ms)
             first = epoch.first_poll if epoch else 0
-            return unpack_storage(reader.storage_at_poll(poll.id, from_poll=first))
+            return unpack_storage(storage_at_poll(reader, poll.id, from_poll=first))
     except Exception:  # a history that cannot be read: the look starts from nothing
         return None
 
