@@ -309,3 +309,34 @@ def test_kv_and_lake_events_fire_once_per_stretch() -> None:
     ]
     rules = {f.rule for f in evaluate(snap(V, t=200).with_storage(stored), RULES).findings}
     assert {"kv_snapshot_stale", "lake_lag"} <= rules
+
+
+def test_the_recorder_writes_each_storage_part_once_and_time_travel_reads_it(
+    tmp_path: Any,
+) -> None:
+    import sqlite3
+
+    from konsole.cli.check import recorded_storage
+    from konsole.collect.history import snapshot_at
+    from konsole.collect.recorder import Recorder
+    from store import open_reader
+
+    path = tmp_path / "h.sqlite"
+    first = part(100, bucket(100, 100, 50))
+    second = carry(first, part(130, bucket(130, 200, 50)))
+    r = Recorder(path, clock=lambda: 200.0)
+    r.open()
+    r.record(snap(V, seq=1, t=90))  # before any storage poll
+    r.record(snap(V, seq=2, t=105).with_storage(first))
+    r.record(snap(V, seq=3, t=110).with_storage(first))  # carried: not written again
+    r.record(snap(V, seq=4, t=135).with_storage(second))
+    r.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM storage").fetchone()[0] == 2
+    with open_reader(path) as reader:
+        assert snapshot_at(reader, 95).snapshot.storage is None  # type: ignore[union-attr]
+        at_110 = snapshot_at(reader, 112).snapshot.storage  # type: ignore[union-attr]
+        at_end = snapshot_at(reader, 140).snapshot.storage  # type: ignore[union-attr]
+    assert at_110 == first and at_end == second
+    # the check starts from the file's last part (the one with the stall's first sighting)
+    assert recorded_storage(path) == second and recorded_storage(tmp_path / "none") is None
