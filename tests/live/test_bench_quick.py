@@ -74,3 +74,11 @@ def test_scan_bench_quick(bootstrap: str) -> None:
     assert s["tables"]["log_rows"] == 2000 and s["tables"]["pk_rows"] > 0
     assert s["results"] and s["ratios"] and s["export"]
     assert not [d for d in databases(bootstrap) if d.startswith("konsole_bench_scan_")]
+
+
+def test_storage_bench_quick(bootstrap: str) -> None:
+    s = bench("storage.py", "--bootstrap", bootstrap, "--drop")
+    assert s["reps"] >= 1 and set(s["median"]) == {"a", "st"}
+    assert s["median"]["st"]["requests"] >= 1 and s["storage_errors"] == 0
+    assert s["ratio_cpu_amortised"] > 0
+    assert "konsole_bench" not in databases(bootstrap)
