@@ -312,8 +312,7 @@ def _storage_values(
     part = s.storage if s is not None else None
     if part is None:
         return {label: (None, "no storage poll in this look") for label in labels}
-    limits = StorageLimits(rules.tiering_stall_s, rules.kv_snapshot_stale_s, rules.lake_lag_offsets)
-    found = trouble(part, limits)
+    found = trouble(part, StorageLimits.of(rules))
     left = [untiered(b) for b in part.buckets]
     known = part.capabilities.remote_manifests and all(v is not None for v in left)
     return {

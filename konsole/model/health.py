@@ -22,7 +22,7 @@ configured or found and does not answer stays ``metrics_unknown`` (UNKNOWN).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -30,7 +30,7 @@ from fluss_proto.model import ClusterView, HealthStatus
 from konsole.model.metrics import MetricsOrigin, ServerMetrics
 from konsole.model.placement import Placement, placement
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
-from konsole.model.storage import StorageLimits, trouble
+from konsole.model.storage import StorageLimits, TableSummary, trouble
 
 __all__ = [
     "METRIC_RULES",
@@ -450,35 +450,30 @@ def _read_errors(snapshot: ClusterSnapshot) -> list[Finding]:
 
 def _storage(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
     """Tiers behind, as of the last storage poll (konsole.model.storage.trouble)."""
-    limits = StorageLimits(rules.tiering_stall_s, rules.kv_snapshot_stale_s, rules.lake_lag_offsets)
-    found = trouble(snapshot.storage, limits)
-    out = [
-        Finding(
-            HealthStatus.YELLOW,
+    found = trouble(snapshot.storage, StorageLimits.of(rules))
+    judged: list[tuple[str, Mapping[str, TableSummary], Callable[[TableSummary], str]]] = [
+        (
             "tiering_stalled",
-            f"table {name}",
-            f"tiering stalled on {s.stalled_buckets} bucket(s): remote end unchanged for "
-            f"{int(s.tiering_age_s or 0)}s while the log grew",
-        )
-        for name, s in sorted(found.stalled.items())
-    ]
-    out += [
-        Finding(
-            HealthStatus.YELLOW,
+            found.stalled,
+            lambda s: (
+                f"tiering stalled on {s.stalled_buckets} bucket(s): remote end unchanged "
+                f"for {int(s.tiering_age_s or 0)}s while the log grew"
+            ),
+        ),
+        (
             "kv_snapshot_stale",
-            f"table {name}",
-            f"no new KV snapshot for {int(s.kv_age_s or 0)}s on {s.stale_kv_buckets} bucket(s) "
-            "taking writes",
-        )
-        for name, s in sorted(found.stale_kv.items())
+            found.stale_kv,
+            lambda s: (
+                f"no new KV snapshot for {int(s.kv_age_s or 0)}s on "
+                f"{s.stale_kv_buckets} bucket(s) taking writes"
+            ),
+        ),
+        ("lake_lag", found.lake_behind, lambda s: f"{s.lake_lag} offsets not yet in the lake"),
     ]
-    out += [
-        Finding(
-            HealthStatus.YELLOW,
-            "lake_lag",
-            f"table {name}",
-            f"{s.lake_lag} offsets not yet in the lake snapshot",
-        )
-        for name, s in sorted(found.lake_behind.items())
-    ]
-    return out[: MAX_TABLE_FINDINGS * 3]
+    out = []
+    for rule, tables, reason in judged:
+        out += [
+            Finding(HealthStatus.YELLOW, rule, f"table {name}", reason(s))
+            for name, s in sorted(tables.items())[:MAX_TABLE_FINDINGS]
+        ]
+    return out

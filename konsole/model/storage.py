@@ -414,6 +414,11 @@ class StorageLimits:
     kv_snapshot_stale_s: float
     lake_lag_offsets: int
 
+    @classmethod
+    def of(cls, rules: Any) -> StorageLimits:
+        """The storage keys of a ``HealthThresholds`` (health imports this module)."""
+        return cls(rules.tiering_stall_s, rules.kv_snapshot_stale_s, rules.lake_lag_offsets)
+
 
 @dataclass(frozen=True, slots=True)
 class StorageTrouble:

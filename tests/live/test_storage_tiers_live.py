@@ -25,10 +25,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import fluss
 import pytest
@@ -38,6 +38,7 @@ from konsole.collect.metrics import Scraper
 from konsole.collect.profiles import MetricsEndpoint
 from konsole.localcluster import LocalCluster
 from tests._testutil import pyfluss_data as pf
+from tests._testutil.waiting import until
 from tests.conftest import FlussServer
 
 pytestmark = [
@@ -54,7 +55,6 @@ SETTINGS = (
 #: The profile the konsole processes use: fast polls, a short stall limit.
 STALL_S = 6
 WAIT_S = 60.0
-T = TypeVar("T")
 
 
 @dataclass
@@ -118,19 +118,6 @@ async def tiers(
         yield Tiers(fluss_server, run_dir, desc, config, run_dir / "history.db", conn, db)
     finally:
         await pf.close_connection(conn)
-
-
-async def until(
-    probe: Callable[[], Awaitable[T]], done: Callable[[T], bool], what: str, timeout: float = WAIT_S
-) -> T:
-    deadline = time.monotonic() + timeout
-    for _ in range(int(timeout / 0.5) + 1):
-        value = await probe()
-        if done(value) or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(0.5)
-    assert done(value), f"{what} within {timeout:g}s: last {value!r}"
-    return value
 
 
 async def storage_json(t: Tiers, table: str) -> dict[str, Any]:

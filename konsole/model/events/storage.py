@@ -14,7 +14,7 @@ from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.storage import StorageLimits, TableSummary, trouble
 from konsole.model.timefmt import age_text
 
-__all__ = ["StorageState", "detect_storage", "limits_of"]
+__all__ = ["StorageState", "detect_storage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,11 +26,6 @@ class StorageState:
     lake_behind: frozenset[str] = frozenset()
 
 
-def limits_of(config: EventConfig) -> StorageLimits:
-    r = config.rules
-    return StorageLimits(r.tiering_stall_s, r.kv_snapshot_stale_s, r.lake_lag_offsets)
-
-
 def detect_storage(
     state: StorageState, current: ClusterSnapshot, config: EventConfig
 ) -> tuple[list[Event], StorageState]:
@@ -39,7 +34,7 @@ def detect_storage(
     if part is None or part.taken_at == state.judged_at:
         return [], state
     out = Emitter(current, config)
-    found = trouble(part, limits_of(config))
+    found = trouble(part, StorageLimits.of(config.rules))
     for name in sorted(found.stalled.keys() - state.stalled):
         s = found.stalled[name]
         out.emit(
