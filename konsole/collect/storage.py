@@ -12,7 +12,8 @@ next poll, in turn, and keep their earlier readings):
 - ListRemoteLogManifests (1.0 line, coordinator): one per table;
 - GetLatestKvSnapshots: one per primary-key table, one per partition when partitioned;
 - GetLakeSnapshot: one per table with ``table.datalake.enabled``;
-- GetTableStats (1.0 line): one per leader for every bucket asked (grouped).
+- GetTableStats (both lines): one per table and leader of its buckets, with what the reads
+  above leave of the bound, the tables in their own turn (row counts refresh more slowly).
 
 Never raises: a failed read is an error line on the part and leaves its figures unknown.
 """
@@ -40,8 +41,10 @@ __all__ = ["DEFAULT_INTERVAL", "DEFAULT_MAX_REQUESTS", "StorageCursor", "poll_st
 
 #: Seconds between storage polls unless the profile says otherwise.
 DEFAULT_INTERVAL: Final = 30.0
-#: Requests one storage poll may send (the leaders' GetTableStats count one each).
-DEFAULT_MAX_REQUESTS: Final = 400
+#: Requests one storage poll may send (GetTableStats: one per table and leader). 250 keeps
+#: a 200-table poll's client CPU, amortised over the 30 s cadence, under a quarter of a
+#: guided poll's (bench/storage.py, docs/performance.md).
+DEFAULT_MAX_REQUESTS: Final = 250
 #: Requests in flight at once.
 CONCURRENCY: Final = 8
 
@@ -51,6 +54,8 @@ class StorageCursor:
     """Where the next storage poll starts when the last one hit the request bound."""
 
     next_table: int = 0
+    #: Where the next row counts (GetTableStats) start: they get what the tier reads leave.
+    next_stats: int = 0
 
 
 def capabilities(client: Any) -> StorageCapabilities:
@@ -115,21 +120,21 @@ async def poll_storage(
     caps = capabilities(client)
     admin = FlussAdmin(client)
     tables = [t for t in view.tables if t.table_id is not None and t.info is not None]
-    chosen, deferred = _choose(tables, caps, max_requests, cursor or StorageCursor())
+    cursor = cursor or StorageCursor()
+    chosen, cursor.next_table = _choose(
+        tables, lambda t: _requests_for(t, caps), max_requests, cursor.next_table
+    )
     reads = _Reads()
     gate = asyncio.Semaphore(CONCURRENCY)
     jobs: list[Awaitable[None]] = []
     for table in chosen:
         jobs += _table_jobs(admin, table, caps, reads, gate)
-    if caps.table_stats and chosen:
-        jobs.append(
-            _stats(
-                admin,
-                chosen,
-                reads,
-                max(0, max_requests - sum(_requests_for(t, caps) for t in chosen)),
-            )
-        )
+    if caps.table_stats:
+        # Row counts with what the tier reads left of the budget, in their own turn.
+        left = max_requests - sum(_requests_for(t, caps) for t in chosen)
+        counted, cursor.next_stats = _choose(tables, _leaders, left, cursor.next_stats, 0)
+        if counted:
+            jobs.append(_stats(admin, counted, reads))
     await asyncio.gather(*jobs)
     return StoragePart(
         taken_at=taken_at,
@@ -139,28 +144,36 @@ async def poll_storage(
         buckets=tuple(b for t in tables for b in _buckets(t, taken_at, reads, caps)),
         errors=tuple(reads.errors),
         requests=reads.requests,
-        deferred=deferred,
+        deferred=len(tables) - len(chosen),
     )
 
 
 def _choose(
-    tables: Sequence[TableView], caps: StorageCapabilities, budget: int, cursor: StorageCursor
+    tables: Sequence[TableView],
+    cost: Callable[[TableView], int],
+    budget: int,
+    start: int,
+    least: int = 1,
 ) -> tuple[list[TableView], int]:
-    """The tables this poll asks about, from the cursor on, within the request budget."""
+    """The tables from ``start`` on (in turn) whose costs fit ``budget``, at least ``least``
+    of them, and where the next turn starts."""
     if not tables:
         return [], 0
-    start = cursor.next_table % len(tables)
-    order = list(tables[start:]) + list(tables[:start])
+    start %= len(tables)
     chosen: list[TableView] = []
     spent = 0
-    for table in order:
-        cost = _requests_for(table, caps)
-        if spent + cost > budget and chosen:
+    for table in list(tables[start:]) + list(tables[:start]):
+        if spent + cost(table) > budget and len(chosen) >= least:
             break
         chosen.append(table)
-        spent += cost
-    cursor.next_table = (start + len(chosen)) % len(tables)
-    return chosen, len(tables) - len(chosen)
+        spent += cost(table)
+    return chosen, (start + len(chosen)) % len(tables)
+
+
+def _leaders(table: TableView) -> int:
+    """GetTableStats requests for a table: one per leader of its buckets (a request names
+    one table)."""
+    return len({b.leader_id for b in table.buckets if b.leader_id is not None})
 
 
 def _table_jobs(
@@ -230,19 +243,14 @@ async def _lake(admin: FlussAdmin, table: TableView, reads: _Reads) -> None:
         reads.lake[(table.table_id, b.partition_id, b.bucket_id)] = b.log_offset
 
 
-async def _stats(
-    admin: FlussAdmin, tables: Sequence[TableView], reads: _Reads, budget: int
-) -> None:
+async def _stats(admin: FlussAdmin, tables: Sequence[TableView], reads: _Reads) -> None:
     refs = [
         BucketRef(t.path, b.table_id, b.partition_id, b.partition_name, b.bucket_id, b.leader_id)
         for t in tables
         for b in t.buckets
         if b.leader_id is not None
     ]
-    leaders = {r.leader_id for r in refs}
-    if not refs or len(leaders) > budget:
-        return
-    reads.requests += len(leaders)
+    reads.requests += sum(_leaders(t) for t in tables)
     try:
         outcomes = await admin.leader_calls(TABLE_STATS_KIND, refs)
     except Exception as exc:
