@@ -129,6 +129,8 @@ async def poll_storage(
     jobs: list[Awaitable[None]] = []
     for table in chosen:
         jobs += _table_jobs(admin, table, caps, reads, gate)
+    if caps.remote_manifests and chosen:
+        jobs.append(_remote(admin, chosen, reads))
     if caps.table_stats:
         # Row counts with what the tier reads left of the budget, in their own turn.
         left = max_requests - sum(_requests_for(t, caps) for t in chosen)
@@ -186,15 +188,6 @@ def _table_jobs(
     info = table.info
     assert info is not None and table.table_id is not None
     jobs: list[Awaitable[None]] = []
-    if caps.remote_manifests:
-        jobs.append(
-            _guarded(
-                gate,
-                reads,
-                f"{table.path}: LIST_REMOTE_LOG_MANIFESTS",
-                _remote(admin, table, reads),
-            )
-        )
     if info.is_pk_table and caps.kv_snapshots:
         parts: list[str | None] = (
             [p.name for p in table.partitions] if info.partition_keys else [None]
@@ -218,12 +211,23 @@ async def _guarded(gate: asyncio.Semaphore, reads: _Reads, what: str, job: Await
             reads.errors.append(f"{what}: {_text(exc)}")
 
 
-async def _remote(admin: FlussAdmin, table: TableView, reads: _Reads) -> None:
-    assert table.table_id is not None
-    listing = await admin.remote_log_manifests(table.table_id)
-    reads.remote_known.add(table.table_id)
-    for m in listing.manifests:
-        reads.remote[(m.table_id, m.partition_id, m.bucket_id)] = m.remote_log_end_offset
+async def _remote(admin: FlussAdmin, tables: Sequence[TableView], reads: _Reads) -> None:
+    """Every chosen table's remote log manifests, pipelined to the coordinator in one write
+    (one request each: the coordinator's answers name one table)."""
+    ids = [t.table_id for t in tables if t.table_id is not None]
+    reads.requests += len(ids)
+    try:
+        listings = await admin.remote_log_manifests_of(ids)
+    except Exception as exc:
+        reads.errors.append(f"LIST_REMOTE_LOG_MANIFESTS: {_text(exc)}")
+        return
+    for table, listing in zip(tables, listings, strict=True):
+        if isinstance(listing, Exception):
+            reads.errors.append(f"{table.path}: LIST_REMOTE_LOG_MANIFESTS: {_text(listing)}")
+            continue
+        reads.remote_known.add(listing.table_id)
+        for m in listing.manifests:
+            reads.remote[(m.table_id, m.partition_id, m.bucket_id)] = m.remote_log_end_offset
 
 
 async def _kv(admin: FlussAdmin, table: TableView, partition: str | None, reads: _Reads) -> None:

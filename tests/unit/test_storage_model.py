@@ -209,8 +209,8 @@ async def test_the_request_bound_defers_tables_in_turn() -> None:
             list_remote_log_manifests = True
             kv_snapshots = table_stats = lake_snapshot = False
 
-        async def call(self, *args: Any, **kwargs: Any) -> Any:
-            raise RuntimeError("no such table here")
+        async def call_many(self, items: Any, **kwargs: Any) -> Any:
+            return [RuntimeError("no such table here") for _ in items]
 
     v = view(tables=[table(f"db.t{i}", 1, [(0, (0,), 5)]) for i in range(5)])
     cursor = StorageCursor()
