@@ -315,10 +315,17 @@ def _storage_values(
     found = trouble(part, StorageLimits.of(rules))
     left = [untiered(b) for b in part.buckets]
     known = part.capabilities.remote_manifests and all(v is not None for v in left)
+    # A stall is a remote end that stood still: it needs a sighting from before this look.
+    seen_before = any(
+        b.remote_since is not None and b.remote_since < part.taken_at for b in part.buckets
+    )
+    stalled: tuple[float | None, str | None] = (float(len(found.stalled)), None)
+    if not part.capabilities.remote_manifests:
+        stalled = (None, "the servers do not advertise ListRemoteLogManifests (1.0 line)")
+    elif not seen_before and not found.stalled:
+        stalled = (None, "needs successive storage polls (a recorded history, konsole watch)")
     return {
-        "tiering_stalled_tables": (float(len(found.stalled)), None)
-        if part.capabilities.remote_manifests
-        else (None, "the servers do not advertise ListRemoteLogManifests (1.0 line)"),
+        "tiering_stalled_tables": stalled,
         "kv_snapshot_stale_tables": (float(len(found.stale_kv)), None),
         "untiered_offsets": (float(sum(v or 0 for v in left)), None)
         if known

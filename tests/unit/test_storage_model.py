@@ -153,6 +153,10 @@ def test_check_measures_are_unknown_without_a_storage_look_or_the_api() -> None:
     m = measure(old, rules=RULES)
     assert m["tiering_stalled_tables"].value is None
     assert "ListRemoteLogManifests" in (m["tiering_stalled_tables"].why_unknown or "")
+    # one look with nothing seen before it: a stall cannot be told yet (unknown, not 0)
+    first = measure(snap(V).with_storage(part(0, bucket(0, 100, 50))), rules=RULES)
+    assert first["tiering_stalled_tables"].value is None
+    assert first["untiered_offsets"].value == 50
 
 
 def test_history_body_round_trips_and_a_bad_body_is_none() -> None:
