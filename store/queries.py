@@ -55,6 +55,7 @@ __all__ = [
     "TableSpan",
     "open_reader",
     "storage_at_poll",
+    "storage_bodies",
 ]
 
 LEVELS: Final = ("full", "minute", "hour")
@@ -496,6 +497,19 @@ def storage_at_poll(reader: HistoryReader, poll_id: int, *, from_poll: int = 0) 
         (poll_id, from_poll),
     )
     return bytes(rows[0][0]) if rows else None
+
+
+def storage_bodies(reader: HistoryReader, *, until_ms: int, limit: int) -> list[bytes]:
+    """The last ``limit`` storage bodies recorded at or before ``until_ms``, oldest first,
+    within that moment's epoch; none in a file older than version 4."""
+    if reader.version < 4:
+        return []
+    epoch = reader.epochs.at(until_ms)
+    rows = reader._query(
+        "SELECT body FROM storage WHERE at_ms <= ? AND poll_id >= ? ORDER BY poll_id DESC LIMIT ?",
+        (until_ms, epoch.first_poll if epoch else 0, limit),
+    )
+    return [bytes(r[0]) for r in reversed(rows)]
 
 
 def rates(totals: Sequence[SeriesPoint]) -> list[SeriesPoint]:

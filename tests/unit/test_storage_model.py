@@ -342,5 +342,12 @@ def test_the_recorder_writes_each_storage_part_once_and_time_travel_reads_it(
         at_110 = snapshot_at(reader, 112).snapshot.storage  # type: ignore[union-attr]
         at_end = snapshot_at(reader, 140).snapshot.storage  # type: ignore[union-attr]
     assert at_110 == first and at_end == second
+    # the Storage tab's sparkline: the table's untiered offsets per recorded storage part
+    from konsole.ui.screens.storage_tab import untiered_values
+
+    with open_reader(path) as reader:
+        assert untiered_values(reader, "db.t", 140_000) == [50.0, 150.0]
+        assert untiered_values(reader, "db.t", 120_000) == [50.0]
+        assert untiered_values(reader, "db.other", 140_000) == []
     # the check starts from the file's last part (the one with the stall's first sighting)
     assert recorded_storage(path) == second and recorded_storage(tmp_path / "none") is None

@@ -7,11 +7,15 @@ the retention settings above them.
 
 from __future__ import annotations
 
-from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Static
+from typing import TYPE_CHECKING
 
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Sparkline, Static
+
+from konsole.collect.storage_rows import unpack_storage
 from konsole.model.storage import (
     RETENTION_KEYS,
     BucketStorage,
@@ -19,12 +23,21 @@ from konsole.model.storage import (
     lake_lag,
     untiered,
 )
-from konsole.model.timefmt import age_text, clock_text
+from konsole.model.timefmt import age_text, clock_text, to_ms
+from konsole.ui.feed import read_history
 from konsole.ui.screens.storage import num
+from konsole.ui.services import services
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
+from store.queries import storage_bodies
 
-__all__ = ["StorageTab"]
+if TYPE_CHECKING:
+    from store import HistoryReader
+
+__all__ = ["SERIES_PARTS", "StorageTab", "untiered_values"]
+
+#: Storage parts of the tiering-lag sparkline (one per recorded storage poll, the newest).
+SERIES_PARTS = 120
 
 _COLUMNS = (
     ("partition", "partition", False),
@@ -46,9 +59,31 @@ def _age(seconds: float | None, lower_bound: bool) -> str:
     return f"≥{text}" if lower_bound and seconds is not None else text
 
 
+def untiered_values(reader: HistoryReader, table: str, until_ms: int) -> list[float | None]:
+    """The table's offsets not yet tiered at each recorded storage part, oldest first."""
+    out: list[float | None] = []
+    for body in storage_bodies(reader, until_ms=until_ms, limit=SERIES_PARTS):
+        part = unpack_storage(body)
+        facts = part.table(table) if part is not None else None
+        if part is None or facts is None:
+            continue
+        left = [untiered(b) for b in part.buckets_of(facts.table_id)]
+        out.append(None if not left or None in left else float(sum(v or 0 for v in left)))
+    return out
+
+
 class StorageTab(Vertical):
+    """The Storage tab's widgets; the table detail screen feeds it states (``show``)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._series_for: tuple[str, float] | None = None
+
     def compose(self) -> ComposeResult:
         yield Static(id="storage-tab-head")
+        with Horizontal(id="storage-tab-rate"):
+            yield Static("untiered", id="storage-tab-label")
+            yield Sparkline([], id="storage-tab-sparkline")
         yield KeyedTable(id="storage-tab-buckets")
 
     def on_mount(self) -> None:
@@ -90,6 +125,24 @@ class StorageTab(Vertical):
         ]
         self.grid.set_class(state.stale, "stale")
         self.grid.sync(rows)
+        if self._series_for != (table_path, part.taken_at):
+            self._series_for = (table_path, part.taken_at)
+            self._load_series(table_path, to_ms(part.taken_at))
+
+    @work(exclusive=True, group="storage-series", exit_on_error=False)
+    async def _load_series(self, table_path: str, until_ms: int) -> None:
+        """The tiering lag from the history's storage parts, read in a thread."""
+        path = services(self.app).feed.history_path
+        values = await read_history(
+            path, lambda reader: untiered_values(reader, table_path, until_ms)
+        )
+        spark = self.query_one("#storage-tab-sparkline", Sparkline)
+        label = self.query_one("#storage-tab-label", Static)
+        known = [v for v in values or [] if v is not None]
+        spark.data = known
+        label.update(
+            "untiered (no history)" if values is None else f"untiered, {len(known)} storage polls"
+        )
 
     @staticmethod
     def _cells(b: BucketStorage, now: float) -> list[Cell]:
