@@ -349,5 +349,19 @@ def test_the_recorder_writes_each_storage_part_once_and_time_travel_reads_it(
         assert untiered_values(reader, "db.t", 140_000) == [50.0, 150.0]
         assert untiered_values(reader, "db.t", 120_000) == [50.0]
         assert untiered_values(reader, "db.other", 140_000) == []
+    # konsole history as-of --format json carries the part as recorded
+    import json
+
+    from click.testing import CliRunner
+
+    from konsole.cli.main import main
+
+    out = CliRunner().invoke(
+        main,
+        ["history", "as-of", "--history", str(path), "1970-01-01T00:01:52Z", "--format", "json"],
+    )
+    assert out.exit_code == 0, out.output
+    [row] = json.loads(out.output)["storage"]["tables"]
+    assert row["table"] == "db.t" and row["untiered_offsets"] == 50
     # the check starts from the file's last part (the one with the stall's first sighting)
     assert recorded_storage(path) == second and recorded_storage(tmp_path / "none") is None
