@@ -7,6 +7,7 @@ once; tiering_resumed when a stalled table's tiering moves again.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from konsole.model.events.base import Emitter, Event, EventConfig, EventKind, Severity, Subject
@@ -15,6 +16,9 @@ from konsole.model.storage import StorageLimits, TableSummary, trouble
 from konsole.model.timefmt import age_text
 
 __all__ = ["StorageState", "detect_storage"]
+
+#: An event's message: (table name, its summary) -> text.
+Message = Callable[[str, TableSummary], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,44 +39,45 @@ def detect_storage(
         return [], state
     out = Emitter(current, config)
     found = trouble(part, StorageLimits.of(config.rules))
-    for name in sorted(found.stalled.keys() - state.stalled):
-        s = found.stalled[name]
-        out.emit(
+    started: list[tuple[EventKind, Mapping[str, TableSummary], frozenset[str], Message]] = [
+        (
             EventKind.TIERING_STALLED,
-            Severity.WARNING,
-            Subject("table", name),
-            f"table {name}: tiering stalled on {s.stalled_buckets} bucket(s), remote end "
-            f"unchanged for {_age(s)} while the log grew ({_offsets(s.untiered)} not tiered)",
-            _figures(s),
-            count=s.stalled_buckets,
-        )
-    for name in sorted(state.stalled - found.stalled.keys()):
-        out.emit(
-            EventKind.TIERING_RESUMED,
-            Severity.INFO,
-            Subject("table", name),
-            f"table {name}: tiering is moving again",
-        )
-    for name in sorted(found.stale_kv.keys() - state.stale_kv):
-        s = found.stale_kv[name]
-        out.emit(
+            found.stalled,
+            state.stalled,
+            lambda n, s: (
+                f"table {n}: tiering stalled on {s.stalled_buckets} bucket(s), remote "
+                f"end unchanged for {_seconds(s.tiering_age_s)} while the log grew "
+                f"({_offsets(s.untiered)} not tiered)"
+            ),
+        ),
+        (
             EventKind.KV_SNAPSHOT_STALE,
-            Severity.WARNING,
-            Subject("table", name),
-            f"table {name}: no new KV snapshot for {_seconds(s.kv_age_s)} on "
-            f"{s.stale_kv_buckets} bucket(s) taking writes",
-            _figures(s),
-            count=s.stale_kv_buckets,
-        )
-    for name in sorted(found.lake_behind.keys() - state.lake_behind):
-        s = found.lake_behind[name]
-        out.emit(
+            found.stale_kv,
+            state.stale_kv,
+            lambda n, s: (
+                f"table {n}: no new KV snapshot for {_seconds(s.kv_age_s)} on "
+                f"{s.stale_kv_buckets} bucket(s) taking writes"
+            ),
+        ),
+        (
             EventKind.LAKE_LAG_HIGH,
-            Severity.WARNING,
-            Subject("table", name),
-            f"table {name}: {_offsets(s.lake_lag)} not yet in the lake snapshot",
-            _figures(s),
-        )
+            found.lake_behind,
+            state.lake_behind,
+            lambda n, s: f"table {n}: {_offsets(s.lake_lag)} not yet in the lake snapshot",
+        ),
+    ]
+    for kind, now, before, message in started:
+        for name in sorted(now.keys() - before):
+            s = now[name]
+            out.emit(kind, Severity.WARNING, Subject("table", name), message(name, s), _figures(s))
+        if kind is EventKind.TIERING_STALLED:
+            for name in sorted(before - now.keys()):
+                out.emit(
+                    EventKind.TIERING_RESUMED,
+                    Severity.INFO,
+                    Subject("table", name),
+                    f"table {name}: tiering is moving again",
+                )
     return out.events, StorageState(
         part.taken_at,
         frozenset(found.stalled),
@@ -90,10 +95,6 @@ def _figures(s: TableSummary) -> dict[str, object]:
         "stalled_buckets": s.stalled_buckets,
         "stale_kv_buckets": s.stale_kv_buckets,
     }
-
-
-def _age(s: TableSummary) -> str:
-    return _seconds(s.tiering_age_s)
 
 
 def _seconds(value: float | None) -> str:
