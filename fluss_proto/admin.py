@@ -699,26 +699,26 @@ class FlussAdmin:
         if partition_id is not None:
             req.partition_id = partition_id
         resp = await self._call(ApiKey.LIST_REMOTE_LOG_MANIFESTS, req, coordinator=True)
-        manifests = (
-            RemoteLogManifest(
-                table_id=m.table_bucket.table_id,
-                partition_id=opt(m.table_bucket, "partition_id"),
-                bucket_id=m.table_bucket.bucket_id,
-                manifest_path=m.remote_log_manifest_path,
-                remote_log_end_offset=m.remote_log_end_offset,
+        return _manifests(resp, table_id, partition_id)
+
+    async def remote_log_manifests_of(
+        self, table_ids: Sequence[int]
+    ) -> list[RemoteLogManifests | Exception]:
+        """:meth:`remote_log_manifests` of many tables by id (every partition), pipelined to
+        the coordinator in one round trip; each result or its exception, in order."""
+        items = [
+            CallItem(
+                COORDINATOR,
+                ApiKey.LIST_REMOTE_LOG_MANIFESTS,
+                pb.ListRemoteLogManifestsRequest(table_id=t),
             )
-            for m in resp.manifests
-        )
-        return RemoteLogManifests(
-            table_id=table_id,
-            partition_id=partition_id,
-            manifests=tuple(
-                sorted(
-                    manifests,
-                    key=lambda m: (m.partition_id is not None, m.partition_id or 0, m.bucket_id),
-                )
-            ),
-        )
+            for t in table_ids
+        ]
+        results = await self.batch(items)
+        return [
+            r if isinstance(r, Exception) else _manifests(r, t, None)
+            for t, r in zip(table_ids, results, strict=True)
+        ]
 
     async def _table_and_partition_ids(
         self, table: PathLike | int, partition: str | int | None
@@ -740,3 +740,26 @@ class FlussAdmin:
 
     # Older name, used by gather.
     _server_label = server_label
+
+
+def _manifests(resp: Any, table_id: int, partition_id: int | None) -> RemoteLogManifests:
+    manifests = (
+        RemoteLogManifest(
+            table_id=m.table_bucket.table_id,
+            partition_id=opt(m.table_bucket, "partition_id"),
+            bucket_id=m.table_bucket.bucket_id,
+            manifest_path=m.remote_log_manifest_path,
+            remote_log_end_offset=m.remote_log_end_offset,
+        )
+        for m in resp.manifests
+    )
+    return RemoteLogManifests(
+        table_id=table_id,
+        partition_id=partition_id,
+        manifests=tuple(
+            sorted(
+                manifests,
+                key=lambda m: (m.partition_id is not None, m.partition_id or 0, m.bucket_id),
+            )
+        ),
+    )

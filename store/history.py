@@ -333,6 +333,11 @@ class HistoryWriter:
             self._write_offsets(poll_id, poll.at_ms, poll.offsets, pending)
         if poll.metrics:
             self._write_metrics(poll_id, poll.metrics, pending)
+        if poll.storage is not None:
+            conn.execute(
+                "INSERT INTO storage (poll_id, at_ms, body) VALUES (?, ?, ?)",
+                (poll_id, poll.at_ms, poll.storage),
+            )
         if poll.events:
             conn.executemany(
                 "INSERT INTO events (at_ms, kind, severity, subject, message, details, poll_id) "

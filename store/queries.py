@@ -55,6 +55,8 @@ __all__ = [
     "StateAt",
     "TableSpan",
     "open_reader",
+    "storage_at_poll",
+    "storage_bodies",
 ]
 
 LEVELS: Final = ("full", "minute", "hour")
@@ -76,6 +78,8 @@ class StateAt:
     #: at or before it that read them, if its layout is the same.
     offsets: OffsetsRow | None
     metrics: tuple[MetricRow, ...]
+    #: The last storage part recorded at or before this poll, in its epoch (opaque body).
+    storage: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +286,7 @@ class HistoryReader:
                 poll.id, with_earliest=True, from_poll=epoch.first_poll if epoch else 0
             ),
             metrics=self.metrics_at_poll(poll.id),
+            storage=storage_at_poll(self, poll.id, from_poll=epoch.first_poll if epoch else 0),
             **parts,
         )
 
@@ -479,6 +484,32 @@ class HistoryReader:
             writer_pid=lock_holder(self.path),
             epochs=tuple(self.epochs.all()),
         )
+
+
+def storage_at_poll(reader: HistoryReader, poll_id: int, *, from_poll: int = 0) -> bytes | None:
+    """The last storage body recorded at or before ``poll_id`` (from ``from_poll`` on);
+    None before any, or in a file older than version 5 (no storage table)."""
+    if reader.version < 5:
+        return None
+    rows = reader._query(
+        "SELECT body FROM storage WHERE poll_id <= ? AND poll_id >= ? "
+        "ORDER BY poll_id DESC LIMIT 1",
+        (poll_id, from_poll),
+    )
+    return bytes(rows[0][0]) if rows else None
+
+
+def storage_bodies(reader: HistoryReader, *, until_ms: int, limit: int) -> list[bytes]:
+    """The last ``limit`` storage bodies recorded at or before ``until_ms``, oldest first,
+    within that moment's epoch; none in a file older than version 5."""
+    if reader.version < 5:
+        return []
+    epoch = reader.epochs.at(until_ms)
+    rows = reader._query(
+        "SELECT body FROM storage WHERE at_ms <= ? AND poll_id >= ? ORDER BY poll_id DESC LIMIT ?",
+        (until_ms, epoch.first_poll if epoch else 0, limit),
+    )
+    return [bytes(r[0]) for r in reversed(rows)]
 
 
 def rates(totals: Sequence[SeriesPoint]) -> list[SeriesPoint]:

@@ -111,6 +111,8 @@ def _apply(conn: sqlite3.Connection, policy: RetentionPolicy, now_ms: int) -> Re
     deleted = conn.execute("DELETE FROM polls WHERE id IN temp.doomed").rowcount
     conn.execute("DELETE FROM offsets WHERE poll_id IN temp.doomed")
     conn.execute("DELETE FROM metrics WHERE poll_id IN temp.doomed")
+    # A thinned poll's storage part goes with it (readers fall back to the one before).
+    conn.execute("DELETE FROM storage WHERE poll_id IN temp.doomed")
     events = conn.execute(
         "DELETE FROM events WHERE at_ms < ?", (now_ms - policy.events_ms,)
     ).rowcount

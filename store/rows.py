@@ -265,3 +265,5 @@ class PollRecord:
     events: tuple[EventRow, ...] = ()
     #: None: the poll belongs to the current epoch, which stays as it is.
     epoch: EpochMark | None = None
+    #: A new storage part (opaque, packed by konsole), or None when the poll brought none.
+    storage: bytes | None = None

@@ -25,7 +25,9 @@ Layout (see docs/history.md for the meaning of every table):
 - ``epochs`` (since version 3): one row per cluster the file has recorded, from its first
   poll on (readers never join two epochs' data across time);
 - ``log_excerpts`` (since version 4): servers' log lines around warning and critical
-  events, zlib-compressed, under the events' retention.
+  events, zlib-compressed, under the events' retention;
+- ``storage`` (since version 5): one row per storage poll (the slower storage cadence),
+  an opaque compressed body konsole writes and reads back.
 """
 
 from __future__ import annotations
@@ -199,8 +201,18 @@ def _v4(db: Database) -> None:
     db.execute("CREATE INDEX log_excerpts_at ON log_excerpts (at_ms)")
 
 
+def _v5(db: Database) -> None:
+    """Storage parts: what the storage polls saw (remote log, KV snapshots, lake), one row
+    per storage poll, on the poll that first carried it. Nothing to fill for older polls."""
+    db.execute(
+        """CREATE TABLE storage (
+        poll_id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, body BLOB NOT NULL
+    )"""
+    )
+
+
 #: MIGRATIONS[n]: the step taking version n to n + 1.
-MIGRATIONS: tuple[Step, ...] = (_v1, _v2, _v3, _v4)
+MIGRATIONS: tuple[Step, ...] = (_v1, _v2, _v3, _v4, _v5)
 VERSION: Final = len(MIGRATIONS)
 
 

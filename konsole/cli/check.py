@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from konsole.model.check import CheckResult, Thresholds
     from konsole.model.health import HealthRules
     from konsole.model.snapshot import ClusterSnapshot
+    from konsole.model.storage import StoragePart
 
 DEFAULT_TIMEOUT: Final = 10.0
 #: The watchdog fires this long before the deadline, leaving time to print and exit.
@@ -204,6 +205,7 @@ def build_check_poller(
         poll_timeout=round(poll_timeout, 2),
         probe_timeout=min(side_timeout, profile.connect_timeout, profile.request_timeout),
         earliest_every=1_000_000,  # one look: latest offsets only
+        storage_inline=True,
     )
     live = assemble_poller(
         profile,
@@ -214,6 +216,27 @@ def build_check_poller(
         retries=RETRIES,
     )
     return live.poller, live.scraper, live.endpoints, live.rejected
+
+
+def recorded_storage(path: Path | None) -> StoragePart | None:
+    """The last storage part the history file holds (``konsole record`` or the console wrote
+    it), or None: the one look carries its observed times, so a remote log end that stood
+    still while the log grew shows without a second look. Never raises."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        from konsole.collect.storage_rows import unpack_storage
+        from store.queries import open_reader, storage_at_poll
+
+        with open_reader(path) as reader:
+            poll = reader.poll_at(int(time.time() * 1000))
+            if poll is None:
+                return None
+            epoch = reader.epochs.at(poll.at_ms)
+            first = epoch.first_poll if epoch else 0
+            return unpack_storage(storage_at_poll(reader, poll.id, from_poll=first))
+    except Exception:  # a history that cannot be read: the look starts from nothing
+        return None
 
 
 def _has_kv_rejections(snapshot: ClusterSnapshot) -> bool:
@@ -247,7 +270,7 @@ async def _second_look(
         metrics=tuple(r for r in results if isinstance(r, ServerMetrics)),
         metrics_errors=tuple(r for r in results if isinstance(r, MetricsError)),
         metrics_origin=snapshot.metrics_origin,
-    )
+    ).with_storage(snapshot.storage)
 
 
 async def look(
@@ -259,9 +282,11 @@ async def look(
     thresholds: Thresholds,
     cluster: dict[str, Any],
     seen: list[ClusterSnapshot] | None = None,
+    history: Path | None = None,
 ) -> CheckResult:
     """Poll once (and scrape again when KV rejections might be rising); never past
-    ``deadline`` (monotonic). The snapshot judged is appended to ``seen``."""
+    ``deadline`` (monotonic). The snapshot judged is appended to ``seen``. ``history``: the
+    cluster's history file, whose last storage part the storage look starts from."""
     import asyncio
 
     from konsole.model.check import assess, failure, timeout_result
@@ -269,6 +294,7 @@ async def look(
 
     left = deadline - time.monotonic()
     poller, scraper, endpoints, rejected = build_check_poller(profile, left * POLL_SHARE)
+    poller.seed_storage(recorded_storage(history))
     snapshot: ClusterSnapshot | None = None
     later: ClusterSnapshot | None = None
     try:
@@ -372,6 +398,7 @@ def run_check(
                 thresholds=thresholds,
                 cluster=cluster,
                 seen=looked,
+                history=cluster_args.history_file(chosen),
             )
         )
         if recorder is not None and (why := recorder.record(result, next(iter(looked), None))):

@@ -71,6 +71,11 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
         "serve",
         "Poll several clusters and serve their state to Prometheus (/metrics, /healthz).",
     ),
+    "storage": (
+        "konsole.cli.storage",
+        "storage",
+        "Where each table's data lives: local log, remote log, KV snapshots, lake.",
+    ),
     "ui": (
         "konsole.cli.ui",
         "ui",

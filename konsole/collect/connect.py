@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from konsole.collect.metrics import Scraper
     from konsole.collect.poller import Poller, PollerConfig
     from konsole.collect.profiles import MetricsEndpoint
+    from konsole.model.storage import StoragePart
 
 __all__ = [
     "LivePoller",
@@ -148,6 +149,7 @@ def assemble_poller(
     from fluss_proto.errors import AuthenticationError
     from konsole.collect.metrics import Scraper
     from konsole.collect.poller import Poller
+    from konsole.collect.storage import StorageCursor, poll_storage
 
     sasl = profile.sasl()
     scraper = Scraper(timeout=scrape_timeout)
@@ -171,12 +173,18 @@ def assemble_poller(
         hosts = tuple(dict.fromkeys(s.host for s in view.servers)) if view else ()
         return profile.metrics_endpoints(hosts)
 
+    cursor = StorageCursor()
+
+    async def storage(client: FlussClient, view: ClusterView, now: float) -> StoragePart:
+        return await poll_storage(client, view, now=now, cursor=cursor)
+
     poller = Poller(
         config,
         connect=connect,
         probe=lambda a: probe_coordinators(a, timeout=config.probe_timeout, sasl=sasl),
         scrape=scraper.scrape,
         endpoints=endpoints,
+        storage=storage,
     )
     return LivePoller(poller, scraper, endpoints, rejected)
 

@@ -30,6 +30,7 @@ from fluss_proto.model import (
     TableView,
 )
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
+from konsole.collect.storage_rows import pack_storage, unpack_storage
 from konsole.model.events import Event, EventKind, Severity, Subject
 from konsole.model.identity import ClusterIdentity, identity_of, judge
 from konsole.model.metrics import MetricsOrigin, ServerMetrics
@@ -96,8 +97,11 @@ def redact(properties: FrozenDict | dict[str, str]) -> dict[str, str]:
 # =========================================================================== snapshot -> rows
 
 
-def poll_record(snapshot: ClusterSnapshot, events: Sequence[EventRow] = ()) -> PollRecord:
-    """The rows one snapshot contributes; unknown parts are None (kept as they were)."""
+def poll_record(
+    snapshot: ClusterSnapshot, events: Sequence[EventRow] = (), *, storage: bool = True
+) -> PollRecord:
+    """The rows one snapshot contributes; unknown parts are None (kept as they were).
+    ``storage``: include the snapshot's storage part (the recorder writes each part once)."""
     view = snapshot.view
     coordinators = (
         tuple(CoordinatorRow(c.address, str(c.role)) for c in snapshot.coordinators)
@@ -117,6 +121,9 @@ def poll_record(snapshot: ClusterSnapshot, events: Sequence[EventRow] = ()) -> P
         "coordinators": coordinators,
         "metrics": _metric_rows(snapshot),
         "events": tuple(events),
+        "storage": pack_storage(snapshot.storage)
+        if storage and snapshot.storage is not None
+        else None,
     }
     if view is None or not snapshot.ok:
         return PollRecord(**base)
@@ -441,6 +448,7 @@ def snapshot_from_state(state: StateAt) -> ClusterSnapshot:
         metrics=metrics,
         errors=errors,
         metrics_origin=origin,
+        storage=unpack_storage(state.storage),
     )
 
 

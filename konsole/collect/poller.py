@@ -12,7 +12,12 @@ cluster is unreachable the delay grows (doubling, capped) and the snapshot says 
 polls failed in a row; the client is dropped and connected again on the next poll.
 
 Memory stays flat: the poller keeps the last snapshot, the last good view (the guide) and
-a capped set of coordinator addresses it has learned; no task outlives a poll.
+a capped set of coordinator addresses it has learned; no task outlives a poll, but one: the
+storage poll (``konsole.collect.storage``), which runs beside the polls on its own slower
+cadence (``storage_interval``) so that it never slows the offsets poll. Its part is attached
+to every snapshot from the first poll after it finished (carried forward between storage
+polls); it is bounded by the poll timeout and cancelled by :meth:`Poller.aclose`. One-look
+commands (``storage_inline``) wait for it within the poll instead.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol
 
 from fluss_proto.admin import FlussAdmin
@@ -33,6 +38,7 @@ from konsole.collect.metrics import MetricsError, MetricsResult, ServerMetrics
 from konsole.collect.profiles import MetricsEndpoint, Profile
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+from konsole.model.storage import StoragePart, carry
 
 __all__ = ["PollClient", "Poller", "PollerConfig", "fetch_cluster_health"]
 
@@ -58,6 +64,8 @@ HealthFn = Callable[[Any], Awaitable[ClusterHealth | None]]
 ProbeFn = Callable[[Sequence[str]], Awaitable[Sequence[CoordinatorProbe]]]
 ScrapeFn = Callable[[Sequence[MetricsEndpoint]], Awaitable[Sequence[MetricsResult]]]
 EndpointsFn = Callable[[ClusterView | None], Sequence[MetricsEndpoint]]
+#: One storage poll: (client, view, now) -> its part (konsole.collect.storage.poll_storage).
+StorageFn = Callable[[Any, ClusterView, float], Awaitable[StoragePart]]
 
 
 async def fetch_cluster_health(client: Any) -> ClusterHealth | None:
@@ -89,6 +97,10 @@ class PollerConfig:
     #: The endpoints depend on the servers' hosts: without a previous view, scrape after
     #: this poll's metadata named them (not the bootstrap hosts).
     metrics_from_view: bool = False
+    #: Seconds between storage polls (when the poller has a storage function).
+    storage_interval: float = 30.0
+    #: Wait for the storage poll within the poll (one-look commands), not beside it.
+    storage_inline: bool = False
 
     @classmethod
     def from_profile(cls, profile: Profile, **overrides: Any) -> PollerConfig:
@@ -101,6 +113,7 @@ class PollerConfig:
             "bootstrap": profile.bootstrap,
             "metrics_origin": profile.metrics_origin,
             "metrics_from_view": profile.metrics_from_hosts,
+            "storage_interval": profile.storage_interval,
         }
         values.update(overrides)
         return cls(**values)
@@ -127,6 +140,7 @@ class Poller:
         probe: ProbeFn | None = None,
         scrape: ScrapeFn = _no_scrape,
         endpoints: EndpointsFn = lambda view: (),
+        storage: StorageFn | None = None,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -137,6 +151,11 @@ class Poller:
         self._probe = probe or (lambda a: probe_coordinators(a, timeout=config.probe_timeout))
         self._scrape = scrape
         self._endpoints = endpoints
+        self._storage_fn = storage
+        self._storage: StoragePart | None = None
+        self._storage_seed: StoragePart | None = None
+        self._storage_task: asyncio.Future[StoragePart] | None = None
+        self._storage_due = 0.0
         self._clock = clock
         self._monotonic = monotonic
         self._lock = asyncio.Lock()
@@ -153,6 +172,11 @@ class Poller:
     def last(self) -> ClusterSnapshot | None:
         return self._last
 
+    def seed_storage(self, part: StoragePart | None) -> None:
+        """Start from a storage part seen before (a history's last): the next storage poll
+        carries its observed times, so a one-look command can tell a value that stood still."""
+        self._storage_seed = part
+
     @property
     def consecutive_failures(self) -> int:
         return self._failures
@@ -164,6 +188,11 @@ class Poller:
         return min(self.config.max_backoff, self.config.interval * 2 ** (self._failures - 1))
 
     async def aclose(self) -> None:
+        task, self._storage_task = self._storage_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
         client, self._client = self._client, None
         if client is not None:
             with contextlib.suppress(Exception):
@@ -217,8 +246,46 @@ class Poller:
                     metrics_errors=metrics_errors,
                     metrics_origin=self.config.metrics_origin,
                 )
+                await self._storage_step(gathered.view)
+            if self._storage is not None:
+                snapshot = replace(snapshot, storage=self._storage)
             self._last = snapshot
             return snapshot
+
+    # ------------------------------------------------------------------ storage
+
+    async def _storage_step(self, view: ClusterView) -> None:
+        """Collect a finished storage poll; start the next one when it is due."""
+        task = self._storage_task
+        if task is not None and task.done():
+            self._storage_task = None
+            self._take_storage(task)
+        if self._storage_fn is None or self._storage_task is not None:
+            return
+        now = self._monotonic()
+        if now < self._storage_due or self._client is None:
+            return
+        self._storage_due = now + self.config.storage_interval
+        task = asyncio.ensure_future(self._storage_run(self._client, view))
+        if self.config.storage_inline:
+            await asyncio.wait([task])
+            self._take_storage(task)
+        else:
+            self._storage_task = task
+
+    async def _storage_run(self, client: Any, view: ClusterView) -> StoragePart:
+        assert self._storage_fn is not None
+        async with asyncio.timeout(self.config.poll_timeout):
+            return await self._storage_fn(client, view, self._clock())
+
+    def _take_storage(self, task: asyncio.Future[StoragePart]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:  # poll_storage never raises; a timeout or a bug might
+            log.debug("storage poll failed: %s", _text(error))
+            return
+        self._storage = carry(self._storage or self._storage_seed, task.result())
 
     async def _gather_part(self, guide: ClusterView | None, earliest: bool) -> _Gathered:
         try:

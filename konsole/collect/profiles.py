@@ -93,6 +93,8 @@ class Profile:
     poll_interval: float = 5.0
     #: Earliest offsets are read every Nth poll.
     earliest_every: int = 10
+    #: Seconds between storage polls (remote log, KV snapshots, lake, table stats).
+    storage_interval: float = 30.0
     health: HealthThresholds = field(default_factory=HealthThresholds)
     #: A local cluster's run id (one per start): a history tells two local clusters apart.
     run_id: str | None = None
@@ -223,16 +225,20 @@ _PROFILE_KEYS: Final = {
     "earliest_every",
     "health",
     "logs",
+    "storage_interval",
 }
 _TIMEOUT_KEYS: Final = (
     "connect_timeout",
     "request_timeout",
     "metrics_timeout",
     "poll_interval",
+    "storage_interval",
 )
 _HEALTH_KEYS: Final = {f.name: f.type for f in fields(HealthThresholds)}
-#: Health keys in seconds (>= 0), not ratios.
+#: Health keys in seconds, not ratios: >= 0 (0 turns the grace or floor off), or > 0 for
+#: the storage limits (a stall of no time would always fire).
 _HEALTH_SECONDS: Final = frozenset({"ingest_stall_after", "new_table_grace"})
+_HEALTH_POSITIVE_SECONDS: Final = frozenset({"tiering_stall_s", "kv_snapshot_stale_s"})
 _SECRET_KEYS: Final = {"password", "pass", "secret", "sasl_password"}
 _LINE_COL = re.compile(r"\s*\(at line (\d+), column \d+\)\s*$")
 
@@ -412,6 +418,9 @@ def _thresholds(body: object, locate: _Locator, table: tuple[str, ...]) -> Healt
         elif key in _HEALTH_SECONDS:
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise locate.error("must be a number of seconds >= 0", table, key)
+        elif key in _HEALTH_POSITIVE_SECONDS:
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise locate.error("must be a number of seconds > 0", table, key)
         elif isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
             raise locate.error("must be a ratio in (0, 1]", table, key)
         values[key] = value

@@ -174,6 +174,25 @@ class _Trouble:
     kept: int = 0
 
 
+def _keep_excerpts(
+    excerpts: ExcerptKeeper,
+    writer: HistoryWriter | None,
+    say: Callable[[str], None],
+    *,
+    all_now: bool = False,
+) -> None:
+    """Write the log excerpts whose reads finished (excerpts are evidence, not polls:
+    one the history refuses is dropped and said)."""
+    wait_s = max((s.timeout for s in command_sources(excerpts.logs)), default=2.0)
+    for row in excerpts.ready(all_now=all_now, wait_s=wait_s if all_now else 0.0):
+        if writer is None:
+            continue
+        try:
+            writer.add_log_excerpt(row)
+        except HistoryError as exc:
+            say(f"log excerpt of {row.subject} not kept: {exc}")
+
+
 class Recorder:
     def __init__(
         self,
@@ -206,6 +225,8 @@ class Recorder:
         self._retention_every = retention_every_s
         self._writer: HistoryWriter | None = None
         self._state = EventState()
+        #: The storage part last written (each is written once, on the poll that brought it).
+        self._storage_at: float | None = None
         self._next_retention: int | None = None  # on the timeline, in ms
         self._reason: str | None = None
         self._taken = 0
@@ -256,7 +277,7 @@ class Recorder:
         if self._backlog:
             self._flush(None)
         if self._excerpts is not None:  # what the windows hold so far, bounded by the timeout
-            self._keep_excerpts(all_now=True)
+            _keep_excerpts(self._excerpts, self._writer, self._say, all_now=True)
             self._excerpts.close()
         if self._backlog:
             self._missed += len(self._backlog)
@@ -297,7 +318,7 @@ class Recorder:
         if written is not None:
             self._maybe_retain()
         if self._excerpts is not None:
-            self._keep_excerpts()
+            _keep_excerpts(self._excerpts, self._writer, self._say)
         return written
 
     def _stamped(self, snapshot: ClusterSnapshot) -> ClusterSnapshot:
@@ -369,7 +390,12 @@ class Recorder:
         trouble = self._trouble
         if trouble is not None and trouble.unwritten is not None:
             rows = (*rows, self._trouble_row(trouble, trouble.unwritten))
-        poll_id = self._writer.record(self._in_epoch(snapshot, poll_record(snapshot, rows)))
+        part = snapshot.storage
+        new_part = part is not None and part.taken_at != self._storage_at
+        record = poll_record(snapshot, rows, storage=new_part)
+        poll_id = self._writer.record(self._in_epoch(snapshot, record))
+        if new_part and part is not None:
+            self._storage_at = part.taken_at
         if trouble is not None:
             trouble.unwritten = None
         return poll_id
@@ -478,19 +504,6 @@ class Recorder:
         )
         self._trouble = None
         self._reason = None
-
-    def _keep_excerpts(self, *, all_now: bool = False) -> None:
-        """Write the log excerpts whose reads finished (excerpts are evidence, not polls:
-        one the history refuses is dropped and said)."""
-        assert self._excerpts is not None
-        wait_s = max((s.timeout for s in command_sources(self._excerpts.logs)), default=2.0)
-        for row in self._excerpts.ready(all_now=all_now, wait_s=wait_s if all_now else 0.0):
-            if self._writer is None:
-                continue
-            try:
-                self._writer.add_log_excerpt(row)
-            except HistoryError as exc:
-                self._say(f"log excerpt of {row.subject} not kept: {exc}")
 
     # ------------------------------------------------------------------ retention
 

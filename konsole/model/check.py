@@ -32,6 +32,7 @@ from konsole.model.health import METRIC_RULES, Health, HealthRules
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.placement import Placement, Replication, replication
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name, table_names
+from konsole.model.storage import StorageLimits, trouble, untiered
 
 __all__ = [
     "JSON_SCHEMA",
@@ -164,6 +165,18 @@ MEASURES: Final[tuple[MeasureSpec, ...]] = (
     ),
     MeasureSpec("stalled_tables", "", 0, None, "tables whose ingest stopped (needs history)"),
     MeasureSpec("poll_latency", "s", 0, None, "seconds the poll took"),
+    MeasureSpec(
+        "tiering_stalled_tables",
+        "",
+        0,
+        None,
+        "tables whose remote log end stood still while the log grew (needs successive "
+        "storage polls)",
+    ),
+    MeasureSpec(
+        "kv_snapshot_stale_tables", "", 0, None, "PK tables taking writes without a new KV snapshot"
+    ),
+    MeasureSpec("untiered_offsets", "", 0, None, "offsets only on local disk (1.0 line)"),
 )
 _SPECS: Final = MappingProxyType({m.label: m for m in MEASURES})
 #: Measures whose -w/-c set a health rule's limit instead of adding a threshold.
@@ -263,6 +276,7 @@ def measure(
     }
     if snapshot is not None:
         values.update(_values(snapshot, facts))
+    values.update(_storage_values(snapshot, rules))
     values["stalled_tables"] = (
         (float(stalled_tables), None)
         if stalled_tables is not None
@@ -289,6 +303,34 @@ def measure(
             why if value is None else None,
         )
     return out
+
+
+def _storage_values(
+    s: ClusterSnapshot | None, rules: HealthRules
+) -> dict[str, tuple[float | None, str | None]]:
+    labels = ("tiering_stalled_tables", "kv_snapshot_stale_tables", "untiered_offsets")
+    part = s.storage if s is not None else None
+    if part is None:
+        return {label: (None, "no storage poll in this look") for label in labels}
+    found = trouble(part, StorageLimits.of(rules))
+    left = [untiered(b) for b in part.buckets]
+    known = part.capabilities.remote_manifests and all(v is not None for v in left)
+    # A stall is a remote end that stood still: it needs a sighting from before this look.
+    seen_before = any(
+        b.remote_since is not None and b.remote_since < part.taken_at for b in part.buckets
+    )
+    stalled: tuple[float | None, str | None] = (float(len(found.stalled)), None)
+    if not part.capabilities.remote_manifests:
+        stalled = (None, "the servers do not advertise ListRemoteLogManifests (1.0 line)")
+    elif not seen_before and not found.stalled:
+        stalled = (None, "needs successive storage polls (a recorded history, konsole watch)")
+    return {
+        "tiering_stalled_tables": stalled,
+        "kv_snapshot_stale_tables": (float(len(found.stale_kv)), None),
+        "untiered_offsets": (float(sum(v or 0 for v in left)), None)
+        if known
+        else (None, "remote or local log end offsets unknown"),
+    }
 
 
 def _values(

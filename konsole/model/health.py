@@ -27,7 +27,7 @@ configured or found and does not answer stays ``metrics_unknown`` (UNKNOWN).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -35,6 +35,7 @@ from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
 from konsole.model.metrics import MetricsOrigin, ServerMetrics
 from konsole.model.placement import Placement, placement
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
+from konsole.model.storage import StorageLimits, TableSummary, trouble
 
 __all__ = [
     "METRIC_RULES",
@@ -68,6 +69,12 @@ class HealthThresholds:
     #: Seconds after its creation during which a table's buckets without a leader are not
     #: RED (a new table's leaders are being elected: about a second on a healthy cluster).
     new_table_grace: float = 10.0
+    #: Seconds a tiered bucket's remote end may stand still while its log grows.
+    tiering_stall_s: float = 600.0
+    #: Seconds a PK bucket taking writes may go without a new KV snapshot.
+    kv_snapshot_stale_s: float = 1800.0
+    #: Offsets a datalake-enabled table may be ahead of its lake snapshot (all buckets).
+    lake_lag_offsets: int = 1_000_000
     #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN) when
     #: metrics were configured or found (never configured: "not configured", information).
     require_metrics: bool = True
@@ -181,6 +188,7 @@ def evaluate(
     findings += _metrics(snapshot, rules)
     findings += _kv_rejections(snapshot, previous)
     findings += _read_errors(snapshot)
+    findings += _storage(snapshot, rules)
     status = worst(f.status for f in findings)
     source = "server" if snapshot.health is not None else "derived"
     return Health(status, tuple(findings), source, snapshot.taken_at)
@@ -516,3 +524,34 @@ def _read_errors(snapshot: ClusterSnapshot) -> list[Finding]:
             f"{len(rest)} item(s) could not be read (first: {first.subject}: {first.error})",
         )
     ]
+
+
+def _storage(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
+    """Tiers behind, as of the last storage poll (konsole.model.storage.trouble)."""
+    found = trouble(snapshot.storage, StorageLimits.of(rules))
+    judged: list[tuple[str, Mapping[str, TableSummary], Callable[[TableSummary], str]]] = [
+        (
+            "tiering_stalled",
+            found.stalled,
+            lambda s: (
+                f"tiering stalled on {s.stalled_buckets} bucket(s): remote end unchanged "
+                f"for {int(s.tiering_age_s or 0)}s while the log grew"
+            ),
+        ),
+        (
+            "kv_snapshot_stale",
+            found.stale_kv,
+            lambda s: (
+                f"no new KV snapshot for {int(s.kv_age_s or 0)}s on "
+                f"{s.stale_kv_buckets} bucket(s) taking writes"
+            ),
+        ),
+        ("lake_lag", found.lake_behind, lambda s: f"{s.lake_lag} offsets not yet in the lake"),
+    ]
+    out = []
+    for rule, tables, reason in judged:
+        out += [
+            Finding(HealthStatus.YELLOW, rule, f"table {name}", reason(s))
+            for name, s in sorted(tables.items())[:MAX_TABLE_FINDINGS]
+        ]
+    return out

@@ -11,12 +11,13 @@ credentials into messages).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from types import MappingProxyType
 
 from fluss_proto.model import BucketView, ClusterHealth, ClusterView, GatherError
 from konsole.model.metrics import MetricsError, MetricsOrigin, ServerMetrics
+from konsole.model.storage import StoragePart
 
 __all__ = [
     "ClusterSnapshot",
@@ -91,6 +92,9 @@ class ClusterSnapshot:
     #: How the metrics endpoints were chosen (the health rules read silence by it). The
     #: default is the strict reading: a server without metrics is not GREEN.
     metrics_origin: MetricsOrigin = MetricsOrigin.CONFIGURED
+    #: The storage polls' last word (slower cadence, carried between them); None: not
+    #: polled yet, or storage polling is off.
+    storage: StoragePart | None = None
 
     @classmethod
     def failed(
@@ -159,6 +163,10 @@ class ClusterSnapshot:
             errors=tuple(errors),
             metrics_origin=metrics_origin,
         )
+
+    def with_storage(self, storage: StoragePart | None) -> ClusterSnapshot:
+        """This snapshot with the storage polls' part attached."""
+        return replace(self, storage=storage)
 
     # ------------------------------------------------------------------ derived views
 

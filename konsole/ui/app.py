@@ -55,6 +55,7 @@ class KonsoleApp(App[None]):
         "servers": lambda: _screen("servers", "ServersScreen"),
         "tables": lambda: _screen("tables", "TablesScreen"),
         "events": lambda: _screen("events", "EventsScreen"),
+        "storage": lambda: _screen("storage", "StorageScreen"),
     }
     DEFAULT_MODE = "overview"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -62,6 +63,7 @@ class KonsoleApp(App[None]):
         Binding("s", "switch_mode('servers')", "Servers"),
         Binding("t", "switch_mode('tables')", "Tables"),
         Binding("e", "switch_mode('events')", "Events"),
+        Binding("g", "switch_mode('storage')", "Storage", show=False),
         Binding("T", "time_travel", "Time travel"),
         Binding("L", "live", "Back to live", show=False),
         Binding("left_square_bracket", "step_event(-1)", "Previous event", show=False),
@@ -228,10 +230,10 @@ class KonsoleApp(App[None]):
 
         self.push_screen(ServerDetailScreen(server_id, coordinator=coordinator))
 
-    def open_table(self, table_path: str) -> None:
+    def open_table(self, table_path: str, *, tab: str | None = None) -> None:
         from konsole.ui.screens.table_detail import TableDetailScreen
 
-        self.push_screen(TableDetailScreen(table_path))
+        self.push_screen(TableDetailScreen(table_path, tab=tab))
 
     def open_preview(self, table_path: str, partition: str | None = None) -> None:
         from konsole.ui.screens.preview import PreviewScreen

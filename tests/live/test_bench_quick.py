@@ -82,3 +82,11 @@ def test_serve_bench_quick(bootstrap: str) -> None:
     assert s["simulated"]["clusters"] == 3
     assert set(s["real"]["cpu_per_poll_s"]) == {"median", "p90", "max"}
     assert s["real"]["wall_s"]["median"] > 0
+
+
+def test_storage_bench_quick(bootstrap: str) -> None:
+    s = bench("storage.py", "--bootstrap", bootstrap, "--drop")
+    assert s["reps"] >= 1 and set(s["median"]) == {"a", "st"}
+    assert s["median"]["st"]["requests"] >= 1 and s["storage_errors"] == 0
+    assert s["ratio_cpu_amortised"] > 0
+    assert "konsole_bench" not in databases(bootstrap)

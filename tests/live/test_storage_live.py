@@ -13,11 +13,10 @@ UnsupportedByServer) runs on the session cluster in test_admin_live.py. Every wa
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import fluss
 import pyarrow as pa
@@ -31,6 +30,7 @@ from fluss_proto.model import EARLIEST
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.seed import wait_leaders
 from tests._testutil import pyfluss_data as pf
+from tests._testutil.waiting import until
 from tests.conftest import FlussServer
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(240)]
@@ -42,8 +42,6 @@ SETTINGS = (
     "log.segment.file-size=16kb",
     "remote.log.task-interval-duration=1s",
 )
-WAIT_S = 60.0
-T = TypeVar("T")
 
 
 @dataclass
@@ -84,20 +82,6 @@ async def world(tiered_cluster: dict[str, Any]) -> AsyncIterator[World]:
             await client.close()
         await pf.drop_database(conn.get_admin(), db)
         await pf.close_connection(conn)
-
-
-async def until(
-    probe: Callable[[], Awaitable[T]], done: Callable[[T], bool], what: str, timeout: float = WAIT_S
-) -> T:
-    """Call ``probe`` every 0.5 s until ``done`` holds (bounded by time and count)."""
-    deadline = time.monotonic() + timeout
-    for _ in range(int(timeout / 0.5) + 1):
-        value = await probe()
-        if done(value) or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(0.5)
-    assert done(value), f"{what} within {timeout}s: last {value!r}"
-    return value
 
 
 def ours(path: fluss.TablePath) -> TablePath:

@@ -15,7 +15,7 @@ import pytest
 from tests._testutil.bench import REPO, run_bench
 
 #: Smoke-run against the session cluster (tests/live/test_bench_quick.py).
-NEEDS_CLUSTER = {"poll.py", "poll_busy.py", "check.py", "scan.py"}
+NEEDS_CLUSTER = {"poll.py", "poll_busy.py", "check.py", "scan.py", "storage.py"}
 #: Smoke-run here (history.py in test_bench_history.py).
 SIMULATED = {"history.py", "history_inserts.py", "serve.py", "startup.py", "ui.py"}
 #: Not benchmarks: poll_busy.py's load process (run by its quick mode), the --quick helper.

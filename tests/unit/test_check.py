@@ -162,6 +162,9 @@ def test_measures_of_a_healthy_cluster() -> None:
         "kv_rejections": 0,  # 1.0-line metrics (disk usage) and no KV table: none rejected
         "stalled_tables": None,  # one look cannot see a stall
         "poll_latency": 0.1,
+        "tiering_stalled_tables": None,  # no storage look in this snapshot
+        "kv_snapshot_stale_tables": None,
+        "untiered_offsets": None,
     }
     assert [m.label for m in MEASURES] == list(values(HEALTHY))
 

@@ -15,6 +15,7 @@ from konsole.model.events.leaders import detect_leaders
 from konsole.model.events.poll import PollState, detect_poll
 from konsole.model.events.replication import ReplicationState, detect_replication
 from konsole.model.events.servers import detect_servers
+from konsole.model.events.storage import StorageState, detect_storage
 from konsole.model.events.tables import detect_tables
 from konsole.model.health import Health
 from konsole.model.placement import placement
@@ -36,6 +37,7 @@ class EventState:
     disks: DiskState = field(default_factory=DiskState)
     kv: KvState = field(default_factory=KvState)
     replication: ReplicationState = field(default_factory=ReplicationState)
+    storage: StorageState = field(default_factory=StorageState)
     #: The last health (the health detector's slice).
     health: Health | None = None
 
@@ -70,7 +72,7 @@ def advance(
 
     The detectors run in a fixed order, which is the order of the events: the poll,
     coordinators, then (a successful poll with a view) servers, leaders, tables against
-    the baseline, ingest, disks, KV pressure, replication; health last.
+    the baseline, ingest, disks, KV pressure, replication, storage tiers; health last.
     """
     config = config or EventConfig()
     previous, base = state.previous, state.baseline
@@ -80,6 +82,7 @@ def advance(
         found, coordinators = detect_coordinators(coordinators, previous, current, config)
         events += found
     ingest, disks, kv, replication = state.ingest, state.disks, state.kv, state.replication
+    storage = state.storage
     if current.ok and current.view is not None:
         facts = placement(current.view)
         if base is not None and base.view is not None:
@@ -94,6 +97,8 @@ def advance(
         events += found
         found, replication = detect_replication(replication, current, config, facts=facts)
         events += found
+        found, storage = detect_storage(storage, current, config)
+        events += found
         base = current
     found, health = detect_health(state.health, previous, current, config)
     events += found
@@ -106,6 +111,7 @@ def advance(
         disks=disks,
         kv=kv,
         replication=replication,
+        storage=storage,
         health=health,
     )
     return events, new_state

@@ -25,6 +25,7 @@ from konsole.localcluster import processes
 from konsole.model.metrics import ServerMetrics
 from konsole.model.placement import alive_servers
 from konsole.model.snapshot import table_names
+from konsole.model.storage import server_load
 from konsole.model.timefmt import age_text, to_ms
 from konsole.ui.colors import server_state_style
 from konsole.ui.feed import read_history
@@ -194,7 +195,12 @@ class ServerDetailScreen(ConsoleScreen):
         mine = buckets_of(view, self.server_id)
         led = sum(b.leader_id == self.server_id for b in mine)
         alive = self.server_id in alive_servers(view)
-        table.border_title = f"Buckets: leads {led}, hosts {len(mine)}" + age
+        load = next((s for s in server_load(view) if s.server_id == self.server_id), None)
+        tables = f" of {load.tables} tables" if load is not None else ""
+        table.border_title = (
+            f"Buckets: leads {led}, hosts {len(mine)}{tables} · draining moves "
+            f"{len(mine)} replicas, {led} leaders" + age
+        )
         rows: list[tuple[str, list[Text | str]]] = []
         for b in mine:
             part = f"[{b.partition_name}]" if b.partition_name is not None else ""

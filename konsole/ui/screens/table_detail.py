@@ -1,4 +1,4 @@
-"""Table detail: schema, properties, partitions, buckets, throughput, KV snapshots.
+"""Table detail: schema, properties, partitions, buckets, throughput, KV snapshots, storage.
 
 The table is found by name in every state (ids change when a table is re-created), so a
 table dropped since, or not yet created at the moment time travel shows, says so instead
@@ -26,6 +26,7 @@ from konsole.model.table_stats import BucketKey, bucket_rates
 from konsole.model.timefmt import age_text, clock_text, to_ms
 from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.screens.storage_tab import StorageTab
 from konsole.ui.screens.tables import rate_text
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
@@ -123,11 +124,14 @@ class TableDetailScreen(ConsoleScreen):
         Binding("2", "tab('schema')", "Schema"),
         Binding("3", "tab('properties')", "Properties"),
         Binding("4", "tab('partitions')", "Partitions"),
+        Binding("5", "tab('storage')", "Storage"),
         Binding("k", "kv_snapshots", "Ask KV snapshots", show=False),
     ]
 
-    def __init__(self, table_path: str) -> None:
+    def __init__(self, table_path: str, *, tab: str | None = None) -> None:
         super().__init__()
+        #: The tab shown first ("buckets" unless asked: the Storage screen opens "storage").
+        self.first_tab = tab or "buckets"
         #: ``db.table``: the table is found by name in every state (ids change on re-create).
         self.table_path = table_path
         self._state: ConsoleState | None = None
@@ -144,7 +148,7 @@ class TableDetailScreen(ConsoleScreen):
             yield Static("rows/s", id="detail-rate-label")
             yield Sparkline([], id="detail-sparkline")
             yield Static("", id="detail-rate-now")
-        with TabbedContent(id="detail-tabs", initial="buckets"):
+        with TabbedContent(id="detail-tabs", initial=self.first_tab):
             with TabPane("1 Buckets", id="buckets"):
                 yield KeyedTable(id="detail-buckets")
             with TabPane("2 Schema", id="schema"):
@@ -154,6 +158,8 @@ class TableDetailScreen(ConsoleScreen):
                 yield Static(id="detail-properties")
             with TabPane("4 Partitions", id="partitions"):
                 yield KeyedTable(id="detail-partitions")
+            with TabPane("5 Storage", id="storage"):
+                yield StorageTab(id="detail-storage")
 
     def on_mount(self) -> None:
         self.query_one("#detail-buckets", KeyedTable).set_columns(
@@ -174,7 +180,7 @@ class TableDetailScreen(ConsoleScreen):
         self.query_one("#detail-partitions", KeyedTable).set_columns(
             [("name", "partition"), ("id", "id"), ("spec", "spec"), ("buckets", "buckets")]
         )
-        self.query_one("#detail-buckets", KeyedTable).focus()
+        self.action_tab(self.first_tab)
 
     # ------------------------------------------------------------------ rendering
 
@@ -198,6 +204,7 @@ class TableDetailScreen(ConsoleScreen):
         self._render_schema(table)
         self._render_properties(table)
         self._render_partitions(table)
+        self.query_one(StorageTab).show(state, self.table_path)
         self._maybe_load_series(state)
         if not self._kv_asked and self._kv_unavailable(state) is None:
             # Once, as soon as it can be asked (``k`` asks again).
@@ -429,7 +436,9 @@ class TableDetailScreen(ConsoleScreen):
         grid = {"buckets": "#detail-buckets", "schema": "#detail-schema"}.get(tab)
         if tab == "partitions":
             grid = "#detail-partitions"
-        if grid is not None:
+        if tab == "storage":
+            self.query_one(StorageTab).grid.focus()
+        elif grid is not None:
             self.query_one(grid, KeyedTable).focus()
 
     def action_preview(self) -> None:

@@ -1,0 +1,163 @@
+"""The table detail's Storage tab: per bucket, each tier's offsets, ages and lag.
+
+A widget the table detail screen holds and feeds (``show``); figures from
+:mod:`konsole.model.storage` (unknown ``-``, ages marked ``≥`` while they are lower bounds),
+the retention settings above them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Sparkline, Static
+
+from konsole.collect.storage_rows import unpack_storage
+from konsole.model.storage import (
+    RETENTION_KEYS,
+    BucketStorage,
+    kv_age,
+    lake_lag,
+    untiered,
+)
+from konsole.model.timefmt import age_text, clock_text, to_ms
+from konsole.ui.feed import read_history
+from konsole.ui.screens.storage import num
+from konsole.ui.services import services
+from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
+from store.queries import storage_bodies
+
+if TYPE_CHECKING:
+    from store import HistoryReader
+
+__all__ = ["SERIES_PARTS", "StorageTab", "untiered_values"]
+
+#: Storage parts of the tiering-lag sparkline (one per recorded storage poll, the newest).
+SERIES_PARTS = 120
+
+_COLUMNS = (
+    ("partition", "partition", False),
+    ("bucket", "bucket", True),
+    ("start", "start", True),
+    ("end", "end", True),
+    ("remote", "remote", True),
+    ("untiered", "untiered", True),
+    ("tier_age", "tier age", True),
+    ("kv", "kv snap", False),
+    ("kv_age", "kv age", True),
+    ("lake", "lake lag", True),
+    ("rows", "rows", True),
+)
+
+
+def _age(seconds: float | None, lower_bound: bool) -> str:
+    text = age_text(seconds)
+    return f"≥{text}" if lower_bound and seconds is not None else text
+
+
+def untiered_values(reader: HistoryReader, table: str, until_ms: int) -> list[float | None]:
+    """The table's offsets not yet tiered at each recorded storage part, oldest first."""
+    out: list[float | None] = []
+    for body in storage_bodies(reader, until_ms=until_ms, limit=SERIES_PARTS):
+        part = unpack_storage(body)
+        facts = part.table(table) if part is not None else None
+        if part is None or facts is None:
+            continue
+        left = [untiered(b) for b in part.buckets_of(facts.table_id)]
+        out.append(None if not left or None in left else float(sum(v or 0 for v in left)))
+    return out
+
+
+class StorageTab(Vertical):
+    """The Storage tab's widgets; the table detail screen feeds it states (``show``)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._series_for: tuple[str, float] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="storage-tab-head")
+        with Horizontal(id="storage-tab-rate"):
+            yield Static("untiered", id="storage-tab-label")
+            yield Sparkline([], id="storage-tab-sparkline")
+        yield KeyedTable(id="storage-tab-buckets")
+
+    def on_mount(self) -> None:
+        self.query_one(KeyedTable).set_columns(
+            [(k, Text(label, justify="right" if r else "left")) for k, label, r in _COLUMNS]
+        )
+
+    @property
+    def grid(self) -> KeyedTable:
+        return self.query_one(KeyedTable)
+
+    def show(self, state: ConsoleState, table_path: str) -> None:
+        snap = state.last_ok
+        part = snap.storage if snap is not None else None
+        facts = part.table(table_path) if part is not None else None
+        head = self.query_one("#storage-tab-head", Static)
+        if part is None or facts is None:
+            head.update(Text("no storage poll has seen this table yet", style="dim"))
+            self.grid.sync([])
+            return
+        now = part.taken_at
+        t = Text()
+        t.append(f"storage poll at {clock_text(part.taken_at)}", style="dim")
+        settings = [
+            f"{key.removeprefix('table.')} = {facts.retention.get(key) or f'default ({d})'}"
+            for key, d in RETENTION_KEYS.items()
+            if d is not None or facts.retention.get(key)
+        ]
+        t.append("\n" + " · ".join(settings[:3]))
+        if facts.lake_note:
+            t.append(f"\nlake: {facts.lake_note}", style="dim")
+        head.update(t)
+        rows: list[Row] = [
+            (f"{b.partition_id}:{b.bucket_id}", self._cells(b, now))
+            for b in sorted(
+                part.buckets_of(facts.table_id),
+                key=lambda b: (b.partition_name or "", b.bucket_id),
+            )
+        ]
+        self.grid.set_class(state.stale, "stale")
+        self.grid.sync(rows)
+        if self._series_for != (table_path, part.taken_at):
+            self._series_for = (table_path, part.taken_at)
+            self._load_series(table_path, to_ms(part.taken_at))
+
+    @work(exclusive=True, group="storage-series", exit_on_error=False)
+    async def _load_series(self, table_path: str, until_ms: int) -> None:
+        """The tiering lag from the history's storage parts, read in a thread."""
+        path = services(self.app).feed.history_path
+        values = await read_history(
+            path, lambda reader: untiered_values(reader, table_path, until_ms)
+        )
+        spark = self.query_one("#storage-tab-sparkline", Sparkline)
+        label = self.query_one("#storage-tab-label", Static)
+        known = [v for v in values or [] if v is not None]
+        spark.data = known
+        label.update(
+            "untiered (no history)" if values is None else f"untiered, {len(known)} storage polls"
+        )
+
+    @staticmethod
+    def _cells(b: BucketStorage, now: float) -> list[Cell]:
+        tier_age = None if b.remote_since is None else max(0.0, now - b.remote_since)
+        kv = "-" if b.kv_snapshot_id is None else f"{b.kv_snapshot_id} @ {num(b.kv_log_offset)}"
+        return [
+            b.partition_name or "-",
+            Right(str(b.bucket_id)),
+            Right(num(b.log_start)),
+            Right(num(b.log_end)),
+            Right(num(b.remote_end)),
+            Right(num(untiered(b))),
+            Right(_age(tier_age if b.remote_end is not None else None, not b.remote_changed)),
+            kv,
+            Right(_age(kv_age(b, now), not b.kv_changed)),
+            Right(num(lake_lag(b))),
+            Right(num(b.row_count)),
+        ]
