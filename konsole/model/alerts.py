@@ -69,6 +69,9 @@ ALERTNAMES: Final[Mapping[str, str]] = MappingProxyType(
         "heap": "FlussHeapHigh",
         "metrics_unknown": "FlussMetricsUnknown",
         "read_errors": "FlussReadErrors",
+        "tiering_stalled": "FlussTieringStalled",
+        "kv_snapshot_stale": "FlussKvSnapshotStale",
+        "lake_lag": "FlussLakeLagHigh",
     }
 )
 #: Alerts raised by an event rather than a finding: event kind -> alertname.

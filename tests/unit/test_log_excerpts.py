@@ -11,6 +11,7 @@ from konsole.collect.excerpts import ExcerptKeeper
 from konsole.collect.logs import CommandSource, FileSource, LogConfig
 from store import RetentionPolicy, apply_retention, open_reader, open_writer
 from store.rows import EventRow, LogExcerptRow, PollRecord
+from store.schema import VERSION
 from tests._testutil.history_fixtures import load
 
 T0_MS = 1_764_600_000_000
@@ -58,7 +59,7 @@ def test_an_older_file_has_no_excerpts_and_gains_the_table(tmp_path: Path) -> No
         assert r.log_excerpts() == []
     open_writer(path).close()
     with open_reader(path) as r:
-        assert r.version == 4 and r.log_excerpts() == []
+        assert r.version == VERSION and r.log_excerpts() == []
 
 
 def event(at_ms: int, subject: str = "tablet-server 1", severity: str = "warning") -> EventRow:
