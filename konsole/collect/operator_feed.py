@@ -15,7 +15,6 @@ is tried again at the next; blocking (SQLite), so callers run it in a thread.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -73,7 +72,7 @@ class OperatorFeed:
             return 0
         rows = found[1]
         for row in rows:
-            self.counts[_labels(row.details)] += 1
+            self.counts[_labels(row)] += 1
             self._last_id = max(self._last_id, row.id or 0)
         return len(rows)
 
@@ -96,14 +95,16 @@ class OperatorFeed:
             reader.close()
 
 
-def _labels(details: str) -> tuple[str, str]:
+def _labels(row: EventRow) -> tuple[str, str]:
+    """(action, outcome) of an operator event as :func:`konsole.model.actions.audit_event`
+    writes it; ``unknown`` for what a row does not say (never dropped)."""
+    from konsole.collect.history import event_from_row
+
     try:
-        found = json.loads(details)
-    except ValueError:
-        return UNKNOWN, UNKNOWN
-    if not isinstance(found, dict):
-        return UNKNOWN, UNKNOWN
-    action, outcome = found.get("action"), found.get("outcome")
+        details = event_from_row(row).details
+    except (AttributeError, TypeError):  # details that are JSON but not an object
+        details = {}
+    action, outcome = details.get("action"), details.get("outcome")
     return (
         action if isinstance(action, str) and action else UNKNOWN,
         outcome if isinstance(outcome, str) and outcome else UNKNOWN,

@@ -27,12 +27,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from tests._testutil import mounts
-from tests._testutil.history_files import (
-    backup,
-    is_foreign_database,
-    poll_seqs,
-    put_foreign_database,
-)
+from tests._testutil.history_faults import Faults
+from tests._testutil.history_files import is_foreign_database, put_foreign_database
 
 INTERVAL = "0.3"
 KONSOLE = [str(Path(sys.executable).parent / "konsole")]
@@ -88,9 +84,6 @@ class Running:
             assert time.monotonic() < deadline, f"not within {timeout:g}s: {what}\n{self.err}"
             time.sleep(0.1)
 
-    def polls_after(self, seq: int, n: int = 3) -> None:
-        self.wait(f"{n} polls recorded after poll {seq}", lambda: self.last_recorded() >= seq + n)
-
     def stop(self) -> tuple[int, int, int]:
         """SIGTERM; (taken, recorded, not recorded) from its last line."""
         if self.proc.poll() is None:
@@ -121,54 +114,10 @@ def recording(cluster: dict[str, Any], path: Path) -> Iterator[Running]:
             run.proc.wait(timeout=30)
 
 
-class Faults:
-    """Applies faults one by one and keeps what the final check needs."""
-
-    def __init__(self, run: Running, path: Path, keep: Path) -> None:
-        self.run, self.path, self.keep = run, path, keep
-        self.files: list[Path] = []  # files that hold polls at the end
-        self.marks: list[int] = []  # the last poll recorded before each fault
-
-    def strike(
-        self,
-        name: str,
-        act: Callable[[], None],
-        undo: Callable[[], None] | None = None,
-        *,
-        said: int = 1,
-    ) -> None:
-        """``act``; it is said; ``undo`` (polls wait in memory meanwhile); it records again."""
-        run = self.run
-        run.polls_after(run.last_recorded())
-        before = run.said("NOT RECORDING")
-        again = run.said("recording again")
-        mark = run.last_recorded()
-        copy = self.keep / f"before-{name}.sqlite"
-        backup(self.path, copy)
-        self.files.append(copy)
-        self.marks.append(mark)
-        act()
-        run.wait(f"{name}: said", lambda: run.said("NOT RECORDING") > before)
-        if undo is not None:
-            time.sleep(1.0)  # a few polls wait in memory
-            assert run.proc.poll() is None
-            undo()
-        run.wait(f"{name}: recording again", lambda: run.said("recording again") > again)
-        run.polls_after(mark, 5)
-        assert run.said("NOT RECORDING") == before + said, run.err  # once
-        assert run.proc.poll() is None
-
-    def check(self, taken: int, recorded: int, missed: int) -> None:
-        found: list[int] = []
-        for f in [*self.files, self.path]:
-            found.extend(poll_seqs(f))
-        have = set(found)
-        for mark in self.marks:
-            # every poll from the one after the one in flight at the fault to the end
-            lost = [s for s in range(mark + 2, taken + 1) if s not in have]
-            assert not lost, f"polls taken after the fault at {mark} missing: {lost}"
-        assert missed == 0 and recorded == taken, (taken, recorded, missed)
-        assert self.run.recorded() == list(range(1, taken + 1))
+def check(run: Running, faults: Faults, taken: int, recorded: int, missed: int) -> None:
+    faults.check(taken)
+    assert missed == 0 and recorded == taken, (taken, recorded, missed)
+    assert run.recorded() == list(range(1, taken + 1))
 
 
 def test_record_survives_its_history_deleted_moved_replaced_removed_and_full(
@@ -198,7 +147,7 @@ def test_record_survives_its_history_deleted_moved_replaced_removed_and_full(
             )
             assert run.said("disk full") >= 1
             taken, recorded, missed = run.stop()
-        faults.check(taken, recorded, missed)
+        check(run, faults, taken, recorded, missed)
 
 
 def test_record_survives_its_file_system_turned_read_only(
@@ -220,4 +169,4 @@ def test_record_survives_its_file_system_turned_read_only(
             )
             assert run.said("disk I/O error") >= 1 or run.said("read-only") >= 1, run.err
             taken, recorded, missed = run.stop()
-            faults.check(taken, recorded, missed)
+            check(run, faults, taken, recorded, missed)

@@ -5,9 +5,9 @@ recorded, waiting and lost polls per cluster (:class:`HistoryCollector`)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from konsole.collect.exposition.history import HistoryCollector
 from konsole.collect.fleet import Fleet, Member, Source
+from konsole.collect.history import event_row
 from konsole.collect.operator_feed import OperatorFeed
 from konsole.collect.profiles import Profile
-from konsole.model.events import Event
+from konsole.model.events import Event, EventKind, Severity
+from konsole.model.events.base import Subject
 from konsole.model.health import Health
 from konsole.model.snapshot import ClusterSnapshot
 from store import add_event, open_writer
@@ -28,8 +30,17 @@ from tests._testutil.builders import snap, table, view
 
 
 def operator(action: str, outcome: str, details: str | None = None) -> EventRow:
-    text = details if details is not None else json.dumps({"action": action, "outcome": outcome})
-    return EventRow(int(time.time() * 1000), "operator", "info", "config k", "m", text)
+    """An operator event as ``konsole admin`` writes it (``details``: a raw column)."""
+    event = Event(
+        time=time.time(),
+        kind=EventKind.OPERATOR,
+        severity=Severity.INFO,
+        subject=Subject("config", "k"),
+        message="m",
+        details={"action": action, "outcome": outcome},
+    )
+    row = event_row(event)
+    return row if details is None else replace(row, details=details)
 
 
 def history(path: Path) -> Path:
@@ -46,12 +57,13 @@ def test_only_operator_events_written_after_the_feed_began_are_counted(tmp_path:
     add_event(path, operator("config set", "succeeded"))
     add_event(path, EventRow(1, "leader_change", "info", "bucket", "m"))
     add_event(path, operator("x", "y", details="not json"))
-    assert feed.look() == 3
+    add_event(path, operator("x", "y", details="[1]"))
+    assert feed.look() == 4
     assert feed.look() == 0  # each counted once
     assert dict(feed.counts) == {
         ("config set", "planned"): 1,
         ("config set", "succeeded"): 1,
-        ("unknown", "unknown"): 1,
+        ("unknown", "unknown"): 2,
     }
 
 

@@ -1,0 +1,104 @@
+"""Faults struck one by one on the history file of a recording process (`konsole record`,
+`konsole serve`), and the final count of its polls across the files they leave.
+
+The process is watched through :class:`Watched`: its polls taken so far, what it said on
+stderr, bounded waits. :meth:`Faults.strike` saves a consistent copy of the file, strikes,
+waits for the process to say so, undoes the fault when it needs undoing (polls wait in
+memory meanwhile) and waits for it to record again; :meth:`Faults.check` proves every poll
+taken after each fault (but the one in flight when it struck) is in some file, each file
+sound (``integrity_check``), in order, none twice.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from tests._testutil.history_files import backup, poll_seqs
+
+__all__ = ["Faults", "Watched"]
+
+
+class Watched(Protocol):
+    proc: subprocess.Popen[str]
+
+    def last_recorded(self) -> int:
+        """The seq of the last poll it took and recorded (or kept to record)."""
+        ...
+
+    def said(self, text: str) -> int:
+        """How many of its stderr lines so far hold ``text``."""
+        ...
+
+    def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None: ...
+
+
+def polls_after(run: Watched, seq: int, n: int = 3) -> None:
+    run.wait(f"{n} polls recorded after poll {seq}", lambda: run.last_recorded() >= seq + n)
+
+
+class Faults:
+    """Applies faults one by one and keeps what the final check needs. ``on_said(name,
+    undone)`` and ``on_healed(name)`` (optional) check what else the process shows: called
+    once it said the fault (before any undo), and once it records again."""
+
+    def __init__(
+        self,
+        run: Watched,
+        path: Path,
+        keep: Path,
+        *,
+        on_said: Callable[[str, bool], None] | None = None,
+        on_healed: Callable[[str], None] | None = None,
+    ) -> None:
+        self.run, self.path, self.keep = run, path, keep
+        self.on_said, self.on_healed = on_said, on_healed
+        self.files: list[Path] = []  # files that hold polls at the end
+        self.marks: list[int] = []  # the last poll recorded before each fault
+
+    def strike(
+        self,
+        name: str,
+        act: Callable[[], None],
+        undo: Callable[[], None] | None = None,
+        *,
+        said: int = 1,
+    ) -> None:
+        """``act``; it is said; ``undo`` (polls wait in memory meanwhile); it records again."""
+        run = self.run
+        polls_after(run, run.last_recorded())
+        before = run.said("NOT RECORDING")
+        again = run.said("recording again")
+        mark = run.last_recorded()
+        copy = self.keep / f"before-{name}.sqlite"
+        backup(self.path, copy)
+        self.files.append(copy)
+        self.marks.append(mark)
+        act()
+        run.wait(f"{name}: said", lambda: run.said("NOT RECORDING") > before)
+        if self.on_said is not None:
+            self.on_said(name, undo is not None)
+        if undo is not None:
+            time.sleep(1.0)  # a few polls wait in memory
+            assert run.proc.poll() is None
+            undo()
+        run.wait(f"{name}: recording again", lambda: run.said("recording again") > again)
+        polls_after(run, mark, 5)
+        assert run.said("NOT RECORDING") == before + said  # once
+        assert run.proc.poll() is None
+        if self.on_healed is not None:
+            self.on_healed(name)
+
+    def check(self, taken: int) -> None:
+        """Every poll taken after each fault (from the one after the one in flight) up to
+        ``taken`` is in a file; every file passes ``poll_seqs``'s checks."""
+        found: list[int] = []
+        for f in [*self.files, self.path]:
+            found.extend(poll_seqs(f))
+        have = set(found)
+        for mark in self.marks:
+            lost = [s for s in range(mark + 2, taken + 1) if s not in have]
+            assert not lost, f"polls taken after the fault at {mark} missing: {lost}"
