@@ -11,15 +11,38 @@ sound (``integrity_check``), in order, none twice.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Protocol
 
-from tests._testutil.history_files import backup, poll_seqs
+from tests._testutil import mounts
+from tests._testutil.history_files import (
+    backup,
+    is_foreign_database,
+    poll_seqs,
+    put_foreign_database,
+)
 
-__all__ = ["Faults", "Watched"]
+__all__ = ["Faults", "Watched", "wait_alive"]
+
+
+def wait_alive(
+    proc: subprocess.Popen[str],
+    err: list[str],
+    what: str,
+    check: Callable[[], bool],
+    timeout: float = 30,
+) -> None:
+    """Until ``check()``, while ``proc`` runs (its stderr so far ``err`` in the failure)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert proc.poll() is None, f"exited: {''.join(err)}"
+        assert time.monotonic() < deadline, f"not within {timeout:g}s: {what}\n{err}"
+        time.sleep(0.1)
 
 
 class Watched(Protocol):
@@ -91,6 +114,43 @@ class Faults:
         assert run.proc.poll() is None
         if self.on_healed is not None:
             self.on_healed(name)
+
+    def on_disk(self, disk: Path, moved: Path) -> None:
+        """The file deleted; moved to ``moved``; replaced by another program's database
+        (said twice: replaced, then refused; never written); its directory removed; its
+        file system (``disk``, a small tmpfs) filled, then freed."""
+        path, run = self.path, self.run
+
+        def take_foreign_away() -> None:
+            assert run.said("another program") == 1
+            assert is_foreign_database(path)  # never written
+            path.unlink()
+
+        filler: list[Path] = []
+        self.strike("deleted", path.unlink)
+        self.strike("moved", lambda: path.rename(moved))
+        self.files.append(moved)
+        self.strike("foreign", lambda: put_foreign_database(path), take_foreign_away, said=2)
+        self.strike("directory", lambda: shutil.rmtree(path.parent))
+        self.strike(
+            "full",
+            lambda: filler.append(mounts.fill(disk, limit_mb=32)),
+            lambda: filler[0].unlink(),
+        )
+        assert run.said("disk full") >= 1
+
+    def read_only(self, device: str, disk: Path, replaced: ExitStack) -> None:
+        """The ext4 file system at ``disk`` turned read-only under the open file, then a
+        good disk (a tmpfs, kept open by ``replaced``) mounted at the same place: said
+        twice (the I/O error, then the file gone from the path)."""
+        self.strike(
+            "read-only",
+            lambda: mounts.turn_read_only(device),
+            lambda: replaced.enter_context(mounts.tmpfs(disk, 16 * 1024)),
+            said=2,
+        )
+        run = self.run
+        assert run.said("disk I/O error") >= 1 or run.said("read-only") >= 1
 
     def check(self, taken: int) -> None:
         """Every poll taken after each fault (from the one after the one in flight) up to

@@ -15,20 +15,17 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 from tests._testutil import mounts
-from tests._testutil.history_faults import Faults
-from tests._testutil.history_files import is_foreign_database, put_foreign_database
+from tests._testutil.history_faults import Faults, wait_alive
 
 INTERVAL = "0.3"
 KONSOLE = [str(Path(sys.executable).parent / "konsole")]
@@ -78,11 +75,7 @@ class Running:
         return sum(text in line for line in list(self.err))
 
     def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            assert self.proc.poll() is None, f"record exited: {''.join(self.err)}"
-            assert time.monotonic() < deadline, f"not within {timeout:g}s: {what}\n{self.err}"
-            time.sleep(0.1)
+        wait_alive(self.proc, self.err, what, check, timeout)
 
     def stop(self) -> tuple[int, int, int]:
         """SIGTERM; (taken, recorded, not recorded) from its last line."""
@@ -124,28 +117,9 @@ def test_record_survives_its_history_deleted_moved_replaced_removed_and_full(
     fluss_cluster: dict[str, Any], tmp_path: Path
 ) -> None:
     with mounts.fault_place(tmp_path) as place:
-        disk, path, moved = place.disk, place.path, place.moved
-        filler: list[Path] = []
-
-        def take_foreign_away() -> None:
-            assert run.said("another program") == 1
-            assert is_foreign_database(path)  # never written
-            path.unlink()
-
-        with recording(fluss_cluster, path) as run:
-            faults = Faults(run, path, tmp_path)
-            faults.strike("deleted", path.unlink)
-            faults.strike("moved", lambda: path.rename(moved))
-            faults.files.append(moved)
-            # replaced, then refused: said once each; never written
-            faults.strike("foreign", lambda: put_foreign_database(path), take_foreign_away, said=2)
-            faults.strike("directory", lambda: shutil.rmtree(path.parent))
-            faults.strike(
-                "full",
-                lambda: filler.append(mounts.fill(disk, limit_mb=32)),
-                lambda: filler[0].unlink(),
-            )
-            assert run.said("disk full") >= 1
+        with recording(fluss_cluster, place.path) as run:
+            faults = Faults(run, place.path, tmp_path)
+            faults.on_disk(place.disk, place.moved)
             taken, recorded, missed = run.stop()
         check(run, faults, taken, recorded, missed)
 
@@ -160,13 +134,6 @@ def test_record_survives_its_file_system_turned_read_only(
         path = disk / "h.sqlite"
         with recording(fluss_cluster, path) as run, ExitStack() as replaced:
             faults = Faults(run, path, tmp_path)
-            # said twice: the I/O error, then the file gone from the path (a new disk there)
-            faults.strike(
-                "read-only",
-                lambda: mounts.turn_read_only(device),
-                lambda: replaced.enter_context(mounts.tmpfs(disk, 16 * 1024)),
-                said=2,
-            )
-            assert run.said("disk I/O error") >= 1 or run.said("read-only") >= 1, run.err
+            faults.read_only(device, disk, replaced)
             taken, recorded, missed = run.stop()
             check(run, faults, taken, recorded, missed)

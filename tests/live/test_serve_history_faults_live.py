@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -35,8 +33,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from konsole.localcluster.ports import free_port
 from tests._testutil import mounts
-from tests._testutil.history_faults import Faults
-from tests._testutil.history_files import is_foreign_database, put_foreign_database
+from tests._testutil.history_faults import Faults, wait_alive
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -114,11 +111,7 @@ class Serving:
         return sum(text in line for line in list(self.err))
 
     def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            assert self.proc.poll() is None, f"serve exited: {''.join(self.err)}"
-            assert time.monotonic() < deadline, f"not within {timeout:g}s: {what}\n{self.err}"
-            time.sleep(0.1)
+        wait_alive(self.proc, self.err, what, check, timeout)
 
     def stop(self) -> int:
         """SIGTERM; the polls it served, from its last line."""
@@ -178,28 +171,9 @@ def test_serve_survives_its_history_deleted_moved_replaced_removed_and_full(
 ) -> None:
     disk = tmp_path / "disk"
     with mounts.tmpfs(disk, 16 * 1024), serving(fluss_cluster, disk / "data", tmp_path) as run:
-        path, moved = run.history, disk / "moved.sqlite"
-        filler: list[Path] = []
-
-        def take_foreign_away() -> None:
-            assert run.said("another program") == 1
-            assert is_foreign_database(path)  # never written
-            path.unlink()
-
         shown = Shown(run)
-        faults = Faults(run, path, tmp_path, on_said=shown.said, on_healed=shown.healed)
-        faults.strike("deleted", path.unlink)
-        faults.strike("moved", lambda: path.rename(moved))
-        faults.files.append(moved)
-        # replaced, then refused: said once each; never written
-        faults.strike("foreign", lambda: put_foreign_database(path), take_foreign_away, said=2)
-        faults.strike("directory", lambda: shutil.rmtree(path.parent))
-        faults.strike(
-            "full",
-            lambda: filler.append(mounts.fill(disk, limit_mb=32)),
-            lambda: filler[0].unlink(),
-        )
-        assert run.said("disk full") >= 1
+        faults = Faults(run, run.history, tmp_path, on_said=shown.said, on_healed=shown.healed)
+        faults.on_disk(disk, disk / "moved.sqlite")
         shown.final(5)
         taken = run.stop()
         faults.check(taken)  # on the tmpfs still: serve has stopped
@@ -216,13 +190,7 @@ def test_serve_survives_its_file_system_turned_read_only(
     ):
         shown = Shown(run)
         faults = Faults(run, run.history, tmp_path, on_said=shown.said, on_healed=shown.healed)
-        faults.strike(
-            "read-only",
-            lambda: mounts.turn_read_only(device),
-            lambda: replaced.enter_context(mounts.tmpfs(disk, 16 * 1024)),
-            said=2,
-        )
-        assert run.said("disk I/O error") >= 1 or run.said("read-only") >= 1, run.err
+        faults.read_only(device, disk, replaced)
         shown.final(1)
         taken = run.stop()
         faults.check(taken)

@@ -22,6 +22,7 @@ only reads that status; nothing here touches a file.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import Final
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
@@ -30,6 +31,37 @@ from prometheus_client.registry import Collector
 from konsole.collect.fleet import HistoryMode, MemberStatus
 
 __all__ = ["HistoryCollector"]
+
+
+#: (name, type, help) of the families with only the ``cluster`` label.
+_PER_CLUSTER: Final = (
+    (
+        "konsole_history_ok",
+        GaugeMetricFamily,
+        "1 while the cluster's history is recorded (or followed), 0 while it cannot be "
+        "written (polls wait in memory).",
+    ),
+    (
+        "konsole_history_troubles",
+        CounterMetricFamily,
+        "Stretches of trouble with the history file begun since serve started.",
+    ),
+    (
+        "konsole_history_polls_recorded",
+        CounterMetricFamily,
+        "Polls committed into the history file since serve started.",
+    ),
+    (
+        "konsole_history_polls_waiting",
+        GaugeMetricFamily,
+        "Polls kept in memory until the history file can be written.",
+    ),
+    (
+        "konsole_history_polls_lost",
+        CounterMetricFamily,
+        "Polls that will never be written (dropped from a full backlog).",
+    ),
+)
 
 
 class HistoryCollector(Collector):
@@ -41,32 +73,7 @@ class HistoryCollector(Collector):
         self._with_history = frozenset(with_history)
 
     def collect(self) -> Iterator[Metric]:
-        ok = GaugeMetricFamily(
-            "konsole_history_ok",
-            "1 while the cluster's history is recorded (or followed), 0 while it cannot be "
-            "written (polls wait in memory).",
-            labels=["cluster"],
-        )
-        troubles = CounterMetricFamily(
-            "konsole_history_troubles",
-            "Stretches of trouble with the history file begun since serve started.",
-            labels=["cluster"],
-        )
-        recorded = CounterMetricFamily(
-            "konsole_history_polls_recorded",
-            "Polls committed into the history file since serve started.",
-            labels=["cluster"],
-        )
-        waiting = GaugeMetricFamily(
-            "konsole_history_polls_waiting",
-            "Polls kept in memory until the history file can be written.",
-            labels=["cluster"],
-        )
-        lost = CounterMetricFamily(
-            "konsole_history_polls_lost",
-            "Polls that will never be written (dropped from a full backlog).",
-            labels=["cluster"],
-        )
+        made = {name: kind(name, text, labels=["cluster"]) for name, kind, text in _PER_CLUSTER}
         actions = CounterMetricFamily(
             "konsole_operator_actions",
             "Operator actions (konsole admin's audit events) seen in the history since serve "
@@ -76,13 +83,15 @@ class HistoryCollector(Collector):
         for s in self._status():
             if s.name not in self._with_history:
                 continue
-            ok.add_metric([s.name], 0.0 if s.history is HistoryMode.OFF else 1.0)
+            values = {"konsole_history_ok": 0.0 if s.history is HistoryMode.OFF else 1.0}
             r = s.recorder
             if r is not None:
-                troubles.add_metric([s.name], float(r.troubles))
-                recorded.add_metric([s.name], float(r.polls_recorded))
-                waiting.add_metric([s.name], float(r.polls_waiting))
-                lost.add_metric([s.name], float(r.polls_missed))
+                values["konsole_history_troubles"] = float(r.troubles)
+                values["konsole_history_polls_recorded"] = float(r.polls_recorded)
+                values["konsole_history_polls_waiting"] = float(r.polls_waiting)
+                values["konsole_history_polls_lost"] = float(r.polls_missed)
+            for name, value in values.items():
+                made[name].add_metric([s.name], value)
             for (action, result), n in sorted(s.actions.items()):
-                actions.add_metric([s.name, action, result], float(n))
-        yield from (ok, troubles, recorded, waiting, lost, actions)
+                actions.add_metric([s.name, action, result], n)
+        yield from (*made.values(), actions)
