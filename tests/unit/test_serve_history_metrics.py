@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from konsole.collect.exposition.history import HistoryCollector
-from konsole.collect.fleet import Fleet, Member, Source
+from konsole.collect.fleet import Fleet, HistoryMode, Member, Source
 from konsole.collect.history import event_row
 from konsole.collect.operator_feed import OperatorFeed
 from konsole.collect.profiles import Profile
@@ -172,3 +172,46 @@ async def test_serve_exports_its_history_trouble_and_the_operator_actions(tmp_pa
     assert actions == {"succeeded": 1.0, "refused": 1.0}
     # A cluster served without a history file has no history series at all.
     assert not any(s.labels.get("cluster") == "live" for f in found.values() for s in f)
+
+
+@pytest.mark.asyncio
+async def test_a_followed_history_counts_the_operator_actions_too(tmp_path: Path) -> None:
+    """Another recorder holds the file (serve follows it): its polls and an operator event
+    written beside them reach the counter; the history reads ok, with no recorder state."""
+    from konsole.collect.recorder import Recorder
+
+    path = tmp_path / "held.sqlite"
+    other = Recorder(path, say=lambda _: None)
+    other.open()
+    started = time.time()
+    seq = iter(range(1, 100))
+
+    def another_poll() -> None:
+        n = next(seq)
+        other.record(snap(view((0, 1), [table("db.t", 1, [n])]), seq=n, t=started + n))
+
+    another_poll()
+    profile = Profile(name="c", source="profile", bootstrap=("127.0.0.1:9",))
+    stop = asyncio.Event()
+    acts = {1: lambda: add_event(path, operator("server tag", "sent"))}
+    sink = Acting(stop, acts, last=3)
+    real_on_poll = sink.on_poll
+
+    async def on_poll(*args: Any) -> None:
+        await real_on_poll(*args)
+        another_poll()  # the other writer goes on recording
+
+    sink.on_poll = on_poll  # type: ignore[method-assign]
+    fleet = Fleet([Member("c", profile, path, 0.01)], [sink], say=lambda _: None, source=source)
+    try:
+        async with asyncio.timeout(10):
+            await fleet.run(stop)
+    finally:
+        other.close()
+    assert fleet.status()[0].history is HistoryMode.FOLLOWING
+    found = scrape(fleet, ["c"])
+    assert [s.value for s in found["konsole_history_ok"]] == [1.0]
+    assert not found["konsole_history_troubles"]
+    assert [(s.labels["action"], s.value) for s in found["konsole_operator_actions"]] == [
+        ("server tag", 1.0)
+    ]
