@@ -542,6 +542,22 @@ def _slices(
     return out
 
 
+def events_after(
+    reader: HistoryReader, after_id: int, *, kind: str, limit: int
+) -> tuple[int, list[EventRow]]:
+    """(the file's highest event id, up to ``limit`` events of ``kind`` with an id above
+    ``after_id`` by id): what a follower of the file has not seen yet, whatever their times.
+    A highest id below ``after_id`` says the file is another one."""
+    query = reader._query
+    top = query("SELECT MAX(id) FROM events", ())
+    rows = query(
+        "SELECT at_ms, kind, severity, subject, message, details, id FROM events "
+        "WHERE id > ? AND kind = ? ORDER BY id LIMIT ?",
+        (after_id, kind, int(limit)),
+    )
+    return int(top[0][0] or 0) if top else 0, [EventRow(*r) for r in rows]
+
+
 def _range(column: str, since: int | None, until: int | None) -> tuple[str, list[Any]]:
     clauses, params = [], []
     if since is not None:

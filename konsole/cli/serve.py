@@ -288,10 +288,13 @@ async def _serve(
 ) -> int:
     from konsole.cli.signals import run_until_signalled
     from konsole.collect.exposition import Exposition, MetricsServer
+    from konsole.collect.exposition.history import HistoryCollector
     from konsole.collect.fleet import Fleet
 
     exposition = Exposition([m.name for m in members], max_tables=max_tables)
     fleet = Fleet(members, sinks_for(exposition, alerts), say=_say)
+    recorded = [m.name for m in members if m.history is not None]
+    exposition.registry.register(HistoryCollector(fleet.status, recorded))
     try:
         server = MetricsServer(exposition.registry, host, port, fleet.healthz)
     except OSError as exc:

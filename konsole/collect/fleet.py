@@ -28,7 +28,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -41,7 +41,8 @@ from konsole.model.health import Health
 from konsole.model.snapshot import ClusterSnapshot
 
 if TYPE_CHECKING:
-    from konsole.collect.recorder import Recorder
+    from konsole.collect.operator_feed import OperatorFeed
+    from konsole.collect.recorder import Recorder, RecorderStatus
 
 __all__ = ["Fleet", "HistoryMode", "Member", "MemberStatus", "Source"]
 
@@ -84,6 +85,10 @@ class MemberStatus:
     last_ok: bool | None = None
     #: Why the task ended (None while it runs or after a clean stop).
     crashed: str | None = None
+    #: The recorder's state after the last poll (None: not recording here).
+    recorder: RecorderStatus | None = None
+    #: (action, outcome) -> operator events that appeared in its history since serve started.
+    actions: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
 
 def _live_source(member: Member) -> Source:
@@ -188,14 +193,16 @@ class Fleet:
     async def _member(self, member: Member, stop: asyncio.Event) -> None:
         self._update(member.name, running=True)
         try:
+            feed = await self._operator_feed(member)
             recorder, mode = await self._open_history(member)
             while mode is HistoryMode.FOLLOWING and not stop.is_set():
                 self._update(member.name, history=mode)
-                await self._follow(member, stop)  # until the writer lets the file go
+                await self._follow(member, stop, feed)  # until the writer lets the file go
                 if not stop.is_set():
                     recorder, mode = await self._open_history(member)
             self._update(member.name, history=mode)
-            await self._poll(member, recorder, stop)  # closes the recorder, even if stopped
+            # closes the recorder, even if stopped
+            await self._poll(member, recorder, stop, feed)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug: say it, keep the others going, /healthz says it
@@ -232,7 +239,26 @@ class Fleet:
         self.say(f"{member.name}: recording into {member.history}")
         return recorder, HistoryMode.RECORDING
 
-    async def _poll(self, member: Member, recorder: Recorder | None, stop: asyncio.Event) -> None:
+    async def _operator_feed(self, member: Member) -> OperatorFeed | None:
+        """The operator actions of the member's history, counted from now on."""
+        from konsole.collect.operator_feed import OperatorFeed
+
+        if member.history is None:
+            return None
+        return await asyncio.to_thread(OperatorFeed, member.history)
+
+    async def _look(self, name: str, feed: OperatorFeed | None) -> None:
+        """New operator events in the history (a bounded read, in a thread)."""
+        if feed is not None and await asyncio.to_thread(feed.look) > 0:
+            self._update(name, actions=dict(feed.counts))
+
+    async def _poll(
+        self,
+        member: Member,
+        recorder: Recorder | None,
+        stop: asyncio.Event,
+        feed: OperatorFeed | None = None,
+    ) -> None:
         snapshots, release = self.source(member)
         state = EventState()
         config = EventConfig(rules=member.profile.health)
@@ -244,11 +270,13 @@ class Fleet:
                     await asyncio.to_thread(recorder.record, snapshot)
                     events: Sequence[Event] = found
                     health = recorder.health
-                    mode = HistoryMode.RECORDING if recorder.status.recording else HistoryMode.OFF
-                    self._update(member.name, history=mode)
+                    status = recorder.status
+                    mode = HistoryMode.RECORDING if status.recording else HistoryMode.OFF
+                    self._update(member.name, history=mode, recorder=status)
                 else:
                     events, state = advance(state, snapshot, config=config)
                     health = state.health
+                await self._look(member.name, feed)
                 await self._hand(member.name, snapshot, health, events)
         finally:
             with contextlib.suppress(Exception):
@@ -256,7 +284,9 @@ class Fleet:
             if recorder is not None:
                 await _shielded(asyncio.to_thread(recorder.close))
 
-    async def _follow(self, member: Member, stop: asyncio.Event) -> None:
+    async def _follow(
+        self, member: Member, stop: asyncio.Event, feed: OperatorFeed | None = None
+    ) -> None:
         from konsole.collect.follow import follow_history
         from konsole.model.health import evaluate
 
@@ -266,6 +296,7 @@ class Fleet:
         async for snapshot, events in follow_history(member.history, interval, stop):
             health = evaluate(snapshot, member.profile.health, previous=last)
             last = snapshot if snapshot.ok else last
+            await self._look(member.name, feed)
             await self._hand(member.name, snapshot, health, events)
 
     async def _hand(

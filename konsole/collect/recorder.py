@@ -84,6 +84,8 @@ class RecorderStatus:
     polls_waiting: int = 0
     #: Every poll given to :meth:`Recorder.record`.
     polls_taken: int = 0
+    #: Stretches of trouble begun (each said once): a fault, even one healed within a poll.
+    troubles: int = 0
 
 
 class Timeline:
@@ -235,6 +237,7 @@ class Recorder:
         self._backlog: deque[tuple[ClusterSnapshot, tuple[EventRow, ...]]] = deque()
         self._backlog_polls = max(1, backlog_polls)
         self._trouble: _Trouble | None = None
+        self._troubles = 0
         self._clock_behind = False
         # The console records and closes from worker threads: a close while a poll is
         # being written waits for it (the kept polls and the writer are not shared).
@@ -251,6 +254,7 @@ class Recorder:
             self._reason,
             len(self._backlog),
             self._taken,
+            self._troubles,
         )
 
     @property
@@ -466,6 +470,7 @@ class Recorder:
         trouble = self._trouble
         if trouble is None:
             trouble = self._trouble = _Trouble(since=at)
+            self._troubles += 1
             trouble.unwritten = Event(
                 time=at,
                 kind=EventKind.HISTORY_TROUBLE,

@@ -15,24 +15,17 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 from tests._testutil import mounts
-from tests._testutil.history_files import (
-    backup,
-    is_foreign_database,
-    poll_seqs,
-    put_foreign_database,
-)
+from tests._testutil.history_faults import Faults, wait_alive
 
 INTERVAL = "0.3"
 KONSOLE = [str(Path(sys.executable).parent / "konsole")]
@@ -82,14 +75,7 @@ class Running:
         return sum(text in line for line in list(self.err))
 
     def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            assert self.proc.poll() is None, f"record exited: {''.join(self.err)}"
-            assert time.monotonic() < deadline, f"not within {timeout:g}s: {what}\n{self.err}"
-            time.sleep(0.1)
-
-    def polls_after(self, seq: int, n: int = 3) -> None:
-        self.wait(f"{n} polls recorded after poll {seq}", lambda: self.last_recorded() >= seq + n)
+        wait_alive(self.proc, self.err, what, check, timeout)
 
     def stop(self) -> tuple[int, int, int]:
         """SIGTERM; (taken, recorded, not recorded) from its last line."""
@@ -121,84 +107,21 @@ def recording(cluster: dict[str, Any], path: Path) -> Iterator[Running]:
             run.proc.wait(timeout=30)
 
 
-class Faults:
-    """Applies faults one by one and keeps what the final check needs."""
-
-    def __init__(self, run: Running, path: Path, keep: Path) -> None:
-        self.run, self.path, self.keep = run, path, keep
-        self.files: list[Path] = []  # files that hold polls at the end
-        self.marks: list[int] = []  # the last poll recorded before each fault
-
-    def strike(
-        self,
-        name: str,
-        act: Callable[[], None],
-        undo: Callable[[], None] | None = None,
-        *,
-        said: int = 1,
-    ) -> None:
-        """``act``; it is said; ``undo`` (polls wait in memory meanwhile); it records again."""
-        run = self.run
-        run.polls_after(run.last_recorded())
-        before = run.said("NOT RECORDING")
-        again = run.said("recording again")
-        mark = run.last_recorded()
-        copy = self.keep / f"before-{name}.sqlite"
-        backup(self.path, copy)
-        self.files.append(copy)
-        self.marks.append(mark)
-        act()
-        run.wait(f"{name}: said", lambda: run.said("NOT RECORDING") > before)
-        if undo is not None:
-            time.sleep(1.0)  # a few polls wait in memory
-            assert run.proc.poll() is None
-            undo()
-        run.wait(f"{name}: recording again", lambda: run.said("recording again") > again)
-        run.polls_after(mark, 5)
-        assert run.said("NOT RECORDING") == before + said, run.err  # once
-        assert run.proc.poll() is None
-
-    def check(self, taken: int, recorded: int, missed: int) -> None:
-        found: list[int] = []
-        for f in [*self.files, self.path]:
-            found.extend(poll_seqs(f))
-        have = set(found)
-        for mark in self.marks:
-            # every poll from the one after the one in flight at the fault to the end
-            lost = [s for s in range(mark + 2, taken + 1) if s not in have]
-            assert not lost, f"polls taken after the fault at {mark} missing: {lost}"
-        assert missed == 0 and recorded == taken, (taken, recorded, missed)
-        assert self.run.recorded() == list(range(1, taken + 1))
+def check(run: Running, faults: Faults, taken: int, recorded: int, missed: int) -> None:
+    faults.check(taken)
+    assert missed == 0 and recorded == taken, (taken, recorded, missed)
+    assert run.recorded() == list(range(1, taken + 1))
 
 
 def test_record_survives_its_history_deleted_moved_replaced_removed_and_full(
     fluss_cluster: dict[str, Any], tmp_path: Path
 ) -> None:
     with mounts.fault_place(tmp_path) as place:
-        disk, path, moved = place.disk, place.path, place.moved
-        filler: list[Path] = []
-
-        def take_foreign_away() -> None:
-            assert run.said("another program") == 1
-            assert is_foreign_database(path)  # never written
-            path.unlink()
-
-        with recording(fluss_cluster, path) as run:
-            faults = Faults(run, path, tmp_path)
-            faults.strike("deleted", path.unlink)
-            faults.strike("moved", lambda: path.rename(moved))
-            faults.files.append(moved)
-            # replaced, then refused: said once each; never written
-            faults.strike("foreign", lambda: put_foreign_database(path), take_foreign_away, said=2)
-            faults.strike("directory", lambda: shutil.rmtree(path.parent))
-            faults.strike(
-                "full",
-                lambda: filler.append(mounts.fill(disk, limit_mb=32)),
-                lambda: filler[0].unlink(),
-            )
-            assert run.said("disk full") >= 1
+        with recording(fluss_cluster, place.path) as run:
+            faults = Faults(run, place.path, tmp_path)
+            faults.on_disk(place.disk, place.moved)
             taken, recorded, missed = run.stop()
-        faults.check(taken, recorded, missed)
+        check(run, faults, taken, recorded, missed)
 
 
 def test_record_survives_its_file_system_turned_read_only(
@@ -211,13 +134,6 @@ def test_record_survives_its_file_system_turned_read_only(
         path = disk / "h.sqlite"
         with recording(fluss_cluster, path) as run, ExitStack() as replaced:
             faults = Faults(run, path, tmp_path)
-            # said twice: the I/O error, then the file gone from the path (a new disk there)
-            faults.strike(
-                "read-only",
-                lambda: mounts.turn_read_only(device),
-                lambda: replaced.enter_context(mounts.tmpfs(disk, 16 * 1024)),
-                said=2,
-            )
-            assert run.said("disk I/O error") >= 1 or run.said("read-only") >= 1, run.err
+            faults.read_only(device, disk, replaced)
             taken, recorded, missed = run.stop()
-            faults.check(taken, recorded, missed)
+            check(run, faults, taken, recorded, missed)
