@@ -48,7 +48,9 @@ class _Both(App[None]):
             yield cls(id=ident, cursor_type=self.cursor_type, zebra_stripes=self.zebra)
 
 
-@pytest.mark.parametrize(("cursor_type", "zebra"), [("row", False), ("cell", True)])
+@pytest.mark.parametrize(
+    ("cursor_type", "zebra"), [("row", False), ("cell", True), ("column", False), ("none", True)]
+)
 async def test_every_line_at_every_scroll_is_datatable_s_own(cursor_type: str, zebra: bool) -> None:
     rows = [(str(r), _cells(r)) for r in range(12)]
     app = _Both(cursor_type, zebra)
