@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 
 import pytest
@@ -211,6 +212,12 @@ async def test_300_columns(story: Path) -> None:
         await pilot.press("left_square_bracket")
         assert len(grid.columns) == COLUMN_WINDOW
         assert app.is_running
+        # the rows kept out of the collector's full passes while shown, given back after
+        assert gc.get_freeze_count() > 0
+        await pilot.press("escape")
+        await _settle(pilot, lambda: app.screen is not screen)
+        await pilot.pause()
+        assert gc.get_freeze_count() == 0, (screen.is_mounted, screen.is_attached)
 
 
 async def test_tiny_terminal(story: Path) -> None:

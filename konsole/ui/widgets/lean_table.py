@@ -29,8 +29,9 @@ table snapshot would change) and has no in-place cell update by row key.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
-from itertools import islice, zip_longest
+from itertools import accumulate, islice, zip_longest
 from typing import Any
 
 from rich.cells import cell_len
@@ -40,17 +41,26 @@ from rich.style import Style
 from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual._types import SegmentLines
+from textual.color import Color
+from textual.coordinate import Coordinate
 from textual.geometry import Size
 from textual.widgets import DataTable
 from textual.widgets._data_table import Row as RowMeta
 from textual.widgets._data_table import RowRenderables
 from textual.widgets.data_table import DuplicateKey, RowKey
 
-__all__ = ["Cell", "LeanTable", "Right", "as_text", "cell_width"]
+__all__ = ["Cell", "LeanTable", "Left", "Right", "as_text", "cell_width"]
 
 
 class Right(str):
     """A cell shown right-aligned (numbers); compared as the plain string it is."""
+
+    __slots__ = ()
+
+
+class Left(str):
+    """A cell shown left-aligned (``Text(cell, justify="left")``) made only when its row is
+    drawn: a 300-column preview's page is thousands of cells, most never drawn."""
 
     __slots__ = ()
 
@@ -60,13 +70,16 @@ Cell = str | Text
 
 def as_text(cell: object) -> Text:
     """The ``Text`` a cell is drawn as: strings as they are, never read as markup (a table
-    named ``[x]``); :class:`Right` right-aligned; ``None`` and ``""`` empty."""
+    named ``[x]``); :class:`Right` right-aligned, :class:`Left` left-aligned; ``None`` and
+    ``""`` empty."""
     if isinstance(cell, Text):
         return cell if cell else Text(no_wrap=True, end="")
     if cell is None or cell == "":
         return Text(no_wrap=True, end="")  # an empty cell as DataTable draws one
     if isinstance(cell, Right):
         return Text(cell, justify="right")
+    if isinstance(cell, Left):
+        return Text(cell, justify="left")
     return Text(str(cell))
 
 
@@ -237,6 +250,112 @@ class LeanTable(DataTable[Any]):
             self.virtual_size = Size(width, self._total_row_height + header)
         except AttributeError:
             super()._update_dimensions(new_rows)
+
+    def _render_line_in_row(
+        self,
+        row_key: RowKey,
+        line_no: int,
+        base_style: Style,
+        cursor_location: Coordinate,
+        hover_location: Coordinate,
+    ) -> tuple[SegmentLines, SegmentLines]:
+        """DataTable's (fixed cells, scrollable cells) of one line of a row, rendering only
+        the columns in view: the columns wholly left or right of it are one blank each side,
+        which ``_render_line`` crops away as it cropped their cells. A 300-column preview's
+        line costs its visible cells. Row labels and fixed columns: DataTable's way."""
+        left = int(self.scroll_x)
+        span = (left, left + self.size.width)
+        if span != self._drawn_span:  # DataTable's cache of rows is not keyed by the scroll
+            self._row_render_cache.clear()
+            self._drawn_span = span
+        if self.fixed_columns or (self._labelled_row_exists and self.show_row_labels):
+            return super()._render_line_in_row(
+                row_key, line_no, base_style, cursor_location, hover_location
+            )
+        cursor_type = self.cursor_type
+        key = (
+            row_key,
+            line_no,
+            base_style,
+            cursor_location,
+            hover_location,
+            cursor_type,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self._update_count,
+            self._pseudo_class_state,
+        )
+        cache = self._row_render_cache
+        if key in cache:
+            return cache[key]
+        located = self._row_locations.get(row_key)
+        row_index = -1 if located is None else located
+        row_style = self._get_row_style(row_index, base_style)
+        widths = [c.get_render_width(self) for c in self.ordered_columns]
+        starts = list(accumulate(widths, initial=0))
+        first = bisect_right(starts, left) - 1
+        stop = bisect_left(starts, span[1])
+        highlight = self._should_highlight
+        cells: list[list[Segment]] = []
+        if starts[first]:
+            cells.append([Segment(" " * starts[first], row_style)])
+        for index in range(first, min(stop, len(widths))):
+            at = Coordinate(row_index, index)
+            lines = self._render_cell(
+                row_index,
+                index,
+                row_style,
+                widths[index],
+                cursor=highlight(cursor_location, at, cursor_type),
+                hover=highlight(hover_location, at, cursor_type),
+            )
+            cells.append(lines[line_no])
+        if stop < len(widths):
+            cells.append([Segment(" " * (starts[-1] - starts[stop]), row_style)])
+        room = max(0, self.size.width - starts[-1] - self._row_label_column_width)
+        extend = self._extend_style(row_index, row_style, cursor_location, hover_location)
+        cells.append([Segment(" " * room, extend)])
+        pair: tuple[SegmentLines, SegmentLines] = ([], cells)
+        cache[key] = pair
+        return pair
+
+    def _extend_style(
+        self,
+        row_index: int,
+        row_style: Style,
+        cursor_location: Coordinate,
+        hover_location: Coordinate,
+    ) -> Style:
+        """The style DataTable fills a line with beyond the last column: the row's cursor
+        style for a row cursor, else the row's colours (a background faded a quarter
+        towards the table's)."""
+        if self.cursor_type == "row":
+            hover = self._should_highlight(
+                hover_location, Coordinate(row_index or 0, 0), self.cursor_type
+            )
+            extend, _ = self._get_styles_to_render_cell(
+                row_index == -1,
+                False,
+                False,
+                hover,
+                row_index == cursor_location.row,
+                self.show_cursor,
+                self._show_hover_cursor,
+                False,
+                False,
+            )
+            extend = row_style + extend
+        elif row_style.bgcolor is not None:
+            faded = Color.from_rich_color(row_style.bgcolor).blend(
+                self.background_colors[1], factor=0.25
+            )
+            extend = Style.from_color(color=row_style.color, bgcolor=faded.rich_color)
+        else:
+            extend = Style.from_color(row_style.color, row_style.bgcolor)
+        return extend + Style.from_meta({"row": row_index, "column": 0, "out_of_bounds": True})
+
+    #: The x range in view when DataTable's cache of rows was last filled.
+    _drawn_span: tuple[int, int] = (0, 0)
 
     def _render_cell(
         self,
