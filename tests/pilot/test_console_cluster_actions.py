@@ -73,7 +73,7 @@ async def test_rebalance_goals_progress_start_typed_subject(story: Path) -> None
         assert "no dry run" in _text(screen, "#rb-plan")
         await pilot.press("2", "3")  # leader off, rack-aware on
         assert screen.chosen_goals() == ["REPLICA_DISTRIBUTION", "RACK_AWARE"]
-        modal = await _modal(pilot, app, "s", step="plan")
+        modal = await _modal(pilot, app, "g", step="plan")
         assert "goals: REPLICA_DISTRIBUTION, RACK_AWARE" in _text(modal, "#confirm-body")
         await _type(pilot, modal, "clus")
         assert fake.executed == [] and "type cluster exactly" in _text(modal, "#confirm-status")
@@ -89,7 +89,7 @@ async def test_rebalance_refused_while_one_runs_then_cancel(story: Path) -> None
     app = _app(story, fake)
     async with app.run_test(size=(120, 34)) as pilot:
         await _rebalance(pilot, app)
-        modal = await _modal(pilot, app, "s", step="refused")
+        modal = await _modal(pilot, app, "g", step="refused")
         assert "REFUSED" in _text(modal, "#confirm-status")
         assert not modal.query_one("#confirm-input").display
         await pilot.press("escape")
@@ -138,7 +138,7 @@ async def test_config_lists_sources_and_edits_with_a_diff(story: Path) -> None:
         first = [str(c) for c in table.get_row_at(0)]
         assert first == ["kv.rocksdb.shared-rate-limiter.bytes-per-sec", "100mb", "dynamic"]
         assert [str(c) for c in table.get_row_at(2)][1] == "(not shown)"
-        modal = await _modal(pilot, app, "e", step="ask")
+        modal = await _modal(pilot, app, "v", step="ask")
         assert modal.query_one("#confirm-input", TextInput).value == "100mb"
         await _type(pilot, modal, "200mb")
         await settle(pilot, lambda: modal.step == "plan")
@@ -236,6 +236,6 @@ async def test_actions_off_without_writes_and_in_time_travel(story: Path) -> Non
     past.travel_state = story_state(story, T_STOPPED - 5, live=False, now=NOW)
     async with past.run_test(size=(120, 34)) as pilot:
         await _rebalance(pilot, past)
-        modal = await _modal(pilot, past, "s", step="off")
+        modal = await _modal(pilot, past, "g", step="off")
         assert "time travel shows the past" in _text(modal, "#confirm-status")
         assert fake.executed == []

@@ -3,7 +3,7 @@
 The list is DescribeClusterConfigs read live (a read: no opt-in) when the screen is shown
 and on ``r``: key, value (a value the server does not send shows as not shown, never as
 empty), source (the server file's ``INITIAL_SERVER_CONFIG`` or a
-``DYNAMIC_SERVER_CONFIG`` set at run time). ``enter`` / ``e`` edits the selected key
+``DYNAMIC_SERVER_CONFIG`` set at run time). ``enter`` / ``v`` edits the selected key
 (``n`` a key not listed) and ``d`` deletes its dynamic value, through the confirmation
 modal: the plan shows old and new as a diff, the key is typed in full, and the audit keeps
 the old value for undo. Which keys the server takes at run time is its rule: a key it
@@ -41,7 +41,7 @@ class ConfigScreen(ConsoleScreen):
     ConfigScreen KeyedTable { height: 1fr; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("e", "edit", "Edit"),
+        Binding("v", "edit", "Edit value"),
         Binding("n", "new", "Set another key"),
         Binding("d", "delete", "Delete dynamic value"),
         Binding("r", "refresh", "Reload"),
@@ -141,7 +141,7 @@ class ConfigScreen(ConsoleScreen):
             title.update(
                 Text(
                     f"Configs: {len(self.configs)}, {dynamic} set at run time · "
-                    "enter/e: edit · n: another key · d: delete the dynamic value",
+                    "enter/v: edit · n: another key · d: delete the dynamic value",
                     style="bold",
                 )
             )

@@ -4,7 +4,7 @@ The goals are toggled with ``1``-``3``. The plan is the current placement (repli
 tablet server, from the state shown): the Fluss server plans the moves itself and has no
 dry run, so the screen says so and the moves appear in the progress once started. The
 progress is ListRebalanceProgress read live every few seconds (a read: no opt-in), one
-row a bucket: old -> new replicas and leader, its status. ``s`` starts a rebalance and
+row a bucket: old -> new replicas and leader, its status. ``g`` starts a rebalance and
 ``x`` cancels the running one, both through the confirmation modal (plan, rails, the
 subject typed, audit), greyed with why when actions are off.
 """
@@ -54,7 +54,7 @@ class RebalanceScreen(ConsoleScreen):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(str(i + 1), f"goal({i})", g.lower(), show=False) for i, g in enumerate(GOALS)),
-        Binding("s", "start", "Start"),
+        Binding("g", "start", "Start (go)"),
         Binding("x", "cancel", "Cancel rebalance"),
         Binding("r", "refresh", "Refresh progress"),
     ]
@@ -129,7 +129,7 @@ class RebalanceScreen(ConsoleScreen):
         for i, (goal, on) in enumerate(zip(GOALS, self.goals, strict=True)):
             t.append(f" {i + 1} ", style="bold reverse")
             t.append(f" [{'x' if on else ' '}] {goal}   ", style="" if on else "dim")
-        t.append("\n s: start with these goals · x: cancel the running one", style="dim")
+        t.append("\n g: start with these goals · x: cancel the running one", style="dim")
         self.query_one("#rb-goals", Static).update(t)
 
     def _draw_progress(self) -> None:
