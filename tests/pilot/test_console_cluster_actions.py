@@ -54,12 +54,13 @@ async def _type(pilot, modal: ActionConfirmScreen, text: str) -> None:
 
 
 async def _rebalance(pilot, app: KonsoleApp) -> RebalanceScreen:
+    """The Rebalance screen once its progress was read (or failed to be)."""
     await settle(pilot, lambda: app.live_state is not None)
     await pilot.press("R")
     await settle(pilot, lambda: isinstance(app.screen, RebalanceScreen))
     screen = app.screen
     assert isinstance(screen, RebalanceScreen)
-    await settle(pilot, lambda: screen.progress is not None)
+    await settle(pilot, lambda: screen.progress is not None or screen.progress_error is not None)
     return screen
 
 
@@ -104,17 +105,8 @@ async def test_rebalance_refused_while_one_runs_then_cancel(story: Path) -> None
 async def test_rebalance_progress_unknown_when_the_read_fails(story: Path) -> None:
     app = _app(story, FakeClusterActions(read_fails_with="cannot reach the coordinator"))
     async with app.run_test(size=(120, 34)) as pilot:
-        screen = await _rebalance_unread(pilot, app)
-        await settle(pilot, lambda: screen.progress_error is not None)
+        screen = await _rebalance(pilot, app)
         assert "Progress unknown: cannot reach" in _text(screen, "#rb-progress-title")
-
-
-async def _rebalance_unread(pilot, app: KonsoleApp) -> RebalanceScreen:
-    await settle(pilot, lambda: app.live_state is not None)
-    await pilot.press("R")
-    await settle(pilot, lambda: isinstance(app.screen, RebalanceScreen))
-    assert isinstance(app.screen, RebalanceScreen)
-    return app.screen
 
 
 async def _configs(pilot, app: KonsoleApp) -> ConfigScreen:

@@ -21,12 +21,12 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, ProgressBar, Static
 
 from konsole.errors import KonsoleError
 from konsole.model.actions import Plan
 from konsole.ui.cluster_actions import ActionRequest, ClusterActions
+from konsole.ui.modals.plan_steps import PlanStepsScreen
 from konsole.ui.services import services
 from konsole.ui.widgets.text_input import TextInput
 
@@ -57,8 +57,11 @@ def open_action(
     app.push_screen(modal, on_end)
 
 
-class ActionConfirmScreen(ModalScreen[bool]):
+class ActionConfirmScreen(PlanStepsScreen[bool]):
     """Dismissed with True when the action ran to its end (done or failed)."""
+
+    STATUS_ID = "confirm-status"
+    PROGRESS_ID = "confirm-progress"
 
     DEFAULT_CSS = """
     ActionConfirmScreen { align: center middle; }
@@ -91,7 +94,6 @@ class ActionConfirmScreen(ModalScreen[bool]):
         self.initial = initial
         #: "off", "ask", "planning", "plan", "refused", "running", "done", "failed".
         self.step = "off" if unavailable else "ask" if ask else "planning"
-        self.plan: Plan | None = None
         self.ran = False
 
     def compose(self) -> ComposeResult:
@@ -141,10 +143,7 @@ class ActionConfirmScreen(ModalScreen[bool]):
             self._show()
             self._plan()
             return
-        if self.step != "plan" or self.plan is None:
-            return
-        if typed != self.plan.subject:
-            self._status(f"type {self.plan.subject} exactly (not {typed!r}): nothing sent", "red")
+        if self.step != "plan" or self.plan is None or not self._subject_typed(typed):
             return
         self.step = "running"
         self._show()
@@ -153,23 +152,7 @@ class ActionConfirmScreen(ModalScreen[bool]):
     @work(exclusive=True, group="cluster-action", exit_on_error=False)
     async def _execute(self) -> None:
         self.ran = True
-        try:
-            outcome = await self.actions.execute(self.request, self._progress)
-        except KonsoleError as exc:
-            self._end("failed", str(exc))
-            return
-        self._end("done", outcome)
-
-    def _progress(self, done: int, total: int, status: str) -> None:
-        bar = self.query_one("#confirm-progress", ProgressBar)
-        bar.display = True
-        bar.update(total=max(total, 1), progress=done)
-        self._status(f"rebalance {status}: {done}/{total} buckets done", "")
-
-    def _end(self, step: str, text: str) -> None:
-        self.step = step
-        self._show()
-        self._status(text, "green" if step == "done" else "bold red")
+        await self._run_to_end(self.actions.execute(self.request, self._progress))
 
     # ------------------------------------------------------------------ drawing
 
@@ -179,7 +162,9 @@ class ActionConfirmScreen(ModalScreen[bool]):
         typing = self.step in ("ask", "plan")
         # Disabled unless asked for: a hidden input must not take the screen's keys.
         field.display, field.disabled = typing, not typing
-        self.query_one("#confirm-progress", ProgressBar).display = False
+        # A bar only for what has progress to show: a rebalance.
+        bar = self.query_one("#confirm-progress", ProgressBar)
+        bar.display = self.step == "running" and self.request.kind == "rebalance"
         if self.step == "off":
             body.update(Text(f"{_describe(self.request)}\n", style="dim"))
             self._status(f"actions off: {self.unavailable}", "yellow")
@@ -198,13 +183,9 @@ class ActionConfirmScreen(ModalScreen[bool]):
                 self._status(f"type {self.plan.subject} and enter to send it · escape: cancel", "")
                 field.focus()
             elif self.step == "refused":
-                reason = self.plan.blocking(force=False)[0].reason
-                self._status(f"REFUSED: {reason} (`konsole admin` takes --force)", "bold red")
+                self._refused()
             elif self.step == "running":
                 self._status(f"{self.plan.action} {self.plan.subject}: sent", "")
-
-    def _status(self, text: str, style: str) -> None:
-        self.query_one("#confirm-status", Static).update(Text(text, style=style))
 
 
 def _describe(request: ActionRequest) -> str:
