@@ -1,11 +1,14 @@
-"""The console's Config screen against the session cluster of each server generation.
+"""The console's Config screen and Tables actions against the session cluster of each
+server generation.
 
 The app runs on a real LiveFeed of a profile with ``writes = true``: ``C`` lists the
 cluster's configs with their source, as DescribeClusterConfigs answers a separate client;
 a dynamic config is set through the modal (the key typed in full), the list shows the new
 value as dynamic, the delete takes it back, and the history holds both as operator events
 with the old and new values. The key is taken back in a ``finally`` too: the session
-cluster is shared. Every wait is bounded; everything listens on loopback only.
+cluster is shared. On the Tables screen a partition of a pyfluss-made table is created and
+dropped and a table property set, each checked by a client of its own. Every wait is
+bounded; everything listens on loopback only.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import fluss
+import pyarrow as pa
 import pytest
 
 from fluss_proto.actions import AlterOp, ConfigChange, FlussActions
@@ -25,9 +30,12 @@ from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import LiveFeed
 from konsole.ui.modals.action_confirm import ActionConfirmScreen
 from konsole.ui.screens.configs import ConfigScreen
+from konsole.ui.screens.tables import TablesScreen
 from konsole.ui.widgets.keyed_table import KeyedTable
 from konsole.ui.widgets.text_input import TextInput
 from store import open_reader
+from tests._testutil import pyfluss_data as pf
+from tests._testutil.all_types import create_table
 from tests._testutil.console import until
 
 pytestmark = [
@@ -135,3 +143,61 @@ async def test_config_screen_lists_sets_and_deletes_real_configs(
     assert set_change == [{"what": KEY, "before": before, "after": "123mb"}]
     drop_change = next(e for e in events if e["action"] == "config delete")["changes"]
     assert drop_change == [{"what": KEY, "before": "123mb", "after": None}]
+
+
+async def _parted_table(bootstrap: str) -> str:
+    conn = await pf.connect(bootstrap)
+    try:
+        db = await pf.create_database(conn.get_admin(), pf.unique_name("console_ops"))
+        schema = pa.schema([("id", pa.int64()), ("region", pa.string())])
+        path = fluss.TablePath(db, "parted")
+        await create_table(conn, path, schema, buckets=1, partition_keys=["region"])
+    finally:
+        await pf.close_connection(conn)
+    return f"{db}.parted"
+
+
+async def _table_facts(bootstrap: str, table: str) -> tuple[set[str], dict[str, str]]:
+    """(partition names, custom properties), read by a client of its own."""
+    client = await FlussClient.connect([bootstrap])
+    try:
+        admin = FlussAdmin(client)
+        names = {p.name for p in await admin.list_partitions(table)}
+        return names, dict((await admin.table_info(table)).custom_properties)
+    finally:
+        await client.close()
+
+
+def _polled(app: KonsoleApp, table: str) -> set[str]:
+    snap = app.state.last_ok if app.state is not None else None
+    if snap is None or snap.view is None:
+        return set()
+    return {p.name for p in snap.view.table(table).partitions}
+
+
+async def test_tables_screen_partition_create_drop_and_property_set(
+    bootstrap: str, tmp_path: Path
+) -> None:
+    table = await _parted_table(bootstrap)
+    profile = replace(resolve_profile(bootstrap=bootstrap), writes=True)
+    app = KonsoleApp(LiveFeed(profile, tmp_path / "history.sqlite", interval=1.0))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, "first poll", lambda: app.state is not None, 60)
+        await pilot.press("t")
+        await until(pilot, "the Tables screen", lambda: isinstance(app.screen, TablesScreen), 10)
+        rows = app.screen.query_one(KeyedTable)
+        await until(pilot, "the new table listed", lambda: f"t:{table}" in rows.row_keys, 30)
+        rows.move_cursor(row=rows.row_keys.index(f"t:{table}"))
+        await pilot.pause()
+
+        await pilot.press("c")
+        await _confirm(pilot, app, ask="region=eu", subject=f"{table}[eu]")
+        assert (await _table_facts(bootstrap, table))[0] == {"eu"}
+        # The drop's plan checks the partition exists in a poll: wait until polls see it.
+        await until(pilot, "the partition polled", lambda: _polled(app, table) == {"eu"}, 30)
+        await pilot.press("X")
+        await _confirm(pilot, app, ask="region=eu", subject=f"{table}[eu]")
+        assert (await _table_facts(bootstrap, table))[0] == set()
+        await pilot.press("m")
+        await _confirm(pilot, app, ask="owner=console", subject=table)
+        assert (await _table_facts(bootstrap, table))[1].get("owner") == "console"
