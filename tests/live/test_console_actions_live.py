@@ -7,8 +7,9 @@ a dynamic config is set through the modal (the key typed in full), the list show
 value as dynamic, the delete takes it back, and the history holds both as operator events
 with the old and new values. The key is taken back in a ``finally`` too: the session
 cluster is shared. On the Tables screen a partition of a pyfluss-made table is created and
-dropped and a table property set, each checked by a client of its own. Every wait is
-bounded; everything listens on loopback only.
+dropped and a table property set, each checked by a client of its own. The Rebalance
+screen reads the coordinator's progress (no rebalance is started: the cluster is shared).
+Every wait is bounded; everything listens on loopback only.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import LiveFeed
 from konsole.ui.modals.action_confirm import ActionConfirmScreen
 from konsole.ui.screens.configs import ConfigScreen
+from konsole.ui.screens.rebalance import RebalanceScreen
 from konsole.ui.screens.tables import TablesScreen
 from konsole.ui.widgets.keyed_table import KeyedTable
 from konsole.ui.widgets.text_input import TextInput
@@ -201,3 +203,29 @@ async def test_tables_screen_partition_create_drop_and_property_set(
         await pilot.press("m")
         await _confirm(pilot, app, ask="owner=console", subject=table)
         assert (await _table_facts(bootstrap, table))[1].get("owner") == "console"
+
+
+async def test_rebalance_screen_reads_the_coordinators_progress(
+    bootstrap: str, tmp_path: Path
+) -> None:
+    client = await FlussClient.connect([bootstrap])
+    try:
+        expected = await FlussAdmin(client).rebalance_progress()
+    finally:
+        await client.close()
+    profile = resolve_profile(bootstrap=bootstrap)  # a read: no writes needed
+    app = KonsoleApp(LiveFeed(profile, tmp_path / "history.sqlite", interval=1.0))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, "first poll", lambda: app.state is not None, 60)
+        await pilot.press("R")
+        await until(pilot, "the screen", lambda: isinstance(app.screen, RebalanceScreen), 10)
+        screen = app.screen
+        assert isinstance(screen, RebalanceScreen)
+        done = lambda: screen.progress is not None or screen.progress_error is not None  # noqa: E731
+        await until(pilot, "the progress", done, 30)
+        assert screen.progress_error is None and screen.progress == expected
+        title = str(screen.query_one("#rb-progress-title").render())
+        if expected.exists:
+            assert f"Rebalance {expected.rebalance_id}" in title
+        else:
+            assert "no rebalance to report" in title
