@@ -77,7 +77,7 @@ class RebalanceScreen(ConsoleScreen):
         self.query_one(KeyedTable).set_columns(_COLUMNS)
         self._draw_goals()
         self._draw_progress()
-        self.set_interval(POLL_EVERY, self.action_refresh)
+        self.set_interval(POLL_EVERY, self._tick)
 
     def on_screen_resume(self) -> None:
         super().on_screen_resume()
@@ -108,6 +108,11 @@ class RebalanceScreen(ConsoleScreen):
 
         request = ActionRequest("rebalance-cancel")
         open_action(self.app, "Rebalance · cancel", request, on_end=self._after)
+
+    def _tick(self) -> None:
+        # Only while shown: a mode's screen lives on behind the others, its timer too.
+        if self.is_current:
+            self.action_refresh()
 
     def _after(self, ran: bool | None) -> None:
         self.action_refresh()
