@@ -7,6 +7,7 @@ the reason (no writes, time travel)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -24,6 +25,7 @@ from tests._testutil.console import NOW, T_STOPPED, record_story, settle, story_
 pytestmark = pytest.mark.timeout(60)
 
 AT = T_STOPPED - 10
+S = TypeVar("S", RebalanceScreen, ConfigScreen)
 
 
 @pytest.fixture
@@ -53,15 +55,27 @@ async def _type(pilot, modal: ActionConfirmScreen, text: str) -> None:
     await pilot.press("enter")
 
 
-async def _rebalance(pilot, app: KonsoleApp) -> RebalanceScreen:
-    """The Rebalance screen once its progress was read (or failed to be)."""
+async def _open(pilot, app: KonsoleApp, key: str, kind: type[S]) -> S:
+    """Screen ``kind`` (opened by ``key``) once it has read the cluster (or failed to)."""
     await settle(pilot, lambda: app.live_state is not None)
-    await pilot.press("R")
-    await settle(pilot, lambda: isinstance(app.screen, RebalanceScreen))
+    await pilot.press(key)
+    await settle(pilot, lambda: isinstance(app.screen, kind))
     screen = app.screen
-    assert isinstance(screen, RebalanceScreen)
-    await settle(pilot, lambda: screen.progress is not None or screen.progress_error is not None)
+    assert isinstance(screen, kind)
+    if isinstance(screen, RebalanceScreen):
+        read = [lambda: screen.progress, lambda: screen.progress_error]
+    else:
+        read = [lambda: screen.configs, lambda: screen.error]
+    await settle(pilot, lambda: any(r() is not None for r in read))
     return screen
+
+
+async def _rebalance(pilot, app: KonsoleApp) -> RebalanceScreen:
+    return await _open(pilot, app, "R", RebalanceScreen)
+
+
+async def _configs(pilot, app: KonsoleApp) -> ConfigScreen:
+    return await _open(pilot, app, "C", ConfigScreen)
 
 
 async def test_rebalance_goals_progress_start_typed_subject(story: Path) -> None:
@@ -107,16 +121,6 @@ async def test_rebalance_progress_unknown_when_the_read_fails(story: Path) -> No
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _rebalance(pilot, app)
         assert "Progress unknown: cannot reach" in _text(screen, "#rb-progress-title")
-
-
-async def _configs(pilot, app: KonsoleApp) -> ConfigScreen:
-    await settle(pilot, lambda: app.live_state is not None)
-    await pilot.press("C")
-    await settle(pilot, lambda: isinstance(app.screen, ConfigScreen))
-    screen = app.screen
-    assert isinstance(screen, ConfigScreen)
-    await settle(pilot, lambda: screen.configs is not None or screen.error is not None)
-    return screen
 
 
 async def test_config_lists_sources_and_edits_with_a_diff(story: Path) -> None:

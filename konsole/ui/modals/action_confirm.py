@@ -118,14 +118,7 @@ class ActionConfirmScreen(PlanStepsScreen[bool]):
 
     @work(exclusive=True, group="cluster-action", exit_on_error=False)
     async def _plan(self) -> None:
-        try:
-            plan = await self.actions.plan(self.request)
-        except KonsoleError as exc:
-            self._end("failed", str(exc))
-            return
-        self.plan = plan
-        self.step = "refused" if plan.blocking(force=False) else "plan"
-        self._show()
+        await self._take_plan(self.actions.plan(self.request))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -1,9 +1,10 @@
 """What the action modals share: the steps after a plan is read.
 
 :class:`PlanStepsScreen` is the base of the server actions' modal and the cluster actions'
-confirmation modal: the subject typed in full (anything else sends nothing), a rebalance's
-progress, the end (done, or failed with the server's error) and the refused line. Each
-modal draws its own steps (``_show``) and names its status line and progress bar.
+confirmation modal: the plan read, the subject typed in full (anything else sends
+nothing), a rebalance's progress, the end (done, or failed with the server's error) and
+the refused line. Each modal draws its own steps (``_show``) and names its status line
+and progress bar.
 """
 
 from __future__ import annotations
@@ -49,6 +50,17 @@ class PlanStepsScreen(ModalScreen[T]):
         bar = self.query_one(f"#{self.PROGRESS_ID}", ProgressBar)
         bar.update(total=max(total, 1), progress=done)
         self._status(f"rebalance {status}: {done}/{total} buckets done", "")
+
+    async def _take_plan(self, plan: Awaitable[Plan]) -> None:
+        """Await the plan: shown to be confirmed, or refused by a rail, or failed (bad
+        input, the cluster not reached)."""
+        try:
+            self.plan = await plan
+        except KonsoleError as exc:
+            self._end("failed", str(exc))
+            return
+        self.step = "refused" if self.plan.blocking(force=False) else "plan"
+        self._show()
 
     async def _run_to_end(self, outcome: Awaitable[str]) -> None:
         """Await the action's outcome line: done, or failed with its error."""

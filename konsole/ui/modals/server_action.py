@@ -20,7 +20,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Input, ProgressBar, Static
 
-from konsole.errors import KonsoleError
 from konsole.model.actions import Plan
 from konsole.ui.actions import ACTIONS, ServerActions
 from konsole.ui.modals.plan_steps import PlanStepsScreen
@@ -90,14 +89,7 @@ class ServerActionScreen(PlanStepsScreen[None]):
 
     @work(exclusive=True, group="server-action", exit_on_error=False)
     async def _plan(self, name: str) -> None:
-        try:
-            plan = await self.actions.plan(name, self.server_id)
-        except KonsoleError as exc:
-            self._end("failed", str(exc))
-            return
-        self.plan = plan
-        self.step = "refused" if plan.blocking(force=False) else "plan"
-        self._show()
+        await self._take_plan(self.actions.plan(name, self.server_id))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
