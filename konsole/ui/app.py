@@ -30,6 +30,7 @@ from konsole.ui.state import ConsoleState
 
 if TYPE_CHECKING:
     from konsole.ui.actions import ServerActions
+    from konsole.ui.cluster_actions import ClusterActions
     from store import HistoryReader
     from store.rows import EventRow
 
@@ -56,6 +57,8 @@ class KonsoleApp(App[None]):
         "tables": lambda: _screen("tables", "TablesScreen"),
         "events": lambda: _screen("events", "EventsScreen"),
         "storage": lambda: _screen("storage", "StorageScreen"),
+        "rebalance": lambda: _screen("rebalance", "RebalanceScreen"),
+        "configs": lambda: _screen("configs", "ConfigScreen"),
     }
     DEFAULT_MODE = "overview"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -64,6 +67,8 @@ class KonsoleApp(App[None]):
         Binding("t", "switch_mode('tables')", "Tables"),
         Binding("e", "switch_mode('events')", "Events"),
         Binding("g", "switch_mode('storage')", "Storage", show=False),
+        Binding("R", "switch_mode('rebalance')", "Rebalance", show=False),
+        Binding("C", "switch_mode('configs')", "Config", show=False),
         Binding("T", "time_travel", "Time travel"),
         Binding("L", "live", "Back to live", show=False),
         Binding("left_square_bracket", "step_event(-1)", "Previous event", show=False),
@@ -99,6 +104,7 @@ class KonsoleApp(App[None]):
         self.feed_error: str | None = None
         #: Operator actions to use instead of the feed profile's (tests put a fake here).
         self.actions_override: ServerActions | None = None
+        self.cluster_actions_override: ClusterActions | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -246,6 +252,13 @@ class KonsoleApp(App[None]):
         if self.actions_override is not None:
             return self.actions_override
         return LiveServerActions(self.feed.profile, self.feed.history_path)
+
+    def cluster_actions(self) -> ClusterActions:
+        from konsole.ui.cluster_actions import LiveClusterActions
+
+        if self.cluster_actions_override is not None:
+            return self.cluster_actions_override
+        return LiveClusterActions(self.feed.profile, self.feed.history_path)
 
     # ------------------------------------------------------------------ profiles
 

@@ -12,7 +12,8 @@ What goes through the seam:
   questions asked of the cluster (:meth:`~konsole.ui.feed.Feed.preview`,
   :meth:`~konsole.ui.feed.Feed.kv_snapshots`), so no screen opens a client;
 - navigation (open a server, a table, a preview), time travel, profiles, the settings;
-- the operator actions on a server (:class:`~konsole.ui.actions.ServerActions`).
+- the operator actions on a server (:class:`~konsole.ui.actions.ServerActions`) and on the
+  cluster (:class:`~konsole.ui.cluster_actions.ClusterActions`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol, cast
 
 from konsole.ui.actions import ServerActions
+from konsole.ui.cluster_actions import ClusterActions
 from konsole.ui.feed import Feed
 from konsole.ui.state import ConsoleState
 
@@ -76,6 +78,10 @@ class ConsoleServices(Protocol):
 
     def server_actions(self) -> ServerActions:
         """Operator actions on a tablet server (drain, tag, untag) for this cluster."""
+        ...
+
+    def cluster_actions(self) -> ClusterActions:
+        """Rebalance, configs, partitions and table properties for this cluster."""
         ...
 
     # ------------------------------------------------------------------ time travel

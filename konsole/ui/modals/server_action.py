@@ -18,12 +18,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, ProgressBar, Static
 
-from konsole.errors import KonsoleError
 from konsole.model.actions import Plan
 from konsole.ui.actions import ACTIONS, ServerActions
+from konsole.ui.modals.plan_steps import PlanStepsScreen
 from konsole.ui.widgets.text_input import TextInput
 
 __all__ = ["ServerActionScreen"]
@@ -36,7 +35,9 @@ _WHAT = {
 }
 
 
-class ServerActionScreen(ModalScreen[None]):
+class ServerActionScreen(PlanStepsScreen[None]):
+    STATUS_ID = "action-status"
+    PROGRESS_ID = "action-progress"
     #: Nothing focused at first: the choice keys go to the screen, not the hidden input.
     AUTO_FOCUS = None
     DEFAULT_CSS = """
@@ -88,22 +89,13 @@ class ServerActionScreen(ModalScreen[None]):
 
     @work(exclusive=True, group="server-action", exit_on_error=False)
     async def _plan(self, name: str) -> None:
-        try:
-            plan = await self.actions.plan(name, self.server_id)
-        except KonsoleError as exc:
-            self._end("failed", str(exc))
-            return
-        self.plan = plan
-        self.step = "refused" if plan.blocking(force=False) else "plan"
-        self._show()
+        await self._take_plan(self.actions.plan(name, self.server_id))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if self.step != "plan" or self.plan is None or self.action is None:
             return
-        typed = event.value.strip()
-        if typed != self.plan.subject:
-            self._status(f"type {self.plan.subject} exactly (not {typed!r}): nothing sent", "red")
+        if not self._subject_typed(event.value.strip()):
             return
         self.step = "running"
         self._show()
@@ -111,22 +103,7 @@ class ServerActionScreen(ModalScreen[None]):
 
     @work(exclusive=True, group="server-action", exit_on_error=False)
     async def _execute(self, name: str) -> None:
-        try:
-            outcome = await self.actions.execute(name, self.server_id, self._progress)
-        except KonsoleError as exc:
-            self._end("failed", str(exc))
-            return
-        self._end("done", outcome)
-
-    def _progress(self, done: int, total: int, status: str) -> None:
-        bar = self.query_one("#action-progress", ProgressBar)
-        bar.update(total=max(total, 1), progress=done)
-        self._status(f"rebalance {status}: {done}/{total} buckets done", "")
-
-    def _end(self, step: str, text: str) -> None:
-        self.step = step
-        self._show()
-        self._status(text, "green" if step == "done" else "bold red")
+        await self._run_to_end(self.actions.execute(name, self.server_id, self._progress))
 
     # ------------------------------------------------------------------ drawing
 
@@ -154,8 +131,7 @@ class ServerActionScreen(ModalScreen[None]):
                 self._status(f"type {self.plan.subject} and enter to send it · escape: cancel", "")
                 confirm.focus()
             elif self.step == "refused":
-                reason = self.plan.blocking(force=False)[0].reason
-                self._status(f"REFUSED: {reason} (`konsole admin` takes --force)", "bold red")
+                self._refused()
             elif self.step == "running":
                 self._status(f"{self.plan.action} {self.plan.subject}: sent", "")
 
@@ -167,9 +143,6 @@ class ServerActionScreen(ModalScreen[None]):
             t.append(f" {label:<24}", style="dim" if off else "bold")
             t.append(f"{_WHAT[name]}\n", style="dim")
         return t
-
-    def _status(self, text: str, style: str) -> None:
-        self.query_one("#action-status", Static).update(Text(text, style=style))
 
 
 def _plan_text(plan: Plan) -> Text:

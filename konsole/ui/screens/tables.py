@@ -3,7 +3,9 @@
 One row per table of the latest successful poll (and one per database without tables):
 kind, buckets, partitions, rows/s from the offsets of the last two polls, offset span,
 under-replicated and offline buckets. ``/`` filters on ``db.table``, ``1``..``9`` sort by a
-column (again: reverse), clicking a header does the same. A refresh updates changed cells
+column (again: reverse), clicking a header does the same. ``c`` / ``X`` create or drop a
+partition of the selected table, ``m`` sets one of its properties (the confirmation modal
+of :mod:`konsole.ui.modals.action_confirm`). A refresh updates changed cells
 in place and rebuilds the rows only when their set or order changes (see
 :class:`~konsole.ui.widgets.keyed_table.KeyedTable`).
 """
@@ -72,6 +74,14 @@ def _num(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+#: The table actions: (the modal's title, what it asks to be typed).
+_TABLE_ACTIONS = {
+    "partition-create": ("Create partition", "the partition spec, KEY=VALUE[,KEY=VALUE]"),
+    "partition-drop": ("Drop partition", "the partition spec, KEY=VALUE[,KEY=VALUE]"),
+    "table-set": ("Set table property", "the property, KEY=VALUE"),
+}
+
+
 class TablesScreen(ConsoleScreen):
     CSS_PATH = "tables.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -79,6 +89,9 @@ class TablesScreen(ConsoleScreen):
         Binding("enter", "open", "Open", show=False),
         Binding("p", "preview", "Preview"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("c", "table_action('partition-create')", "Create partition", show=False),
+        Binding("X", "table_action('partition-drop')", "Drop partition", show=False),
+        Binding("m", "table_action('table-set')", "Set table property", show=False),
         Binding("1", "sort(0)", "Sort", key_display="1-9"),
         *(
             Binding(str(i + 1), f"sort({i})", f"Sort by {c.label}", show=False)
@@ -284,3 +297,15 @@ class TablesScreen(ConsoleScreen):
         path = self._selected_table()
         if path is not None:
             self.konsole.open_preview(path)
+
+    def action_table_action(self, kind: str) -> None:
+        """Partition create/drop or a property set on the selected table, through the
+        confirmation modal (greyed with why when actions are off)."""
+        from konsole.ui.cluster_actions import ActionRequest
+        from konsole.ui.modals.action_confirm import open_action
+
+        path = self._selected_table()
+        if path is None:
+            return
+        what, ask = _TABLE_ACTIONS[kind]
+        open_action(self.app, f"{what} · {path}", ActionRequest(kind, path), ask=ask)
