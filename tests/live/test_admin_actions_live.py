@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from konsole.model.actions import plan_rebalance
 from store import open_reader
 from tests._testutil import pyfluss_data as pf
 from tests._testutil.all_types import create_table
+from tests._testutil.cli import run_konsole
 from tests.conftest import FlussServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -49,15 +49,7 @@ KEY = "kv.rocksdb.shared-rate-limiter.bytes-per-sec"
 ROWS = {"log3": 60, "pk2": 40}
 
 
-def konsole(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "konsole.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=timeout,
-        check=False,
-    )
+konsole = partial(run_konsole, timeout=120)
 
 
 async def _seed(bootstrap: str) -> None:

@@ -6,8 +6,8 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +16,13 @@ import pytest
 from konsole.localcluster import LocalCluster
 from konsole.localcluster import cluster as cluster_mod
 from konsole.localcluster.probe import probe_metadata
+from tests._testutil.cli import run_konsole
 from tests.conftest import FlussServer, our_java_processes
 
 pytestmark = pytest.mark.slow
 
 
-def konsole(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "konsole.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+konsole = partial(run_konsole, timeout=240)
 
 
 def metadata_ids(port: int) -> frozenset[int] | None:

@@ -27,12 +27,12 @@ import json
 import os
 import re
 import struct
-import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ from fluss_proto.model import LATEST, HealthStatus
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.seed import DEMO_TABLES, demo_descriptor, demo_rows, wait_leaders
 from tests._testutil import pyfluss_data as pf
+from tests._testutil.cli import run_konsole
 from tests.conftest import FlussServer, our_java_processes
 
 pytestmark = [
@@ -82,14 +83,7 @@ ADMIN_EVERY_S = 0.1
 # ------------------------------------------------------------------ helpers
 
 
-def konsole(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "konsole.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+konsole = partial(run_konsole, timeout=180)
 
 
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))

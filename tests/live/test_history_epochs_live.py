@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from konsole.localcluster import LocalCluster
 from konsole.model.identity import ClusterIdentity
 from store import open_reader
 from tests._testutil import pyfluss_data as pf
+from tests._testutil.cli import run_konsole
 from tests.conftest import FlussServer, our_java_processes
 
 pytestmark = pytest.mark.slow
@@ -33,15 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 POLLS = 4
 
 
-def konsole(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "konsole.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=timeout,
-        check=False,
-    )
+konsole = partial(run_konsole, timeout=90)
 
 
 def start_and_record(

@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from konsole.localcluster.producer import DemoProducer
 from konsole.localcluster.seed import demo_descriptor, wait_leaders
 from store import open_reader
 from tests._testutil import pyfluss_data as pf
+from tests._testutil.cli import run_konsole
 from tests._testutil.system_tools import need_binary
 from tests.conftest import FlussServer, our_java_processes
 
@@ -52,15 +54,7 @@ STOPPED = 1  # the tablet server stopped and started again
 LIVE = "demo.clickstream"
 
 
-def konsole(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "konsole.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=timeout,
-        check=False,
-    )
+konsole = partial(run_konsole, timeout=120)
 
 
 def wait_for(predicate: Any, timeout: float, every: float = 0.5) -> bool:
