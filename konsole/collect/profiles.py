@@ -37,8 +37,8 @@ import platformdirs
 from fluss_proto.cluster import parse_bootstrap
 from konsole.collect.logs import CommandSource, FileSource, LogConfig, LogSource
 from konsole.errors import ProfileError
-from konsole.model.health import HealthThresholds
 from konsole.model.metrics import MetricsOrigin
+from konsole.model.thresholds import HealthThresholds
 
 if TYPE_CHECKING:  # imported when a password is read: the console starts without it
     from fluss_proto.sasl import SaslPlain

@@ -136,6 +136,21 @@ def test_version_imports_no_command(tmp_path: Path) -> None:
     assert _under(modules, (*HEAVY, "httpx", "platformdirs", "asyncio")) == []
 
 
+def test_preview_imports_no_health_model(tmp_path: Path) -> None:
+    """A preview reads a profile (which holds health thresholds) but never judges health: the
+    rules, the snapshot and placement model are not on the way to its first row."""
+    port = _closed_port()
+    args = ["preview", "db.t", "--bootstrap", f"127.0.0.1:{port}", "--limit", "20"]
+    modules = imported([*args, "--format", "jsonl", "--timeout", "5"], tmp_path)
+    # it got as far as the scan and the writer (it imports them before connecting) ...
+    assert {"konsole.collect.profiles", "fluss_proto.scan", "konsole.export.writers"} <= modules
+    assert "konsole.model.thresholds" in modules
+    # ... without the health rules and what only they need
+    cut = ("konsole.model.health", "konsole.model.snapshot", "konsole.model.placement")
+    assert _under(modules, (*cut, "konsole.model.storage", "konsole.model.events")) == []
+    assert _under(modules, ("textual", "konsole.ui", "konsole.localcluster", "httpx")) == []
+
+
 @pytest.mark.parametrize("command", ["preview", "watch", "record", "ui", "history", "cluster"])
 def test_help_of_a_command_imports_no_client_and_no_arrow(command: str, tmp_path: Path) -> None:
     modules = imported([command, "--help"], tmp_path)
