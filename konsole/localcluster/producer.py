@@ -69,6 +69,11 @@ class DemoProducer:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def summary(self) -> str:
+        """One line for the demo's exit: what was written and what failed."""
+        line = f"producer: {self.written} rows written, {self.failures} writes failed"
+        return line if self.last_error is None else f"{line} (last: {self.last_error})"
+
     async def _run(self) -> None:
         import fluss
 
