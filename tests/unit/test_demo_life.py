@@ -119,3 +119,11 @@ def test_the_incident_delay_option_is_hidden_and_bounded() -> None:
     # Refused while parsing, before any cluster is started.
     bad = runner.invoke(demo, ["--incident", "--incident-after", "-1"])
     assert bad.exit_code == 2 and "--incident-after" in bad.output
+
+
+def test_a_failed_write_is_described_even_without_a_message() -> None:
+    from konsole.localcluster.producer import describe_failure
+
+    assert describe_failure(TimeoutError()) == "TimeoutError: no answer in time"
+    assert describe_failure(RuntimeError("down")) == "RuntimeError: down"
+    assert describe_failure(RuntimeError()) == "RuntimeError"
