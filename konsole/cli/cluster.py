@@ -251,6 +251,13 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
     help="After a minute, play a short scripted incident (a tablet server stopped and "
     "started; on the 1.0 line also a write lock and a coordinator failover).",
 )
+@click.option(
+    "--incident-after",
+    type=click.FloatRange(0, 3600),
+    default=None,
+    hidden=True,  # for trying the incident out without the minute's wait
+    help="Seconds before the incident begins (default a minute).",
+)
 def demo(
     version: str | None,
     fluss_home: Path | None,
@@ -258,6 +265,7 @@ def demo(
     run_dir: Path | None,
     no_console: bool,
     incident: bool,
+    incident_after: float | None,
 ) -> None:
     """Start a local cluster, write the demo tables, open the console; stop it on exit.
 
@@ -282,7 +290,9 @@ def demo(
             str(seed_demo_sync(desc.bootstrap_servers, replication_factor=min(3, tablet_servers)))
         )
         _print_description(desc, as_json=False)
-        alive = _bring_to_life(lc, desc, incident=incident, one_zero=one_zero)
+        alive = _bring_to_life(
+            lc, desc, incident=incident, one_zero=one_zero, after_s=incident_after
+        )
         if no_console:
             click.echo("\nThe cluster runs until you press Enter (or Ctrl-C).")
             with contextlib.suppress(EOFError, KeyboardInterrupt):
@@ -292,6 +302,7 @@ def demo(
     finally:
         for part in alive:  # the producer and the incident end before the cluster
             part.stop()
+            click.echo(part.summary())
         click.echo(f"stopping: {', '.join(lc.stop()) or 'nothing was running'}")
 
 
@@ -302,7 +313,12 @@ def _is_1_0(fluss_home: Path) -> bool:
 
 
 def _bring_to_life(
-    lc: LocalCluster, desc: ClusterDescription, *, incident: bool, one_zero: bool
+    lc: LocalCluster,
+    desc: ClusterDescription,
+    *,
+    incident: bool,
+    one_zero: bool,
+    after_s: float | None = None,
 ) -> list[Any]:
     """Start the demo's producer and (``--incident``) its scripted incident, whose steps
     become operator notes in the local cluster's history."""
@@ -318,12 +334,16 @@ def _bring_to_life(
 
         path = history_path(resolve_profile(local=desc.to_dict()))
         tablet = max(p.id for p in desc.processes if p.role == "tablet-server")
+        after = AFTER_S if after_s is None else after_s
         play = DemoIncident(
-            lc, incident_steps(tablet, one_zero=one_zero), note=lambda text: _note(path, text)
+            lc,
+            incident_steps(tablet, one_zero=one_zero),
+            note=lambda text: _note(path, text),
+            after_s=after,
         )
         play.start()
         parts.append(play)
-        click.echo(f"A scripted incident begins in {AFTER_S:g} s (its steps are notes in Events).")
+        click.echo(f"A scripted incident begins in {after:g} s (its steps are notes in Events).")
     return parts
 
 

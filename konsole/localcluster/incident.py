@@ -114,6 +114,11 @@ class DemoIncident:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def summary(self) -> str:
+        """One line for the demo's exit: the steps done and those that failed."""
+        line = f"incident: {len(self.done)} of {len(self.steps)} steps done"
+        return line if not self.failed else f"{line}; failed: {'; '.join(self.failed)}"
+
     def run(self) -> None:
         began = self._clock()
         self.note(f"demo incident: begins in {self.after_s:g} s")

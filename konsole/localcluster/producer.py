@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     import fluss
 
-__all__ = ["LIVE_TABLES", "DemoProducer"]
+__all__ = ["LIVE_TABLES", "DemoProducer", "describe_failure"]
 
 #: The demo's log tables the producer appends to (no partitioned or primary-key table).
 LIVE_TABLES: Final = ("demo.clickstream", "go_sensor_demo.sensor_readings")
@@ -30,6 +30,12 @@ TICK_S: Final = 1.0
 WRITE_TIMEOUT_S: Final = 10.0
 #: After a failed write: the cluster is in trouble, do not hammer it.
 BACKOFF_S: Final = 3.0
+
+
+def describe_failure(exc: BaseException) -> str:
+    """The error's type and text; a timeout's text is empty, so it is said instead."""
+    text = str(exc) or ("no answer in time" if isinstance(exc, TimeoutError) else "")
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class DemoProducer:
@@ -69,6 +75,11 @@ class DemoProducer:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def summary(self) -> str:
+        """One line for the demo's exit: what was written and what failed."""
+        line = f"producer: {self.written} rows written, {self.failures} writes failed"
+        return line if self.last_error is None else f"{line} (last: {self.last_error})"
+
     async def _run(self) -> None:
         import fluss
 
@@ -95,7 +106,7 @@ class DemoProducer:
                         await write_table_rows(handle, batch, WRITE_TIMEOUT_S)
                     except Exception as exc:  # a server down: counted, the demo goes on
                         self.failures += 1
-                        self.last_error = f"{type(exc).__name__}: {exc}"
+                        self.last_error = describe_failure(exc)
                         await self._sleep(BACKOFF_S)
                         continue
                     at[name] += n
@@ -113,7 +124,7 @@ class DemoProducer:
             return await asyncio.wait_for(fluss.FlussConnection.create(config), WRITE_TIMEOUT_S)
         except Exception as exc:
             self.failures += 1
-            self.last_error = f"connecting: {type(exc).__name__}: {exc}"
+            self.last_error = f"connecting: {describe_failure(exc)}"
             return None
 
     async def _sleep(self, seconds: float) -> None:

@@ -92,3 +92,38 @@ def test_stop_ends_the_script_between_steps() -> None:
     incident.start()
     incident.stop(timeout=5)
     assert cluster.calls == [] and incident.done == []
+
+
+def test_the_parts_say_at_the_demo_exit_what_they_did() -> None:
+    producer = DemoProducer("127.0.0.1:1")
+    assert producer.summary() == "producer: 0 rows written, 0 writes failed"
+    producer.written, producer.failures, producer.last_error = 120, 2, "FlussError: down"
+    assert producer.summary() == (
+        "producer: 120 rows written, 2 writes failed (last: FlussError: down)"
+    )
+    incident, _ = play(incident_steps(2, one_zero=True), FakeCluster(fail="coordinator"))
+    assert incident.summary() == (
+        "incident: 4 of 5 steps done; failed: starting the killed coordinator again (a standby now)"
+    )
+    fine, _ = play(incident_steps(2, one_zero=False), FakeCluster())
+    assert fine.summary() == "incident: 2 of 2 steps done"
+
+
+def test_the_incident_delay_option_is_hidden_and_bounded() -> None:
+    from click.testing import CliRunner
+
+    from konsole.cli.cluster import demo
+
+    runner = CliRunner()
+    assert "--incident-after" not in runner.invoke(demo, ["--help"]).output
+    # Refused while parsing, before any cluster is started.
+    bad = runner.invoke(demo, ["--incident", "--incident-after", "-1"])
+    assert bad.exit_code == 2 and "--incident-after" in bad.output
+
+
+def test_a_failed_write_is_described_even_without_a_message() -> None:
+    from konsole.localcluster.producer import describe_failure
+
+    assert describe_failure(TimeoutError()) == "TimeoutError: no answer in time"
+    assert describe_failure(RuntimeError("down")) == "RuntimeError: down"
+    assert describe_failure(RuntimeError()) == "RuntimeError"
