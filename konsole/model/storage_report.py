@@ -6,10 +6,12 @@ Unknown is ``None`` (JSON ``null``), never 0.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fluss_proto.model import ClusterView
 from konsole.model.health import HealthRules
+from konsole.model.metrics import ServerMetrics
 from konsole.model.storage import (
     BucketStorage,
     StoragePart,
@@ -53,9 +55,11 @@ def storage_dict(
     rules: HealthRules,
     *,
     table: str | None = None,
+    metrics: Sequence[ServerMetrics] = (),
 ) -> dict[str, Any]:
-    """Every table (or ``table`` only) with its buckets, retention and the servers' load."""
-    servers = [s.as_dict() for s in server_load(view)]
+    """Every table (or ``table`` only) with its buckets, retention and the servers' load
+    (bytes from the servers' scrapes in ``metrics``)."""
+    servers = [s.as_dict() for s in server_load(view, metrics)]
     if part is None:
         return {
             "taken_at": None,
