@@ -15,6 +15,7 @@ from konsole.collect.storage_rows import pack_storage, unpack_storage
 from konsole.model.check import measure
 from konsole.model.events import EventConfig, EventKind, EventState, advance
 from konsole.model.health import HealthRules, evaluate
+from konsole.model.metrics import ServerMetrics
 from konsole.model.storage import (
     BucketStorage,
     StorageCapabilities,
@@ -176,6 +177,33 @@ def test_server_load_counts_placement() -> None:
         1,
     )
     assert loads[0].bytes_held is None
+
+
+def test_server_load_takes_bytes_from_each_servers_own_scrape() -> None:
+    def scraped(role: Any, server_id: str, local: int | None, remote: int | None) -> ServerMetrics:
+        return ServerMetrics(
+            "http://127.0.0.1:1/metrics",
+            role,
+            server_id,
+            None,
+            0.0,
+            0.0,
+            local_size=local,
+            remote_log_size=remote,
+        )
+
+    metrics = (
+        scraped("tablet", "0", 1000, 200),
+        scraped("coordinator", "1", 5, 5),  # a coordinator's figures are not a tablet's
+    )
+    loads = {s.server_id: s for s in server_load(V, metrics)}
+    assert (loads[0].bytes_held, loads[0].remote_log_bytes) == (1000, 200)
+    # server 1 was not scraped (or does not export them): unknown, never 0
+    assert (loads[1].bytes_held, loads[1].remote_log_bytes) == (None, None)
+    assert loads[0].as_dict()["remote_log_bytes"] == 200
+    report = storage_dict(None, V, RULES, metrics=metrics)
+    held = {s["server"]: (s["bytes_held"], s["remote_log_bytes"]) for s in report["servers"]}
+    assert (held[0], held[1]) == ((1000, 200), (None, None))
 
 
 def test_report_lists_the_most_behind_first() -> None:
