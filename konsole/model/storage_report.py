@@ -52,13 +52,13 @@ def bucket_dict(b: BucketStorage, now: float) -> dict[str, Any]:
 def storage_dict(
     part: StoragePart | None,
     view: ClusterView | None,
-    rules: HealthRules,
+    rules: HealthRules | None = None,
     *,
     table: str | None = None,
     metrics: Sequence[ServerMetrics] = (),
 ) -> dict[str, Any]:
     """Every table (or ``table`` only) with its buckets, retention and the servers' load
-    (bytes from the servers' scrapes in ``metrics``)."""
+    (bytes from the servers' scrapes in ``metrics``); ``rules`` None: the default limits."""
     servers = [s.as_dict() for s in server_load(view, metrics)]
     if part is None:
         return {
@@ -69,6 +69,7 @@ def storage_dict(
             "errors": ["no storage poll finished"],
         }
     now = part.taken_at
+    rules = rules or HealthRules()
     rows = summaries(
         part, now, stall_after_s=rules.tiering_stall_s, kv_stale_after_s=rules.kv_snapshot_stale_s
     )
