@@ -326,10 +326,9 @@ def history_as_of(
             )
     if fmt == "json":
         if snap.storage is not None:  # the storage part as recorded (docs/storage.md)
-            from konsole.model.health import HealthRules
             from konsole.model.storage_report import storage_dict
 
-            doc["storage"] = storage_dict(snap.storage, view, HealthRules(), table=only)
+            doc["storage"] = storage_dict(snap.storage, view, table=only, metrics=snap.metrics)
         click.echo(json.dumps(doc, indent=2))
         return
     click.echo(f"as of {doc['as_of']} (recorded by the poll at {doc['poll_time']}, history)")

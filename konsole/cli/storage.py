@@ -43,7 +43,9 @@ async def _look(profile: Profile, table: str | None) -> tuple[dict[str, Any], st
         await live.aclose()
     if not snapshot.ok:
         return {}, snapshot.error or "no answer"
-    report = storage_dict(snapshot.storage, snapshot.view, profile.health, table=table)
+    report = storage_dict(
+        snapshot.storage, snapshot.view, profile.health, table=table, metrics=snapshot.metrics
+    )
     if table is not None and not report["tables"]:
         return {}, f"no table {table} in the cluster"
     return report, None
@@ -68,11 +70,13 @@ def storage_text(report: dict[str, Any]) -> str:
             f"{_n(t['lake_lag']):>9} {_n(t['row_count']):>9}  {t['log_ttl'] or 'default'}{flag}"
         )
     lines.append("")
-    lines.append(f"{'SERVER':<8} {'REPLICAS':>8} {'LEADERS':>8} {'TABLES':>7}  BYTES")
+    lines.append(
+        f"{'SERVER':<8} {'REPLICAS':>8} {'LEADERS':>8} {'TABLES':>7} {'BYTES':>12}  REMOTE BYTES"
+    )
     for s in report["servers"]:
-        held = "-" if s["bytes_held"] is None else str(s["bytes_held"])
         lines.append(
-            f"{s['server']:<8} {s['replicas']:>8} {s['leaders']:>8} {s['tables']:>7}  {held}"
+            f"{s['server']:<8} {s['replicas']:>8} {s['leaders']:>8} {s['tables']:>7} "
+            f"{_n(s['bytes_held']):>12}  {_n(s['remote_log_bytes'])}"
         )
     for error in report["errors"]:
         lines.append(f"not read: {error}")

@@ -14,7 +14,10 @@ Names read here (``MetricNames`` in fluss-common; [1.0] = the 1.0 line only):
   ``bytesInPerSecond``, ``bytesOutPerSecond``, ``messagesInPerSecond``,
   ``replicationBytesIn/OutPerSecond``, ``request_requestsPerSecond`` /
   ``request_errorsPerSecond`` (label ``request``), ``diskUsageRatio`` [1.0],
-  ``diskWriteLocked`` [1.0];
+  ``diskWriteLocked`` [1.0], ``physicalStorage_localSize`` and
+  ``physicalStorage_remoteLogSize`` (bytes held on local disk and in remote storage; the
+  per-bucket ``remoteLog_*`` families with segment counts and sizes are dropped with the
+  other per-bucket lines);
 - table (on the tablet server that leads or follows it): ``kvBackpressureMaxPressure`` [1.0],
   ``kvBackpressureRejectionsTotal`` [1.0, a running count] (other per-table families, e.g.
   ``failedPutKvRequestsPerSecond``, are skipped: one line per table each, and parsing is
@@ -91,6 +94,8 @@ _SERVER_NAMES: Final = (
     "request_errorsPerSecond",
     "diskUsageRatio",
     "diskWriteLocked",
+    "physicalStorage_localSize",
+    "physicalStorage_remoteLogSize",
     _HEAP + "used",
     _HEAP + "max",
 )
@@ -354,6 +359,8 @@ def parse_metrics(
         messages_in_rate=get("messagesInPerSecond"),
         replication_in_rate=get("replicationBytesInPerSecond"),
         replication_out_rate=get("replicationBytesOutPerSecond"),
+        local_size=_count(get("physicalStorage_localSize")),
+        remote_log_size=_count(get("physicalStorage_remoteLogSize")),
         requests=MappingProxyType({k: (v[0], v[1]) for k, v in sorted(requests.items())}),
         tables=tuple(
             TableMetrics(

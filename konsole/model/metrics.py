@@ -83,6 +83,13 @@ class ServerMetrics:
     messages_in_rate: float | None = None
     replication_in_rate: float | None = None
     replication_out_rate: float | None = None
+    #: Bytes on this server's disk for its replicas: log segments plus, for a PK table,
+    #: the latest KV snapshot (``physicalStorage_localSize``, both generations).
+    local_size: int | None = None
+    #: Bytes of tiered (remote) log of the buckets with a replica here
+    #: (``physicalStorage_remoteLogSize``, both generations): a bucket's counts on each of
+    #: its replicas' servers, so the servers' figures do not add up to the remote dir's.
+    remote_log_size: int | None = None
     #: request type (``produceLog``, ``putKv``, ``fetchLogClient``...) -> (requests/s, errors/s)
     requests: Mapping[str, tuple[float | None, float | None]] = field(
         default_factory=lambda: MappingProxyType({})

@@ -17,12 +17,13 @@ it saw it change (``*_changed``; when it did not, an age is a lower bound).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final
 
 from fluss_proto.model import ClusterView
+from konsole.model.metrics import ServerMetrics
 
 __all__ = [
     "RETENTION_KEYS",
@@ -369,8 +370,12 @@ class ServerLoad:
     leaders: int
     #: Tables with a replica here.
     tables: int
-    #: Bytes held: no source yet (the metrics konsole scrapes carry no log size): unknown.
+    #: Bytes on its local disk (its ``physicalStorage_localSize`` metric); unknown
+    #: without a scrape of the server.
     bytes_held: int | None = None
+    #: Bytes of tiered log of the buckets with a replica here (its
+    #: ``physicalStorage_remoteLogSize`` metric); unknown without a scrape.
+    remote_log_bytes: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -379,14 +384,18 @@ class ServerLoad:
             "leaders": self.leaders,
             "tables": self.tables,
             "bytes_held": self.bytes_held,
+            "remote_log_bytes": self.remote_log_bytes,
             "drain_moves_replicas": self.replicas,
             "drain_moves_leaders": self.leaders,
         }
 
 
-def server_load(view: ClusterView | None) -> list[ServerLoad]:
+def server_load(
+    view: ClusterView | None, metrics: Sequence[ServerMetrics] = ()
+) -> list[ServerLoad]:
     """Replicas and leaders per tablet server from metadata placement (every server in
-    metadata, with 0 when it holds nothing)."""
+    metadata, with 0 when it holds nothing); bytes from each server's own scrape in
+    ``metrics`` (unknown for a server not scraped)."""
     if view is None:
         return []
     replicas: Counter[int] = Counter()
@@ -400,7 +409,21 @@ def server_load(view: ClusterView | None) -> list[ServerLoad]:
             if b.leader_id is not None:
                 leaders[b.leader_id] += 1
     ids = sorted({s.node_id for s in view.tablet_servers} | set(replicas))
-    return [ServerLoad(i, replicas[i], leaders[i], len(tables.get(i, ()))) for i in ids]
+    scraped = {m.server_id: m for m in metrics if m.role == "tablet"}
+    out = []
+    for i in ids:
+        m = scraped.get(str(i))
+        out.append(
+            ServerLoad(
+                i,
+                replicas[i],
+                leaders[i],
+                len(tables.get(i, ())),
+                bytes_held=None if m is None else m.local_size,
+                remote_log_bytes=None if m is None else m.remote_log_size,
+            )
+        )
+    return out
 
 
 # =========================================================================== judgement

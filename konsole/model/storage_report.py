@@ -6,10 +6,12 @@ Unknown is ``None`` (JSON ``null``), never 0.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fluss_proto.model import ClusterView
 from konsole.model.health import HealthRules
+from konsole.model.metrics import ServerMetrics
 from konsole.model.storage import (
     BucketStorage,
     StoragePart,
@@ -50,12 +52,14 @@ def bucket_dict(b: BucketStorage, now: float) -> dict[str, Any]:
 def storage_dict(
     part: StoragePart | None,
     view: ClusterView | None,
-    rules: HealthRules,
+    rules: HealthRules | None = None,
     *,
     table: str | None = None,
+    metrics: Sequence[ServerMetrics] = (),
 ) -> dict[str, Any]:
-    """Every table (or ``table`` only) with its buckets, retention and the servers' load."""
-    servers = [s.as_dict() for s in server_load(view)]
+    """Every table (or ``table`` only) with its buckets, retention and the servers' load
+    (bytes from the servers' scrapes in ``metrics``); ``rules`` None: the default limits."""
+    servers = [s.as_dict() for s in server_load(view, metrics)]
     if part is None:
         return {
             "taken_at": None,
@@ -65,6 +69,7 @@ def storage_dict(
             "errors": ["no storage poll finished"],
         }
     now = part.taken_at
+    rules = rules or HealthRules()
     rows = summaries(
         part, now, stall_after_s=rules.tiering_stall_s, kv_stale_after_s=rules.kv_snapshot_stale_s
     )

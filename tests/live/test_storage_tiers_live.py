@@ -71,7 +71,7 @@ class Tiers:
     def bootstrap(self) -> str:
         return str(self.description["bootstrap_servers"])
 
-    def konsole(self, *args: str) -> list[str]:
+    def konsole(self, *args: str, profile: str = "tiers") -> list[str]:
         return [
             sys.executable,
             "-m",
@@ -80,7 +80,7 @@ class Tiers:
             "--config",
             str(self.config),
             "--profile",
-            "tiers",
+            profile,
             *args[1:],
         ]
 
@@ -106,10 +106,17 @@ async def tiers(
 ) -> AsyncIterator[Tiers]:
     run_dir, desc = cluster
     config = run_dir / "konsole.toml"
+    # `scraped`: the same cluster with its tablet servers' metrics endpoints listed (the
+    # servers' bytes come from their scrapes)
+    urls = ", ".join(
+        f'"{p["metrics_url"]}"' for p in desc["processes"] if p["role"] == "tablet-server"
+    )
     config.write_text(
         f'[profiles.tiers]\nbootstrap = "{desc["bootstrap_servers"]}"\n'
         "poll_interval = 1\nstorage_interval = 1\n"
         f"[profiles.tiers.health]\ntiering_stall_s = {STALL_S}\n"
+        f'[profiles.scraped]\nbootstrap = "{desc["bootstrap_servers"]}"\n'
+        f"metrics = [{urls}]\n"
     )
     conn = await pf.connect(str(desc["bootstrap_servers"]))
     db = pf.unique_name("tiers")
@@ -120,10 +127,10 @@ async def tiers(
         await pf.close_connection(conn)
 
 
-async def storage_json(t: Tiers, table: str) -> dict[str, Any]:
+async def storage_json(t: Tiers, table: str, profile: str = "tiers") -> dict[str, Any]:
     """`konsole storage --format json DB.TABLE` as a subprocess; the table's entry."""
     proc = await asyncio.create_subprocess_exec(
-        *t.konsole("storage", "--format", "json", table),
+        *t.konsole("storage", "--format", "json", table, profile=profile),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -249,6 +256,13 @@ async def test_kv_snapshots_with_their_age_and_replica_load(tiers: Tiers) -> Non
     theirs_load = {int(m.server_id): (m.replica_count, m.leader_count) for m in scraped}  # type: ignore[union-attr,arg-type]
     ours_load = {s["server"]: (s["replicas"], s["leaders"]) for s in report["servers"]}
     assert ours_load == theirs_load, (ours_load, theirs_load)
+    # bytes held are unknown without a scrape, known from each server's own metrics with one
+    assert all(s["bytes_held"] is None for s in report["servers"])
+    assert all(s["remote_log_bytes"] is None for s in report["servers"])
+    servers = (await storage_json(t, name, "scraped"))["_report"]["servers"]
+    assert {s["server"] for s in servers} == set(theirs_load)
+    assert all(s["bytes_held"] is not None and s["remote_log_bytes"] is not None for s in servers)
+    assert sum(s["bytes_held"] for s in servers) > 0, servers  # the rows just written
 
     # the age is exact once a new snapshot was seen, and grows between storage polls
     from konsole.collect.connect import build_poller
@@ -298,6 +312,12 @@ async def test_tiering_advances_stalls_and_resumes(tiers: Tiers) -> None:
     for i in range(20, 30):
         await pf.write_rows(t.conn, path, 50, start=i * 50)
     ends = {b["bucket"]: b["remote_log_end_offset"] for b in first["bucket_detail"]}
+    # the tiered bytes show in the servers' remoteLogSize metric
+    await until(
+        lambda: storage_json(t, name, "scraped"),
+        lambda e: sum(s["remote_log_bytes"] or 0 for s in e["_report"]["servers"]) > 0,
+        "remote log bytes on the servers",
+    )
     await until(
         lambda: storage_json(t, name),
         lambda e: all(b["remote_log_end_offset"] > ends[b["bucket"]] for b in e["bucket_detail"]),

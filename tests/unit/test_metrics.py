@@ -128,6 +128,22 @@ def test_parse_fixture(name: str, expected: dict[str, Any], trailing_comma: bool
         assert getattr(metrics, attribute) == pytest.approx(value), attribute
 
 
+@pytest.mark.parametrize("generation", ["0.9.1", "1.0"])
+def test_storage_bytes_from_a_tiering_server(generation: str) -> None:
+    # real whole captures of a tablet server that tiered one segment, one per generation
+    m = parse_metrics(
+        fixture(f"tablet-server-tiered-{generation}.txt"),
+        url="http://127.0.0.1:1/metrics",
+        scraped_at=5,
+    )
+    assert (m.local_size, m.remote_log_size) == (32320, 15968)
+    # the older capture was trimmed without remoteLogSize: unknown, not 0
+    old = parse_metrics(
+        fixture("tablet-server-0.9.1.txt"), url="http://127.0.0.1:1/metrics", scraped_at=5
+    )
+    assert (old.local_size, old.remote_log_size) == (72504, None)
+
+
 def test_table_metrics() -> None:
     metrics = parse_metrics(fixture("tablet-server-1.0.txt"), url="u", scraped_at=0)
     by_name = {t.name: t for t in metrics.tables}

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from konsole.collect.history import poll_record, snapshot_at
 from konsole.collect.poller import Poller, PollerConfig
 from konsole.collect.storage import StorageCursor, poll_storage
 from konsole.collect.storage_rows import pack_storage, unpack_storage
@@ -29,7 +31,8 @@ from konsole.model.storage import (
     untiered,
 )
 from konsole.model.storage_report import storage_dict
-from tests._testutil.builders import snap, table, view
+from store import open_reader, open_writer
+from tests._testutil.builders import T0, snap, table, tm, view
 from tests._testutil.poller import Fakes
 
 CAPS = StorageCapabilities(remote_manifests=True, kv_snapshots=True, table_stats=True)
@@ -176,6 +179,34 @@ def test_server_load_counts_placement() -> None:
         1,
     )
     assert loads[0].bytes_held is None
+
+
+def test_server_load_takes_bytes_from_each_servers_own_scrape() -> None:
+    metrics = (
+        tm(0, local_size=1000, remote_log_size=200),
+        # a coordinator's figures are not a tablet server's
+        replace(tm(1, local_size=5, remote_log_size=5), role="coordinator"),
+    )
+    loads = {s.server_id: s for s in server_load(V, metrics)}
+    assert (loads[0].bytes_held, loads[0].remote_log_bytes) == (1000, 200)
+    # server 1 was not scraped (or does not export them): unknown, never 0
+    assert (loads[1].bytes_held, loads[1].remote_log_bytes) == (None, None)
+    assert loads[0].as_dict()["remote_log_bytes"] == 200
+    report = storage_dict(None, V, RULES, metrics=metrics)
+    held = {s["server"]: (s["bytes_held"], s["remote_log_bytes"]) for s in report["servers"]}
+    assert (held[0], held[1]) == ((1000, 200), (None, None))
+
+
+def test_server_bytes_are_recorded_and_come_back_as_of(tmp_path: Path) -> None:
+    m = tm(0, local_size=1000, remote_log_size=200)
+    with open_writer(tmp_path / "h.sqlite") as w:
+        w.record(poll_record(snap(V, t=T0, metrics=[m]), ()))
+    with open_reader(tmp_path / "h.sqlite") as r:
+        past = snapshot_at(r, T0)
+    assert past is not None
+    report = storage_dict(None, past.snapshot.view, RULES, metrics=past.snapshot.metrics)
+    held = {s["server"]: (s["bytes_held"], s["remote_log_bytes"]) for s in report["servers"]}
+    assert held[0] == (1000, 200)
 
 
 def test_report_lists_the_most_behind_first() -> None:
