@@ -177,8 +177,29 @@ def our_java_processes(run_dir: Path) -> list[int]:
     return pids
 
 
+#: The generation a ``client_side`` live test runs on (the current server line).
+CLIENT_SIDE_GENERATION = "1.0"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Everything under tests/live talks to a real cluster: mark it so `-m "not live"` works."""
+    """Everything under tests/live talks to a real cluster: mark it so `-m "not live"` works.
+
+    A test marked ``client_side(reason)`` proves what konsole does on its own side (a fault
+    of the history file, the console keeping two clusters apart): its other generations
+    are deselected, not skipped, so the suite does not start their clusters for it."""
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         if "/tests/live/" in str(item.path):
             item.add_marker(pytest.mark.live)
+        marker = item.get_closest_marker("client_side")
+        if marker is not None and not (marker.args and str(marker.args[0]).strip()):
+            raise pytest.UsageError(f"{item.nodeid}: client_side needs its reason")
+        server = getattr(getattr(item, "callspec", None), "params", {}).get("fluss_server")
+        if marker is not None and server is not None and server != CLIENT_SIDE_GENERATION:
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

@@ -36,6 +36,9 @@ from tests._testutil import mounts
 from tests._testutil.history_faults import Faults, wait_alive
 
 pytestmark = pytest.mark.timeout(240)
+FILE_FAULTS = pytest.mark.client_side(
+    "the faults are in the history file under konsole; the server generation does not enter"
+)
 
 INTERVAL = "0.5"
 CLUSTER = "local"
@@ -166,6 +169,7 @@ class Shown:
         assert run.value("konsole_history_polls_waiting") == 0.0
 
 
+@FILE_FAULTS
 def test_serve_survives_its_history_deleted_moved_replaced_removed_and_full(
     fluss_cluster: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -179,6 +183,7 @@ def test_serve_survives_its_history_deleted_moved_replaced_removed_and_full(
         faults.check(taken)  # on the tmpfs still: serve has stopped
 
 
+@FILE_FAULTS
 def test_serve_survives_its_file_system_turned_read_only(
     fluss_cluster: dict[str, Any], tmp_path: Path
 ) -> None:
