@@ -37,13 +37,7 @@ from tests._testutil import pyfluss_data as pf
 from tests._testutil.console import until
 from tests.conftest import FlussServer, our_java_processes
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(420),
-    pytest.mark.client_side(
-        "konsole tells two local clusters apart by what they report; proven on the current line"
-    ),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
 REPO = Path(__file__).resolve().parents[2]
 INTERVAL = 1.0

@@ -27,12 +27,7 @@ from tests._testutil import pyfluss_data as pf
 from tests._testutil.cli import run_konsole
 from tests.conftest import FlussServer, our_java_processes
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.client_side(
-        "konsole tells two local clusters apart by what they report; proven on the current line"
-    ),
-]
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 POLLS = 4
