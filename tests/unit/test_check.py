@@ -891,8 +891,8 @@ def test_record_into_a_foreign_file_is_refused_before_polling(
 def test_the_check_runs_without_the_cycle_collector_and_gives_it_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """One bounded look turns the cycle collector off (its passes found nothing to free and
-    cost a tenth of the CPU) and restores it, so a caller's process is left as it was."""
+    """One bounded look turns the cycle collector off (its passes found next to nothing to
+    free) and restores it, so a caller's process is left as it was."""
     import gc
 
     seen: list[bool] = []
