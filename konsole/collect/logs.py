@@ -27,11 +27,16 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from konsole.collect.log_sources import (
+    CommandSource,
+    FileSource,
+    LogConfig,
+    LogSource,
+)
 from konsole.errors import KonsoleError
 from konsole.model.logs import LogLine, parse_lines, utc_text
 
@@ -54,8 +59,6 @@ __all__ = [
 #: Bounds of one read: the last lines, from at most the last bytes of a file or an output.
 MAX_LINES: Final = 2000
 MAX_BYTES: Final = 512 * 1024
-#: Seconds a command may run unless its source says otherwise.
-DEFAULT_TIMEOUT: Final = 10.0
 PLACEHOLDERS: Final = ("{server}", "{host}", "{id}", "{since}")
 
 
@@ -76,30 +79,6 @@ class LogUnreadable(LogSourceError):
 
 
 @dataclass(frozen=True, slots=True)
-class FileSource:
-    """A path or glob (``*``, ``?``, ``[...]``) on this host; ``~`` is expanded."""
-
-    pattern: str
-
-    def describe(self) -> str:
-        return self.pattern
-
-
-@dataclass(frozen=True, slots=True)
-class CommandSource:
-    """An argv template, run without a shell, killed after ``timeout`` seconds."""
-
-    argv: tuple[str, ...]
-    timeout: float = DEFAULT_TIMEOUT
-
-    def describe(self) -> str:
-        return " ".join(self.argv)
-
-
-LogSource = FileSource | CommandSource
-
-
-@dataclass(frozen=True, slots=True)
 class ServerRef:
     """The server whose log is read, as the placeholders see it."""
 
@@ -113,21 +92,6 @@ class ServerRef:
     def slug(self) -> str:
         """``{server}``: the subject with ``-`` for the space (``tablet-server-2``)."""
         return self.subject.replace(" ", "-")
-
-
-@dataclass(frozen=True, slots=True)
-class LogConfig:
-    """A profile's log sources: one per server subject, else the default (or none)."""
-
-    default: LogSource | None = None
-    servers: Mapping[str, LogSource] = field(default_factory=dict)
-
-    def source_for(self, subject: str) -> LogSource | None:
-        return self.servers.get(subject, self.default)
-
-    @property
-    def configured(self) -> bool:
-        return self.default is not None or bool(self.servers)
 
 
 def server_ref(subject: str, address: str | None = None) -> ServerRef:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -35,7 +34,7 @@ from urllib.parse import urlsplit
 import platformdirs
 
 from fluss_proto.cluster import parse_bootstrap
-from konsole.collect.logs import CommandSource, FileSource, LogConfig, LogSource
+from konsole.collect.log_sources import CommandSource, FileSource, LogConfig, LogSource
 from konsole.errors import ProfileError
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.thresholds import HealthThresholds
@@ -264,6 +263,8 @@ def load_profiles(path: Path) -> dict[str, Profile]:
 
 def parse_profiles(text: str, path: Path) -> dict[str, Profile]:
     """Parse the TOML text of a config file (``path`` only names it in errors)."""
+    import tomllib  # here: a run without a config file (a cron check's --bootstrap) skips it
+
     lines = text.splitlines()
     try:
         data = tomllib.loads(text)

@@ -326,8 +326,13 @@ def summaries(
 ) -> list[TableSummary]:
     """One row per table, the most behind first (stalled, then untiered offsets)."""
     out = []
+    # One pass over the buckets: asking buckets_of per table is quadratic (1,600 buckets,
+    # 200 tables: 320,000 comparisons per call, and health and check both call it).
+    by_table: dict[int, list[BucketStorage]] = {}
+    for bucket in part.buckets:
+        by_table.setdefault(bucket.table_id, []).append(bucket)
     for table in part.tables:
-        buckets = part.buckets_of(table.table_id)
+        buckets = by_table.get(table.table_id, ())
         tiers = ["local"]
         if any(b.remote_end for b in buckets):
             tiers.append("remote")

@@ -886,3 +886,29 @@ def test_record_into_a_foreign_file_is_refused_before_polling(
     assert result.exit_code == 3, result.output
     assert result.stdout.startswith("FLUSS UNKNOWN: --record: ")
     assert script.profiles == [] and foreign.read_text() == "not a history"
+
+
+def test_the_check_runs_without_the_cycle_collector_and_gives_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One bounded look turns the cycle collector off (its passes found next to nothing to
+    free) and restores it, so a caller's process is left as it was."""
+    import gc
+
+    seen: list[bool] = []
+
+    def run_check(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return failure(ExitCode.CRITICAL, "cluster unreachable")
+
+    monkeypatch.setattr(check_cmd, "run_check", run_check)
+    assert gc.isenabled()
+    result = CliRunner().invoke(main, ["check", "--bootstrap", "127.0.0.1:1"])
+    assert (seen, result.exit_code, gc.isenabled()) == ([False], 2, True)
+    gc.disable()
+    try:  # a caller that had it off keeps it off
+        with check_cmd.without_cyclic_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -52,6 +52,11 @@ HEAVY = (
 )
 
 
+#: Cut from `konsole check`'s import set (issue 22): the log readers and their parser, which
+#: only the incident evidence uses, and tomllib when there is no config file to read.
+CHECK_CUT = ("konsole.collect.logs", "konsole.model.logs", "tomllib")
+
+
 def _closed_port() -> int:
     """A loopback port nothing listens on (bound, then released)."""
     with socket.socket() as s:
@@ -93,6 +98,10 @@ def test_check_imports_the_check_and_nothing_of_the_console(tmp_path: Path) -> N
     assert _under(modules, HEAVY) == []
     # no metrics endpoint named: no HTTP client, no Prometheus parser
     assert _under(modules, ("httpx", "httpcore", "prometheus_client")) == []
+    # a profile's log sources are declarations (konsole.collect.log_sources): no log reader,
+    # no log line parser; no config file: no TOML parser
+    assert "konsole.collect.log_sources" in modules
+    assert _under(modules, CHECK_CUT) == []
 
 
 def test_check_with_metrics_endpoints_imports_httpx_without_its_command_line(
@@ -108,6 +117,8 @@ def test_check_with_metrics_endpoints_imports_httpx_without_its_command_line(
     assert {"konsole.cli.check", "konsole.collect.metrics", "httpx"} <= modules
     assert _under(modules, HEAVY) == []
     assert "httpx._main" not in modules  # httpx's command line, which pulls rich and pygments
+    assert "tomllib" in modules  # a config file is read ...
+    assert _under(modules, ("konsole.collect.logs", "konsole.model.logs")) == []  # ... no logs
     assert _under(modules, ("prometheus_client",)) == []  # the reporter's lines need no parser
 
 

@@ -217,6 +217,30 @@ def test_report_lists_the_most_behind_first() -> None:
     assert report["tables"][0]["bucket_detail"][0]["untiered_offsets"] == 490
 
 
+def test_summaries_of_many_tables_equal_each_table_alone() -> None:
+    """The buckets are grouped in one pass (not looked up per table): each table's row is
+    what a part holding that table alone gives, whatever the order of the buckets."""
+    tables = tuple(TableStorage(i, f"db.t{i}", i % 2 == 0, False) for i in range(1, 6))
+    buckets = tuple(
+        replace(bucket(0, 100 * i + b, 10 * i if b else None, b=b), table_id=i)
+        for b in range(3)
+        for i in range(1, 6)  # interleaved: t1 b0, t2 b0, ..., t1 b1, ...
+    )
+    whole = replace(part(0, *buckets), tables=tables)
+    rows = {r.name: r for r in summaries(whole, 90, stall_after_s=60, kv_stale_after_s=60)}
+    for t in tables:
+        alone = replace(part(0, *(b for b in buckets if b.table_id == t.table_id)), tables=(t,))
+        assert [rows[t.name]] == summaries(alone, 90, stall_after_s=60, kv_stale_after_s=60)
+    # a table with no bucket read has no figures (unknown, not zero)
+    empty = replace(whole, tables=(*tables, TableStorage(9, "db.none", False, False)))
+    none = next(
+        r
+        for r in summaries(empty, 90, stall_after_s=60, kv_stale_after_s=60)
+        if r.name == "db.none"
+    )
+    assert (none.buckets, none.untiered, none.row_count) == (0, None, None)
+
+
 class NoCalls:
     """A client of a server that advertises none of the storage APIs: any request fails."""
 
