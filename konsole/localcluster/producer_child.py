@@ -18,7 +18,6 @@ End of stdin means stop: the parent closed it, or the parent is gone.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import sys
@@ -28,7 +27,7 @@ from typing import Any, Final
 
 from konsole.localcluster.producer import TICK_S, WRITE_TIMEOUT_S, describe_failure, rows_at
 
-#: Closing waits for undelivered records; past this the process ends anyway.
+#: Flushing before the close, at most; past this the process ends anyway.
 CLOSE_TIMEOUT_S: Final = 3.0
 
 
@@ -47,6 +46,7 @@ async def produce(spec: dict[str, Any], stop: threading.Event) -> None:
     import fluss
 
     from konsole.localcluster.seed import demo_rows, write_table_rows
+    from konsole.localcluster.settle import close_settled, note_written
 
     tables: list[str] = list(spec["tables"])
     rows = {name: demo_rows(name) for name in tables}
@@ -64,6 +64,7 @@ async def produce(spec: dict[str, Any], stop: threading.Event) -> None:
             handles[name] = await asyncio.wait_for(
                 conn.get_table(fluss.TablePath(database, table)), WRITE_TIMEOUT_S
             )
+            note_written(conn, handles[name])
         started = time.monotonic() - float(spec["elapsed_s"])
         while not stop.is_set():  # bounded by the parent: it closes stdin, then kills
             n = rows_at(time.monotonic() - started, spec["rate"], spec["period_s"])
@@ -73,11 +74,11 @@ async def produce(spec: dict[str, Any], stop: threading.Event) -> None:
                 at[name] += n
                 _say({"table": name, "rows": n})
             await _sleep(stop, TICK_S)
-    except Exception as exc:  # a server down: said, and this process gives up
-        _say({"failed": describe_failure(exc)})
-    finally:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(conn.close(), CLOSE_TIMEOUT_S)
+    except Exception as exc:  # a server down: said, and this process gives up (it ends
+        _say({"failed": describe_failure(exc)})  # with its records; nothing to close)
+        return
+    # Told to stop: what is in flight is delivered (bounded), then the connection closed.
+    await close_settled(conn, CLOSE_TIMEOUT_S)
 
 
 def _watch_stdin(stop: threading.Event) -> None:
