@@ -8,11 +8,14 @@ burns a core for the rest of the process, whether the cluster is up or gone. ``c
 itself waits without a bound, and cancelling that wait leaves the loop running.
 
 So a connection that wrote is *flushed* first (the normal sender loop, which does poll its
-sends; bounded), and closed only when the flush finished. When it did not (a server down,
-the cluster gone), the connection is kept referenced instead, never closed or dropped: its
-normal loop retries with pauses and delivers if the server comes back. :func:`kept` counts
-those. Where even that is not acceptable the writer belongs in a child process that is
-ended (the demo's producer, :mod:`konsole.localcluster.producer_child`).
+sends; bounded), and closed only when the flush finished: then nothing is in flight and
+close() ends at once, leaving no thread behind. When the flush did not finish (a server
+down, the cluster gone), no way to stop the sender is left in this process: the connection
+is kept referenced, never closed or dropped, so its normal loop goes on retrying (it
+delivers if the server comes back; while the cluster is gone it still costs about half a
+core, spread over its threads, against a whole core for the drain loop). :func:`kept`
+counts those. A writer that may outlive its servers belongs in a child process that is
+ended instead (the demo's producer, :mod:`konsole.localcluster.producer_child`).
 
 Callers say which table a connection wrote to with :func:`note_written` (a flush through
 any writer of a connection waits for all of its records).

@@ -88,17 +88,21 @@ def spinning(
     pattern: re.Pattern[str] = THREAD_PATTERN,
 ) -> list[Spinning]:
     """Watched threads (not the main one, name matching ``pattern``) alive in both samples
-    whose CPU time grew by more than ``share`` of ``elapsed_s``; busiest first."""
+    whose CPU time grew by more than ``share`` of ``elapsed_s``; busiest first. When none
+    did but all of them together did, one entry (tid 0) names them together: a pyfluss
+    connection retrying against a stopped cluster spreads its churn over its threads."""
     if elapsed_s <= 0 or ticks_per_s <= 0:
         raise ValueError(f"elapsed_s and ticks_per_s must be > 0: {elapsed_s}, {ticks_per_s}")
-    found = []
+    used: dict[int, float] = {}
     for tid, now in after.items():
         then = before.get(tid)
         if then is None or tid == main_tid or not pattern.search(now.name):
             continue
-        used = (now.ticks - then.ticks) / ticks_per_s / elapsed_s
-        if used > share:
-            found.append(Spinning(tid, now.name, used))
+        used[tid] = (now.ticks - then.ticks) / ticks_per_s / elapsed_s
+    found = [Spinning(tid, after[tid].name, u) for tid, u in used.items() if u > share]
+    if not found and sum(used.values()) > share:
+        names = "+".join(sorted({after[tid].name for tid in used}))
+        found = [Spinning(0, f"{len(used)} threads {names} together", sum(used.values()))]
     return sorted(found, key=lambda s: -s.share)
 
 

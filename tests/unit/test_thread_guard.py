@@ -50,6 +50,16 @@ def test_half_a_core_or_less_passes() -> None:
     assert spinning(before, times((2, "tokio-rt-worker", 51)), 1.0, 100, main_tid=1) != []
 
 
+def test_threads_that_together_burn_more_than_half_a_core_are_named_together() -> None:
+    before = times((2, "tokio-rt-worker", 0), (3, "tokio-rt-worker", 0), (4, "python", 0))
+    after = times((2, "tokio-rt-worker", 30), (3, "tokio-rt-worker", 25), (4, "python", 90))
+    (found,) = spinning(before, after, 1.0, 100, main_tid=1)
+    assert (found.tid, found.share) == (0, pytest.approx(0.55))
+    assert found.name == "2 threads tokio-rt-worker together"
+    quiet = times((2, "tokio-rt-worker", 30), (3, "tokio-rt-worker", 20))
+    assert spinning(before, quiet, 1.0, 100, main_tid=1) == []
+
+
 def test_the_share_is_per_second_of_the_gap() -> None:
     before = times((2, "tokio-rt-worker", 0))
     after = times((2, "tokio-rt-worker", 120))
