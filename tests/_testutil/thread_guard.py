@@ -38,16 +38,21 @@ __all__ = [
 THREAD_PATTERN: Final = re.compile(r"tokio")
 #: A watched thread busier than this share of one core between the samples fails the run.
 SPIN_SHARE: Final = 0.5
+#: On a loaded machine a spinning thread gets less than half a core: one that was runnable
+#: ("R") at both samples and still got this share is counted as spinning too.
+RUNNABLE_SHARE: Final = 0.2
 SAMPLE_GAP_S: Final = 1.0
 
 
 @dataclass(frozen=True)
 class ThreadTime:
-    """One thread's name (``comm``, at most 15 characters) and CPU time in clock ticks."""
+    """One thread's name (``comm``, at most 15 characters), CPU time in clock ticks and
+    scheduler state ("R" running or runnable, "S" sleeping, ...)."""
 
     tid: int
     name: str
     ticks: int  # utime + stime
+    state: str = "S"
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,7 @@ def parse_stat(tid: int, line: str) -> ThreadTime:
     times = fields[11:13]
     if open_at < 0 or close_at < open_at or len(times) < 2 or not all(map(str.isdigit, times)):
         raise ValueError(f"thread {tid}: not a /proc stat line: {line[:80]!r}")
-    return ThreadTime(tid, line[open_at + 1 : close_at], int(times[0]) + int(times[1]))
+    return ThreadTime(tid, line[open_at + 1 : close_at], int(times[0]) + int(times[1]), fields[0])
 
 
 def spinning(
@@ -85,21 +90,30 @@ def spinning(
     *,
     main_tid: int,
     share: float = SPIN_SHARE,
+    runnable_share: float = RUNNABLE_SHARE,
     pattern: re.Pattern[str] = THREAD_PATTERN,
 ) -> list[Spinning]:
     """Watched threads (not the main one, name matching ``pattern``) alive in both samples
-    whose CPU time grew by more than ``share`` of ``elapsed_s``; busiest first. When none
+    whose CPU time grew by more than ``share`` of ``elapsed_s`` (or by ``runnable_share``
+    when runnable at both samples: a loaded machine); busiest first. When none
     did but all of them together did, one entry (tid 0) names them together: a pyfluss
     connection retrying against a stopped cluster spreads its churn over its threads."""
     if elapsed_s <= 0 or ticks_per_s <= 0:
         raise ValueError(f"elapsed_s and ticks_per_s must be > 0: {elapsed_s}, {ticks_per_s}")
     used: dict[int, float] = {}
+    runnable: set[int] = set()
     for tid, now in after.items():
         then = before.get(tid)
         if then is None or tid == main_tid or not pattern.search(now.name):
             continue
         used[tid] = (now.ticks - then.ticks) / ticks_per_s / elapsed_s
-    found = [Spinning(tid, after[tid].name, u) for tid, u in used.items() if u > share]
+        if then.state == now.state == "R":
+            runnable.add(tid)
+    found = [
+        Spinning(tid, after[tid].name, u)
+        for tid, u in used.items()
+        if u > share or (tid in runnable and u > runnable_share)
+    ]
     if not found and sum(used.values()) > share:
         names = "+".join(sorted({after[tid].name for tid in used}))
         found = [Spinning(0, f"{len(used)} threads {names} together", sum(used.values()))]

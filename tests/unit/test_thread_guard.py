@@ -22,7 +22,7 @@ def times(*threads: tuple[int, str, int]) -> dict[int, ThreadTime]:
 
 
 def test_a_stat_line_gives_the_name_and_user_plus_system_ticks() -> None:
-    assert parse_stat(4242, TOKIO) == ThreadTime(4242, "tokio-rt-worker", 1730)
+    assert parse_stat(4242, TOKIO) == ThreadTime(4242, "tokio-rt-worker", 1730, "R")
 
 
 def test_a_name_with_spaces_and_parentheses_runs_to_the_last_parenthesis() -> None:
@@ -60,6 +60,16 @@ def test_threads_that_together_burn_more_than_half_a_core_are_named_together() -
     assert spinning(before, quiet, 1.0, 100, main_tid=1) == []
 
 
+def test_on_a_loaded_machine_a_thread_runnable_at_both_samples_counts_from_a_fifth() -> None:
+    def runnable(ticks: int, state: str = "R") -> dict[int, ThreadTime]:
+        return {2: ThreadTime(2, "tokio-rt-worker", ticks, state)}
+
+    assert [s.tid for s in spinning(runnable(0), runnable(25), 1.0, 100, main_tid=1)] == [2]
+    assert spinning(runnable(0), runnable(19), 1.0, 100, main_tid=1) == []
+    assert spinning(runnable(0, "S"), runnable(25), 1.0, 100, main_tid=1) == []
+    assert spinning(runnable(0), runnable(25, "S"), 1.0, 100, main_tid=1) == []
+
+
 def test_the_share_is_per_second_of_the_gap() -> None:
     before = times((2, "tokio-rt-worker", 0))
     after = times((2, "tokio-rt-worker", 120))
@@ -89,7 +99,7 @@ def test_sample_reads_task_directories_and_skips_what_vanished(tmp_path: Path) -
     (tmp_path / "10").mkdir()
     (tmp_path / "10" / "stat").write_text(line(10, "tokio-rt-worker", 5, 6))
     (tmp_path / "11").mkdir()  # a thread that ended between listing and reading
-    assert sample(tmp_path) == {10: ThreadTime(10, "tokio-rt-worker", 11)}
+    assert sample(tmp_path) == {10: ThreadTime(10, "tokio-rt-worker", 11, "S")}
     assert sample(tmp_path / "missing") == {}
 
 
