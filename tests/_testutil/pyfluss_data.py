@@ -91,7 +91,9 @@ async def connect(bootstrap: str) -> fluss.FlussConnection:
 
 
 async def close_connection(conn: fluss.FlussConnection) -> None:
-    """Close with a bound, then let pyfluss' tokio threads finish handing results back.
+    """Flush what write_rows wrote and close, each bounded (a connection whose records were
+    not delivered in time is kept open instead: konsole.localcluster.settle says why), then
+    let pyfluss' tokio threads finish handing results back.
 
     Without the pause a process that exits right after close() aborts now and then
     (SIGABRT during interpreter shutdown, about 1 run in 10 in short scripts).
