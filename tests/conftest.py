@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 
 from konsole.localcluster import DEFAULT_VERSION, LocalCluster
 from konsole.localcluster.distribution import DistributionError, from_home
+from tests._testutil import thread_guard
 
 # "ci" runs in `make test`; "fuzz" is `make fuzz` (much longer).
 settings.register_profile("ci", max_examples=200, deadline=None)
@@ -203,3 +204,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+#: Threads the guard has failed a module for already (not blamed on the next module too),
+#: and the module that ran last (named when the session's end finds a spinning thread).
+SPUN = pytest.StashKey[set[int]]()
+LAST_MODULE = pytest.StashKey[str]()
+
+
+def _fail_if_spinning(config: pytest.Config, when: str) -> None:
+    """Fails (an error in the teardown) when a client thread left by the tests spins."""
+    reported = config.stash.setdefault(SPUN, set())
+    found = [s for s in thread_guard.check() if s.tid not in reported]
+    if found:
+        reported.update(s.tid for s in found)
+        pytest.fail(
+            f"{'; '.join(map(str, found))} {when}: a pyfluss writer/connection left alive"
+            " after its cluster was gone (its sender loops with no pause)",
+            pytrace=False,
+        )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_spinning_client_after_live_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each live module (its own clusters stopped): no pyfluss thread spins."""
+    module = request.node.nodeid
+    request.config.stash[LAST_MODULE] = module
+    yield
+    if "/tests/live/" in str(request.node.path):
+        _fail_if_spinning(request.config, f"after module {module}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_spinning_client_at_session_end(request: pytest.FixtureRequest) -> Iterator[None]:
+    """At the very end (the session clusters stopped too): no pyfluss thread spins."""
+    yield
+    last = request.config.stash.get(LAST_MODULE, "none")
+    _fail_if_spinning(request.config, f"at the end of the session (last module: {last})")

@@ -26,7 +26,6 @@ i.e. placement would depend on batching).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import random
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -39,6 +38,7 @@ import fluss
 import pyarrow as pa
 
 from konsole.errors import KonsoleError
+from konsole.localcluster.settle import close_settled, note_written
 
 __all__ = [
     "DEMO_TABLES",
@@ -625,6 +625,7 @@ async def _seed_table(
     rows = [] if action == "complete" else expected
     if rows:
         table = await _step(name, "opening the table", _ADMIN_TIMEOUT_S, conn.get_table(spec.path))
+        note_written(conn, table)  # flushed before the connection is closed
         await _step(
             name,
             f"writing {len(rows)} rows",
@@ -660,9 +661,9 @@ async def _connect(config: fluss.Config) -> fluss.FlussConnection:
 
 
 async def _close(conn: fluss.FlussConnection) -> None:
-    # close() waits for undelivered records; bound it so a stuck write cannot hang us.
-    with contextlib.suppress(TimeoutError, fluss.FlussError):
-        await asyncio.wait_for(conn.close(), _CLOSE_TIMEOUT_S)
+    # Flushed first, closed only when settled: closing with sends in flight would leave
+    # pyfluss' sender spinning (see konsole.localcluster.settle).
+    await close_settled(conn, _CLOSE_TIMEOUT_S)
     # pyfluss' tokio threads may still be handing results back to Python just after
     # close(); if the interpreter exits right then it aborts (SIGABRT, ~1 run in 10
     # for short CLI processes). A short pause with the loop alive avoids it.

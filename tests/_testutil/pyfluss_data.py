@@ -12,7 +12,6 @@ truncated to milliseconds), DATE -> datetime.date. Reads give the same Python ty
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import os
 import re
@@ -27,6 +26,7 @@ import fluss
 import pyarrow as pa
 
 from konsole.localcluster.seed import wait_leaders, write_table_rows
+from konsole.localcluster.settle import close_settled, note_written
 
 __all__ = [
     "FIXED_SCHEMA",
@@ -91,14 +91,16 @@ async def connect(bootstrap: str) -> fluss.FlussConnection:
 
 
 async def close_connection(conn: fluss.FlussConnection) -> None:
-    """Close with a bound, then let pyfluss' tokio threads finish handing results back.
+    """Flush what write_rows wrote and close, each bounded (a connection whose records were
+    not delivered in time is kept open instead: konsole.localcluster.settle says why), then
+    let pyfluss' tokio threads finish handing results back.
 
     Without the pause a process that exits right after close() aborts now and then
     (SIGABRT during interpreter shutdown, about 1 run in 10 in short scripts).
     """
-    with contextlib.suppress(TimeoutError):
-        # close() waits for undelivered records, which may never be deliverable.
-        await asyncio.wait_for(conn.close(), _ADMIN_TIMEOUT_S)
+    # Flushed first and closed only when settled: closing (or dropping) a connection with
+    # sends in flight leaves pyfluss' sender spinning for the rest of the run.
+    await close_settled(conn, _ADMIN_TIMEOUT_S)
     await asyncio.sleep(_SETTLE_S)
 
 
@@ -201,6 +203,7 @@ async def write_rows(
     """
     rows = expected_rows(n, start=start)
     table = await asyncio.wait_for(conn.get_table(table_path), _ADMIN_TIMEOUT_S)
+    note_written(conn, table)  # close_connection flushes it before closing
     await write_table_rows(table, rows, _WRITE_TIMEOUT_S)
     return rows
 

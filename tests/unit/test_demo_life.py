@@ -127,3 +127,27 @@ def test_a_failed_write_is_described_even_without_a_message() -> None:
     assert describe_failure(TimeoutError()) == "TimeoutError: no answer in time"
     assert describe_failure(RuntimeError("down")) == "RuntimeError: down"
     assert describe_failure(RuntimeError()) == "RuntimeError"
+
+
+class FakeChild:
+    """What the producer's child process said on its stdout."""
+
+    def __init__(self, *lines: str) -> None:
+        self.stdout = iter(lines)
+
+
+def test_the_producer_counts_what_its_child_says() -> None:
+    producer = DemoProducer("127.0.0.1:1", ("demo.clickstream",))
+    child = FakeChild(
+        '{"table": "demo.clickstream", "rows": 20}\n',
+        "not json\n",
+        '{"table": "demo.other", "rows": 5}\n',
+        '{"table": "demo.clickstream", "rows": 7}\n',
+    )
+    assert producer._follow(child) is False  # type: ignore[arg-type]
+    assert (producer.written, producer.at, producer.failures) == (27, {"demo.clickstream": 27}, 0)
+    failed = FakeChild('{"failed": "TimeoutError: no answer in time"}\n')
+    assert producer._follow(failed) is True  # type: ignore[arg-type]
+    assert producer.summary() == (
+        "producer: 27 rows written, 1 writes failed (last: TimeoutError: no answer in time)"
+    )

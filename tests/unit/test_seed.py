@@ -108,9 +108,23 @@ class FakeAdmin:
         return [P(p) for p in parts]
 
 
+class FakeWriter:
+    async def flush(self) -> None:
+        return None
+
+
 class FakeTable:
     def __init__(self, name: str) -> None:
         self.name = name
+
+    def has_primary_key(self) -> bool:
+        return False
+
+    def new_append(self) -> FakeTable:
+        return self
+
+    def create_writer(self) -> FakeWriter:
+        return FakeWriter()
 
 
 class FakeConn:
