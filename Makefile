@@ -31,7 +31,10 @@ jars: venv
 
 # A local cluster with demo data, then the console against it; the cluster stops on exit.
 # `make demo INCIDENT=1` plays a scripted incident after a minute (docs/incidents.md).
+# Our packages are compiled first, as an installed wheel has them: where the environment
+# says not to write bytecode (PYTHONDONTWRITEBYTECODE), every start would compile them again.
 demo: jars
+	$(BIN)/python -m compileall -q fluss_proto konsole store
 	$(BIN)/konsole demo $(if $(DEMO_FLUSS_HOME),--fluss-home $(DEMO_FLUSS_HOME),--version $(FLUSS_VERSION)) $(if $(INCIDENT),--incident)
 
 # The whole suite: unit, fuzz (CI profile) and live tests on both server generations
