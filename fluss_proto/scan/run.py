@@ -313,16 +313,6 @@ class PreviewRun:
             self._row_decoders[key] = make_row_decoder(self._schemas[schema_id], fmt)
         return self._row_decoders[key]
 
-    def _rows_to_target(self, columns: list[list[Any]], n: int, schema_id: int) -> Rows:
-        """Light columns of ``schema_id`` -> the latest schema (column ids)."""
-        self.schema_ids_seen.add(schema_id)
-        target = self.target_rows
-        assert target is not None
-        mapping = self._mapping(schema_id)
-        if mapping is not None:
-            columns = [columns[i] if i is not None else [None] * n for i in mapping]
-        return Rows(target, columns, n)
-
     def _to_target(self, data: pa.Table, schema_id: int) -> pa.Table:
         """A decoded table of ``schema_id`` -> the latest schema (column ids), with metadata."""
         import pyarrow as pa
@@ -372,7 +362,7 @@ class PreviewRun:
         row into light values in a light run."""
         assert self.info is not None
         if self.light:
-            return self._values_rows(batch, start, stop)
+            return _values_rows(self, batch, start, stop)
         import numpy as np
         import pyarrow as pa
 
@@ -392,25 +382,6 @@ class PreviewRun:
         if not pieces:
             return self._empty(log=False)
         return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
-
-    def _values_rows(self, batch: ValueBatch, start: int, stop: int) -> Rows:
-        assert self.info is not None
-        fmt = str(self.info.kv_format)
-        ids, starts, ends = batch.schema_ids, batch.starts, batch.ends
-        assert isinstance(ids, list) and isinstance(starts, list) and isinstance(ends, list)
-        pieces: list[Rows] = []
-        a = start
-        while a < stop:  # consecutive runs of one schema id keep the batch's (key) order
-            b = a + 1
-            while b < stop and ids[b] == ids[a]:
-                b += 1
-            decoder = self._row_decoder(ids[a], fmt)
-            columns = decoder.decode_columns(
-                (batch.buffer, starts[i], ends[i]) for i in range(a, b)
-            )
-            pieces.append(self._rows_to_target(columns, b - a, ids[a]))
-            a = b
-        return Rows.concat(pieces) if pieces else self._empty_rows(log=False)
 
     async def decode_log(
         self,
@@ -442,9 +413,9 @@ class PreviewRun:
             if end_offset is not None and b.base_offset >= end_offset:
                 continue
             if self.light:
-                pieces.append(self._log_batch_rows(b, min_offset, end_offset))
+                pieces.append(_log_batch_rows(self, b, min_offset, end_offset))
             else:
-                pieces.append(self._log_batch_table(b, min_offset, end_offset))
+                pieces.append(_log_batch_table(self, b, min_offset, end_offset))
         return self.concat_chunks(pieces, log=True), batches.next_offset, batches.bytes_remaining
 
     def concat_chunks(self, pieces: list[Any], *, log: bool) -> pa.Table | Rows:
@@ -456,93 +427,8 @@ class PreviewRun:
 
         return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
 
-    def _log_batch_rows(self, b: LogBatch, min_offset: int | None, end_offset: int | None) -> Rows:
-        """A light run's :meth:`_log_batch_table`."""
-        assert self.info is not None
-        types = as_row_type(self._schemas[b.schema_id]).field_types
-        n = b.record_count
-        if b.looks_like_arrow:
-            read = arrow_log_columns(b, types)
-            if read is None:  # a body this reader cannot read: pyarrow reads it
-                rec = decode_arrow_batch(b, self._arrow_schema(b.schema_id))
-                read = rows_from_arrow(rec.data), rec.change_types
-            columns, change_types = read
-            kinds = (
-                [ChangeType.APPEND_ONLY.short_string] * n
-                if change_types is None
-                else [c.short_string for c in change_types]
-            )
-            offsets = list(range(b.base_offset, b.base_offset + n))
-        else:
-            if self.info.log_format is LogFormat.ARROW:
-                raise CorruptBatchError(
-                    "a log batch without an Arrow message in an ARROW table",
-                    bucket=b.bucket,
-                    offset=b.base_offset,
-                )
-            raws = list(iter_raw_records(b))
-            decoder = self._row_decoder(b.schema_id, str(self.info.log_format))
-            try:
-                columns = decoder.decode_columns((r.buffer, r.start, r.end) for r in raws)
-            except RecordDecodeError as exc:
-                raise exc.with_context(bucket=b.bucket, offset=b.base_offset) from None
-            n = len(raws)
-            offsets = [r.offset for r in raws]
-            kinds = [r.change_type.short_string for r in raws]
-        rows = self._rows_to_target(columns, n, b.schema_id)
-        rows = rows.with_column(OFFSET_COLUMN, BIGINT, offsets)
-        rows = rows.with_column(CHANGE_TYPE_COLUMN, STRING, kinds)
-        first, last = b.base_offset, b.base_offset + n
-        lo = max(0, (min_offset - first) if min_offset is not None else 0)
-        hi = n - max(0, (last - end_offset) if end_offset is not None else 0)
-        return rows.slice(lo, max(0, hi - lo)) if lo > 0 or hi < n else rows
-
-    def _log_batch_table(
-        self, b: LogBatch, min_offset: int | None, end_offset: int | None
-    ) -> pa.Table:
-        import pyarrow as pa
-
-        assert self.info is not None
-        if b.looks_like_arrow:
-            rec = decode_arrow_batch(b, self._arrow_schema(b.schema_id))
-            data = pa.Table.from_batches([rec.data])
-            n = data.num_rows
-            if rec.change_types is None:
-                kinds = pa.repeat(pa.scalar(ChangeType.APPEND_ONLY.short_string), n)
-            else:
-                kinds = pa.array([c.short_string for c in rec.change_types], pa.string())
-            offsets = pa.array(range(b.base_offset, b.base_offset + n), pa.int64())
-        else:
-            fmt = self.info.log_format
-            if fmt is LogFormat.ARROW:
-                raise CorruptBatchError(
-                    "a log batch without an Arrow message in an ARROW table",
-                    bucket=b.bucket,
-                    offset=b.base_offset,
-                )
-            full = row_batch_table(b, self._row_decoder(b.schema_id, str(fmt)))
-            offsets = full.column("_offset")
-            kinds = full.column("_change_type")
-            data = full.drop_columns(["_offset", "_change_type", "_timestamp"])
-        table = self._to_target(data, b.schema_id)
-        table = table.append_column(pa.field(OFFSET_COLUMN, pa.int64(), False), offsets)
-        table = table.append_column(pa.field(CHANGE_TYPE_COLUMN, pa.string(), False), kinds)
-        first, last = b.base_offset, b.base_offset + table.num_rows  # [first, last)
-        lo = max(0, (min_offset - first) if min_offset is not None else 0)
-        hi = table.num_rows - max(0, (last - end_offset) if end_offset is not None else 0)
-        if lo > 0 or hi < table.num_rows:
-            table = table.slice(lo, max(0, hi - lo))
-        return table
-
     def _empty_chunk(self, *, log: bool) -> pa.Table | Rows:
-        return self._empty_rows(log=log) if self.light else self._empty(log=log)
-
-    def _empty_rows(self, *, log: bool) -> Rows:
-        assert self.target_rows is not None
-        schema = self.target_rows
-        if log:
-            schema = schema.append(OFFSET_COLUMN, BIGINT).append(CHANGE_TYPE_COLUMN, STRING)
-        return schema.empty()
+        return _empty_rows(self, log=log) if self.light else self._empty(log=log)
 
     def _empty(self, *, log: bool) -> pa.Table:
         import pyarrow as pa
@@ -560,6 +446,132 @@ class PreviewRun:
         if st is not None:
             st.requests += 1
         return await self.client.call(api, req, node=node, timeout=self.deadline.timeout())
+
+
+# ---------------------------------------------------------------------- log batches
+
+
+def _log_batch_table(
+    run: PreviewRun, b: LogBatch, min_offset: int | None, end_offset: int | None
+) -> pa.Table:
+    import pyarrow as pa
+
+    assert run.info is not None
+    if b.looks_like_arrow:
+        rec = decode_arrow_batch(b, run._arrow_schema(b.schema_id))
+        data = pa.Table.from_batches([rec.data])
+        n = data.num_rows
+        if rec.change_types is None:
+            kinds = pa.repeat(pa.scalar(ChangeType.APPEND_ONLY.short_string), n)
+        else:
+            kinds = pa.array([c.short_string for c in rec.change_types], pa.string())
+        offsets = pa.array(range(b.base_offset, b.base_offset + n), pa.int64())
+    else:
+        fmt = run.info.log_format
+        if fmt is LogFormat.ARROW:
+            raise CorruptBatchError(
+                "a log batch without an Arrow message in an ARROW table",
+                bucket=b.bucket,
+                offset=b.base_offset,
+            )
+        full = row_batch_table(b, run._row_decoder(b.schema_id, str(fmt)))
+        offsets = full.column("_offset")
+        kinds = full.column("_change_type")
+        data = full.drop_columns(["_offset", "_change_type", "_timestamp"])
+    table = run._to_target(data, b.schema_id)
+    table = table.append_column(pa.field(OFFSET_COLUMN, pa.int64(), False), offsets)
+    table = table.append_column(pa.field(CHANGE_TYPE_COLUMN, pa.string(), False), kinds)
+    first, last = b.base_offset, b.base_offset + table.num_rows  # [first, last)
+    lo = max(0, (min_offset - first) if min_offset is not None else 0)
+    hi = table.num_rows - max(0, (last - end_offset) if end_offset is not None else 0)
+    if lo > 0 or hi < table.num_rows:
+        table = table.slice(lo, max(0, hi - lo))
+    return table
+
+
+# ---------------------------------------------------------------------- light runs
+# (fluss_proto.scan.rows: Python values, no pyarrow or numpy)
+
+
+def _rows_to_target(run: PreviewRun, columns: list[list[Any]], n: int, schema_id: int) -> Rows:
+    """Light columns of ``schema_id`` -> the latest schema (column ids)."""
+    run.schema_ids_seen.add(schema_id)
+    target = run.target_rows
+    assert target is not None
+    mapping = run._mapping(schema_id)
+    if mapping is not None:
+        columns = [columns[i] if i is not None else [None] * n for i in mapping]
+    return Rows(target, columns, n)
+
+
+def _values_rows(run: PreviewRun, batch: ValueBatch, start: int, stop: int) -> Rows:
+    assert run.info is not None
+    fmt = str(run.info.kv_format)
+    ids, starts, ends = batch.schema_ids, batch.starts, batch.ends
+    assert isinstance(ids, list) and isinstance(starts, list) and isinstance(ends, list)
+    pieces: list[Rows] = []
+    a = start
+    while a < stop:  # consecutive runs of one schema id keep the batch's (key) order
+        b = a + 1
+        while b < stop and ids[b] == ids[a]:
+            b += 1
+        decoder = run._row_decoder(ids[a], fmt)
+        columns = decoder.decode_columns((batch.buffer, starts[i], ends[i]) for i in range(a, b))
+        pieces.append(_rows_to_target(run, columns, b - a, ids[a]))
+        a = b
+    return Rows.concat(pieces) if pieces else _empty_rows(run, log=False)
+
+
+def _log_batch_rows(
+    run: PreviewRun, b: LogBatch, min_offset: int | None, end_offset: int | None
+) -> Rows:
+    """A light run's :func:`_log_batch_table`."""
+    assert run.info is not None
+    types = as_row_type(run._schemas[b.schema_id]).field_types
+    n = b.record_count
+    if b.looks_like_arrow:
+        read = arrow_log_columns(b, types)
+        if read is None:  # a body this reader cannot read: pyarrow reads it
+            rec = decode_arrow_batch(b, run._arrow_schema(b.schema_id))
+            read = rows_from_arrow(rec.data), rec.change_types
+        columns, change_types = read
+        kinds = (
+            [ChangeType.APPEND_ONLY.short_string] * n
+            if change_types is None
+            else [c.short_string for c in change_types]
+        )
+        offsets = list(range(b.base_offset, b.base_offset + n))
+    else:
+        if run.info.log_format is LogFormat.ARROW:
+            raise CorruptBatchError(
+                "a log batch without an Arrow message in an ARROW table",
+                bucket=b.bucket,
+                offset=b.base_offset,
+            )
+        raws = list(iter_raw_records(b))
+        decoder = run._row_decoder(b.schema_id, str(run.info.log_format))
+        try:
+            columns = decoder.decode_columns((r.buffer, r.start, r.end) for r in raws)
+        except RecordDecodeError as exc:
+            raise exc.with_context(bucket=b.bucket, offset=b.base_offset) from None
+        n = len(raws)
+        offsets = [r.offset for r in raws]
+        kinds = [r.change_type.short_string for r in raws]
+    rows = _rows_to_target(run, columns, n, b.schema_id)
+    rows = rows.with_column(OFFSET_COLUMN, BIGINT, offsets)
+    rows = rows.with_column(CHANGE_TYPE_COLUMN, STRING, kinds)
+    first, last = b.base_offset, b.base_offset + n
+    lo = max(0, (min_offset - first) if min_offset is not None else 0)
+    hi = n - max(0, (last - end_offset) if end_offset is not None else 0)
+    return rows.slice(lo, max(0, hi - lo)) if lo > 0 or hi < n else rows
+
+
+def _empty_rows(run: PreviewRun, *, log: bool) -> Rows:
+    assert run.target_rows is not None
+    schema = run.target_rows
+    if log:
+        schema = schema.append(OFFSET_COLUMN, BIGINT).append(CHANGE_TYPE_COLUMN, STRING)
+    return schema.empty()
 
 
 def _partition_name(partition: str | int, keys: Sequence[str]) -> str:

@@ -1,14 +1,14 @@
-"""The format writers and the one-call exports (pyarrow; see :mod:`konsole.export`)."""
+"""The format writers and the one-call exports (pyarrow; see :mod:`konsole.export`).
+
+The writer base and the streaming export live in :mod:`konsole.export.stream` (no pyarrow),
+the writers of light rows in :mod:`konsole.export.plain`; both are re-exported here."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
-import os
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
@@ -19,10 +19,16 @@ import pyarrow.compute as pc
 from konsole.export import (
     FORMATS,
     ExportFormatError,
-    Output,
     io_error,
     open_output,
     resolve_format,
+)
+from konsole.export.stream import (
+    PAUSE_ENV,
+    PAUSE_SECONDS_ENV,
+    RowWriter,
+    export_stream,
+    finish_export,
 )
 from konsole.render.arrow import (
     cell_text_array,
@@ -34,7 +40,7 @@ from konsole.render.arrow import (
 from konsole.render.values import right_aligned, type_label
 
 if TYPE_CHECKING:
-    from fluss_proto.scan import Preview, PreviewStream, ScanReport
+    from fluss_proto.scan import Preview, ScanReport
     from fluss_proto.types import DataType
 
 __all__ = [
@@ -53,54 +59,10 @@ __all__ = [
 ]
 
 TABLE_KEY: Final = b"fluss.table"
-PAUSE_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE"
-PAUSE_SECONDS_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE_S"
+__all__ += ["PAUSE_ENV", "PAUSE_SECONDS_ENV"]  # re-exported from konsole.export.stream
 
 
 # =========================================================================== writers
-
-
-class RowWriter:
-    """Writes chunks of rows of one schema in one format; subclasses per format."""
-
-    def __init__(
-        self,
-        sink: BinaryIO,
-        schema: pa.Schema,
-        *,
-        table: str = "",
-        types: Mapping[str, DataType] | None = None,
-    ) -> None:
-        self.sink = sink
-        self.schema = schema
-        self.table = table
-        self.types: Mapping[str, DataType] = types or {}
-        self.rows = 0
-
-    def write(self, data: pa.Table) -> None:
-        if data.num_rows:
-            self._write(data)
-            self.rows += data.num_rows
-            self.sink.flush()
-
-    def finish(self, report: ScanReport | None = None) -> None:
-        self._finish(report)
-        self.sink.flush()
-
-    def abort(self) -> None:
-        """Release the format writer after a failure or an interruption (its output is
-        about to be discarded): nothing is left for a finaliser to write later."""
-        with contextlib.suppress(Exception):
-            self._close()
-
-    def _close(self) -> None:
-        return None
-
-    def _write(self, data: pa.Table) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _finish(self, report: ScanReport | None) -> None:
-        return None
 
 
 class CsvWriter(RowWriter):
@@ -357,62 +319,3 @@ def export_preview(
             raise
         out.commit()
         return ExportResult(writer.rows, out.path)
-
-
-async def export_stream(
-    stream: PreviewStream,
-    out: Output,
-    fmt: str,
-    *,
-    on_rows: Callable[[int], None] | None = None,
-) -> RowWriter:
-    """Write a :class:`~fluss_proto.scan.PreviewStream`'s chunks onto an open
-    :class:`Output` as they arrive. Then, once the stream's ``async with`` has closed (the
-    report is final), :func:`finish_export` ends the format and commits the output.
-    Raises :class:`ExportIOError`."""
-    types = {c.name: c.type for c in stream.info.schema.columns}
-    pause = os.environ.get(PAUSE_ENV)
-    try:
-        writer = make_writer(fmt, out.sink, stream.schema, table=stream.table_path, types=types)
-    except OSError as exc:
-        raise io_error(out.path, exc) from None
-    try:
-        async for data in stream:
-            if pause == "first-row" and not writer.rows:
-                await _pause(pause)
-            writer.write(data)
-            if on_rows is not None:
-                on_rows(writer.rows)
-            if pause == "mid" and writer.rows:
-                pause = None
-                await _pause("mid")
-    except OSError as exc:
-        writer.abort()
-        raise io_error(out.path, exc) from None
-    except BaseException:  # cancelled (a signal), or the scan failed
-        writer.abort()
-        raise
-    return writer
-
-
-async def finish_export(writer: RowWriter, out: Output, report: ScanReport | None) -> None:
-    """End the format (the JSON document takes the report) and commit the output."""
-    try:
-        if os.environ.get(PAUSE_ENV) == "finish":
-            await _pause("finish")
-        writer.finish(report)
-    except OSError as exc:
-        writer.abort()
-        raise io_error(out.path, exc) from None
-    except BaseException:
-        writer.abort()
-        raise
-    out.commit()
-
-
-async def _pause(point: str) -> None:
-    import asyncio
-
-    sys.stderr.write(f"konsole-export-pause {point}\n")
-    sys.stderr.flush()
-    await asyncio.sleep(float(os.environ.get(PAUSE_SECONDS_ENV, "5")))
