@@ -26,7 +26,7 @@ from typing import Any
 
 from fluss_proto.records._values import decimal_from_unscaled
 from fluss_proto.records.errors import CorruptBatchError
-from fluss_proto.records.rowtype import DataType
+from fluss_proto.records.rowtype import ROOTS, DataType
 
 __all__ = ["PLAIN_ROOTS", "fb_deref", "fb_field", "read_columns"]
 
@@ -39,26 +39,7 @@ _RECORD_BATCH = 3  # MessageHeader.RecordBatch
 _ZSTD = 1  # CompressionType.ZSTD (0 is LZ4_FRAME)
 
 #: Fluss type roots this reader (and the text writers of plain values) handle.
-PLAIN_ROOTS = frozenset(
-    {
-        "BOOLEAN",
-        "TINYINT",
-        "SMALLINT",
-        "INTEGER",
-        "BIGINT",
-        "FLOAT",
-        "DOUBLE",
-        "CHAR",
-        "STRING",
-        "BINARY",
-        "BYTES",
-        "DECIMAL",
-        "DATE",
-        "TIME_WITHOUT_TIME_ZONE",
-        "TIMESTAMP_WITHOUT_TIME_ZONE",
-        "TIMESTAMP_WITH_LOCAL_TIME_ZONE",
-    }
-)
+PLAIN_ROOTS = ROOTS - {"ARRAY", "MAP", "ROW"}
 
 # Fixed-width values: the struct letter per root (TIME and TIMESTAMP by precision below).
 _FIXED = {

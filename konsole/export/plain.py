@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from konsole.export import FORMATS, LIGHT_FORMATS, ExportFormatError
+from konsole.export.frames import JsonDocument, TextTable
 from konsole.export.stream import RowWriter
 from konsole.render.plain import cell_text, json_renderer, renderer
 
 if TYPE_CHECKING:
     from fluss_proto.records.rowtype import DataType as RowDataType
-    from fluss_proto.scan import ScanReport
     from fluss_proto.scan.rows import Rows, RowsSchema
     from fluss_proto.types import DataType
 
@@ -64,34 +64,19 @@ class PlainJsonLinesWriter(_PlainWriter):
         self.sink.write("".join(_json_rows(data, "\n")).encode())
 
 
-class PlainJsonWriter(_PlainWriter):
+class PlainJsonWriter(_PlainWriter, JsonDocument):
     """The JSON document of :class:`konsole.export.writers.JsonWriter`."""
 
     def __init__(self, sink: BinaryIO, schema: RowsSchema, **kw: Any) -> None:
-        super().__init__(sink, schema, **kw)
-        pairs = zip(self.names, self.kinds, strict=True)
-        columns = [{"name": n, "type": self._label(n, t)} for n, t in pairs]
-        head = (
-            f'{{"table": {json.dumps(self.table, ensure_ascii=False)}, '
-            f'"columns": {json.dumps(columns, ensure_ascii=False)}, "rows": ['
-        )
-        self.sink.write(head.encode())
+        types: Mapping[str, DataType] = kw.get("types") or {}
+        labels = [
+            str(types[n]) if n in types else _ARROW_LABELS.get(t.root, str(t))
+            for n, t in zip(schema.names, schema.types, strict=True)
+        ]
+        super().__init__(sink, schema, labels=labels, **kw)
 
-    def _label(self, name: str, dt: RowDataType) -> str:
-        fluss = self.types.get(name)
-        return str(fluss) if fluss is not None else _ARROW_LABELS.get(dt.root, str(dt))
-
-    def _write(self, data: Rows) -> None:
-        text = "".join(",\n" + row for row in _json_rows(data, ""))
-        if not self.rows:  # the document's first row follows "[" on a new line
-            text = "\n" + text[2:]
-        self.sink.write(text.encode())
-
-    def _finish(self, report: ScanReport | None) -> None:
-        tail = "\n]" if self.rows else "]"
-        if report is not None:
-            tail += f', "report": {json.dumps(report.to_dict(), ensure_ascii=False)}'
-        self.sink.write((tail + "}\n").encode())
+    def _rows_text(self, data: Rows) -> bytes:
+        return "".join(",\n" + row for row in _json_rows(data, "")).encode()
 
 
 class PlainCsvWriter(_PlainWriter):
@@ -120,69 +105,25 @@ class PlainCsvWriter(_PlainWriter):
         self.sink.write("".join(",".join(r) + "\n" for r in zip(*columns, strict=True)).encode())
 
 
-class PlainTextTableWriter(_PlainWriter):
+class PlainTextTableWriter(_PlainWriter, TextTable):
     """:class:`konsole.export.writers.TextTableWriter` on light rows."""
 
-    block_rows: int = 1_000
-
     def __init__(self, sink: BinaryIO, schema: RowsSchema, **kw: Any) -> None:
-        super().__init__(sink, schema, **kw)
-        self._right = [dt.root in _RIGHT for dt in self.kinds]
-        self._widths: list[int] | None = None
-        self._held: list[Rows] = []
-        self._held_rows = 0
+        super().__init__(sink, schema, right=[t.root in _RIGHT for t in schema.types], **kw)
 
-    def _write(self, data: Rows) -> None:
-        if self._widths is None:
-            self._held.append(data)
-            self._held_rows += data.num_rows
-            if self._held_rows >= self.block_rows:
-                self._release()
-            return
-        self._lines(data)
+    def _join(self, held: list[Rows]) -> Rows:
+        return type(held[0]).concat(held)
 
-    def _release(self) -> None:
-        held, self._held, self._held_rows = self._held, [], 0
-        if held:
-            from fluss_proto.scan.rows import Rows
-
-            self._lines(Rows.concat(held))
-
-    def _lines(self, data: Rows) -> None:
+    def _cells(self, data: Rows) -> tuple[list[Any], list[int]]:
         cells = [cell_text(v, dt) for v, dt in zip(data.columns, self.kinds, strict=True)]
-        needed = [
-            max([len(n), *(len(c) for c in column)])
-            for n, column in zip(self.names, cells, strict=True)
-        ]
-        head: list[str] = []
-        if self._widths is None or any(n > w for n, w in zip(needed, self._widths, strict=True)):
-            if self._widths is not None:
-                needed = [max(a, b) for a, b in zip(needed, self._widths, strict=True)]
-                head.append("")
-            self._widths = needed
-            head += self._header()
+        return cells, [max(map(len, column), default=0) for column in cells]
+
+    def _padded(self, cells: list[Any], widths: list[int]) -> bytes:
         padded = [
             [c.rjust(w) for c in column] if right else [c.ljust(w) for c in column]
-            for column, w, right in zip(cells, self._widths, self._right, strict=True)
+            for column, w, right in zip(cells, widths, self._right, strict=True)
         ]
-        text = "".join("  ".join(row).rstrip() + "\n" for row in zip(*padded, strict=True))
-        if head:
-            self.sink.write(("\n".join(head) + "\n").encode())
-        self.sink.write(text.encode())
-
-    def _header(self) -> list[str]:
-        assert self._widths is not None
-        title = "  ".join(
-            n.rjust(w) if right else n.ljust(w)
-            for n, w, right in zip(self.names, self._widths, self._right, strict=True)
-        )
-        return [title.rstrip(), "  ".join("-" * w for w in self._widths)]
-
-    def _finish(self, report: ScanReport | None) -> None:
-        self._release()
-        if self._widths is None:  # no rows: the header alone
-            self._widths = [len(n) for n in self.names]
-            self.sink.write(("\n".join(self._header()) + "\n").encode())
+        return "".join("  ".join(row).rstrip() + "\n" for row in zip(*padded, strict=True)).encode()
 
 
 _WRITERS: Final[Mapping[str, type[_PlainWriter]]] = {

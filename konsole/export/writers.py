@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from konsole.export import (
     open_output,
     resolve_format,
 )
+from konsole.export.frames import JsonDocument, TextTable
 from konsole.export.stream import (
     PAUSE_ENV,
     PAUSE_SECONDS_ENV,
@@ -115,99 +115,42 @@ class JsonLinesWriter(RowWriter):
         self.sink.write(string_buffer(json_rows_text(data, self.types)))
 
 
-class JsonWriter(RowWriter):
-    """``{"table": ..., "columns": [...], "rows": [`` rows ``], "report": {...}}``."""
+class JsonWriter(JsonDocument):
+    """The JSON document (:class:`konsole.export.frames.JsonDocument`)."""
 
     def __init__(self, sink: BinaryIO, schema: pa.Schema, **kw: Any) -> None:
-        super().__init__(sink, schema, **kw)
-        columns = [{"name": f.name, "type": type_label(f)} for f in schema]
-        head = (
-            f'{{"table": {json.dumps(self.table, ensure_ascii=False)}, '
-            f'"columns": {json.dumps(columns, ensure_ascii=False)}, "rows": ['
-        )
-        self.sink.write(head.encode())
+        super().__init__(sink, schema, labels=[type_label(f) for f in schema], **kw)
 
-    def _write(self, data: pa.Table) -> None:
-        rows = pc.binary_join_element_wise(",\n", json_rows_text(data, self.types, end=""), "")
-        text = string_buffer(rows)
-        if not self.rows:  # the document's first row follows "[" on a new line
-            self.sink.write(b"\n")
-            text = text[2:]
-        self.sink.write(text)
-
-    def _finish(self, report: ScanReport | None) -> None:
-        tail = "\n]" if self.rows else "]"
-        if report is not None:
-            tail += f', "report": {json.dumps(report.to_dict(), ensure_ascii=False)}'
-        self.sink.write((tail + "}\n").encode())
+    def _rows_text(self, data: pa.Table) -> memoryview:
+        rows = json_rows_text(data, self.types, end="")
+        return string_buffer(pc.binary_join_element_wise(",\n", rows, ""))
 
 
-class TextTableWriter(RowWriter):
-    """The aligned text table. The first ``block_rows`` rows (or all, if fewer) are held
-    back to size the columns, so a small preview looks as it always did; later chunks
-    use those widths, and one that needs wider columns grows them and repeats the header
-    (after a blank line) above itself."""
-
-    block_rows: int = 1_000
+class TextTableWriter(TextTable):
+    """The aligned text table (:class:`konsole.export.frames.TextTable`), a column at a
+    time with ``pyarrow.compute``."""
 
     def __init__(self, sink: BinaryIO, schema: pa.Schema, **kw: Any) -> None:
-        super().__init__(sink, schema, **kw)
-        self._right = right_aligned(schema)
-        self._widths: list[int] | None = None
-        self._held: list[pa.Table] = []
-        self._held_rows = 0
+        right = right_aligned(schema)
+        super().__init__(sink, schema, right=[n in right for n in schema.names], **kw)
 
-    def _write(self, data: pa.Table) -> None:
-        if self._widths is None:
-            self._held.append(data)
-            self._held_rows += data.num_rows
-            if self._held_rows >= self.block_rows:
-                self._release()
-            return
-        self._lines(data)
+    def _join(self, held: list[pa.Table]) -> pa.Table:
+        return pa.concat_tables(held)
 
-    def _release(self) -> None:
-        held, self._held, self._held_rows = self._held, [], 0
-        if held:
-            self._lines(held[0] if len(held) == 1 else pa.concat_tables(held))
-
-    def _lines(self, data: pa.Table) -> None:
-        names = data.column_names
+    def _cells(self, data: pa.Table) -> tuple[list[Any], list[int]]:
         cells = [
             cell_text_array(column, self.types.get(name))
-            for name, column in zip(names, data.columns, strict=True)
+            for name, column in zip(data.column_names, data.columns, strict=True)
         ]
-        needed = [max(len(n), w) for n, w in zip(names, text_widths(cells), strict=True)]
-        head: list[str] = []
-        if self._widths is None or any(n > w for n, w in zip(needed, self._widths, strict=True)):
-            if self._widths is not None:
-                needed = [max(a, b) for a, b in zip(needed, self._widths, strict=True)]
-                head.append("")
-            self._widths = needed
-            head += self._header()
+        return cells, text_widths(cells)
+
+    def _padded(self, cells: list[Any], widths: list[int]) -> memoryview:
         padded = [
-            pc.utf8_lpad(c, width=w) if n in self._right else pc.utf8_rpad(c, width=w)
-            for c, w, n in zip(cells, self._widths, names, strict=True)
+            pc.utf8_lpad(c, width=w) if right else pc.utf8_rpad(c, width=w)
+            for c, w, right in zip(cells, widths, self._right, strict=True)
         ]
         rows = pc.utf8_rtrim_whitespace(pc.binary_join_element_wise(*padded, "  "))
-        if head:
-            self.sink.write(("\n".join(head) + "\n").encode())
-        self.sink.write(string_buffer(pc.binary_join_element_wise(rows, "\n", "")))
-
-    def _header(self) -> list[str]:
-        assert self._widths is not None
-        names = self.schema.names
-        title = "  ".join(
-            n.rjust(w) if n in self._right else n.ljust(w)
-            for n, w in zip(names, self._widths, strict=True)
-        )
-        return [title.rstrip(), "  ".join("-" * w for w in self._widths)]
-
-    def _finish(self, report: ScanReport | None) -> None:
-        self._release()
-        if self._widths is None:  # no rows: the header alone, as before
-            self._widths = [len(n) for n in self.schema.names]
-            self.sink.write(("\n".join(self._header()) + "\n").encode())
+        return string_buffer(pc.binary_join_element_wise(rows, "\n", ""))
 
 
 class _ArrowFileWriter(RowWriter):
