@@ -133,13 +133,13 @@ def _children_cpu() -> float:
 LAST_CPU: list[float] = [float("nan")]
 
 
-def first_line(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+def first_line(cmd: list[str], env: dict[str, str], cwd: Path = REPO) -> tuple[float, float, str]:
     """Spawn to the first complete line on stdout, and to exit: seconds, seconds, the line.
     The process's CPU time is left in ``LAST_CPU``."""
     cpu0 = _children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO, env=env
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env
     )
     assert proc.stdout is not None
     fd, got, first = proc.stdout.fileno(), b"", float("nan")
@@ -240,9 +240,11 @@ def measure_preview(reps: int, bootstrap: str, baseline: str | None = None) -> d
     totals: dict[str, list[float]] = {"preview": [], "pyfluss": [], "baseline": []}
     cpus: dict[str, list[float]] = {k: [] for k in totals}
 
-    def first(key: str, cmd: list[str], env: dict[str, str] = env) -> Callable[[], float]:
+    def first(
+        key: str, cmd: list[str], env: dict[str, str] = env, cwd: Path = REPO
+    ) -> Callable[[], float]:
         def run() -> float:
-            seconds, total, line = first_line(cmd, env)
+            seconds, total, line = first_line(cmd, env, cwd)
             totals[key].append(total)
             cpus[key].append(LAST_CPU[0])
             if not line.strip():
@@ -258,9 +260,13 @@ def measure_preview(reps: int, bootstrap: str, baseline: str | None = None) -> d
         "pyfluss": first("pyfluss", pyfluss),
     }
     if baseline is not None:  # the same command from an older checkout (before a change)
-        old = {**env, "PYTHONPATH": str(Path(baseline).resolve())}
-        cmd = [sys.executable, "-m", "konsole.cli", *args, "--bootstrap", bootstrap]
-        runs["baseline"] = first("baseline", cmd, old)
+        # its own venv when it has one (an editable install wins over PYTHONPATH), run in
+        # its directory (``-m`` puts the working directory first on the path)
+        where = Path(baseline).resolve()
+        python = where / ".venv" / "bin" / "python"
+        old = {**env, "PYTHONPATH": str(where)}
+        cmd = [str(python) if python.exists() else sys.executable, "-m", "konsole.cli"]
+        runs["baseline"] = first("baseline", [*cmd, *args, "--bootstrap", bootstrap], old, where)
     out = interleaved(reps, 1, runs)
     for key, values in totals.items():
         if values:
