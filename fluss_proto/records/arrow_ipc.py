@@ -37,6 +37,9 @@ _I64 = struct.Struct("<q")
 _PAIR = struct.Struct("<qq")
 _RECORD_BATCH = 3  # MessageHeader.RecordBatch
 _ZSTD = 1  # CompressionType.ZSTD (0 is LZ4_FRAME)
+#: The largest uncompressed buffer believed: the output is allocated at the declared size
+#: (a log batch is bounded by the fetch size, a few MiB; a corrupt length must not be).
+MAX_BUFFER_BYTES = 256 * 1024 * 1024
 
 #: Fluss type roots this reader (and the text writers of plain values) handle.
 PLAIN_ROOTS = ROOTS - {"ARRAY", "MAP", "ROW"}
@@ -181,6 +184,8 @@ class _Buffers:
             return raw[8:]
         if size == 0:  # Arrow Java: an empty buffer as length 0 and no frame
             return b""
+        if not 0 < size <= MAX_BUFFER_BYTES:
+            raise CorruptBatchError(f"compressed Arrow buffer declares {size} bytes")
         decompress = _zstd()
         assert decompress is not None
         try:

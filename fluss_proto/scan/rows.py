@@ -31,6 +31,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from fluss_proto.records.arrow_ipc import PLAIN_ROOTS, read_columns
+from fluss_proto.records.errors import RecordDecodeError
 from fluss_proto.records.log_batch import ChangeType, LogBatch, decode_change_types
 from fluss_proto.records.rowtype import DataType, as_row_type
 
@@ -124,14 +125,10 @@ def arrow_log_columns(
         area = area[count:]
     try:
         columns = read_columns(area, types, count)
-    except Exception as exc:
-        from fluss_proto.records.errors import RecordDecodeError
-
-        if isinstance(exc, RecordDecodeError):
-            raise exc.with_context(
-                bucket=batch.bucket, offset=batch.base_offset, position=batch.position
-            ) from None
-        raise
+    except RecordDecodeError as exc:
+        raise exc.with_context(
+            bucket=batch.bucket, offset=batch.base_offset, position=batch.position
+        ) from None
     return None if columns is None else (columns, change_types)
 
 
