@@ -8,6 +8,9 @@ Usage::
     .venv/bin/python bench/startup.py --no-cluster  # only what needs no server
     .venv/bin/python bench/startup.py --imports     # also each command's -X importtime profile
     .venv/bin/python bench/startup.py --json
+    .venv/bin/python bench/startup.py --bootstrap B --preview-only --baseline DIR
+        # the preview alone, and the same preview from an older checkout DIR (PYTHONPATH)
+        # interleaved with it: first row, exit and CPU of each process
 
 Every figure is a whole process, from spawn to exit (or to its first row), interpreter
 start-up and imports included, as cron, a monitoring system or an operator's shell runs it;
@@ -23,7 +26,8 @@ goals of issue 22 are printed beside the ratios.
    scraped and parsed too);
 3. ``konsole preview konsole_bench.bench_000 --limit 20 --format jsonl``: spawn to its first
    row on stdout, against a pyfluss script's spawn to its first row of the same table
-   (goal: < 0.3 s quiet and <= 1.0x pyfluss);
+   (goal: < 0.3 s quiet and <= 1.0x pyfluss); the CPU of each process beside it, and with
+   ``--baseline DIR`` the same command run from the checkout DIR, interleaved;
 4. the metrics parse of each tablet server's real scrape (CPU per parse, in this process,
    against prometheus_client's parser on the whole text) (goal: < 1 ms);
 5. the console's first paint against a bare Textual app (``bench/ui.py``'s children;
@@ -43,6 +47,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import select
 import signal
 import statistics
@@ -122,11 +127,22 @@ def wall(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     return time.perf_counter() - t0, proc.returncode, proc.stdout
 
 
-def first_line(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Spawn to the first complete line on stdout, and to exit: seconds, seconds, the line."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+#: CPU seconds (user + system) of the last process first_line waited for.
+LAST_CPU: list[float] = [float("nan")]
+
+
+def first_line(cmd: list[str], env: dict[str, str], cwd: Path = REPO) -> tuple[float, float, str]:
+    """Spawn to the first complete line on stdout, and to exit: seconds, seconds, the line.
+    The process's CPU time is left in ``LAST_CPU``."""
+    cpu0 = _children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO, env=env
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env
     )
     assert proc.stdout is not None
     fd, got, first = proc.stdout.fileno(), b"", float("nan")
@@ -146,6 +162,7 @@ def first_line(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
         if not os.read(fd, 1 << 16):
             break
     proc.wait(timeout=PROCESS_LIMIT_S)
+    LAST_CPU[0] = _children_cpu() - cpu0
     return first, time.perf_counter() - t0, got.split(b"\n", 1)[0].decode(errors="replace")
 
 
@@ -217,17 +234,22 @@ def _ok(result: tuple[float, int, str], codes: tuple[int, ...]) -> float:
     return seconds
 
 
-def measure_preview(reps: int, bootstrap: str) -> dict[str, Any]:
+def measure_preview(reps: int, bootstrap: str, baseline: str | None = None) -> dict[str, Any]:
     env, ours = bench_env(), konsole_cmd()
     db, name = PREVIEW_TABLE
-    preview = [*ours, "preview", f"{db}.{name}", "--limit", "20", "--format", "jsonl"]
+    args = ["preview", f"{db}.{name}", "--limit", "20", "--format", "jsonl"]
+    preview = [*ours, *args]
     pyfluss = [sys.executable, "-c", PYFLUSS_FIRST_ROW, bootstrap, db, name, "20"]
-    totals: dict[str, list[float]] = {"preview": [], "pyfluss": []}
+    totals: dict[str, list[float]] = {"preview": [], "pyfluss": [], "baseline": []}
+    cpus: dict[str, list[float]] = {k: [] for k in totals}
 
-    def first(key: str, cmd: list[str]) -> Callable[[], float]:
+    def first(
+        key: str, cmd: list[str], env: dict[str, str] = env, cwd: Path = REPO
+    ) -> Callable[[], float]:
         def run() -> float:
-            seconds, total, line = first_line(cmd, env)
+            seconds, total, line = first_line(cmd, env, cwd)
             totals[key].append(total)
+            cpus[key].append(LAST_CPU[0])
             if not line.strip():
                 log(f"  {key}: no row")
                 return float("nan")
@@ -236,16 +258,23 @@ def measure_preview(reps: int, bootstrap: str) -> dict[str, Any]:
         return run
 
     log("measuring the preview's first row against pyfluss's ...")
-    out = interleaved(
-        reps,
-        1,
-        {
-            "preview": first("preview", [*preview, "--bootstrap", bootstrap]),
-            "pyfluss": first("pyfluss", pyfluss),
-        },
-    )
+    runs = {
+        "preview": first("preview", [*preview, "--bootstrap", bootstrap]),
+        "pyfluss": first("pyfluss", pyfluss),
+    }
+    if baseline is not None:  # the same command from an older checkout (before a change)
+        # its own venv when it has one (an editable install wins over PYTHONPATH), run in
+        # its directory (``-m`` puts the working directory first on the path)
+        where = Path(baseline).resolve()
+        python = where / ".venv" / "bin" / "python"
+        old = {**env, "PYTHONPATH": str(where)}
+        cmd = [str(python) if python.exists() else sys.executable, "-m", "konsole.cli"]
+        runs["baseline"] = first("baseline", [*cmd, *args, "--bootstrap", bootstrap], old, where)
+    out = interleaved(reps, 1, runs)
     for key, values in totals.items():
-        out[key]["exit_median_s"] = statistics.median(values)
+        if values:
+            out[key]["exit_median_s"] = statistics.median(values)
+            out[key]["cpu_median_s"] = statistics.median(cpus[key][-len(values) :])
     return out
 
 
@@ -421,18 +450,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 summary["fluss_version"] = desc.version
             asyncio.run(prepare(args, bootstrap))
             run_dir = None if desc is None else desc.run_dir
-            summary["check"] = measure_check(reps, bootstrap, run_dir)
-            summary["preview"] = measure_preview(reps, bootstrap)
+            if not args.preview_only:
+                summary["check"] = measure_check(reps, bootstrap, run_dir)
+            summary["preview"] = measure_preview(reps, bootstrap, args.baseline)
             urls = list(args.metrics) or (
                 [p.metrics_url for p in desc.processes if p.metrics_url] if desc else []
             )
-            if urls:
+            if urls and not args.preview_only:
                 summary["metrics"] = measure_metrics(urls, 20 if args.quick else 200)
             if args.imports:
                 summary["imports"] = measure_imports(bootstrap)
     elif args.imports:
         summary["imports"] = measure_imports(None)
-    summary["ui"] = measure_ui(3 if args.quick else max(3, reps // 2))
+    if not args.preview_only:
+        summary["ui"] = measure_ui(3 if args.quick else max(3, reps // 2))
     summary["load_end"] = load()
     summary["ratios"] = ratios(summary)
     return summary
@@ -445,8 +476,9 @@ def ratios(s: dict[str, Any]) -> dict[str, float]:
     out = {
         "version / import click": med("light", "version") / med("light", "import_click"),
         "check --help / import click": med("light", "check_help") / med("light", "import_click"),
-        "console first paint / bare Textual": med("ui", "console") / med("ui", "bare"),
     }
+    if "ui" in s:
+        out["console first paint / bare Textual"] = med("ui", "console") / med("ui", "bare")
     if "check" in s:
         out["check / pyfluss"] = med("check", "check") / med("check", "pyfluss")
         if "check_local" in s["check"]:
@@ -455,6 +487,10 @@ def ratios(s: dict[str, Any]) -> dict[str, float]:
         out["preview first row / pyfluss first row"] = med("preview", "preview") / med(
             "preview", "pyfluss"
         )
+        if "baseline" in s["preview"]:
+            out["preview first row / baseline's"] = med("preview", "preview") / med(
+                "preview", "baseline"
+            )
     return out
 
 
@@ -467,6 +503,7 @@ GOALS = {
     "check --local / pyfluss": "(metrics too; no peer)",
     "preview first row / pyfluss first row": "<= 1.0 (and < 0.3 s quiet)",
     "console first paint / bare Textual": "<= 1.2",
+    "preview first row / baseline's": "(before / after a change)",
 }
 
 
@@ -486,6 +523,7 @@ def print_summary(s: dict[str, Any]) -> None:
         ("check", "pyfluss"): "pyfluss script (bench/check.py)",
         ("preview", "preview"): "konsole preview --limit 20 --format jsonl: 1st row",
         ("preview", "pyfluss"): "pyfluss log scanner: 1st row",
+        ("preview", "baseline"): "the same preview from --baseline: 1st row",
         ("ui", "bare"): "bare Textual app: first paint",
         ("ui", "console"): "konsole console: first paint",
     }
@@ -495,7 +533,8 @@ def print_summary(s: dict[str, Any]) -> None:
             p90 = f"{m['p90_s'] * 1000:>6.0f}ms" if m["p90_s"] is not None else "       -"
             fails = f"  ({m['failed']} failed)" if m["failed"] else ""
             lo, hi = m["load"]
-            print(f"{label:52} {m['median_s'] * 1000:>6.0f}ms {p90}  {lo:.1f}-{hi:.1f}{fails}")
+            cpu = f"  CPU {m['cpu_median_s'] * 1000:.0f}ms" if "cpu_median_s" in m else ""
+            print(f"{label:52} {m['median_s'] * 1000:>6.0f}ms {p90}  {lo:.1f}-{hi:.1f}{fails}{cpu}")
     for url, m in s.get("metrics", {}).items():
         print(
             f"metrics parse {url}: {m['bytes'] / 1e6:.2f} MB, {m['lines']} lines: "
@@ -530,6 +569,12 @@ def main(argv: list[str] | None = None) -> int:
         "--imports", action="store_true", help="also each command's -X importtime profile"
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--preview-only", action="store_true", help="of the cluster figures, the preview only"
+    )
+    parser.add_argument(
+        "--baseline", default=None, help="a checkout to run the same preview from (before)"
+    )
     args = parser.parse_args(argv)
     if min(args.reps, args.tables, args.buckets, args.rf) < 1:
         parser.error("--reps, --tables, --buckets and --rf must be >= 1")

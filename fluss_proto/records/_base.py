@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from itertools import repeat
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from fluss_proto.records._values import MALFORMED, Buffer, Mode, as_bytes
 from fluss_proto.records.errors import RecordDecodeError, RowDecodeError
 from fluss_proto.records.rowtype import DataType, as_row_type
+
+if TYPE_CHECKING:  # imported by the columnar methods only (decode_values needs none)
+    import pyarrow as pa
 
 ValuesReader = Callable[[bytes, int, int], list[Any]]
 #: A row given to the columnar path: its own bytes, or ``(buffer, start, end)``.
@@ -112,6 +113,8 @@ def _ints(values: Any) -> list[int]:
 
 def columns_to_table(columns: list[list[Any]], schema: pa.Schema) -> pa.Table:
     """Per-column value lists -> Table; Arrow conversion failures become RowDecodeError."""
+    import pyarrow as pa
+
     try:
         arrays = [
             pa.array(col, type=field.type) for col, field in zip(columns, schema, strict=True)

@@ -45,14 +45,16 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.ipc
-
+from fluss_proto.records.arrow_ipc import fb_deref as _fb_deref
+from fluss_proto.records.arrow_ipc import fb_field as _fb_field
 from fluss_proto.records.errors import CorruptBatchError, RecordDecodeError
 from fluss_proto.records.log_batch import ChangeType, LogBatch, decode_change_types
 from fluss_proto.records.rowtype import DataType, as_row_type
+
+if TYPE_CHECKING:  # imported where used: a preview's text formats never load pyarrow
+    import pyarrow as pa
 
 __all__ = [
     "ArrowRecords",
@@ -80,6 +82,8 @@ def to_arrow_type(dt: DataType, *, ltz_timezone: str | None = None) -> pa.DataTy
     ``ltz_timezone`` (e.g. ``"UTC"``) tags TIMESTAMP_LTZ columns with a time zone; Fluss itself
     writes them without one. The stored values are the same either way (UTC instants).
     """
+    import pyarrow as pa
+
     root = dt.root
     if root == "TINYINT":
         return pa.int8()
@@ -129,6 +133,8 @@ def to_arrow_type(dt: DataType, *, ltz_timezone: str | None = None) -> pa.DataTy
 
 
 def to_arrow_field(name: str, dt: DataType, *, ltz_timezone: str | None = None) -> pa.Field:
+    import pyarrow as pa
+
     return pa.field(name, to_arrow_type(dt, ltz_timezone=ltz_timezone), nullable=dt.nullable)
 
 
@@ -140,6 +146,8 @@ def to_arrow_schema(
     ``projection``: column positions pushed down to the server; they are applied in ascending
     order, as the server does, whatever order they are given in.
     """
+    import pyarrow as pa
+
     row = as_row_type(row_type)
     fields = list(row.fields)
     if projection is not None:
@@ -156,21 +164,6 @@ _BUFFER = struct.Struct("<qq")
 _RECORD_BATCH_HEADER = 3  # MessageHeader.RecordBatch
 _EMPTY_COMPRESSED = bytes(8)  # int64 uncompressed length 0, no data
 _RAW_EMPTY = b"\xff" * 8  # int64 -1: stored raw (here: zero bytes)
-
-
-def _fb_field(fb: bytes, table: int, index: int) -> int | None:
-    """Absolute position of field ``index`` of the FlatBuffer table at ``table``, or None."""
-    vtable = table - _I32.unpack_from(fb, table)[0]
-    (vsize,) = _U16.unpack_from(fb, vtable)
-    slot = 4 + 2 * index
-    if slot + 2 > vsize:
-        return None
-    (rel,) = _U16.unpack_from(fb, vtable + slot)
-    return table + rel if rel else None
-
-
-def _fb_deref(fb: bytes, pos: int) -> int:
-    return pos + _U32.unpack_from(fb, pos)[0]
 
 
 def _fix_empty_compressed_buffers(payload: bytes) -> bytes:
@@ -227,6 +220,9 @@ def decode_arrow_message(
     The payload is copied once into an aligned buffer. With ``validate`` (the default) the
     result is fully validated, so malformed offsets can never reach later kernels.
     """
+    import pyarrow as pa
+    import pyarrow.ipc
+
     try:
         buf = pa.py_buffer(_fix_empty_compressed_buffers(bytes(payload)))
         batch = pa.ipc.read_record_batch(buf, schema)
@@ -268,6 +264,8 @@ def decode_arrow_batch(
         area = batch.records
         count = batch.record_count
         if count == 0:
+            import pyarrow as pa
+
             empty = pa.RecordBatch.from_pylist([], schema=schema)
             return ArrowRecords(batch, None if batch.append_only else [], empty)
         if batch.append_only:

@@ -30,19 +30,21 @@ Nested rows inside arrays and maps are CompactedRows too (``CompactedArray``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from fluss_proto.records._base import RowDecoder, RowSource, ValuesReader
 from fluss_proto.records._values import Buffer, Mode
-from fluss_proto.records.columnar import ColumnarDecoder, compile_columnar
 from fluss_proto.records.compacted_fields import (
     compile_compacted_field,
     compile_compacted_payload,
     compile_compacted_row,
 )
 from fluss_proto.records.rowtype import DataType
+
+if TYPE_CHECKING:  # numpy and pyarrow: imported by the columnar path only
+    import pyarrow as pa
+
+    from fluss_proto.records.columnar import ColumnarDecoder
 
 __all__ = [
     "CompactedRowDecoder",
@@ -70,6 +72,8 @@ class CompactedRowDecoder(RowDecoder):
 
     def _vectorised(self) -> ColumnarDecoder:
         if self._columnar is None:
+            from fluss_proto.records.columnar import compile_columnar
+
             self._columnar = compile_columnar(self.row_type, self.arrow_schema)
         return self._columnar
 

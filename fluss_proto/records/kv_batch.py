@@ -23,10 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
-from typing import Any
-
-import numpy as np
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from fluss_proto.records._base import RowDecoder
 from fluss_proto.records.compacted_row import CompactedRowDecoder
@@ -37,6 +34,10 @@ from fluss_proto.records.errors import (
     UnknownMagicError,
 )
 from fluss_proto.records.indexed_row import IndexedRowDecoder
+
+if TYPE_CHECKING:  # numpy for the columnar split; ``light=True`` splits without it
+    import numpy as np
+    import pyarrow as pa
 
 __all__ = [
     "ValueBatch",
@@ -79,16 +80,16 @@ class ValueRecord:
 class ValueBatch:
     """A split value batch: row *i* is ``buffer[starts[i]:ends[i]]`` with schema
     ``schema_ids[i]`` (numpy arrays, int64 / int64 / int16), ready for
-    :meth:`~fluss_proto.records._base.RowDecoder.decode_table`. :attr:`records` gives the same
-    rows as :class:`ValueRecord` objects."""
+    :meth:`~fluss_proto.records._base.RowDecoder.decode_table`; Python lists when split with
+    ``light=True``. :attr:`records` gives the same rows as :class:`ValueRecord` objects."""
 
     magic: int
     #: Bytes of the input the batch took (its declared size).
     size: int
     buffer: bytes
-    starts: np.ndarray
-    ends: np.ndarray
-    schema_ids: np.ndarray
+    starts: np.ndarray | list[int]
+    ends: np.ndarray | list[int]
+    schema_ids: np.ndarray | list[int]
 
     @cached_property
     def records(self) -> list[ValueRecord]:
@@ -96,7 +97,7 @@ class ValueBatch:
         return [
             ValueRecord(sid, buf, start, end)
             for sid, start, end in zip(
-                self.schema_ids.tolist(), self.starts.tolist(), self.ends.tolist(), strict=True
+                _ints(self.schema_ids), _ints(self.starts), _ints(self.ends), strict=True
             )
         ]
 
@@ -107,8 +108,17 @@ class ValueBatch:
         return iter(self.records)
 
 
-def read_value_batch(data: bytes | bytearray | memoryview, *, bucket: Any = None) -> ValueBatch:
-    """Split a value batch into records (rows undecoded). Bytes after the batch are ignored."""
+def _ints(values: np.ndarray | list[int]) -> list[int]:
+    return values if isinstance(values, list) else values.tolist()
+
+
+def read_value_batch(
+    data: bytes | bytearray | memoryview, *, bucket: Any = None, light: bool = False
+) -> ValueBatch:
+    """Split a value batch into records (rows undecoded). Bytes after the batch are ignored.
+
+    ``light``: the offsets and schema ids as Python lists, without numpy (a preview's first
+    rows; :meth:`RowDecoder.decode_columns` takes them)."""
     buf = data if isinstance(data, bytes) else bytes(data)
     total = len(buf)
     ctx: dict[str, Any] = {"bucket": bucket}
@@ -126,6 +136,16 @@ def read_value_batch(data: bytes | bytearray | memoryview, *, bucket: Any = None
         raise TruncatedBatchError(f"value batch of {size} bytes but only {total} given", **ctx)
     if count < 0:
         raise CorruptBatchError(f"value batch with negative record count {count}", **ctx)
+    if light:
+        walked = _walk(buf, count, size)
+        if walked is None:
+            _check_records(buf, count, size, ctx)
+            raise CorruptBatchError("malformed value batch", **ctx)  # pragma: no cover
+        firsts = walked[:-1]
+        sids = [_SCHEMA_ID.unpack_from(buf, s + 4)[0] for s in firsts]
+        return ValueBatch(magic, size, buf, [s + 6 for s in firsts], list(walked[1:]), sids)
+    import numpy as np
+
     heads = _record_heads(buf, count, size)
     if heads is None:
         _check_records(buf, count, size, ctx)  # raises the precise error
@@ -138,10 +158,9 @@ def read_value_batch(data: bytes | bytearray | memoryview, *, bucket: Any = None
     return ValueBatch(magic, size, buf, starts + 6, ends, ids)
 
 
-def _record_heads(buf: bytes, count: int, size: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Start and end of every record (its int32 length field / the byte after it), or None
-    when the records do not frame correctly. The walk is the one sequential step; the checks
-    are vectorised afterwards."""
+def _walk(buf: bytes, count: int, size: int) -> array[int] | None:
+    """Where every record starts (its int32 length field), then where the last one ends;
+    None when the records do not frame correctly."""
     if count > (size - VALUE_BATCH_HEADER_SIZE) // 6:  # every record takes at least 6 bytes
         return None
     heads = array("q")
@@ -151,11 +170,28 @@ def _record_heads(buf: bytes, count: int, size: int) -> tuple[np.ndarray, np.nda
     try:
         for _ in repeat(None, count):
             append(pos)
-            pos += unpack(buf, pos)[0] + 4
+            length = unpack(buf, pos)[0]
+            if length < 2:  # int32 length < 2: no room for the schema id
+                return None
+            pos += length + 4
     except struct.error:
         return None
     if pos > size:
         return None
+    heads.append(pos)
+    return heads
+
+
+def _record_heads(buf: bytes, count: int, size: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Start and end of every record (its int32 length field / the byte after it), or None
+    when the records do not frame correctly (:func:`_walk`)."""
+    import numpy as np
+
+    walked = _walk(buf, count, size)
+    if walked is None:
+        return None
+    pos = walked.pop()
+    heads = walked
     starts = np.frombuffer(heads, np.int64) if count else np.zeros(0, np.int64)
     ends = np.empty(count, np.int64)
     ends[:-1] = starts[1:]

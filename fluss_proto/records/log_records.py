@@ -15,13 +15,14 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from fluss_proto.records._base import RowDecoder
 from fluss_proto.records.errors import CorruptBatchError, RecordDecodeError, TruncatedBatchError
 from fluss_proto.records.log_batch import ChangeType, LogBatch
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["LogRecord", "RawLogRecord", "decode_row_batch", "iter_raw_records", "row_batch_table"]
 
@@ -102,6 +103,8 @@ def row_batch_table(
     With ``with_metadata`` three leading columns are added: ``_offset`` (int64),
     ``_change_type`` (the short string, e.g. ``+I``) and ``_timestamp`` (int64 ms).
     """
+    import pyarrow as pa
+
     raws = list(iter_raw_records(batch))
     buf = raws[0].buffer if raws else b""
     try:

@@ -7,8 +7,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from fluss_proto.cluster import (
     BucketMetadata,
@@ -41,10 +40,14 @@ from fluss_proto.scan.report import (
     ScanMethod,
     ScanReport,
 )
+from fluss_proto.scan.rows import BIGINT, INT, STRING, Rows, RowsSchema
 from fluss_proto.scan.run import PreviewRun, ScanClient
 from fluss_proto.scan.runner import BucketState, Deadline, RawValues, fair_quota
 from fluss_proto.scan.tail import tail_buckets
 from fluss_proto.types import TableInfo
+
+if TYPE_CHECKING:  # a light run (fluss_proto.scan.rows) never imports it
+    import pyarrow as pa
 
 
 def _bucket_states(
@@ -70,11 +73,11 @@ def _bucket_id(b: BucketMetadata) -> int:
     return b.bucket_id
 
 
-def _take(run: PreviewRun, st: BucketState, take: int) -> pa.Table:
+def _take(run: PreviewRun, st: BucketState, take: int) -> pa.Table | Rows:
     """The ``take`` first (key scans) or last (log reads) rows of a bucket, decoding only
     the value records that are shown."""
     chunks = list(reversed(st.chunks)) if st.keep_last else list(st.chunks)
-    picked: list[pa.Table] = []
+    picked: list[pa.Table | Rows] = []
     left = take
     for chunk in chunks:
         if left <= 0:
@@ -89,17 +92,46 @@ def _take(run: PreviewRun, st: BucketState, take: int) -> pa.Table:
         left -= n
     if st.keep_last:
         picked.reverse()
-    return picked[0] if len(picked) == 1 else pa.concat_tables(picked)
+    return run.concat_chunks(picked, log=False)
+
+
+def add_place(
+    run: PreviewRun, data: pa.Table | Rows, st: BucketState, partitioned: bool
+) -> pa.Table | Rows:
+    """Append ``_partition`` (partitioned tables) and ``_bucket`` to a bucket's rows."""
+    partition = st.partition_name or str(st.partition_id)
+    if isinstance(data, Rows):
+        if partitioned:
+            data = data.with_constant(PARTITION_COLUMN, STRING, partition)
+        return data.with_constant(BUCKET_COLUMN, INT, st.bucket_id)
+    import pyarrow as pa
+
+    n = data.num_rows
+    if partitioned:
+        data = data.append_column(
+            pa.field(PARTITION_COLUMN, pa.string(), False), pa.repeat(pa.scalar(partition), n)
+        )
+    return data.append_column(
+        pa.field(BUCKET_COLUMN, pa.int32(), False),
+        pa.repeat(pa.scalar(st.bucket_id, pa.int32()), n),
+    )
+
+
+def conform(data: pa.Table | Rows, schema: pa.Schema | RowsSchema) -> pa.Table | Rows:
+    """Rows under the preview's output schema (its field metadata, its nullability)."""
+    if isinstance(data, Rows):
+        assert isinstance(schema, RowsSchema)
+        return data.conform(schema) if data.schema != schema else data
+    return data.cast(schema) if data.schema != schema else data
 
 
 def assemble(
     run: PreviewRun, states: Sequence[BucketState], limit: int, partitioned: bool
-) -> tuple[pa.Table, list[int]]:
+) -> tuple[pa.Table | Rows, list[int]]:
     counts = [st.rows for st in states]
     quota = fair_quota(counts, limit)
-    assert run.target_schema is not None
     any_log = run.tail or (run.info is not None and not run.info.is_pk_table)
-    pieces: list[pa.Table] = []
+    pieces: list[pa.Table | Rows] = []
     for i, (st, take) in enumerate(zip(states, quota, strict=True)):
         if not take:
             continue
@@ -110,25 +142,30 @@ def assemble(
             st.status, st.error = BucketStatus.FAILED, exc
             quota[i] = 0
             continue
-        if partitioned:
-            data = data.append_column(
-                pa.field(PARTITION_COLUMN, pa.string(), False),
-                pa.repeat(pa.scalar(st.partition_name or str(st.partition_id)), take),
-            )
-        data = data.append_column(
-            pa.field(BUCKET_COLUMN, pa.int32(), False),
-            pa.repeat(pa.scalar(st.bucket_id, pa.int32()), take),
-        )
-        pieces.append(data)
-    schema = _output_schema(run.target_schema, log=any_log, partitioned=partitioned)
+        pieces.append(add_place(run, data, st, partitioned))
+    schema = _output_schema(run, log=any_log, partitioned=partitioned)
+    if isinstance(schema, RowsSchema):
+        return conform(Rows.concat(pieces), schema) if pieces else schema.empty(), quota
     if not pieces:
         return schema.empty_table(), quota
-    table = pa.concat_tables(pieces)
-    return table.cast(schema) if table.schema != schema else table, quota
+    import pyarrow as pa
+
+    return conform(pa.concat_tables(pieces), schema), quota
 
 
-def _output_schema(target: pa.Schema, *, log: bool, partitioned: bool) -> pa.Schema:
-    schema = target
+def _output_schema(run: PreviewRun, *, log: bool, partitioned: bool) -> pa.Schema | RowsSchema:
+    if run.light:
+        assert run.target_rows is not None
+        rows = run.target_rows
+        if log:
+            rows = rows.append(OFFSET_COLUMN, BIGINT).append(CHANGE_TYPE_COLUMN, STRING)
+        if partitioned:
+            rows = rows.append(PARTITION_COLUMN, STRING)
+        return rows.append(BUCKET_COLUMN, INT)
+    import pyarrow as pa
+
+    assert run.target_schema is not None
+    schema = run.target_schema
     if log:
         schema = schema.append(pa.field(OFFSET_COLUMN, pa.int64(), False))
         schema = schema.append(pa.field(CHANGE_TYPE_COLUMN, pa.string(), False))
@@ -290,12 +327,11 @@ def build_report(plan: Plan, quota: Sequence[int], rows_returned: int) -> ScanRe
     )
 
 
-def output_schema(plan: Plan) -> pa.Schema:
-    """The preview's columns: the table's (with Fluss types), then the added ones."""
-    run = plan.run
-    assert run.target_schema is not None
-    any_log = run.tail or not plan.info.is_pk_table
-    return _output_schema(run.target_schema, log=any_log, partitioned=plan.partitioned)
+def output_schema(plan: Plan) -> pa.Schema | RowsSchema:
+    """The preview's columns: the table's (with Fluss types), then the added ones (light
+    runs: a RowsSchema of Fluss types)."""
+    any_log = plan.run.tail or not plan.info.is_pk_table
+    return _output_schema(plan.run, log=any_log, partitioned=plan.partitioned)
 
 
 def new_run(
@@ -309,6 +345,7 @@ def new_run(
     batch_size_bytes: int,
     fetch_max_bytes: int,
     fetch_max_bytes_per_bucket: int,
+    light: bool = False,
 ) -> PreviewRun:
     check_arguments(
         limit,
@@ -327,6 +364,7 @@ def new_run(
         batch_size_bytes=batch_size_bytes,
         fetch_max_bytes=fetch_max_bytes,
         fetch_max_bytes_per_bucket=fetch_max_bytes_per_bucket,
+        light=light,
     )
 
 
@@ -380,5 +418,6 @@ async def preview_table(
         await run.runner.cancel_all()
         await wait_closers(run)
     table, quota = assemble(run, plan.states, limit, plan.partitioned)
+    assert not isinstance(table, Rows)  # preview_table's run is never light
     report = build_report(plan, quota, table.num_rows)
     return Preview(table=table, report=report, info=plan.info)

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from fluss_proto.errors import (
     FlussError,
 )
 from fluss_proto.types import TableInfo
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class ScanMethod(StrEnum):

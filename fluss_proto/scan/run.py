@@ -1,5 +1,9 @@
 """One preview run: table facts, leaders, schema cache and row decoding, shared by the
-scan modes (:mod:`.limit`, :mod:`.kv`, :mod:`.tail`)."""
+scan modes (:mod:`.limit`, :mod:`.kv`, :mod:`.tail`).
+
+Rows are decoded into ``pyarrow.Table`` chunks, or, in a light run (plain column types,
+``light=True``), into :class:`~fluss_proto.scan.rows.Rows` without importing pyarrow or
+numpy (:mod:`fluss_proto.scan.rows`)."""
 
 from __future__ import annotations
 
@@ -7,11 +11,7 @@ import asyncio
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
-
-import numpy as np
-import pyarrow as pa
-from google.protobuf.message import Message
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.admin import AdminClient, FlussAdmin
@@ -38,7 +38,9 @@ from fluss_proto.errors import FlussError, PreviewArgumentError, SchemaMismatchE
 from fluss_proto.records import (
     ChangeType,
     LogBatch,
+    as_row_type,
     decode_arrow_batch,
+    iter_raw_records,
     make_row_decoder,
     read_log_batches,
     read_value_batch,
@@ -46,7 +48,7 @@ from fluss_proto.records import (
     to_arrow_schema,
 )
 from fluss_proto.records._base import RowDecoder
-from fluss_proto.records.errors import CorruptBatchError
+from fluss_proto.records.errors import CorruptBatchError, RecordDecodeError
 from fluss_proto.records.kv_batch import ValueBatch
 from fluss_proto.records.log_batch import Magic1Layout, magic1_layout_for_api_keys
 from fluss_proto.scan.constants import (
@@ -55,8 +57,21 @@ from fluss_proto.scan.constants import (
     KV_SESSIONS_PER_LEADER,
     OFFSET_COLUMN,
 )
-from fluss_proto.scan.runner import BucketState, Deadline, RawValues, Runner
+from fluss_proto.scan.rows import (
+    BIGINT,
+    STRING,
+    Rows,
+    RowsSchema,
+    arrow_log_columns,
+    is_plain,
+    rows_from_arrow,
+)
+from fluss_proto.scan.runner import BucketState, Chunk, Deadline, RawValues, Runner
 from fluss_proto.types import DataType, LogFormat, Schema, TableInfo
+
+if TYPE_CHECKING:  # imported where used: a light run imports neither
+    import pyarrow as pa
+    from google.protobuf.message import Message
 
 
 class ScanClient(AdminClient, Protocol):
@@ -90,7 +105,7 @@ def _column_mapping(source: Schema, target: Schema) -> list[int | None]:
 class RowSink(Protocol):
     """Where a streamed preview's rows go as the workers read them."""
 
-    async def put(self, st: BucketState, chunk: pa.Table | RawValues, *, flow: bool) -> None: ...
+    async def put(self, st: BucketState, chunk: Chunk, *, flow: bool) -> None: ...
 
 
 class PreviewRun:
@@ -107,8 +122,12 @@ class PreviewRun:
         batch_size_bytes: int,
         fetch_max_bytes: int,
         fetch_max_bytes_per_bucket: int,
+        light: bool = False,
     ) -> None:
         self.client = client
+        #: Rows as light chunks (no pyarrow); cleared by load_table for a nested column.
+        self.light = light
+        self.target_rows: RowsSchema | None = None
         self.path = path
         self.limit = limit
         self.tail = tail
@@ -158,7 +177,11 @@ class PreviewRun:
         info = table_info_from_metadata(table)
         self.info = info
         self._schemas[info.schema_id] = info.schema
-        self.target_schema = _with_fluss_types(to_arrow_schema(info.schema), info.schema)
+        self.light = self.light and is_plain(info.schema)
+        if self.light:
+            self.target_rows = RowsSchema.of_table(info.schema)
+        else:
+            self.target_schema = _with_fluss_types(to_arrow_schema(info.schema), info.schema)
         return table, info
 
     async def choose_partitions(
@@ -292,6 +315,8 @@ class PreviewRun:
 
     def _to_target(self, data: pa.Table, schema_id: int) -> pa.Table:
         """A decoded table of ``schema_id`` -> the latest schema (column ids), with metadata."""
+        import pyarrow as pa
+
         self.schema_ids_seen.add(schema_id)
         target = self.target_schema
         assert target is not None
@@ -312,14 +337,13 @@ class PreviewRun:
         undecoded: only the rows the preview shows are decoded (:meth:`values_table`)."""
         if not records:
             return
-        batch = read_value_batch(records, bucket=st.label)
-        await self.ensure_schemas(np.unique(batch.schema_ids).tolist())
+        batch = read_value_batch(records, bucket=st.label, light=self.light)
+        ids = batch.schema_ids
+        await self.ensure_schemas(set(ids if isinstance(ids, list) else ids.tolist()))
         if len(batch):
             await self.deliver(st, RawValues(batch, 0, len(batch)), flow=True)
 
-    async def deliver(
-        self, st: BucketState, chunk: pa.Table | RawValues, *, flow: bool = False
-    ) -> None:
+    async def deliver(self, st: BucketState, chunk: Chunk, *, flow: bool = False) -> None:
         """Rows of a bucket, in order: kept in the bucket's state, or handed to the stream.
 
         ``flow``: the worker may wait for the reader (back-pressure; only for a worker that
@@ -332,10 +356,16 @@ class PreviewRun:
             st.streamed = True
             await self.sink.put(st, chunk, flow=flow)
 
-    def values_table(self, batch: ValueBatch, start: int, stop: int) -> pa.Table:
+    def values_table(self, batch: ValueBatch, start: int, stop: int) -> pa.Table | Rows:
         """Decode rows ``start:stop`` of a value batch (schemas already fetched) into the
-        latest schema, through the decoders' columnar path (``decode_table``)."""
+        latest schema, through the decoders' columnar path (``decode_table``), or row by
+        row into light values in a light run."""
         assert self.info is not None
+        if self.light:
+            return _values_rows(self, batch, start, stop)
+        import numpy as np
+        import pyarrow as pa
+
         fmt = str(self.info.kv_format)
         ids = batch.schema_ids[start:stop]
         # Consecutive runs of one schema id keep the batch's (key) order.
@@ -361,7 +391,7 @@ class PreviewRun:
         *,
         min_offset: int | None = None,
         end_offset: int | None = None,
-    ) -> tuple[pa.Table, int | None, int]:
+    ) -> tuple[pa.Table | Rows, int | None, int]:
         """A log blob -> (rows with _offset/_change_type, next offset, bytes left over).
 
         Rows below ``min_offset`` or at/after ``end_offset`` are dropped. The next offset is
@@ -369,7 +399,7 @@ class PreviewRun:
         batch is not an error (its bytes are the third value).
         """
         if not records:
-            return self._empty(log=True), None, 0
+            return self._empty_chunk(log=True), None, 0
         batches = read_log_batches(
             records, magic1_layout=self.magic1_layout(node), check_crc=True, bucket=st.label
         )
@@ -382,49 +412,27 @@ class PreviewRun:
                 continue
             if end_offset is not None and b.base_offset >= end_offset:
                 continue
-            pieces.append(self._log_batch_table(b, min_offset, end_offset))
-        if not pieces:
-            table = self._empty(log=True)
-        else:
-            table = pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
-        return table, batches.next_offset, batches.bytes_remaining
-
-    def _log_batch_table(
-        self, b: LogBatch, min_offset: int | None, end_offset: int | None
-    ) -> pa.Table:
-        assert self.info is not None
-        if b.looks_like_arrow:
-            rec = decode_arrow_batch(b, self._arrow_schema(b.schema_id))
-            data = pa.Table.from_batches([rec.data])
-            n = data.num_rows
-            if rec.change_types is None:
-                kinds = pa.repeat(pa.scalar(ChangeType.APPEND_ONLY.short_string), n)
+            if self.light:
+                pieces.append(_log_batch_rows(self, b, min_offset, end_offset))
             else:
-                kinds = pa.array([c.short_string for c in rec.change_types], pa.string())
-            offsets = pa.array(range(b.base_offset, b.base_offset + n), pa.int64())
-        else:
-            fmt = self.info.log_format
-            if fmt is LogFormat.ARROW:
-                raise CorruptBatchError(
-                    "a log batch without an Arrow message in an ARROW table",
-                    bucket=b.bucket,
-                    offset=b.base_offset,
-                )
-            full = row_batch_table(b, self._row_decoder(b.schema_id, str(fmt)))
-            offsets = full.column("_offset")
-            kinds = full.column("_change_type")
-            data = full.drop_columns(["_offset", "_change_type", "_timestamp"])
-        table = self._to_target(data, b.schema_id)
-        table = table.append_column(pa.field(OFFSET_COLUMN, pa.int64(), False), offsets)
-        table = table.append_column(pa.field(CHANGE_TYPE_COLUMN, pa.string(), False), kinds)
-        first, last = b.base_offset, b.base_offset + table.num_rows  # [first, last)
-        lo = max(0, (min_offset - first) if min_offset is not None else 0)
-        hi = table.num_rows - max(0, (last - end_offset) if end_offset is not None else 0)
-        if lo > 0 or hi < table.num_rows:
-            table = table.slice(lo, max(0, hi - lo))
-        return table
+                pieces.append(_log_batch_table(self, b, min_offset, end_offset))
+        return self.concat_chunks(pieces, log=True), batches.next_offset, batches.bytes_remaining
+
+    def concat_chunks(self, pieces: list[Any], *, log: bool) -> pa.Table | Rows:
+        if not pieces:
+            return self._empty_chunk(log=log)
+        if self.light:
+            return Rows.concat(pieces)
+        import pyarrow as pa
+
+        return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
+
+    def _empty_chunk(self, *, log: bool) -> pa.Table | Rows:
+        return _empty_rows(self, log=log) if self.light else self._empty(log=log)
 
     def _empty(self, *, log: bool) -> pa.Table:
+        import pyarrow as pa
+
         assert self.target_schema is not None
         schema = self.target_schema
         if log:
@@ -438,6 +446,132 @@ class PreviewRun:
         if st is not None:
             st.requests += 1
         return await self.client.call(api, req, node=node, timeout=self.deadline.timeout())
+
+
+# ---------------------------------------------------------------------- log batches
+
+
+def _log_batch_table(
+    run: PreviewRun, b: LogBatch, min_offset: int | None, end_offset: int | None
+) -> pa.Table:
+    import pyarrow as pa
+
+    assert run.info is not None
+    if b.looks_like_arrow:
+        rec = decode_arrow_batch(b, run._arrow_schema(b.schema_id))
+        data = pa.Table.from_batches([rec.data])
+        n = data.num_rows
+        if rec.change_types is None:
+            kinds = pa.repeat(pa.scalar(ChangeType.APPEND_ONLY.short_string), n)
+        else:
+            kinds = pa.array([c.short_string for c in rec.change_types], pa.string())
+        offsets = pa.array(range(b.base_offset, b.base_offset + n), pa.int64())
+    else:
+        fmt = run.info.log_format
+        if fmt is LogFormat.ARROW:
+            raise CorruptBatchError(
+                "a log batch without an Arrow message in an ARROW table",
+                bucket=b.bucket,
+                offset=b.base_offset,
+            )
+        full = row_batch_table(b, run._row_decoder(b.schema_id, str(fmt)))
+        offsets = full.column("_offset")
+        kinds = full.column("_change_type")
+        data = full.drop_columns(["_offset", "_change_type", "_timestamp"])
+    table = run._to_target(data, b.schema_id)
+    table = table.append_column(pa.field(OFFSET_COLUMN, pa.int64(), False), offsets)
+    table = table.append_column(pa.field(CHANGE_TYPE_COLUMN, pa.string(), False), kinds)
+    first, last = b.base_offset, b.base_offset + table.num_rows  # [first, last)
+    lo = max(0, (min_offset - first) if min_offset is not None else 0)
+    hi = table.num_rows - max(0, (last - end_offset) if end_offset is not None else 0)
+    if lo > 0 or hi < table.num_rows:
+        table = table.slice(lo, max(0, hi - lo))
+    return table
+
+
+# ---------------------------------------------------------------------- light runs
+# (fluss_proto.scan.rows: Python values, no pyarrow or numpy)
+
+
+def _rows_to_target(run: PreviewRun, columns: list[list[Any]], n: int, schema_id: int) -> Rows:
+    """Light columns of ``schema_id`` -> the latest schema (column ids)."""
+    run.schema_ids_seen.add(schema_id)
+    target = run.target_rows
+    assert target is not None
+    mapping = run._mapping(schema_id)
+    if mapping is not None:
+        columns = [columns[i] if i is not None else [None] * n for i in mapping]
+    return Rows(target, columns, n)
+
+
+def _values_rows(run: PreviewRun, batch: ValueBatch, start: int, stop: int) -> Rows:
+    assert run.info is not None
+    fmt = str(run.info.kv_format)
+    ids, starts, ends = batch.schema_ids, batch.starts, batch.ends
+    assert isinstance(ids, list) and isinstance(starts, list) and isinstance(ends, list)
+    pieces: list[Rows] = []
+    a = start
+    while a < stop:  # consecutive runs of one schema id keep the batch's (key) order
+        b = a + 1
+        while b < stop and ids[b] == ids[a]:
+            b += 1
+        decoder = run._row_decoder(ids[a], fmt)
+        columns = decoder.decode_columns((batch.buffer, starts[i], ends[i]) for i in range(a, b))
+        pieces.append(_rows_to_target(run, columns, b - a, ids[a]))
+        a = b
+    return Rows.concat(pieces) if pieces else _empty_rows(run, log=False)
+
+
+def _log_batch_rows(
+    run: PreviewRun, b: LogBatch, min_offset: int | None, end_offset: int | None
+) -> Rows:
+    """A light run's :func:`_log_batch_table`."""
+    assert run.info is not None
+    types = as_row_type(run._schemas[b.schema_id]).field_types
+    n = b.record_count
+    if b.looks_like_arrow:
+        read = arrow_log_columns(b, types)
+        if read is None:  # a body this reader cannot read: pyarrow reads it
+            rec = decode_arrow_batch(b, run._arrow_schema(b.schema_id))
+            read = rows_from_arrow(rec.data), rec.change_types
+        columns, change_types = read
+        kinds = (
+            [ChangeType.APPEND_ONLY.short_string] * n
+            if change_types is None
+            else [c.short_string for c in change_types]
+        )
+        offsets = list(range(b.base_offset, b.base_offset + n))
+    else:
+        if run.info.log_format is LogFormat.ARROW:
+            raise CorruptBatchError(
+                "a log batch without an Arrow message in an ARROW table",
+                bucket=b.bucket,
+                offset=b.base_offset,
+            )
+        raws = list(iter_raw_records(b))
+        decoder = run._row_decoder(b.schema_id, str(run.info.log_format))
+        try:
+            columns = decoder.decode_columns((r.buffer, r.start, r.end) for r in raws)
+        except RecordDecodeError as exc:
+            raise exc.with_context(bucket=b.bucket, offset=b.base_offset) from None
+        n = len(raws)
+        offsets = [r.offset for r in raws]
+        kinds = [r.change_type.short_string for r in raws]
+    rows = _rows_to_target(run, columns, n, b.schema_id)
+    rows = rows.with_column(OFFSET_COLUMN, BIGINT, offsets)
+    rows = rows.with_column(CHANGE_TYPE_COLUMN, STRING, kinds)
+    first, last = b.base_offset, b.base_offset + n
+    lo = max(0, (min_offset - first) if min_offset is not None else 0)
+    hi = n - max(0, (last - end_offset) if end_offset is not None else 0)
+    return rows.slice(lo, max(0, hi - lo)) if lo > 0 or hi < n else rows
+
+
+def _empty_rows(run: PreviewRun, *, log: bool) -> Rows:
+    assert run.target_rows is not None
+    schema = run.target_rows
+    if log:
+        schema = schema.append(OFFSET_COLUMN, BIGINT).append(CHANGE_TYPE_COLUMN, STRING)
+    return schema.empty()
 
 
 def _partition_name(partition: str | int, keys: Sequence[str]) -> str:
@@ -461,6 +595,8 @@ def _partition_name(partition: str | int, keys: Sequence[str]) -> str:
 
 
 def _with_fluss_types(schema: pa.Schema, fluss: Schema) -> pa.Schema:
+    import pyarrow as pa
+
     fields = [
         f.with_metadata({FLUSS_TYPE_KEY: str(c.type).encode()})
         for f, c in zip(schema, fluss.columns, strict=True)

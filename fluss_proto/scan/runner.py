@@ -6,8 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, TypeAlias
 
 from fluss_proto._replies import as_fluss_error
 from fluss_proto.errors import FlussError
@@ -22,6 +21,11 @@ from fluss_proto.scan.report import (
     ScanMethod,
 )
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from fluss_proto.scan.rows import Rows
+
 
 @dataclass(frozen=True, slots=True)
 class RawValues:
@@ -35,6 +39,10 @@ class RawValues:
     @property
     def num_rows(self) -> int:
         return self.stop - self.start
+
+
+#: Rows of a bucket on their way: decoded (Arrow, or light) or value records not yet decoded.
+Chunk: TypeAlias = "pa.Table | Rows | RawValues"
 
 
 @dataclass(eq=False)
@@ -52,7 +60,7 @@ class BucketState:
     error: FlussError | None = None
     detail: str | None = None
     #: Decoded log rows (pa.Table) or undecoded value records (RawValues), in order.
-    chunks: list[pa.Table | RawValues] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
     rows: int = 0
     requests: int = 0
     limit_reached: bool = False
@@ -86,7 +94,7 @@ class BucketState:
             return f"{self.partition_name}/bucket-{self.bucket_id}"
         return f"bucket-{self.bucket_id}"
 
-    def add(self, chunk: pa.Table | RawValues) -> None:
+    def add(self, chunk: Chunk) -> None:
         if chunk.num_rows:
             self.chunks.append(chunk)
             self.rows += chunk.num_rows

@@ -22,6 +22,11 @@ Order (``order=``):
 - ``"arrival"``: chunks as they arrive from any bucket, the first ``limit`` rows win; the
   first row comes sooner, the output is not stable from run to run.
 
+``light=True``: the chunks are :class:`~fluss_proto.scan.rows.Rows` (Python values, no
+pyarrow or numpy imported) and ``stream.schema`` a
+:class:`~fluss_proto.scan.rows.RowsSchema`, when every column of the table is of a plain
+type; otherwise the stream is the Arrow one (check ``stream.light``).
+
 Why not a fair share while streaming: it needs every bucket's row count before the first
 bucket's rows go out, i.e. the whole result in memory.
 
@@ -47,24 +52,22 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Literal
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Literal
 
 from fluss_proto.cluster import TablePath
 from fluss_proto.errors import DecodeError, FlussError
 from fluss_proto.scan.constants import (
-    BUCKET_COLUMN,
     DEFAULT_FETCH_MAX_BYTES,
     DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
     DEFAULT_KV_BATCH_BYTES,
-    PARTITION_COLUMN,
 )
 from fluss_proto.scan.kv import wait_closers
 from fluss_proto.scan.preview import (
     Plan,
+    add_place,
     assemble,
     build_report,
+    conform,
     new_run,
     output_schema,
     plan_preview,
@@ -72,9 +75,13 @@ from fluss_proto.scan.preview import (
     time_out_the_rest,
 )
 from fluss_proto.scan.report import BucketStatus, ScanReport
+from fluss_proto.scan.rows import Rows, RowsSchema
 from fluss_proto.scan.run import ScanClient
-from fluss_proto.scan.runner import BucketState, RawValues, StreamAbandoned
+from fluss_proto.scan.runner import BucketState, Chunk, RawValues, StreamAbandoned
 from fluss_proto.types import TableInfo
+
+if TYPE_CHECKING:  # a light stream never imports it
+    import pyarrow as pa
 
 __all__ = [
     "DEFAULT_STREAM_CAPACITY",
@@ -97,7 +104,7 @@ class _Feed:
     __slots__ = ("abandoned", "ended", "items", "space", "taken")
 
     def __init__(self) -> None:
-        self.items: deque[pa.Table | RawValues] = deque()
+        self.items: deque[Chunk] = deque()
         self.ended = False
         self.abandoned = False
         self.space = asyncio.Event()
@@ -106,7 +113,8 @@ class _Feed:
 
 
 class PreviewStream:
-    """A preview in progress; iterate it for ``pyarrow.Table`` chunks of :attr:`schema`."""
+    """A preview in progress; iterate it for ``pyarrow.Table`` chunks of :attr:`schema`
+    (light streams: :class:`~fluss_proto.scan.rows.Rows`)."""
 
     def __init__(self, plan: Plan, order: StreamOrder, capacity: int, collected: bool) -> None:
         self._plan = plan
@@ -121,7 +129,9 @@ class PreviewStream:
         #: The columns of every chunk: the table's (Fluss types in the field metadata
         #: ``fluss.type``), then ``_offset``/``_change_type`` (log reads), ``_partition``
         #: (partitioned tables), ``_bucket``.
-        self.schema: pa.Schema = output_schema(plan)
+        self.schema: pa.Schema | RowsSchema = output_schema(plan)
+        #: Chunks are light Rows (see the module doc).
+        self.light = plan.run.light
         #: Set when the stream has ended (read to the end, or left early).
         self.report: ScanReport | None = None
         self.rows_returned = 0
@@ -142,7 +152,7 @@ class PreviewStream:
         self._feeds[st].ended = True
         self._wake.set()
 
-    async def put(self, st: BucketState, chunk: pa.Table | RawValues, *, flow: bool) -> None:
+    async def put(self, st: BucketState, chunk: Chunk, *, flow: bool) -> None:
         feed = self._feeds[st]
         if feed.abandoned:
             if flow:
@@ -172,7 +182,7 @@ class PreviewStream:
         await self._run.runner.run()
         time_out_the_rest(self._plan)
 
-    def __aiter__(self) -> AsyncIterator[pa.Table]:
+    def __aiter__(self) -> AsyncIterator[pa.Table | Rows]:
         if self._iterated:
             raise RuntimeError("a preview stream can be iterated once")
         self._iterated = True
@@ -190,7 +200,7 @@ class PreviewStream:
         self._wake.clear()
         await self._wake.wait()
 
-    def _pop(self, st: BucketState) -> pa.Table | RawValues:
+    def _pop(self, st: BucketState) -> Chunk:
         feed = self._feeds[st]
         chunk = feed.items.popleft()
         feed.space.set()
@@ -206,7 +216,7 @@ class PreviewStream:
             st.limit_reached = True
             st.finish(BucketStatus.SCANNED if st.rows else BucketStatus.EMPTY, detail=detail)
 
-    async def _collected(self) -> AsyncIterator[pa.Table]:
+    async def _collected(self) -> AsyncIterator[pa.Table | Rows]:
         """Small previews: every bucket read, then the fair quotas of preview_table."""
         producer = self._producer
         assert producer is not None
@@ -217,9 +227,9 @@ class PreviewStream:
         self._quota = quota
         self.rows_returned = table.num_rows
         if table.num_rows:
-            yield table if table.schema == self.schema else table.cast(self.schema)
+            yield conform(table, self.schema)
 
-    async def _chunks(self) -> AsyncIterator[pa.Table]:
+    async def _chunks(self) -> AsyncIterator[pa.Table | Rows]:
         limit = self._run.limit
         states = self._plan.states
         for i, st in enumerate(states):
@@ -247,11 +257,11 @@ class PreviewStream:
                 else:
                     await self._wait()
 
-    async def _last_rows(self, st: BucketState, share: int) -> pa.Table | None:
+    async def _last_rows(self, st: BucketState, share: int) -> pa.Table | Rows | None:
         """A log bucket's last ``share`` rows, once the bucket has ended (the chunks before
         them are dropped as newer ones come)."""
         feed = self._feeds[st]
-        window: deque[pa.Table | RawValues] = deque()
+        window: deque[Chunk] = deque()
         held = 0
         for _ in range(1_000_000_000):  # bounded: each pass takes a chunk or waits
             if feed.items:
@@ -265,7 +275,7 @@ class PreviewStream:
             else:
                 await self._wait()
         skip = max(0, held - share)
-        pieces: list[pa.Table] = []
+        pieces: list[pa.Table | Rows] = []
         for chunk in window:
             n = chunk.num_rows - skip
             if n > 0:
@@ -275,9 +285,9 @@ class PreviewStream:
             skip = max(0, skip - chunk.num_rows)
         if not pieces:
             return None
-        return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
+        return self._run.concat_chunks(pieces, log=False)
 
-    async def _arrival_chunks(self) -> AsyncIterator[pa.Table]:
+    async def _arrival_chunks(self) -> AsyncIterator[pa.Table | Rows]:
         limit = self._run.limit
         for _ in range(1_000_000_000):  # bounded: each pass takes a chunk or waits
             left = limit - self.rows_returned
@@ -298,8 +308,8 @@ class PreviewStream:
                 await self._wait()
 
     def _emit(
-        self, st: BucketState, chunk: pa.Table | RawValues, most: int, *, keep_last: bool
-    ) -> pa.Table | None:
+        self, st: BucketState, chunk: Chunk, most: int, *, keep_last: bool
+    ) -> pa.Table | Rows | None:
         """Decode (value batches), cut to ``most`` rows, add _partition/_bucket."""
         n = min(most, chunk.num_rows)
         if n <= 0:
@@ -315,17 +325,7 @@ class PreviewStream:
             self._abandon(st)
             st.status, st.error = BucketStatus.FAILED, exc
             return None
-        if self._plan.partitioned:
-            data = data.append_column(
-                pa.field(PARTITION_COLUMN, pa.string(), False),
-                pa.repeat(pa.scalar(st.partition_name or str(st.partition_id)), n),
-            )
-        data = data.append_column(
-            pa.field(BUCKET_COLUMN, pa.int32(), False),
-            pa.repeat(pa.scalar(st.bucket_id, pa.int32()), n),
-        )
-        if data.schema != self.schema:
-            data = data.cast(self.schema)
+        data = conform(add_place(self._run, data, st, self._plan.partitioned), self.schema)
         self._feeds[st].taken += n
         self.rows_returned += n
         return data
@@ -360,6 +360,7 @@ async def stream_preview(
     deadline_s: float = 10.0,
     max_partitions: int = 8,
     order: StreamOrder = "bucket",
+    light: bool = False,
     capacity: int = DEFAULT_STREAM_CAPACITY,
     fair_share_rows: int = FAIR_SHARE_ROWS,
     batch_size_bytes: int = DEFAULT_KV_BATCH_BYTES,
@@ -384,6 +385,7 @@ async def stream_preview(
         batch_size_bytes=batch_size_bytes,
         fetch_max_bytes=fetch_max_bytes,
         fetch_max_bytes_per_bucket=fetch_max_bytes_per_bucket,
+        light=light,
     )
     plan = await plan_preview(run, partition, max_partitions, deadline_s, started)
     collected = order == "bucket" and limit <= fair_share_rows

@@ -5,7 +5,9 @@ here). This module (formats, paths, the output file) imports no pyarrow, so the 
 starts fast; the writers are in :mod:`konsole.export.writers`. Rows arrive as
 ``pyarrow.Table`` chunks (:func:`fluss_proto.scan.stream_preview`) or as one collected
 :class:`~fluss_proto.scan.Preview`; every format is written chunk by chunk, so memory stays
-bounded by a chunk (the text table: by its first 1,000 rows).
+bounded by a chunk (the text table: by its first 1,000 rows). The text formats
+(``LIGHT_FORMATS``) are also written from a light stream's Python values, without pyarrow,
+to the same bytes (:mod:`konsole.export.plain`).
 
 API (``resolve_format``, ``open_output`` here; the rest in :mod:`konsole.export.writers`)::
 
@@ -73,6 +75,7 @@ from konsole.errors import ExitCode, KonsoleError
 __all__ = [
     "BINARY_FORMATS",
     "FORMATS",
+    "LIGHT_FORMATS",
     "SUFFIXES",
     "ExportFormatError",
     "ExportIOError",
@@ -84,6 +87,8 @@ __all__ = [
 
 FORMATS: Final = ("table", "json", "jsonl", "csv", "parquet", "arrow")
 BINARY_FORMATS: Final = frozenset({"parquet", "arrow"})
+#: Formats written from light rows (no pyarrow), see konsole.export.plain.
+LIGHT_FORMATS: Final = frozenset({"table", "json", "jsonl", "csv"})
 SUFFIXES: Final[Mapping[str, str]] = {
     ".csv": "csv",
     ".jsonl": "jsonl",

@@ -1,14 +1,13 @@
-"""The format writers and the one-call exports (pyarrow; see :mod:`konsole.export`)."""
+"""The format writers and the one-call exports (pyarrow; see :mod:`konsole.export`).
+
+The writer base and the streaming export live in :mod:`konsole.export.stream` (no pyarrow),
+the writers of light rows in :mod:`konsole.export.plain`; both are re-exported here."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
-import json
-import os
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
@@ -19,10 +18,17 @@ import pyarrow.compute as pc
 from konsole.export import (
     FORMATS,
     ExportFormatError,
-    Output,
     io_error,
     open_output,
     resolve_format,
+)
+from konsole.export.frames import JsonDocument, TextTable
+from konsole.export.stream import (
+    PAUSE_ENV,
+    PAUSE_SECONDS_ENV,
+    RowWriter,
+    export_stream,
+    finish_export,
 )
 from konsole.render.arrow import (
     cell_text_array,
@@ -34,7 +40,7 @@ from konsole.render.arrow import (
 from konsole.render.values import right_aligned, type_label
 
 if TYPE_CHECKING:
-    from fluss_proto.scan import Preview, PreviewStream, ScanReport
+    from fluss_proto.scan import Preview, ScanReport
     from fluss_proto.types import DataType
 
 __all__ = [
@@ -53,54 +59,10 @@ __all__ = [
 ]
 
 TABLE_KEY: Final = b"fluss.table"
-PAUSE_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE"
-PAUSE_SECONDS_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE_S"
+__all__ += ["PAUSE_ENV", "PAUSE_SECONDS_ENV"]  # re-exported from konsole.export.stream
 
 
 # =========================================================================== writers
-
-
-class RowWriter:
-    """Writes chunks of rows of one schema in one format; subclasses per format."""
-
-    def __init__(
-        self,
-        sink: BinaryIO,
-        schema: pa.Schema,
-        *,
-        table: str = "",
-        types: Mapping[str, DataType] | None = None,
-    ) -> None:
-        self.sink = sink
-        self.schema = schema
-        self.table = table
-        self.types: Mapping[str, DataType] = types or {}
-        self.rows = 0
-
-    def write(self, data: pa.Table) -> None:
-        if data.num_rows:
-            self._write(data)
-            self.rows += data.num_rows
-            self.sink.flush()
-
-    def finish(self, report: ScanReport | None = None) -> None:
-        self._finish(report)
-        self.sink.flush()
-
-    def abort(self) -> None:
-        """Release the format writer after a failure or an interruption (its output is
-        about to be discarded): nothing is left for a finaliser to write later."""
-        with contextlib.suppress(Exception):
-            self._close()
-
-    def _close(self) -> None:
-        return None
-
-    def _write(self, data: pa.Table) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _finish(self, report: ScanReport | None) -> None:
-        return None
 
 
 class CsvWriter(RowWriter):
@@ -153,99 +115,42 @@ class JsonLinesWriter(RowWriter):
         self.sink.write(string_buffer(json_rows_text(data, self.types)))
 
 
-class JsonWriter(RowWriter):
-    """``{"table": ..., "columns": [...], "rows": [`` rows ``], "report": {...}}``."""
+class JsonWriter(JsonDocument):
+    """The JSON document (:class:`konsole.export.frames.JsonDocument`)."""
 
     def __init__(self, sink: BinaryIO, schema: pa.Schema, **kw: Any) -> None:
-        super().__init__(sink, schema, **kw)
-        columns = [{"name": f.name, "type": type_label(f)} for f in schema]
-        head = (
-            f'{{"table": {json.dumps(self.table, ensure_ascii=False)}, '
-            f'"columns": {json.dumps(columns, ensure_ascii=False)}, "rows": ['
-        )
-        self.sink.write(head.encode())
+        super().__init__(sink, schema, labels=[type_label(f) for f in schema], **kw)
 
-    def _write(self, data: pa.Table) -> None:
-        rows = pc.binary_join_element_wise(",\n", json_rows_text(data, self.types, end=""), "")
-        text = string_buffer(rows)
-        if not self.rows:  # the document's first row follows "[" on a new line
-            self.sink.write(b"\n")
-            text = text[2:]
-        self.sink.write(text)
-
-    def _finish(self, report: ScanReport | None) -> None:
-        tail = "\n]" if self.rows else "]"
-        if report is not None:
-            tail += f', "report": {json.dumps(report.to_dict(), ensure_ascii=False)}'
-        self.sink.write((tail + "}\n").encode())
+    def _rows_text(self, data: pa.Table) -> memoryview:
+        rows = json_rows_text(data, self.types, end="")
+        return string_buffer(pc.binary_join_element_wise(",\n", rows, ""))
 
 
-class TextTableWriter(RowWriter):
-    """The aligned text table. The first ``block_rows`` rows (or all, if fewer) are held
-    back to size the columns, so a small preview looks as it always did; later chunks
-    use those widths, and one that needs wider columns grows them and repeats the header
-    (after a blank line) above itself."""
-
-    block_rows: int = 1_000
+class TextTableWriter(TextTable):
+    """The aligned text table (:class:`konsole.export.frames.TextTable`), a column at a
+    time with ``pyarrow.compute``."""
 
     def __init__(self, sink: BinaryIO, schema: pa.Schema, **kw: Any) -> None:
-        super().__init__(sink, schema, **kw)
-        self._right = right_aligned(schema)
-        self._widths: list[int] | None = None
-        self._held: list[pa.Table] = []
-        self._held_rows = 0
+        right = right_aligned(schema)
+        super().__init__(sink, schema, right=[n in right for n in schema.names], **kw)
 
-    def _write(self, data: pa.Table) -> None:
-        if self._widths is None:
-            self._held.append(data)
-            self._held_rows += data.num_rows
-            if self._held_rows >= self.block_rows:
-                self._release()
-            return
-        self._lines(data)
+    def _join(self, held: list[pa.Table]) -> pa.Table:
+        return pa.concat_tables(held)
 
-    def _release(self) -> None:
-        held, self._held, self._held_rows = self._held, [], 0
-        if held:
-            self._lines(held[0] if len(held) == 1 else pa.concat_tables(held))
-
-    def _lines(self, data: pa.Table) -> None:
-        names = data.column_names
+    def _cells(self, data: pa.Table) -> tuple[list[Any], list[int]]:
         cells = [
             cell_text_array(column, self.types.get(name))
-            for name, column in zip(names, data.columns, strict=True)
+            for name, column in zip(data.column_names, data.columns, strict=True)
         ]
-        needed = [max(len(n), w) for n, w in zip(names, text_widths(cells), strict=True)]
-        head: list[str] = []
-        if self._widths is None or any(n > w for n, w in zip(needed, self._widths, strict=True)):
-            if self._widths is not None:
-                needed = [max(a, b) for a, b in zip(needed, self._widths, strict=True)]
-                head.append("")
-            self._widths = needed
-            head += self._header()
+        return cells, text_widths(cells)
+
+    def _padded(self, cells: list[Any], widths: list[int]) -> memoryview:
         padded = [
-            pc.utf8_lpad(c, width=w) if n in self._right else pc.utf8_rpad(c, width=w)
-            for c, w, n in zip(cells, self._widths, names, strict=True)
+            pc.utf8_lpad(c, width=w) if right else pc.utf8_rpad(c, width=w)
+            for c, w, right in zip(cells, widths, self._right, strict=True)
         ]
         rows = pc.utf8_rtrim_whitespace(pc.binary_join_element_wise(*padded, "  "))
-        if head:
-            self.sink.write(("\n".join(head) + "\n").encode())
-        self.sink.write(string_buffer(pc.binary_join_element_wise(rows, "\n", "")))
-
-    def _header(self) -> list[str]:
-        assert self._widths is not None
-        names = self.schema.names
-        title = "  ".join(
-            n.rjust(w) if n in self._right else n.ljust(w)
-            for n, w in zip(names, self._widths, strict=True)
-        )
-        return [title.rstrip(), "  ".join("-" * w for w in self._widths)]
-
-    def _finish(self, report: ScanReport | None) -> None:
-        self._release()
-        if self._widths is None:  # no rows: the header alone, as before
-            self._widths = [len(n) for n in self.schema.names]
-            self.sink.write(("\n".join(self._header()) + "\n").encode())
+        return string_buffer(pc.binary_join_element_wise(rows, "\n", ""))
 
 
 class _ArrowFileWriter(RowWriter):
@@ -357,62 +262,3 @@ def export_preview(
             raise
         out.commit()
         return ExportResult(writer.rows, out.path)
-
-
-async def export_stream(
-    stream: PreviewStream,
-    out: Output,
-    fmt: str,
-    *,
-    on_rows: Callable[[int], None] | None = None,
-) -> RowWriter:
-    """Write a :class:`~fluss_proto.scan.PreviewStream`'s chunks onto an open
-    :class:`Output` as they arrive. Then, once the stream's ``async with`` has closed (the
-    report is final), :func:`finish_export` ends the format and commits the output.
-    Raises :class:`ExportIOError`."""
-    types = {c.name: c.type for c in stream.info.schema.columns}
-    pause = os.environ.get(PAUSE_ENV)
-    try:
-        writer = make_writer(fmt, out.sink, stream.schema, table=stream.table_path, types=types)
-    except OSError as exc:
-        raise io_error(out.path, exc) from None
-    try:
-        async for data in stream:
-            if pause == "first-row" and not writer.rows:
-                await _pause(pause)
-            writer.write(data)
-            if on_rows is not None:
-                on_rows(writer.rows)
-            if pause == "mid" and writer.rows:
-                pause = None
-                await _pause("mid")
-    except OSError as exc:
-        writer.abort()
-        raise io_error(out.path, exc) from None
-    except BaseException:  # cancelled (a signal), or the scan failed
-        writer.abort()
-        raise
-    return writer
-
-
-async def finish_export(writer: RowWriter, out: Output, report: ScanReport | None) -> None:
-    """End the format (the JSON document takes the report) and commit the output."""
-    try:
-        if os.environ.get(PAUSE_ENV) == "finish":
-            await _pause("finish")
-        writer.finish(report)
-    except OSError as exc:
-        writer.abort()
-        raise io_error(out.path, exc) from None
-    except BaseException:
-        writer.abort()
-        raise
-    out.commit()
-
-
-async def _pause(point: str) -> None:
-    import asyncio
-
-    sys.stderr.write(f"konsole-export-pause {point}\n")
-    sys.stderr.flush()
-    await asyncio.sleep(float(os.environ.get(PAUSE_SECONDS_ENV, "5")))

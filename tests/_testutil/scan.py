@@ -126,6 +126,8 @@ class FakeScanCluster:
         self.hang_scan_kv_at_seq: dict[tuple[int | None, int], int] = {}
         self.fetch_errors: dict[tuple[int | None, int], int] = {}
         self.overrides: dict[ApiKey, Callable[[int | None, Any], Any]] = {}
+        #: Body compression of appended Arrow log batches ("zstd", "lz4"; None: raw).
+        self.log_compression: str | None = None
 
     # -- data helpers
     def row_type(self, schema_id: int) -> Any:
@@ -150,7 +152,7 @@ class FakeScanCluster:
         rows = [row_values(i, schema_id) for i in ids]
         schema = to_arrow_schema(self.schemas[schema_id])
         data = pa.RecordBatch.from_pylist(rows, schema=schema)
-        payload = enc.arrow_message(data)
+        payload = enc.arrow_message(data, self.log_compression)
         if change_types is not None:
             payload = bytes(change_types) + payload
         blob = enc.log_batch(

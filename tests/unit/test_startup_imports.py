@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,7 +65,8 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-def imported(args: list[str], tmp_path: Path) -> set[str]:
+def imported(args: list[str], tmp_path: Path, stdout: list[str] | None = None) -> set[str]:
+    """The modules ``konsole ARGS`` imported (its stdout's lines added to ``stdout``)."""
     out = tmp_path / "modules.json"
     env = {
         **os.environ,
@@ -82,6 +84,8 @@ def imported(args: list[str], tmp_path: Path) -> set[str]:
         check=False,
     )
     assert proc.returncode == 0 and out.exists(), proc.stderr
+    if stdout is not None:
+        stdout += proc.stdout.splitlines()
     return set(json.loads(out.read_text()))
 
 
@@ -154,12 +158,47 @@ def test_preview_imports_no_health_model(tmp_path: Path) -> None:
     args = ["preview", "db.t", "--bootstrap", f"127.0.0.1:{port}", "--limit", "20"]
     modules = imported([*args, "--format", "jsonl", "--timeout", "5"], tmp_path)
     # it got as far as the scan and the writer (it imports them before connecting) ...
-    assert {"konsole.collect.profiles", "fluss_proto.scan", "konsole.export.writers"} <= modules
+    assert {"konsole.collect.profiles", "fluss_proto.scan", "konsole.export.stream"} <= modules
     assert "konsole.model.thresholds" in modules
     # ... without the health rules and what only they need
     cut = ("konsole.model.health", "konsole.model.snapshot", "konsole.model.placement")
     assert _under(modules, (*cut, "konsole.model.storage", "konsole.model.events")) == []
     assert _under(modules, ("textual", "konsole.ui", "konsole.localcluster", "httpx")) == []
+
+
+def _log_table() -> Any:
+    from tests._testutil.scan import FakeScanCluster
+
+    fake = FakeScanCluster(pk=False)
+    fake.log_compression = "zstd"
+    for key in fake.data:
+        fake.append_log(key, [key[1] * 100 + i for i in range(30)])
+        fake.append_log(key, [key[1] * 100 + i for i in range(30, 40)], change_types=[1, 2] * 5)
+    return fake
+
+
+def _pk_table() -> Any:
+    from tests._testutil.scan import kv_cluster
+
+    return kv_cluster(scan_kv_nodes=set())  # 0.9 servers: LimitScan value batches
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "table"])
+@pytest.mark.parametrize("table", [_pk_table, _log_table], ids=["pk", "log"])
+def test_a_text_preview_imports_neither_pyarrow_nor_numpy(
+    table: Any, fmt: str, tmp_path: Path
+) -> None:
+    """The text formats of a table of plain columns are read and written without pyarrow
+    (konsole.export.plain): a real preview process against fake servers on loopback."""
+    from tests._testutil.scan_servers import serve_scan_cluster
+
+    lines: list[str] = []
+    with serve_scan_cluster(table()) as bootstrap:
+        args = ["preview", "db.t", "--bootstrap", bootstrap, "--limit", "20", "--format", fmt]
+        modules = imported([*args, "--timeout", "10"], tmp_path, lines)
+    assert len(lines) == {"jsonl": 20, "csv": 21, "table": 22}[fmt], lines
+    assert {"fluss_proto.scan.rows", "konsole.export.plain"} <= modules
+    assert _under(modules, ("pyarrow", "numpy", "pandas", "konsole.export.writers")) == []
 
 
 @pytest.mark.parametrize("command", ["preview", "watch", "record", "ui", "history", "cluster"])

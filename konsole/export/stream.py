@@ -1,0 +1,132 @@
+"""Streaming a preview into a writer, and the writers' common base (no pyarrow here).
+
+:func:`export_stream` writes a :class:`~fluss_proto.scan.PreviewStream`'s chunks as they
+arrive: an Arrow stream through :mod:`konsole.export.writers`, a light stream (Python values,
+:mod:`fluss_proto.scan.rows`) through :mod:`konsole.export.plain`, which writes the same bytes
+without pyarrow. :func:`finish_export` ends the format and commits the output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
+
+from konsole.export import Output, io_error
+
+if TYPE_CHECKING:
+    from fluss_proto.scan import PreviewStream, ScanReport
+    from fluss_proto.types import DataType
+
+__all__ = ["PAUSE_ENV", "PAUSE_SECONDS_ENV", "RowWriter", "export_stream", "finish_export"]
+
+PAUSE_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE"
+PAUSE_SECONDS_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE_S"
+
+
+class RowWriter:
+    """Writes chunks of rows of one schema in one format; subclasses per format."""
+
+    def __init__(
+        self,
+        sink: BinaryIO,
+        schema: Any,
+        *,
+        table: str = "",
+        types: Mapping[str, DataType] | None = None,
+    ) -> None:
+        self.sink = sink
+        self.schema = schema
+        self.table = table
+        self.types: Mapping[str, DataType] = types or {}
+        self.rows = 0
+
+    def write(self, data: Any) -> None:
+        if data.num_rows:
+            self._write(data)
+            self.rows += data.num_rows
+            self.sink.flush()
+
+    def finish(self, report: ScanReport | None = None) -> None:
+        self._finish(report)
+        self.sink.flush()
+
+    def abort(self) -> None:
+        """Release the format writer after a failure or an interruption (its output is
+        about to be discarded): nothing is left for a finaliser to write later."""
+        with contextlib.suppress(Exception):
+            self._close()
+
+    def _close(self) -> None:
+        return None
+
+    def _write(self, data: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _finish(self, report: ScanReport | None) -> None:
+        return None
+
+
+async def export_stream(
+    stream: PreviewStream,
+    out: Output,
+    fmt: str,
+    *,
+    on_rows: Callable[[int], None] | None = None,
+) -> RowWriter:
+    """Write a :class:`~fluss_proto.scan.PreviewStream`'s chunks onto an open
+    :class:`Output` as they arrive. Then, once the stream's ``async with`` has closed (the
+    report is final), :func:`finish_export` ends the format and commits the output.
+    Raises :class:`ExportIOError`."""
+    types = {c.name: c.type for c in stream.info.schema.columns}
+    pause = os.environ.get(PAUSE_ENV)
+    if stream.light:
+        from konsole.export.plain import make_plain_writer as make
+    else:
+        from konsole.export.writers import make_writer as make
+    try:
+        writer = make(fmt, out.sink, stream.schema, table=stream.table_path, types=types)
+    except OSError as exc:
+        raise io_error(out.path, exc) from None
+    try:
+        async for data in stream:
+            if pause == "first-row" and not writer.rows:
+                await _pause(pause)
+            writer.write(data)
+            if on_rows is not None:
+                on_rows(writer.rows)
+            if pause == "mid" and writer.rows:
+                pause = None
+                await _pause("mid")
+    except OSError as exc:
+        writer.abort()
+        raise io_error(out.path, exc) from None
+    except BaseException:  # cancelled (a signal), or the scan failed
+        writer.abort()
+        raise
+    return writer
+
+
+async def finish_export(writer: RowWriter, out: Output, report: ScanReport | None) -> None:
+    """End the format (the JSON document takes the report) and commit the output."""
+    try:
+        if os.environ.get(PAUSE_ENV) == "finish":
+            await _pause("finish")
+        writer.finish(report)
+    except OSError as exc:
+        writer.abort()
+        raise io_error(out.path, exc) from None
+    except BaseException:
+        writer.abort()
+        raise
+    out.commit()
+
+
+async def _pause(point: str) -> None:
+    import asyncio
+
+    sys.stderr.write(f"konsole-export-pause {point}\n")
+    sys.stderr.flush()
+    await asyncio.sleep(float(os.environ.get(PAUSE_SECONDS_ENV, "5")))
