@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
-from textual.app import App
+from textual.app import App, CSSPathType
 from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.worker import Worker, WorkerState
@@ -51,7 +51,9 @@ def _screen(module: str, name: str) -> Any:
 
 class KonsoleApp(App[None]):
     TITLE = "konsole"
-    CSS_PATH = "app.tcss"
+    # The overview's styles are read with the app's: a screen's own CSS_PATH makes Textual
+    # parse every style again when the screen is first shown, and the overview is the first.
+    CSS_PATH: ClassVar[CSSPathType | None] = ["app.tcss", "screens/overview.tcss"]
     MODES: ClassVar[dict[str, Any]] = {
         "overview": OverviewScreen,
         # Imported when first shown: the first paint needs only the overview.

@@ -47,7 +47,7 @@ def event_line(event: Event) -> Text:
 
 
 class OverviewScreen(ConsoleScreen):
-    CSS_PATH = "overview.tcss"
+    # overview.tcss is the app's (KonsoleApp.CSS_PATH): read once, with the app's styles.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_server", "Open server", show=False),
     ]
