@@ -11,18 +11,20 @@ frame rather than never.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from tests._testutil.alertmanager import free_port
 
 #: Opens the console on the bootstrap argv[2] and writes to argv[1] the modules loaded when
 #: the first frame is written to the (headless) driver, and after the feed's first state.
 CHILD = textwrap.dedent(
     """
     import json, sys
+    from pathlib import Path
+
     from konsole.cli.console import live_feed
     from konsole.collect.profiles import resolve_profile
     from konsole.ui.app import KonsoleApp
@@ -59,8 +61,7 @@ CHILD = textwrap.dedent(
         app.exit()
 
     app.run(headless=True, size=(100, 30), auto_pilot=first_state)
-    with open(sys.argv[1], "w") as f:
-        json.dump(out, f)
+    Path(sys.argv[1]).write_text(json.dumps(out))
     """
 )
 
@@ -103,32 +104,15 @@ DEFERRED = (
 )
 
 
-def _closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _under(modules: list[str], packages: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
 
 
 def test_first_paint_imports_only_the_overview(tmp_path: Path) -> None:
     out = tmp_path / "modules.json"
-    env = {
-        **os.environ,
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, str(out), f"127.0.0.1:{_closed_port()}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
+    # No history file and no profile file: a --bootstrap profile of a port nothing serves.
+    child = [sys.executable, "-c", CHILD, str(out), f"127.0.0.1:{free_port()}"]
+    proc = subprocess.run(child, capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0 and out.exists(), proc.stderr
     seen = json.loads(out.read_text())
     painted = seen["painted"]
