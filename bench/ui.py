@@ -6,9 +6,13 @@ so what is measured is the UI, not the network. Four figures:
 
 1. **Time to first paint**, per process (spawn to the first frame painted, the interpreter
    and imports included) of ``konsole``'s app on the overview, against a bare Textual app
-   (a Header, a Static, a Footer) measured in the same run. Goal <= 1.5x. The console's
-   first frame is the overview before its first poll ends (what an operator sees first);
-   the first frame with data (a recorded state read from a history file) is printed too.
+   (a Header, a Static, a Footer) measured in the same run. Goal <= 1.2x (issue 22). The
+   console's first frame is the overview before its first poll ends (what an operator sees
+   first); the first frame with data (a recorded state read from a history file) is printed
+   too. Wall and CPU (user + system of the whole child, which exits once painted: what load
+   does not inflate) are printed with the load average. The children read bytecode, as an
+   installed konsole does: they compile into a temporary cache (``PYTHONPYCACHEPREFIX``) in
+   one unmeasured run of each kind, even where ``PYTHONDONTWRITEBYTECODE`` is set.
 2. **Refresh of the 1,600-bucket table view**: a new state published to the Tables screen
    of a 200-table x 8-bucket cluster, until the frame is painted. Median / p90 over
    ``--refreshes``. Goal < 50 ms.
@@ -36,6 +40,7 @@ import gc
 import itertools
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,6 +56,8 @@ if str(ROOT) not in sys.path:
 from _quick import add_quick, parse_args  # noqa: E402  (bench/ is the script's dir)
 
 MARK = "FIRST-PAINT"
+#: The console's first paint against a bare Textual app's (issue 22).
+PAINT_GOAL = 1.2
 
 
 # =========================================================================== states
@@ -229,12 +236,25 @@ def _child_idle(seconds: float, screen_key: str) -> None:
 
 
 def first_paint(kind: str, story: Path) -> float:
+    """Wall seconds of one child from spawn to its first paint (bench/startup.py's timer)."""
+    return paint_times(kind, story)[0]
+
+
+def paint_times(kind: str, story: Path, pycache: Path | None = None) -> tuple[float, float]:
+    """(wall, CPU) seconds of one child from spawn to its first paint (CPU: the whole child,
+    its exit included); with ``pycache``, reading and writing bytecode there."""
+    env = dict(os.environ)
+    if pycache is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, __file__, "--child", kind, "--story", str(story)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
+        env=env,
     )
     assert proc.stdout is not None
     elapsed = None
@@ -245,7 +265,9 @@ def first_paint(kind: str, story: Path) -> float:
     proc.wait(timeout=60)
     if elapsed is None:
         raise RuntimeError(f"{kind}: no first paint (exit {proc.returncode})")
-    return elapsed
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 async def refresh_times(refreshes: int) -> tuple[list[float], list[float]]:
@@ -642,19 +664,30 @@ def main() -> None:
 
 def _first_paints(reps: int) -> dict[str, Any]:
     story = _story_file()
-    bare: list[float] = []
-    ours: list[float] = []
-    with_data: list[float] = []
+    pycache = Path(tempfile.mkdtemp(prefix="konsole-ui-bench-pyc-"))
+    kinds = ("bare", "konsole-connecting", "konsole")
+    for kind in kinds:  # unmeasured: writes every child's bytecode
+        paint_times(kind, story, pycache)
+    load = [os.getloadavg()[0]]
+    wall: dict[str, list[float]] = {k: [] for k in kinds}
+    cpu: dict[str, list[float]] = {k: [] for k in kinds}
     for _ in range(max(1, reps)):  # interleaved, so all see the same machine
-        bare.append(first_paint("bare", story))
-        ours.append(first_paint("konsole-connecting", story))
-        with_data.append(first_paint("konsole", story))
+        for kind in kinds:
+            w, c = paint_times(kind, story, pycache)
+            wall[kind].append(w)
+            cpu[kind].append(c)
+    load.append(os.getloadavg()[0])
+    bare, ours, with_data = (wall[k] for k in kinds)
     return {
         "first_paint_bare_s": _stats(bare),
         "first_paint_konsole_s": _stats(ours),
         "first_paint_ratio": statistics.median(ours) / statistics.median(bare),
         "first_paint_with_data_s": _stats(with_data),
         "first_paint_with_data_ratio": statistics.median(with_data) / statistics.median(bare),
+        "first_paint_cpu_s": {k: _stats(v) for k, v in cpu.items()},
+        "first_paint_cpu_ratio": statistics.median(cpu["konsole-connecting"])
+        / statistics.median(cpu["bare"]),
+        "first_paint_load": load,
     }
 
 
@@ -669,12 +702,23 @@ def _print_summary(summary: dict[str, Any], reps: int) -> None:
             f"first paint, konsole overview (connecting): median {fk['median'] * 1000:.0f} ms, "
             f"p90 {fk['p90'] * 1000:.0f} ms"
         )
-        print(f"  ratio konsole / bare: {summary['first_paint_ratio']:.2f}x (goal <= 1.5x)")
+        print(
+            f"  ratio konsole / bare: {summary['first_paint_ratio']:.2f}x (goal <= {PAINT_GOAL}x)"
+        )
         fd = summary["first_paint_with_data_s"]
         print(
             f"first paint, konsole overview with a recorded state: median "
             f"{fd['median'] * 1000:.0f} ms, p90 {fd['p90'] * 1000:.0f} ms, ratio "
             f"{summary['first_paint_with_data_ratio']:.2f}x"
+        )
+        fc = summary["first_paint_cpu_s"]
+        print(
+            "  CPU of each child, median: bare "
+            f"{fc['bare']['median'] * 1000:.0f} ms, konsole (connecting) "
+            f"{fc['konsole-connecting']['median'] * 1000:.0f} ms (ratio "
+            f"{summary['first_paint_cpu_ratio']:.2f}x), with a recorded state "
+            f"{fc['konsole']['median'] * 1000:.0f} ms; load average "
+            + " -> ".join(f"{x:.1f}" for x in summary["first_paint_load"])
         )
     if "refresh_1600_buckets_cpu_s" in summary:
         r, rw = summary["refresh_1600_buckets_cpu_s"], summary["refresh_1600_buckets_wall_s"]

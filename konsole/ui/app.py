@@ -16,21 +16,23 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
-from textual.app import App
+from textual.app import App, CSSPathType
 from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.worker import Worker, WorkerState
 
-from konsole.ui.feed import Feed, read_history, state_at
 from konsole.ui.palette import KonsoleCommands
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.overview import OverviewScreen
 from konsole.ui.services import ConsoleServices, ConsoleSettings
-from konsole.ui.state import ConsoleState
 
+# The first frame pays only for the overview: the feed module (and through it the model)
+# is imported where the history is read, the feed itself started after that frame.
 if TYPE_CHECKING:
     from konsole.ui.actions import ServerActions
     from konsole.ui.cluster_actions import ClusterActions
+    from konsole.ui.feed import Feed
+    from konsole.ui.state import ConsoleState
     from store import HistoryReader
     from store.rows import EventRow
 
@@ -49,7 +51,9 @@ def _screen(module: str, name: str) -> Any:
 
 class KonsoleApp(App[None]):
     TITLE = "konsole"
-    CSS_PATH = "app.tcss"
+    # The overview's styles are read with the app's: a screen's own CSS_PATH makes Textual
+    # parse every style again when the screen is first shown, and the overview is the first.
+    CSS_PATH: ClassVar[CSSPathType | None] = ["app.tcss", "screens/overview.tcss"]
     MODES: ClassVar[dict[str, Any]] = {
         "overview": OverviewScreen,
         # Imported when first shown: the first paint needs only the overview.
@@ -118,7 +122,9 @@ class KonsoleApp(App[None]):
         return self.travel_state is not None
 
     def on_mount(self) -> None:
-        self._start_feed()
+        # After the first frame: starting a live feed imports the poller, the client and
+        # the history (docs/performance.md, the console's first paint).
+        self.call_after_refresh(self._start_feed)
 
     def _start_feed(self) -> None:
         self.run_worker(self._run_feed(), group="feed", exclusive=True, exit_on_error=False)
@@ -156,6 +162,8 @@ class KonsoleApp(App[None]):
 
     @work(exclusive=True, group="travel", exit_on_error=False)
     async def _load_moment(self, at: float) -> None:
+        from konsole.ui.feed import read_history, state_at
+
         live = self.live_state
         history = live.history if live is not None else None
         rules = self.feed.profile.health if self.feed.profile is not None else None
@@ -196,6 +204,7 @@ class KonsoleApp(App[None]):
     @work(exclusive=True, group="travel-step", exit_on_error=False)
     async def _step_event(self, at: float | None, direction: int) -> None:
         from konsole.model.timefmt import to_ms
+        from konsole.ui.feed import read_history
 
         def neighbour(reader: HistoryReader) -> list[EventRow]:
             # Within the shown moment's epoch: stepping never crosses into another cluster.

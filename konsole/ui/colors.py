@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from konsole.model.health import HealthStatus
+# The health model (and the snapshot types under it) is not needed to paint the first
+# frame: the health styles are keyed by the status's name.
+if TYPE_CHECKING:
+    from konsole.model.health import HealthStatus
 
 __all__ = [
     "HEALTH_STYLE",
@@ -28,12 +32,13 @@ __all__ = [
 SEVERITY_STYLE: Mapping[str, str] = MappingProxyType(
     {"critical": "bold red", "warning": "yellow", "info": "", "note": "bold cyan"}
 )
-HEALTH_STYLE: Mapping[HealthStatus, str] = MappingProxyType(
+#: Keyed by the health status's name (``HealthStatus.GREEN.name``...).
+HEALTH_STYLE: Mapping[str, str] = MappingProxyType(
     {
-        HealthStatus.GREEN: "bold green",
-        HealthStatus.YELLOW: "bold yellow",
-        HealthStatus.RED: "bold red",
-        HealthStatus.UNKNOWN: "bold magenta",
+        "GREEN": "bold green",
+        "YELLOW": "bold yellow",
+        "RED": "bold red",
+        "UNKNOWN": "bold magenta",
     }
 )
 SERVER_STATE_STYLE: Mapping[str, str] = MappingProxyType(
@@ -55,9 +60,9 @@ def severity_style(severity: str) -> str:
 
 def health_style(status: HealthStatus, stale: bool = False) -> str:
     # The last good health may no longer hold: stale GREEN is shown without colour.
-    if stale and status is HealthStatus.GREEN:
+    if stale and status.name == "GREEN":
         return "bold"
-    return HEALTH_STYLE.get(status, "")
+    return HEALTH_STYLE.get(status.name, "")
 
 
 def server_state_style(state: str, stale: bool = False) -> str:

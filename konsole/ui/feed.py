@@ -32,19 +32,20 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from konsole.model.events import Event, EventConfig, EventState, advance
-from konsole.model.health import Health, evaluate
-from konsole.model.snapshot import ClusterSnapshot
-from konsole.model.table_stats import BucketKey
 from konsole.ui.state import MAX_EVENTS, ConsoleState, HistoryMode, HistoryStatus
 
-# konsole.collect.history (and with it store and sqlite3) is imported where the history is read:
-# the console paints its first frame without it.
+# konsole.collect.history (and with it store and sqlite3) is imported where the history is read,
+# the model's events and health where a poll is judged: the console paints its first frame
+# without them (docs/performance.md, the console's first paint).
 if TYPE_CHECKING:
     from fluss_proto.client import FlussClient
     from fluss_proto.scan import Preview
     from konsole.collect.profiles import Profile
     from konsole.localcluster import ClusterDescription
+    from konsole.model.events import Event
+    from konsole.model.health import Health
+    from konsole.model.snapshot import ClusterSnapshot
+    from konsole.model.table_stats import BucketKey
     from store import HistoryReader
 
 __all__ = [
@@ -85,7 +86,7 @@ class PreviewRequest:
 
 #: What a static feed is given to answer :meth:`Feed.preview` and :meth:`Feed.kv_snapshots`.
 ScanFunction = Callable[[PreviewRequest], Awaitable["Preview"]]
-KvFunction = Callable[[str, Partitions], Awaitable[dict[BucketKey, str]]]
+KvFunction = Callable[[str, Partitions], Awaitable[dict["BucketKey", str]]]
 
 
 class NoClusterError(RuntimeError):
@@ -209,6 +210,7 @@ def state_at(
     Blocking (reads SQLite): call it from a thread.
     """
     from konsole.collect.history import event_from_row, snapshot_at
+    from konsole.model.health import evaluate
     from konsole.model.timefmt import to_ms
 
     recorded = snapshot_at(reader, at)
@@ -273,6 +275,7 @@ class LiveFeed:
 
     async def run(self, publish: Publish) -> None:
         from konsole.collect.recorder import Recorder
+        from konsole.model.events import EventConfig
         from store import HistoryError, HistoryLocked
 
         status = HistoryStatus(HistoryMode.OFF, self.history_path, "no history file")
@@ -317,6 +320,7 @@ class LiveFeed:
 
     async def _poll(self, state: ConsoleState, recorder: Any, publish: Publish) -> None:
         from konsole.collect.connect import build_poller
+        from konsole.model.events import EventConfig, EventState, advance
 
         poller, release = build_poller(self.profile, self.interval)
         events_state = EventState()
@@ -353,6 +357,8 @@ class LiveFeed:
 
     async def _follow(self, state: ConsoleState, publish: Publish) -> None:
         """Read what the recorder holding the file writes, one look per poll interval."""
+        from konsole.model.health import evaluate
+
         interval = self.interval or self.profile.poll_interval
         seen_ms = 0
         while True:

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
-from konsole.ui.actions import ServerActions
-from konsole.ui.cluster_actions import ClusterActions
-from konsole.ui.feed import Feed
-from konsole.ui.state import ConsoleState
+# Types only: importing the seam (every screen does) must not import the feed, the actions
+# and the model behind them before the first frame.
+if TYPE_CHECKING:
+    from konsole.ui.actions import ServerActions
+    from konsole.ui.cluster_actions import ClusterActions
+    from konsole.ui.feed import Feed
+    from konsole.ui.state import ConsoleState
 
 __all__ = ["ConsoleServices", "ConsoleSettings", "services"]
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from konsole.model.events import Event
-from konsole.model.health import Health
-from konsole.model.snapshot import ClusterSnapshot
+# Types only: the console paints its first frame before any model module is imported.
+if TYPE_CHECKING:
+    from konsole.model.events import Event
+    from konsole.model.health import Health
+    from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["MAX_EVENTS", "ConsoleState", "HistoryMode", "HistoryStatus"]
 

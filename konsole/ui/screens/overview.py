@@ -7,28 +7,26 @@ greyed with the age of what it shows (and nothing is painted green).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
-from konsole.model.events import Event, EventKind, Severity
-from konsole.model.health import HealthStatus
 from konsole.model.timefmt import age_text, clock_text
 from konsole.ui.colors import health_style, server_state_style, severity_style
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.screens.cluster_facts import (
-    SeenServers,
-    ServerRow,
-    bucket_counts,
-    count_text,
-    fmt_ratio,
-    version_text,
-)
-from konsole.ui.state import ConsoleState
+
+# The overview is the first frame: the model (events, health, placement, the snapshot types)
+# is imported with the first state to show, not before that frame is painted.
+if TYPE_CHECKING:
+    from textual.widgets import DataTable
+
+    from konsole.model.events import Event
+    from konsole.ui.screens.cluster_facts import SeenServers, ServerRow
+    from konsole.ui.state import ConsoleState
 
 __all__ = ["OverviewScreen", "event_line"]
 
@@ -38,6 +36,8 @@ LATEST_EVENTS = 8
 
 def event_line(event: Event) -> Text:
     """``20:27:30 WARN  tablet-server 3 (127.0.0.1:9203) left; it led 5 buckets``."""
+    from konsole.model.events import Severity
+
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(clock_text(event.time)[11:19], style="dim")
     label = {Severity.CRITICAL: " CRIT ", Severity.WARNING: " WARN ", Severity.INFO: " info "}
@@ -47,30 +47,58 @@ def event_line(event: Event) -> Text:
 
 
 class OverviewScreen(ConsoleScreen):
-    CSS_PATH = "overview.tcss"
+    # overview.tcss is the app's (KonsoleApp.CSS_PATH): read once, with the app's styles.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_server", "Open server", show=False),
     ]
 
     def __init__(self) -> None:
         super().__init__()
-        self._seen = SeenServers()
+        self._seen_servers: SeenServers | None = None
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="banner")
-        with Vertical(id="overview"):
+        # Hidden until a state with data: before the first state the overview says it is
+        # connecting, as a connecting state does (the tablet servers' table comes with data).
+        with Vertical(id="overview") as body:
+            body.display = False
             with Horizontal(id="top"):
                 yield Static(id="cluster", classes="panel")
                 yield Static(id="health", classes="panel")
-            table: DataTable[Text | str] = DataTable(
-                id="tablets", classes="panel", cursor_type="row", zebra_stripes=False
-            )
-            table.add_columns("id", "endpoint", "rack", "state", "leaders", "replicas", "disk")
-            table.add_column("write lock", key="lock")
-            yield table
             yield Static(id="events", classes="panel")
 
+    def on_mount(self) -> None:
+        if self.konsole.state is None:  # no state yet: say what a connecting state says
+            banner = self.query_one("#banner", Static)
+            banner.add_class("-connecting")
+            banner.update(f"connecting to {self._target()}…")
+
+    def _tablets_table(self) -> DataTable[Text | str]:
+        """The tablet servers' table, made with the first state that has data: a DataTable
+        costs a fifth of the first frame (its styles), and no frame before data shows it."""
+        from textual.widgets import DataTable
+
+        found = self.query("#tablets").results(DataTable)
+        table: DataTable[Text | str] | None = next(found, None)
+        if table is not None:
+            return table
+        table = DataTable(id="tablets", classes="panel", cursor_type="row", zebra_stripes=False)
+        table.add_columns("id", "endpoint", "rack", "state", "leaders", "replicas", "disk")
+        table.add_column("write lock", key="lock")
+        self.query_one("#overview").mount(table, before="#events")
+        if self.focused is None:
+            table.focus()  # as the screen's first focus would have, had it been composed
+        return table
+
     # ------------------------------------------------------------------ rendering
+
+    @property
+    def _seen(self) -> SeenServers:
+        if self._seen_servers is None:
+            from konsole.ui.screens.cluster_facts import SeenServers
+
+            self._seen_servers = SeenServers()
+        return self._seen_servers
 
     def render_state(self, state: ConsoleState) -> None:
         self._banner(state)
@@ -80,6 +108,7 @@ class OverviewScreen(ConsoleScreen):
             return
         stale = state.stale
         age = f" · {age_text(state.data_age)} old" if stale else ""
+        self._tablets_table()  # a panel too: greyed with the others when stale
         for panel in self.query(".panel"):
             panel.set_class(stale, "stale")
         cluster = self.query_one("#cluster", Static)
@@ -131,6 +160,8 @@ class OverviewScreen(ConsoleScreen):
         return feed.name
 
     def _cluster_text(self, state: ConsoleState) -> Text:
+        from konsole.ui.screens.cluster_facts import bucket_counts, count_text, version_text
+
         snap = state.last_ok
         assert snap is not None
         stale = state.stale
@@ -194,6 +225,8 @@ class OverviewScreen(ConsoleScreen):
         t = Text()
         health = state.health
         if health is None:
+            from konsole.model.health import HealthStatus
+
             t.append("unknown", style=health_style(HealthStatus.UNKNOWN))
             return t
         stale = state.stale
@@ -208,7 +241,7 @@ class OverviewScreen(ConsoleScreen):
         return t
 
     def _tablets(self, state: ConsoleState, age: str) -> None:
-        table = self.query_one("#tablets", DataTable)
+        table = self._tablets_table()
         rows = [r for r in self._seen.rows(state) if r.node_id is not None]
         table.border_title = f"Tablet servers ({sum(r.state == 'alive' for r in rows)} alive)" + age
         cursor = table.cursor_row
@@ -236,8 +269,10 @@ class OverviewScreen(ConsoleScreen):
         self._open(event.row_key.value)
 
     def action_open_server(self) -> None:
-        table = self.query_one("#tablets", DataTable)
-        if table.row_count:
+        from textual.widgets import DataTable
+
+        table = next(self.query("#tablets").results(DataTable), None)
+        if table is not None and table.row_count:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
             self._open(key.value)
 
@@ -249,6 +284,8 @@ class OverviewScreen(ConsoleScreen):
 def _failing_since(state: ConsoleState) -> float | None:
     """When the polls started failing: the latest poll-failed event after the last good
     poll, else the first poll after it."""
+    from konsole.model.events import EventKind
+
     after = state.last_ok.taken_at if state.last_ok is not None else None
     for event in reversed(state.events):
         if event.kind is EventKind.POLL_FAILED and (after is None or event.time > after):
@@ -257,6 +294,8 @@ def _failing_since(state: ConsoleState) -> float | None:
 
 
 def _tablet_cells(row: ServerRow, stale: bool) -> list[Text | str]:
+    from konsole.ui.screens.cluster_facts import fmt_ratio
+
     m = row.metrics
     disk = fmt_ratio(m.disk_usage_ratio) if m is not None else "-"
     lock: Text | str = "-"
