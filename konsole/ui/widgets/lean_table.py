@@ -146,6 +146,10 @@ def _text_line(
     return [*rendered, Segment(" " * room, console.get_style("none"))] if room > 0 else rendered
 
 
+#: The cell types :meth:`LeanTable._plain_cell` draws (``as_text`` makes them plain Text).
+_PLAIN = frozenset((str, Left, Right))
+#: Cell styles kept per table (rows in view x columns in view x cursor states).
+_STYLES_KEPT = 16384
 _ONE_LINE_JUSTIFY = frozenset(("default", "left", "right"))
 _JOIN = Text("\n")
 #: One-line cells' segments by text, style, spans, justify, overflow and width.
@@ -184,6 +188,11 @@ def _cell_lines(
 
 class LeanTable(DataTable[Any]):
     """A DataTable whose filling costs a dictionary entry per cell, not a measurement."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Unstyled cells' styles by row, column and the styles making them (_cell_style).
+        self._lean_styles: dict[tuple[object, ...], Style] = {}
 
     def replace_rows(self, rows: Sequence[tuple[str, Sequence[Cell | None]]]) -> None:
         """Show exactly ``rows`` (key, cells in column order): ``clear()`` then ``add_row``
@@ -296,20 +305,24 @@ class LeanTable(DataTable[Any]):
         first = bisect_right(starts, left) - 1
         stop = bisect_left(starts, span[1])
         highlight = self._should_highlight
+        plain = self._plain_cells(row_key, row_index)
         cells: list[list[Segment]] = []
         if starts[first]:
             cells.append([Segment(" " * starts[first], row_style)])
         for index in range(first, min(stop, len(widths))):
             at = Coordinate(row_index, index)
-            lines = self._render_cell(
-                row_index,
-                index,
-                row_style,
-                widths[index],
-                cursor=highlight(cursor_location, at, cursor_type),
-                hover=highlight(hover_location, at, cursor_type),
-            )
-            cells.append(lines[line_no])
+            cursor = highlight(cursor_location, at, cursor_type)
+            hover = highlight(hover_location, at, cursor_type)
+            drawn = None
+            if plain is not None:
+                drawn = self._plain_cell(
+                    plain[index], row_index, index, row_style, widths[index], cursor, hover
+                )
+            if drawn is None:
+                drawn = self._render_cell(
+                    row_index, index, row_style, widths[index], cursor=cursor, hover=hover
+                )[line_no]
+            cells.append(drawn)
         if stop < len(widths):
             cells.append([Segment(" " * (starts[-1] - starts[stop]), row_style)])
         room = max(0, self.size.width - starts[-1] - self._row_label_column_width)
@@ -318,6 +331,83 @@ class LeanTable(DataTable[Any]):
         pair: tuple[SegmentLines, SegmentLines] = ([], cells)
         cache[key] = pair
         return pair
+
+    def _plain_cells(self, row_key: RowKey, row_index: int) -> list[object] | None:
+        """The row's cells as the screen gave them, in column order, when its line may take
+        :meth:`_plain_cell`'s way: a data row one line high, no cell-wide justify or overflow
+        set on the app's console. None otherwise (DataTable's way for every cell)."""
+        if row_index < 0:
+            return None
+        row, values = self.rows.get(row_key), self._data.get(row_key)
+        if row is None or values is None or row.height != 1 or row.auto_height:
+            return None
+        options = self.app.console_options
+        if options.justify not in (None, "default", "left"):
+            return None
+        if options.overflow not in (None, "fold", "crop"):
+            return None
+        return [values.get(c.key) for c in self.ordered_columns]
+
+    def _plain_cell(
+        self,
+        cell: object,
+        row_index: int,
+        column_index: int,
+        row_style: Style,
+        width: int,
+        cursor: bool,
+        hover: bool,
+    ) -> list[Segment] | None:
+        """One line of a cell of printable ASCII text (or none) as one segment: what
+        :meth:`_render_cell` draws for it once ``_render_line`` has merged the segments of
+        equal style (the text, its padding and its sides all take the cell's style), at a
+        few string operations and a dictionary look-up instead of Rich's render and a style
+        sum per segment. None for any other cell (styled ``Text``, wide or control
+        characters, a column without room)."""
+        if cell is None:
+            cell = ""
+        elif type(cell) not in _PLAIN or not (cell.isascii() and cell.isprintable()):  # type: ignore[attr-defined]
+            return None
+        padding = self.cell_padding
+        inner = width - 2 * padding
+        if inner <= 0:
+            return None
+        text: str = cell  # type: ignore[assignment]
+        if type(cell) is Right:
+            body = text.rstrip()[:inner].rjust(inner)
+        else:  # left or default justified: cropped, padded on the right
+            body = text[:inner].ljust(inner)
+        side = " " * padding
+        style = self._cell_style(row_index, column_index, row_style, cursor, hover)
+        return [Segment(side + body + side, style)]
+
+    def _cell_style(
+        self, row_index: int, column_index: int, row_style: Style, cursor: bool, hover: bool
+    ) -> Style:
+        """The style every segment of an unstyled cell ends with (the row's, the cell's
+        meta for the mouse, the cursor's, DataTable's post style), kept by what makes it:
+        a page turn draws the same rows and columns of the view with the same styles."""
+        component, post = self._get_styles_to_render_cell(
+            False,
+            False,
+            row_index < self.fixed_rows,
+            hover,
+            cursor,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self.cursor_foreground_priority == "css",
+            self.cursor_background_priority == "css",
+        )
+        key = (row_index, column_index, row_style, component, post)
+        styles = self._lean_styles
+        style = styles.get(key)
+        if style is None:
+            if len(styles) >= _STYLES_KEPT:
+                styles.clear()
+            meta = Style.from_meta({"row": row_index, "column": column_index})
+            pre = row_style + meta + component
+            style = styles[key] = pre + post if pre else post
+        return style
 
     def _extend_style(
         self,
