@@ -207,20 +207,31 @@ class LeanTable(DataTable[Any]):
         #: Unstyled cells' styles by row, column and the styles making them (_cell_style).
         self._lean_styles: dict[tuple[object, ...], Style] = {}
 
-    def replace_rows(self, rows: Sequence[tuple[str, Sequence[Cell | None]]]) -> None:
+    def replace_rows(
+        self,
+        rows: Sequence[tuple[str, Sequence[Cell | None]]],
+        widths: Sequence[int] | None = None,
+    ) -> None:
         """Show exactly ``rows`` (key, cells in column order): ``clear()`` then ``add_row``
-        for each, in one pass. The cursor is on the first row, as after ``clear()``."""
+        for each, in one pass. The cursor is on the first row, as after ``clear()``.
+        ``widths``: each column's widest cell (:func:`cell_width`) over ``rows`` when the
+        caller knows it cheaper (a preview's page measures its strings by column), so the
+        cells are not measured one by one here."""
         self.clear()
         if not rows:
             return
+        if widths is not None and len(widths) != len(self.ordered_columns):
+            raise ValueError("one width per column")
         try:
-            self._load(rows)
+            self._load(rows, widths)
         except AttributeError:  # another Textual's internals: the public way, row by row
             self.clear()
             for key, cells in rows:
                 self.add_row(*(as_text(c) for c in cells), key=key)
 
-    def _load(self, rows: Sequence[tuple[str, Sequence[Cell | None]]]) -> None:
+    def _load(
+        self, rows: Sequence[tuple[str, Sequence[Cell | None]]], widths: Sequence[int] | None
+    ) -> None:
         columns = self.ordered_columns
         keys = [c.key for c in columns]
         locations = {RowKey(key): index for index, (key, _) in enumerate(rows)}
@@ -234,9 +245,13 @@ class LeanTable(DataTable[Any]):
             meta[row_key] = RowMeta(row_key, 1)
         self._row_locations = TwoWayDict(locations)
         for index, column in enumerate(columns):
-            widest = max(
-                (cell_width(cells[index]) for _, cells in rows if index < len(cells)), default=0
-            )
+            if widths is not None:
+                widest = widths[index]
+            else:
+                widest = max(
+                    (cell_width(cells[index]) for _, cells in rows if index < len(cells)),
+                    default=0,
+                )
             column.content_width = max(column.content_width, widest)
         self._update_count += 1
         self._require_update_dimensions = True
