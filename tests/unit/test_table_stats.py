@@ -21,3 +21,33 @@ def test_every_table_id_gets_its_rate(table_id: int) -> None:
     assert after.view is not None
     rates = bucket_rates(after.view.tables[0], after, before)
     assert rates == {(None, 0): pytest.approx(6.0), (None, 1): pytest.approx(4.0)}
+
+
+def test_the_memo_gives_table_figures_own_and_remakes_only_what_moved() -> None:
+    from konsole.model.table_stats import FiguresMemo
+
+    quiet = table("db.quiet", 1, [(0, (0, 1), 100)])
+    busy = [table("db.busy", 2, [(0, (0, 1), 10 * i)]) for i in range(4)]
+    lost = table("db.lost", 3, [(2, (2, 0), 7)])
+    polls = [
+        snap(view(tables=[quiet, busy[0], lost]), seq=1, t=1000.0),
+        snap(view(tables=[quiet, busy[1], lost]), seq=2, t=1010.0),
+        snap(view(tables=[quiet, busy[2], lost]), seq=3, t=1015.0),  # another interval
+        snap(view(tablets=(0, 1), tables=[quiet, busy[3], lost]), seq=4, t=1020.0),  # 2 gone
+        snap(view(tablets=(0, 1), tables=[quiet, busy[3], lost]), seq=5, t=1030.0),
+    ]
+    memo = FiguresMemo()
+    shown: list[list[object]] = []
+    for before, after in zip([None, *polls], polls, strict=False):
+        got = memo.figures(after, before)
+        assert got == table_figures(after, before)
+        shown.append(got)
+    assert memo.figures(None, polls[-1]) == [] == table_figures(None, polls[-1])
+    # Poll 3: the quiet table (rate 0) is the same object; the busy one (a new view) is not.
+    assert shown[2][0] is shown[1][0] and shown[2][1] is not shown[1][1]
+    # Poll 4: server 2 is gone: every table is judged again (the lost one has no leader).
+    assert shown[3][2] is not shown[2][2] and shown[3][2].offline == 1
+    # Poll 5: the same views as poll 4. The quiet and lost tables (rates of 0, the same
+    # previous view) are kept; the busy one stopped moving: its previous view is another.
+    assert shown[4][0] is shown[3][0] and shown[4][2] is shown[3][2]
+    assert shown[4][1] is not shown[3][1] and shown[4][1].rows_per_s == 0.0
