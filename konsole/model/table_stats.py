@@ -159,14 +159,38 @@ def _figures(
     )
 
 
+def _same(a: TableView | None, b: TableView | None) -> bool:
+    """Whether two views of a table give it the same figures: the same value, or equal in
+    all that the figures read (path, id, kind, partitions, every bucket's placement and
+    offsets). A poll builds new values for unchanged tables; comparing their buckets costs
+    a fraction of making their figures and rows again. Tables with an error: never."""
+    if a is b:
+        return True
+    if a is None or b is None or a.error is not None or b.error is not None:
+        return False
+    return (
+        a.table_id == b.table_id
+        and a.buckets == b.buckets
+        and a.path == b.path
+        and len(a.partitions) == len(b.partitions)
+        and _kind_of(a) == _kind_of(b)
+    )
+
+
+def _kind_of(t: TableView) -> bool | None:
+    return None if t.info is None else t.info.is_pk_table
+
+
 class FiguresMemo:
     """:func:`table_figures` for a screen shown poll after poll, each table's figures kept
     between polls: made again only for a table whose view, or whose view in the previous
     poll, is not the very value it was made from (or when the alive servers changed, or the
-    interval between the polls did and the table had a rate other than 0). A poll that
-    hands its unchanged tables as the same values costs what moved plus a look-up per
-    table; the others are the same :class:`TableFigures` objects as last time. The figures
-    are :func:`table_figures`' own (``tests/unit/test_table_stats.py`` compares them)."""
+    interval between the polls did and the table had a rate other than 0). Views are the
+    same when they are one value or equal in what the figures read (:func:`_same`): a poll
+    costs what moved plus a look-up and a comparison of buckets per table; the others are
+    the same :class:`TableFigures` objects as last time, so a screen keeps their rows. The
+    figures are :func:`table_figures`' own (``tests/unit/test_table_stats.py`` compares
+    them)."""
 
     def __init__(self) -> None:
         #: id(view of a table) -> (that view, its previous view, its figures).
@@ -188,21 +212,26 @@ class FiguresMemo:
         # A rate of 0 (or unknown) is one at any interval; other rates are per interval.
         any_dt = dt is not None and self._dt is not None
         same_dt = dt == self._dt
-        prior: dict[int, TableView] = {}
-        if dt and previous is not None and previous.view is not None:
-            prior = {t.table_id: t for t in previous.view.tables if t.table_id is not None}
+        prior_of: dict[int | None, TableView] = {}
+        if previous is not None and previous.view is not None:
+            prior_of = {t.table_id: t for t in previous.view.tables if t.table_id is not None}
+        prior = prior_of if dt else {}  # no interval: no rates (table_figures' way)
         out: list[TableFigures | None] = []
         fresh: dict[int, tuple[TableView, TableView | None, TableFigures]] = {}
         todo: list[tuple[int, TableView, TableView | None]] = []
         for t in view.tables:
             prev = prior.get(t.table_id) if t.table_id is not None else None
             entry = kept.get(id(t))
+            last = prior_of.get(t.table_id)
+            if entry is None and last is not None:  # a new value: what its last one made
+                entry = kept.get(id(last))
             if (
                 entry is not None
-                and entry[0] is t
-                and entry[1] is prev
+                and _same(entry[0], t)
+                and _same(entry[1], prev)
                 and (same_dt or (any_dt and entry[2].rows_per_s in (None, 0.0)))
             ):
+                entry = (t, prev, entry[2])
                 fresh[id(t)] = entry
                 out.append(entry[2])
             else:

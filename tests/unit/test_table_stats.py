@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from konsole.model.table_stats import bucket_rates, table_figures
+from konsole.model.snapshot import ClusterSnapshot
+from konsole.model.table_stats import FiguresMemo, TableFigures, bucket_rates, table_figures
 from tests._testutil.builders import snap, table, view
 
 
@@ -24,8 +25,6 @@ def test_every_table_id_gets_its_rate(table_id: int) -> None:
 
 
 def test_the_memo_gives_table_figures_own_and_remakes_only_what_moved() -> None:
-    from konsole.model.table_stats import FiguresMemo
-
     quiet = table("db.quiet", 1, [(0, (0, 1), 100)])
     busy = [table("db.busy", 2, [(0, (0, 1), 10 * i)]) for i in range(4)]
     lost = table("db.lost", 3, [(2, (2, 0), 7)])
@@ -37,7 +36,7 @@ def test_the_memo_gives_table_figures_own_and_remakes_only_what_moved() -> None:
         snap(view(tablets=(0, 1), tables=[quiet, busy[3], lost]), seq=5, t=1030.0),
     ]
     memo = FiguresMemo()
-    shown: list[list[object]] = []
+    shown: list[list[TableFigures]] = []
     for before, after in zip([None, *polls], polls, strict=False):
         got = memo.figures(after, before)
         assert got == table_figures(after, before)
@@ -51,3 +50,21 @@ def test_the_memo_gives_table_figures_own_and_remakes_only_what_moved() -> None:
     # previous view) are kept; the busy one stopped moving: its previous view is another.
     assert shown[4][0] is shown[3][0] and shown[4][2] is shown[3][2]
     assert shown[4][1] is not shown[3][1] and shown[4][1].rows_per_s == 0.0
+
+
+def test_the_memo_keeps_a_still_table_s_figures_across_new_but_equal_values() -> None:
+    def poll(seq: int, moved: int) -> ClusterSnapshot:
+        still = table("db.still", 1, [(0, (0, 1), 100)])  # a new value every poll
+        busy = table("db.busy", 2, [(0, (0, 1), moved)])
+        return snap(view(tables=[still, busy]), seq=seq, t=1000.0 + 10 * seq)
+
+    polls = [poll(1, 5), poll(2, 9), poll(3, 20), poll(4, 20)]
+    memo = FiguresMemo()
+    shown: list[list[TableFigures]] = []
+    for before, after in zip([None, *polls], polls, strict=False):
+        got = memo.figures(after, before)
+        assert got == table_figures(after, before)
+        shown.append(got)
+    assert shown[2][0] is shown[1][0]  # still for two polls: kept though its value is new
+    assert shown[2][1] is not shown[1][1]  # moved
+    assert shown[3][1] is not shown[2][1] and shown[3][1].rows_per_s == 0.0  # stopped
