@@ -49,7 +49,7 @@ from textual.widgets._data_table import Row as RowMeta
 from textual.widgets._data_table import RowRenderables
 from textual.widgets.data_table import DuplicateKey, RowKey
 
-__all__ = ["Cell", "LeanTable", "Left", "Right", "as_text", "cell_width"]
+__all__ = ["Cell", "LeanTable", "Left", "Right", "as_text", "cell_width", "unlink_cache"]
 
 
 class Right(str):
@@ -186,7 +186,7 @@ def _cell_lines(
     return lines
 
 
-def _unlink(cache: object) -> None:
+def unlink_cache(cache: object) -> None:
     """Break the links of a Textual ``LRUCache``'s entries before it is cleared. Its entries
     are a ring of ``[prev, next, key, value]`` lists: cleared, the ring is garbage only the
     cyclic collector frees, and by then it is old, so it waits for a full collection that
@@ -303,7 +303,7 @@ class LeanTable(DataTable[Any]):
         left = int(self.scroll_x)
         span = (left, left + self.size.width)
         if span != self._drawn_span:  # DataTable's cache of rows is not keyed by the scroll
-            _unlink(self._row_render_cache)
+            unlink_cache(self._row_render_cache)
             self._row_render_cache.clear()
             self._drawn_span = span
         if self.fixed_columns or (self._labelled_row_exists and self.show_row_labels):
@@ -439,14 +439,14 @@ class LeanTable(DataTable[Any]):
         return style
 
     def _clear_caches(self) -> None:
-        """DataTable's, its caches' entries unlinked first (see :func:`_unlink`)."""
+        """DataTable's, its caches' entries unlinked first (see :func:`unlink_cache`)."""
         for cache in (
             self._row_render_cache,
             self._cell_render_cache,
             self._row_renderable_cache,
             self._line_cache,
         ):
-            _unlink(cache)
+            unlink_cache(cache)
         super()._clear_caches()
 
     def _extend_style(
