@@ -77,3 +77,21 @@ def test_other_cells_are_declined() -> None:
         assert _one_line(console, one, cell, 1, Style(), Style()) is None
     two = console.options.update_dimensions(10, 2)
     assert _one_line(console, two, Text("x"), 1, Style(), Style()) is None
+
+
+def test_column_widths_are_the_widest_cell_width_of_each_column() -> None:
+    from rich.text import Text
+
+    from konsole.ui.widgets.lean_table import Left, cell_width, column_widths
+
+    rows = [
+        ["ab", Right("12,345"), None, Left("x"), "wide 表格"],
+        ["abcdef", Right("7"), Text("NULL", style="dim"), Left("tab\there"), "narrow"],
+        ["", Right(""), Text("a much longer styled text"), Left(""), "new\nline and more"],
+        ["short"],  # fewer cells than columns
+    ]
+    expected = [
+        max((cell_width(row[i]) for row in rows if i < len(row)), default=0) for i in range(5)
+    ]
+    assert column_widths(rows, 5) == expected == [6, 6, 25, 7, 13]
+    assert column_widths([], 3) == [0, 0, 0]

@@ -30,7 +30,7 @@ from konsole.render.values import cell_text, json_values, right_aligned, type_la
 from konsole.ui.feed import PreviewRequest
 from konsole.ui.modals.export_dialog import ExportDialog
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.widgets.lean_table import Cell, LeanTable, Left, Right, cell_width
+from konsole.ui.widgets.lean_table import Cell, LeanTable, Left, Right
 
 if TYPE_CHECKING:
     from fluss_proto.scan import Preview
@@ -133,29 +133,15 @@ def _cells(row: tuple[str | None, ...], window: range, right: list[bool]) -> lis
 
 def _page_cells(
     page: list[tuple[str | None, ...]], window: range, right: list[bool]
-) -> tuple[list[list[Cell]], list[int]]:
-    """:func:`_cells` of every row of a page, made column by column, and each column's
-    widest cell (:func:`~konsole.ui.widgets.lean_table.cell_width`): a string's length when
-    the column's strings are printable ASCII (one join and one ``max`` per column, not a
-    measurement per cell). NULL is one ``Text`` per justification, shared: cells are
-    never changed in place."""
+) -> list[list[Cell]]:
+    """:func:`_cells` of every row of a page, made column by column. NULL is one ``Text``
+    per justification, shared: cells are never changed in place."""
     nulls = {j: Text("NULL", style="dim italic", justify=j) for j in ("left", "right")}
     columns: list[list[Cell]] = []
-    widths: list[int] = []
     for i in window:
-        values = [row[i] for row in page]
-        texts = [v for v in values if v is not None]
-        joined = "".join(texts)
-        if joined.isascii() and joined.isprintable():
-            widest = max(map(len, texts), default=0)
-        else:
-            widest = max(map(cell_width, texts), default=0)
-        if len(texts) < len(values):
-            widest = max(widest, cell_width(nulls["left"]))
-        widths.append(widest)
         wrap, null = (Right, nulls["right"]) if right[i] else (Left, nulls["left"])
-        columns.append([null if v is None else wrap(v) for v in values])
-    return [list(cells) for cells in zip(*columns, strict=True)], widths
+        columns.append([null if row[i] is None else wrap(row[i]) for row in page])
+    return [list(cells) for cells in zip(*columns, strict=True)]
 
 
 class PreviewScreen(ConsoleScreen):
@@ -354,9 +340,9 @@ class PreviewScreen(ConsoleScreen):
         page = self.rows[start : start + self.page_rows]
         first = self._next_key
         self._next_key += len(page)
-        cells, widths = _page_cells(page, self._window(), self._right)
+        cells = _page_cells(page, self._window(), self._right)
         keyed = [(str(first + i), row) for i, row in enumerate(cells)]
-        self.query_one(_PagedTable).replace_rows(keyed, widths if page else None)
+        self.query_one(_PagedTable).replace_rows(keyed)
         self._render_head()
 
     def _render_head(self) -> None:

@@ -182,7 +182,11 @@ class TablesScreen(ConsoleScreen):
         return [figures[i] for _, _, i in known] + unknown
 
     def _rows(self, stale: bool) -> list[Row]:
-        made, kept = self._made, {}
+        made: dict[int, tuple[TableFigures, bool, Row]] = self._made
+        kept: dict[int, tuple[TableFigures, bool, Row]] = {}
+        if self.filter_text:  # the rows filtered out are kept too, for the filter's end
+            current = {id(f) for f in self._figures}
+            kept = {k: entry for k, entry in made.items() if k in current}
         rows: list[Row] = []
         for f in self._visible():
             entry = made.get(id(f))
@@ -190,7 +194,7 @@ class TablesScreen(ConsoleScreen):
                 entry = (f, stale, (f"t:{f.path}", self._cells(f, stale)))
             kept[id(f)] = entry
             rows.append(entry[2])
-        self._made = kept  # only the rows shown now: bounded by the cluster's tables
+        self._made = kept  # only this poll's tables: bounded by the cluster's tables
         needle = self.filter_text.lower()
         for db in self._empty_databases:
             if needle in db.lower():

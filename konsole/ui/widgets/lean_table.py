@@ -49,7 +49,16 @@ from textual.widgets._data_table import Row as RowMeta
 from textual.widgets._data_table import RowRenderables
 from textual.widgets.data_table import DuplicateKey, RowKey
 
-__all__ = ["Cell", "LeanTable", "Left", "Right", "as_text", "cell_width", "unlink_cache"]
+__all__ = [
+    "Cell",
+    "LeanTable",
+    "Left",
+    "Right",
+    "as_text",
+    "cell_width",
+    "column_widths",
+    "unlink_cache",
+]
 
 
 class Right(str):
@@ -92,6 +101,26 @@ def cell_width(cell: object) -> int:
         return cell_len(text)
     # Line breaks or control codes: measure the Text it is drawn as (codes stripped).
     return max(map(cell_len, as_text(cell).plain.splitlines()), default=0)
+
+
+def column_widths(rows: Sequence[Sequence[Cell | None]], columns: int) -> list[int]:
+    """Each column's widest cell (:func:`cell_width`) over ``rows``: the plain strings of a
+    column (``str``, :class:`Left`, :class:`Right`) measured by their length when all are
+    printable ASCII (one join and one ``max``), any other cell one by one."""
+    out: list[int] = []
+    for index in range(columns):
+        cells = [row[index] for row in rows if index < len(row)]
+        plain = [c for c in cells if type(c) in _PLAIN]
+        joined = "".join(plain)  # type: ignore[arg-type]
+        if joined.isascii() and joined.isprintable():
+            widest = max(map(len, plain), default=0)  # type: ignore[arg-type]
+        else:
+            widest = max(map(cell_width, plain), default=0)
+        if len(plain) < len(cells):
+            others = (c for c in cells if type(c) not in _PLAIN)
+            widest = max(widest, max(map(cell_width, others), default=0))
+        out.append(widest)
+    return out
 
 
 def _one_line(
@@ -207,31 +236,20 @@ class LeanTable(DataTable[Any]):
         #: Unstyled cells' styles by row, column and the styles making them (_cell_style).
         self._lean_styles: dict[tuple[object, ...], Style] = {}
 
-    def replace_rows(
-        self,
-        rows: Sequence[tuple[str, Sequence[Cell | None]]],
-        widths: Sequence[int] | None = None,
-    ) -> None:
+    def replace_rows(self, rows: Sequence[tuple[str, Sequence[Cell | None]]]) -> None:
         """Show exactly ``rows`` (key, cells in column order): ``clear()`` then ``add_row``
-        for each, in one pass. The cursor is on the first row, as after ``clear()``.
-        ``widths``: each column's widest cell (:func:`cell_width`) over ``rows`` when the
-        caller knows it cheaper (a preview's page measures its strings by column), so the
-        cells are not measured one by one here."""
+        for each, in one pass. The cursor is on the first row, as after ``clear()``."""
         self.clear()
         if not rows:
             return
-        if widths is not None and len(widths) != len(self.ordered_columns):
-            raise ValueError("one width per column")
         try:
-            self._load(rows, widths)
+            self._load(rows)
         except AttributeError:  # another Textual's internals: the public way, row by row
             self.clear()
             for key, cells in rows:
                 self.add_row(*(as_text(c) for c in cells), key=key)
 
-    def _load(
-        self, rows: Sequence[tuple[str, Sequence[Cell | None]]], widths: Sequence[int] | None
-    ) -> None:
+    def _load(self, rows: Sequence[tuple[str, Sequence[Cell | None]]]) -> None:
         columns = self.ordered_columns
         keys = [c.key for c in columns]
         locations = {RowKey(key): index for index, (key, _) in enumerate(rows)}
@@ -244,14 +262,8 @@ class LeanTable(DataTable[Any]):
             data[row_key] = dict(zip_longest(keys, cells))
             meta[row_key] = RowMeta(row_key, 1)
         self._row_locations = TwoWayDict(locations)
-        for index, column in enumerate(columns):
-            if widths is not None:
-                widest = widths[index]
-            else:
-                widest = max(
-                    (cell_width(cells[index]) for _, cells in rows if index < len(cells)),
-                    default=0,
-                )
+        widths = column_widths([cells for _, cells in rows], len(columns))
+        for column, widest in zip(columns, widths, strict=True):
             column.content_width = max(column.content_width, widest)
         self._update_count += 1
         self._require_update_dimensions = True
