@@ -24,6 +24,19 @@ def test_every_table_id_gets_its_rate(table_id: int) -> None:
     assert rates == {(None, 0): pytest.approx(6.0), (None, 1): pytest.approx(4.0)}
 
 
+def _through_a_memo(
+    polls: list[ClusterSnapshot],
+) -> tuple[list[list[TableFigures]], FiguresMemo]:
+    """Each poll's figures from one memo (checked against table_figures'), and the memo."""
+    memo = FiguresMemo()
+    shown: list[list[TableFigures]] = []
+    for before, after in zip([None, *polls], polls, strict=False):
+        got = memo.figures(after, before)
+        assert got == table_figures(after, before)
+        shown.append(got)
+    return shown, memo
+
+
 def test_the_memo_gives_table_figures_own_and_remakes_only_what_moved() -> None:
     quiet = table("db.quiet", 1, [(0, (0, 1), 100)])
     busy = [table("db.busy", 2, [(0, (0, 1), 10 * i)]) for i in range(4)]
@@ -35,12 +48,7 @@ def test_the_memo_gives_table_figures_own_and_remakes_only_what_moved() -> None:
         snap(view(tablets=(0, 1), tables=[quiet, busy[3], lost]), seq=4, t=1020.0),  # 2 gone
         snap(view(tablets=(0, 1), tables=[quiet, busy[3], lost]), seq=5, t=1030.0),
     ]
-    memo = FiguresMemo()
-    shown: list[list[TableFigures]] = []
-    for before, after in zip([None, *polls], polls, strict=False):
-        got = memo.figures(after, before)
-        assert got == table_figures(after, before)
-        shown.append(got)
+    shown, memo = _through_a_memo(polls)
     assert memo.figures(None, polls[-1]) == [] == table_figures(None, polls[-1])
     # Poll 3: the quiet table (rate 0) is the same object; the busy one (a new view) is not.
     assert shown[2][0] is shown[1][0] and shown[2][1] is not shown[1][1]
@@ -59,12 +67,7 @@ def test_the_memo_keeps_a_still_table_s_figures_across_new_but_equal_values() ->
         return snap(view(tables=[still, busy]), seq=seq, t=1000.0 + 10 * seq)
 
     polls = [poll(1, 5), poll(2, 9), poll(3, 20), poll(4, 20)]
-    memo = FiguresMemo()
-    shown: list[list[TableFigures]] = []
-    for before, after in zip([None, *polls], polls, strict=False):
-        got = memo.figures(after, before)
-        assert got == table_figures(after, before)
-        shown.append(got)
+    shown, _ = _through_a_memo(polls)
     assert shown[2][0] is shown[1][0]  # still for two polls: kept though its value is new
     assert shown[2][1] is not shown[1][1]  # moved
     assert shown[3][1] is not shown[2][1] and shown[3][1].rows_per_s == 0.0  # stopped

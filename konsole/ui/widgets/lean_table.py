@@ -428,17 +428,7 @@ class LeanTable(DataTable[Any]):
         """The style every segment of an unstyled cell ends with (the row's, the cell's
         meta for the mouse, the cursor's, DataTable's post style), kept by what makes it:
         a page turn draws the same rows and columns of the view with the same styles."""
-        component, post = self._get_styles_to_render_cell(
-            False,
-            False,
-            row_index < self.fixed_rows,
-            hover,
-            cursor,
-            self.show_cursor,
-            self._show_hover_cursor,
-            self.cursor_foreground_priority == "css",
-            self.cursor_background_priority == "css",
-        )
+        component, post = self._data_cell_styles(row_index < self.fixed_rows, cursor, hover)
         key = (row_index, column_index, row_style, component, post)
         styles = self._lean_styles
         style = styles.get(key)
@@ -449,6 +439,20 @@ class LeanTable(DataTable[Any]):
             pre = row_style + meta + component
             style = styles[key] = pre + post if pre else post
         return style
+
+    def _data_cell_styles(self, fixed: bool, cursor: bool, hover: bool) -> tuple[Style, Style]:
+        """DataTable's (component, post) styles of a data cell (not a header or a label)."""
+        return self._get_styles_to_render_cell(
+            False,
+            False,
+            fixed,
+            hover,
+            cursor,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self.cursor_foreground_priority == "css",
+            self.cursor_background_priority == "css",
+        )
 
     def _clear_caches(self) -> None:
         """DataTable's, its caches' entries unlinked first (see :func:`unlink_cache`)."""
@@ -538,16 +542,8 @@ class LeanTable(DataTable[Any]):
         cache = self._cell_render_cache
         if key in cache:
             return cache[key]
-        component_style, post_style = self._get_styles_to_render_cell(
-            False,
-            False,
-            row_index < self.fixed_rows or column_index < self.fixed_columns,
-            hover,
-            cursor,
-            self.show_cursor,
-            self._show_hover_cursor,
-            self.cursor_foreground_priority == "css",
-            self.cursor_background_priority == "css",
+        component_style, post_style = self._data_cell_styles(
+            row_index < self.fixed_rows or column_index < self.fixed_columns, cursor, hover
         )
         pre_style = base_style + Style.from_meta({"row": row_index, "column": column_index})
         options = self.app.console_options.update_dimensions(width, row.height)
