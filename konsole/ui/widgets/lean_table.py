@@ -103,6 +103,26 @@ def cell_width(cell: object) -> int:
     return max(map(cell_len, as_text(cell).plain.splitlines()), default=0)
 
 
+def _plain_line(cell: object, padding: int, width: int) -> str | None:
+    """One line of a cell of printable ASCII text (or none), padded to ``width``: what
+    DataTable draws for it once ``_render_line`` has merged the segments of equal style
+    (the text, its padding and its sides all take the cell's style), in a few string
+    operations instead of Rich's render and a style sum per segment. None for any other
+    cell (styled ``Text``, wide or control characters, a column without room)."""
+    if cell is None:
+        cell = ""
+    elif type(cell) not in _PLAIN or not (cell.isascii() and cell.isprintable()):  # type: ignore[attr-defined]
+        return None
+    inner = width - 2 * padding
+    if inner <= 0:
+        return None
+    text: str = cell  # type: ignore[assignment]
+    side = " " * padding
+    if type(cell) is Right:
+        return side + text.rstrip()[:inner].rjust(inner) + side
+    return side + text[:inner].ljust(inner) + side  # left or default: cropped, padded
+
+
 def column_widths(rows: Sequence[Sequence[Cell | None]], columns: int) -> list[int]:
     """Each column's widest cell (:func:`cell_width`) over ``rows``: the plain strings of a
     column (``str``, :class:`Left`, :class:`Right`) measured by their length when all are
@@ -175,7 +195,7 @@ def _text_line(
     return [*rendered, Segment(" " * room, console.get_style("none"))] if room > 0 else rendered
 
 
-#: The cell types :meth:`LeanTable._plain_cell` draws (``as_text`` makes them plain Text).
+#: The cell types :func:`_plain_line` draws (``as_text`` makes them plain Text).
 _PLAIN = frozenset((str, Left, Right))
 #: Cell styles kept per table (rows in view x columns in view x cursor states).
 _STYLES_KEPT = 16384
@@ -346,7 +366,7 @@ class LeanTable(DataTable[Any]):
         first = bisect_right(starts, left) - 1
         stop = bisect_left(starts, span[1])
         highlight = self._should_highlight
-        plain = self._plain_cells(row_key, row_index)
+        plain, padding = self._plain_cells(row_key, row_index), self.cell_padding
         cells: list[list[Segment]] = []
         if starts[first]:
             cells.append([Segment(" " * starts[first], row_style)])
@@ -355,10 +375,10 @@ class LeanTable(DataTable[Any]):
             cursor = highlight(cursor_location, at, cursor_type)
             hover = highlight(hover_location, at, cursor_type)
             drawn = None
-            if plain is not None:
-                drawn = self._plain_cell(
-                    plain[index], row_index, index, row_style, widths[index], cursor, hover
-                )
+            line = None if plain is None else _plain_line(plain[index], padding, widths[index])
+            if line is not None:
+                style = self._cell_style(row_index, index, row_style, cursor, hover)
+                drawn = [Segment(line, style)]
             if drawn is None:
                 drawn = self._render_cell(
                     row_index, index, row_style, widths[index], cursor=cursor, hover=hover
@@ -375,7 +395,7 @@ class LeanTable(DataTable[Any]):
 
     def _plain_cells(self, row_key: RowKey, row_index: int) -> list[object] | None:
         """The row's cells as the screen gave them, in column order, when its line may take
-        :meth:`_plain_cell`'s way: a data row one line high, no cell-wide justify or overflow
+        :func:`_plain_line`'s way: a data row one line high, no cell-wide justify or overflow
         set on the app's console. None otherwise (DataTable's way for every cell)."""
         if row_index < 0:
             return None
@@ -388,39 +408,6 @@ class LeanTable(DataTable[Any]):
         if options.overflow not in (None, "fold", "crop"):
             return None
         return [values.get(c.key) for c in self.ordered_columns]
-
-    def _plain_cell(
-        self,
-        cell: object,
-        row_index: int,
-        column_index: int,
-        row_style: Style,
-        width: int,
-        cursor: bool,
-        hover: bool,
-    ) -> list[Segment] | None:
-        """One line of a cell of printable ASCII text (or none) as one segment: what
-        :meth:`_render_cell` draws for it once ``_render_line`` has merged the segments of
-        equal style (the text, its padding and its sides all take the cell's style), at a
-        few string operations and a dictionary look-up instead of Rich's render and a style
-        sum per segment. None for any other cell (styled ``Text``, wide or control
-        characters, a column without room)."""
-        if cell is None:
-            cell = ""
-        elif type(cell) not in _PLAIN or not (cell.isascii() and cell.isprintable()):  # type: ignore[attr-defined]
-            return None
-        padding = self.cell_padding
-        inner = width - 2 * padding
-        if inner <= 0:
-            return None
-        text: str = cell  # type: ignore[assignment]
-        if type(cell) is Right:
-            body = text.rstrip()[:inner].rjust(inner)
-        else:  # left or default justified: cropped, padded on the right
-            body = text[:inner].ljust(inner)
-        side = " " * padding
-        style = self._cell_style(row_index, column_index, row_style, cursor, hover)
-        return [Segment(side + body + side, style)]
 
     def _cell_style(
         self, row_index: int, column_index: int, row_style: Style, cursor: bool, hover: bool
