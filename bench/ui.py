@@ -376,7 +376,11 @@ async def _painted(pilot: Any, grid: Any) -> None:
     """Until the app is idle and ``grid`` has drawn rows (bounded: 5 s)."""
     for _ in range(500):
         await pilot.pause()
-        if len(grid._row_renderable_cache) > 0:  # a row's cells were made to be drawn
+        # A data row's line was drawn (DataTable's cache of drawn rows holds the header's
+        # line too: that alone is not a painted table).
+        header = grid._header_row_key
+        drawn = grid._row_render_cache.keys()  # an LRUCache: no iteration of its own
+        if any(key[0] != header for key in drawn):
             return
         await asyncio.sleep(0.01)
     raise RuntimeError("the table was never painted")

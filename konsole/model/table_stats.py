@@ -13,11 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fluss_proto.model import BucketView, TableView
-from konsole.model.placement import placement
+from konsole.model.placement import TablePlacement, alive_servers, placement
 from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = [
     "BucketKey",
+    "FiguresMemo",
     "TableFigures",
     "bucket_rates",
     "table_figures",
@@ -60,12 +61,17 @@ def _latest_by_table(snapshot: ClusterSnapshot | None) -> dict[int, dict[BucketK
     for t in snapshot.view.tables:
         if t.table_id is None:
             continue
-        out[t.table_id] = {
-            (b.partition_id, b.bucket_id): b.latest_offset
-            for b in t.buckets
-            if b.latest_offset is not None
-        }
+        out[t.table_id] = _offsets(t)
     return out
+
+
+def _offsets(table: TableView) -> dict[BucketKey, int]:
+    """(partition, bucket) -> latest offset, for the buckets whose latest offset is known."""
+    return {
+        (b.partition_id, b.bucket_id): b.latest_offset
+        for b in table.buckets
+        if b.latest_offset is not None
+    }
 
 
 def _dt(current: ClusterSnapshot, previous: ClusterSnapshot | None) -> float | None:
@@ -129,24 +135,114 @@ def table_figures(
     facts = placement(view)
     dt = _dt(current, previous)
     before = _latest_by_table(previous) if dt else {}
-    out: list[TableFigures] = []
-    for t in view.tables:
-        info = t.info
-        partitions = len(t.partitions)
-        counts = facts.table(t.table_id)
-        out.append(
-            TableFigures(
-                path=str(t.path),
-                database=t.path.database,
-                table=t.path.table,
-                primary_key=None if info is None else info.is_pk_table,
-                buckets=len(t.buckets),
-                partitions=partitions,
-                rows_per_s=_table_rate(t, before.get(_id(t)), dt),
-                offset_span=_span(t.buckets),
-                under_replicated=counts.under_replicated,
-                offline=counts.offline,
-                error=None if t.error is None else str(t.error),
-            )
-        )
-    return out
+    return [_figures(t, before.get(_id(t)), dt, facts.table(t.table_id)) for t in view.tables]
+
+
+def _figures(
+    t: TableView, before: dict[BucketKey, int] | None, dt: float | None, counts: TablePlacement
+) -> TableFigures:
+    """One table's figures: ``before`` its offsets in the previous poll, ``counts`` its
+    placement."""
+    info = t.info
+    return TableFigures(
+        path=str(t.path),
+        database=t.path.database,
+        table=t.path.table,
+        primary_key=None if info is None else info.is_pk_table,
+        buckets=len(t.buckets),
+        partitions=len(t.partitions),
+        rows_per_s=_table_rate(t, before, dt),
+        offset_span=_span(t.buckets),
+        under_replicated=counts.under_replicated,
+        offline=counts.offline,
+        error=None if t.error is None else str(t.error),
+    )
+
+
+def _same(a: TableView | None, b: TableView | None) -> bool:
+    """Whether two views of a table give it the same figures: the same value, or equal in
+    all that the figures read (path, id, kind, partitions, every bucket's placement and
+    offsets). A poll builds new values for unchanged tables; comparing their buckets costs
+    a fraction of making their figures and rows again. Tables with an error: never."""
+    if a is b:
+        return True
+    if a is None or b is None or a.error is not None or b.error is not None:
+        return False
+    return (
+        a.table_id == b.table_id
+        and a.buckets == b.buckets
+        and a.path == b.path
+        and len(a.partitions) == len(b.partitions)
+        and _kind_of(a) == _kind_of(b)
+    )
+
+
+def _kind_of(t: TableView) -> bool | None:
+    return None if t.info is None else t.info.is_pk_table
+
+
+class FiguresMemo:
+    """:func:`table_figures` for a screen shown poll after poll, each table's figures kept
+    between polls: made again only for a table whose view, or whose view in the previous
+    poll, is not the very value it was made from (or when the alive servers changed, or the
+    interval between the polls did and the table had a rate other than 0). Views are the
+    same when they are one value or equal in what the figures read (:func:`_same`): a poll
+    costs what moved plus a look-up and a comparison of buckets per table; the others are
+    the same :class:`TableFigures` objects as last time, so a screen keeps their rows. The
+    figures are :func:`table_figures`' own (``tests/unit/test_table_stats.py`` compares
+    them)."""
+
+    def __init__(self) -> None:
+        #: id(view of a table) -> (that view, its previous view, its figures).
+        self._kept: dict[int, tuple[TableView, TableView | None, TableFigures]] = {}
+        self._alive: frozenset[int] | None = None
+        self._dt: float | None = None
+
+    def figures(
+        self, current: ClusterSnapshot | None, previous: ClusterSnapshot | None
+    ) -> list[TableFigures]:
+        """:func:`table_figures` of ``current`` against ``previous``."""
+        if current is None or current.view is None:
+            self._kept = {}
+            return []
+        view = current.view
+        dt = _dt(current, previous)
+        alive = alive_servers(view)
+        kept = self._kept if alive == self._alive else {}
+        # A rate of 0 (or unknown) is one at any interval; other rates are per interval.
+        any_dt = dt is not None and self._dt is not None
+        same_dt = dt == self._dt
+        prior_of: dict[int | None, TableView] = {}
+        if previous is not None and previous.view is not None:
+            prior_of = {t.table_id: t for t in previous.view.tables if t.table_id is not None}
+        prior = prior_of if dt else {}  # no interval: no rates (table_figures' way)
+        out: list[TableFigures | None] = []
+        fresh: dict[int, tuple[TableView, TableView | None, TableFigures]] = {}
+        todo: list[tuple[int, TableView, TableView | None]] = []
+        for t in view.tables:
+            prev = prior.get(t.table_id) if t.table_id is not None else None
+            entry = kept.get(id(t))
+            last = prior_of.get(t.table_id)
+            if entry is None and last is not None:  # a new value: what its last one made
+                entry = kept.get(id(last))
+            if (
+                entry is not None
+                and _same(entry[0], t)
+                and _same(entry[1], prev)
+                and (same_dt or (any_dt and entry[2].rows_per_s in (None, 0.0)))
+            ):
+                entry = (t, prev, entry[2])
+                fresh[id(t)] = entry
+                out.append(entry[2])
+            else:
+                todo.append((len(out), t, prev))
+                out.append(None)
+        if todo:
+            facts = placement(view, [b for _, t, _ in todo for b in t.buckets])
+            for index, t, prev in todo:
+                before = None if prev is None else _offsets(prev)
+                made = _figures(t, before, dt, facts.table(t.table_id))
+                fresh[id(t)] = (t, prev, made)
+                out[index] = made
+        self._kept, self._alive, self._dt = fresh, alive, dt
+        return [f for f in out if f is not None]

@@ -1,9 +1,10 @@
 """Big tables: a 1,600-bucket table, a 10,000-table cluster and a 300-column preview render
 only the rows in view (counted, not timed), and keep their keys, cursor, filter and drill-down.
 
-A row is rendered when DataTable asks for its cells' renderables
-(:meth:`konsole.ui.widgets.lean_table.LeanTable._compute_row_renderables`); every test
-counts which rows were, per table, while the app fills, refreshes and scrolls them.
+A row is rendered when its cells are read to be drawn: DataTable asks for their renderables
+(:meth:`konsole.ui.widgets.lean_table.LeanTable._compute_row_renderables`) or a line of
+plain cells reads them as they are (``LeanTable._plain_cells``); every test counts which
+rows were, per table, while the app fills, refreshes and scrolls them.
 """
 
 from __future__ import annotations
@@ -48,7 +49,15 @@ def rendered(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[int]]:
             seen[self.id or ""].add(row_index)
         return original(self, row_index)
 
+    plain = LeanTable._plain_cells
+
+    def counting_plain(self: LeanTable, row_key: Any, row_index: int) -> list[object] | None:
+        if row_index >= 0:
+            seen[self.id or ""].add(row_index)
+        return plain(self, row_key, row_index)
+
     monkeypatch.setattr(LeanTable, "_compute_row_renderables", counting)
+    monkeypatch.setattr(LeanTable, "_plain_cells", counting_plain)
     return seen
 
 

@@ -131,6 +131,19 @@ def _cells(row: tuple[str | None, ...], window: range, right: list[bool]) -> lis
     return out
 
 
+def _page_cells(
+    page: list[tuple[str | None, ...]], window: range, right: list[bool]
+) -> list[list[Cell]]:
+    """:func:`_cells` of every row of a page, made column by column. NULL is one ``Text``
+    per justification, shared: cells are never changed in place."""
+    nulls = {j: Text("NULL", style="dim italic", justify=j) for j in ("left", "right")}
+    columns: list[list[Cell]] = []
+    for i in window:
+        wrap, null = (Right, nulls["right"]) if right[i] else (Left, nulls["left"])
+        columns.append([null if row[i] is None else wrap(row[i]) for row in page])
+    return [list(cells) for cells in zip(*columns, strict=True)]
+
+
 class PreviewScreen(ConsoleScreen):
     """One table's rows: the scan, its pages, the column window, following the tail, export.
 
@@ -327,7 +340,8 @@ class PreviewScreen(ConsoleScreen):
         page = self.rows[start : start + self.page_rows]
         first = self._next_key
         self._next_key += len(page)
-        keyed = [(str(first + i), self._cells(row)) for i, row in enumerate(page)]
+        cells = _page_cells(page, self._window(), self._right)
+        keyed = [(str(first + i), row) for i, row in enumerate(cells)]
         self.query_one(_PagedTable).replace_rows(keyed)
         self._render_head()
 

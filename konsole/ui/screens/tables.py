@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Input, Static
 
-from konsole.model.table_stats import TableFigures, table_figures
+from konsole.model.table_stats import FiguresMemo, TableFigures
 from konsole.model.timefmt import age_text, clock_text
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.state import ConsoleState
@@ -109,9 +109,11 @@ class TablesScreen(ConsoleScreen):
         self._figures: list[TableFigures] = []
         self._empty_databases: list[str] = []
         self._state: ConsoleState | None = None
-        #: The cells of the last rows, by their figures: a table whose figures did not
-        #: change since the last refresh is not turned into cells again.
-        self._made: dict[tuple[TableFigures, bool], list[Cell]] = {}
+        #: Each table's figures, kept between polls (made again for the tables that moved).
+        self._memo = FiguresMemo()
+        #: The last rows by id of their figures (the figures, stale, the row): a table whose
+        #: figures are the same object as at the last refresh is not turned into cells again.
+        self._made: dict[int, tuple[TableFigures, bool, Row]] = {}
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="tables-summary")
@@ -131,7 +133,7 @@ class TablesScreen(ConsoleScreen):
     def render_state(self, state: ConsoleState) -> None:
         self._state = state
         snap = state.last_ok
-        self._figures = table_figures(snap, state.previous_ok)
+        self._figures = self._memo.figures(snap, state.previous_ok)
         if snap is not None and snap.view is not None:
             with_tables = {f.database for f in self._figures}
             self._empty_databases = [d for d in snap.view.databases if d not in with_tables]
@@ -161,24 +163,38 @@ class TablesScreen(ConsoleScreen):
 
     def _visible(self) -> list[TableFigures]:
         needle = self.filter_text.lower()
-        figures = [f for f in self._figures if needle in f.path.lower()]
-        column = COLUMNS[self.sort_column]
-        known = [f for f in figures if column.sort(f) is not None]
-        unknown = [f for f in figures if column.sort(f) is None]
-        known.sort(key=lambda f: (column.sort(f), f.path), reverse=self.sort_reverse)
-        return known + unknown
+        figures = self._figures
+        if needle:
+            figures = [f for f in figures if needle in f.path.lower()]
+        sort = COLUMNS[self.sort_column].sort
+        keys = [sort(f) for f in figures]
+        # Sorted as (key, path) tuples (paths are unique: the index never decides), so the
+        # sort compares in C rather than calling a key function per table.
+        known = sorted(
+            (
+                (k, f.path, i)
+                for i, (k, f) in enumerate(zip(keys, figures, strict=True))
+                if k is not None
+            ),
+            reverse=self.sort_reverse,
+        )
+        unknown = [f for k, f in zip(keys, figures, strict=True) if k is None]
+        return [figures[i] for _, _, i in known] + unknown
 
     def _rows(self, stale: bool) -> list[Row]:
-        made, kept = self._made, {}
+        made: dict[int, tuple[TableFigures, bool, Row]] = self._made
+        kept: dict[int, tuple[TableFigures, bool, Row]] = {}
+        if self.filter_text:  # the rows filtered out are kept too, for the filter's end
+            current = {id(f) for f in self._figures}
+            kept = {k: entry for k, entry in made.items() if k in current}
         rows: list[Row] = []
         for f in self._visible():
-            key = (f, stale)
-            shown = made.get(key)
-            if shown is None:
-                shown = self._cells(f, stale)
-            kept[key] = shown
-            rows.append((f"t:{f.path}", shown))
-        self._made = kept  # only the rows shown now: bounded by the cluster's tables
+            entry = made.get(id(f))
+            if entry is None or entry[0] is not f or entry[1] is not stale:
+                entry = (f, stale, (f"t:{f.path}", self._cells(f, stale)))
+            kept[id(f)] = entry
+            rows.append(entry[2])
+        self._made = kept  # only this poll's tables: bounded by the cluster's tables
         needle = self.filter_text.lower()
         for db in self._empty_databases:
             if needle in db.lower():

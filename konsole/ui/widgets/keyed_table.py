@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from konsole.ui.widgets.lean_table import Cell, LeanTable, Right, as_text, cell_width
+from konsole.ui.widgets.lean_table import Cell, LeanTable, Right, as_text, cell_width, unlink_cache
 
 __all__ = ["Cell", "KeyedTable", "Right", "Row"]
 
@@ -174,6 +174,7 @@ class KeyedTable(LeanTable):
                 row_cache.discard(row_key)
             for renderable_key in stale_renderables:
                 renderables.discard(renderable_key)
+            unlink_cache(self._line_cache)  # its entries freed now, not by a full collection
             self._line_cache.clear()
         except (AttributeError, TypeError, IndexError):
             return False

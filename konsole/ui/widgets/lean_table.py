@@ -49,7 +49,16 @@ from textual.widgets._data_table import Row as RowMeta
 from textual.widgets._data_table import RowRenderables
 from textual.widgets.data_table import DuplicateKey, RowKey
 
-__all__ = ["Cell", "LeanTable", "Left", "Right", "as_text", "cell_width"]
+__all__ = [
+    "Cell",
+    "LeanTable",
+    "Left",
+    "Right",
+    "as_text",
+    "cell_width",
+    "column_widths",
+    "unlink_cache",
+]
 
 
 class Right(str):
@@ -92,6 +101,46 @@ def cell_width(cell: object) -> int:
         return cell_len(text)
     # Line breaks or control codes: measure the Text it is drawn as (codes stripped).
     return max(map(cell_len, as_text(cell).plain.splitlines()), default=0)
+
+
+def _plain_line(cell: object, padding: int, width: int) -> str | None:
+    """One line of a cell of printable ASCII text (or none), padded to ``width``: what
+    DataTable draws for it once ``_render_line`` has merged the segments of equal style
+    (the text, its padding and its sides all take the cell's style), in a few string
+    operations instead of Rich's render and a style sum per segment. None for any other
+    cell (styled ``Text``, wide or control characters, a column without room)."""
+    if cell is None:
+        cell = ""
+    elif type(cell) not in _PLAIN or not (cell.isascii() and cell.isprintable()):  # type: ignore[attr-defined]
+        return None
+    inner = width - 2 * padding
+    if inner <= 0:
+        return None
+    text: str = cell  # type: ignore[assignment]
+    side = " " * padding
+    if type(cell) is Right:
+        return side + text.rstrip()[:inner].rjust(inner) + side
+    return side + text[:inner].ljust(inner) + side  # left or default: cropped, padded
+
+
+def column_widths(rows: Sequence[Sequence[Cell | None]], columns: int) -> list[int]:
+    """Each column's widest cell (:func:`cell_width`) over ``rows``: the plain strings of a
+    column (``str``, :class:`Left`, :class:`Right`) measured by their length when all are
+    printable ASCII (one join and one ``max``), any other cell one by one."""
+    out: list[int] = []
+    for index in range(columns):
+        cells = [row[index] for row in rows if index < len(row)]
+        plain = [c for c in cells if type(c) in _PLAIN]
+        joined = "".join(plain)  # type: ignore[arg-type]
+        if joined.isascii() and joined.isprintable():
+            widest = max(map(len, plain), default=0)  # type: ignore[arg-type]
+        else:
+            widest = max(map(cell_width, plain), default=0)
+        if len(plain) < len(cells):
+            others = (c for c in cells if type(c) not in _PLAIN)
+            widest = max(widest, max(map(cell_width, others), default=0))
+        out.append(widest)
+    return out
 
 
 def _one_line(
@@ -146,6 +195,10 @@ def _text_line(
     return [*rendered, Segment(" " * room, console.get_style("none"))] if room > 0 else rendered
 
 
+#: The cell types :func:`_plain_line` draws (``as_text`` makes them plain Text).
+_PLAIN = frozenset((str, Left, Right))
+#: Cell styles kept per table (rows in view x columns in view x cursor states).
+_STYLES_KEPT = 16384
 _ONE_LINE_JUSTIFY = frozenset(("default", "left", "right"))
 _JOIN = Text("\n")
 #: One-line cells' segments by text, style, spans, justify, overflow and width.
@@ -182,8 +235,26 @@ def _cell_lines(
     return lines
 
 
+def unlink_cache(cache: object) -> None:
+    """Break the links of a Textual ``LRUCache``'s entries before it is cleared. Its entries
+    are a ring of ``[prev, next, key, value]`` lists: cleared, the ring is garbage only the
+    cyclic collector frees, and by then it is old, so it waits for a full collection that
+    then frees thousands of drawn lines at once (40-80 ms in one frame, every few page
+    turns of a wide preview). Unlinked, they are freed as they are dropped."""
+    entries = getattr(cache, "_cache", None)
+    if isinstance(entries, dict):
+        for entry in entries.values():
+            if isinstance(entry, list):
+                entry.clear()
+
+
 class LeanTable(DataTable[Any]):
     """A DataTable whose filling costs a dictionary entry per cell, not a measurement."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Unstyled cells' styles by row, column and the styles making them (_cell_style).
+        self._lean_styles: dict[tuple[object, ...], Style] = {}
 
     def replace_rows(self, rows: Sequence[tuple[str, Sequence[Cell | None]]]) -> None:
         """Show exactly ``rows`` (key, cells in column order): ``clear()`` then ``add_row``
@@ -211,10 +282,8 @@ class LeanTable(DataTable[Any]):
             data[row_key] = dict(zip_longest(keys, cells))
             meta[row_key] = RowMeta(row_key, 1)
         self._row_locations = TwoWayDict(locations)
-        for index, column in enumerate(columns):
-            widest = max(
-                (cell_width(cells[index]) for _, cells in rows if index < len(cells)), default=0
-            )
+        widths = column_widths([cells for _, cells in rows], len(columns))
+        for column, widest in zip(columns, widths, strict=True):
             column.content_width = max(column.content_width, widest)
         self._update_count += 1
         self._require_update_dimensions = True
@@ -266,6 +335,7 @@ class LeanTable(DataTable[Any]):
         left = int(self.scroll_x)
         span = (left, left + self.size.width)
         if span != self._drawn_span:  # DataTable's cache of rows is not keyed by the scroll
+            unlink_cache(self._row_render_cache)
             self._row_render_cache.clear()
             self._drawn_span = span
         if self.fixed_columns or (self._labelled_row_exists and self.show_row_labels):
@@ -296,20 +366,24 @@ class LeanTable(DataTable[Any]):
         first = bisect_right(starts, left) - 1
         stop = bisect_left(starts, span[1])
         highlight = self._should_highlight
+        plain, padding = self._plain_cells(row_key, row_index), self.cell_padding
         cells: list[list[Segment]] = []
         if starts[first]:
             cells.append([Segment(" " * starts[first], row_style)])
         for index in range(first, min(stop, len(widths))):
             at = Coordinate(row_index, index)
-            lines = self._render_cell(
-                row_index,
-                index,
-                row_style,
-                widths[index],
-                cursor=highlight(cursor_location, at, cursor_type),
-                hover=highlight(hover_location, at, cursor_type),
-            )
-            cells.append(lines[line_no])
+            cursor = highlight(cursor_location, at, cursor_type)
+            hover = highlight(hover_location, at, cursor_type)
+            drawn = None
+            line = None if plain is None else _plain_line(plain[index], padding, widths[index])
+            if line is not None:
+                style = self._cell_style(row_index, index, row_style, cursor, hover)
+                drawn = [Segment(line, style)]
+            if drawn is None:
+                drawn = self._render_cell(
+                    row_index, index, row_style, widths[index], cursor=cursor, hover=hover
+                )[line_no]
+            cells.append(drawn)
         if stop < len(widths):
             cells.append([Segment(" " * (starts[-1] - starts[stop]), row_style)])
         room = max(0, self.size.width - starts[-1] - self._row_label_column_width)
@@ -318,6 +392,65 @@ class LeanTable(DataTable[Any]):
         pair: tuple[SegmentLines, SegmentLines] = ([], cells)
         cache[key] = pair
         return pair
+
+    def _plain_cells(self, row_key: RowKey, row_index: int) -> list[object] | None:
+        """The row's cells as the screen gave them, in column order, when its line may take
+        :func:`_plain_line`'s way: a data row one line high, no cell-wide justify or overflow
+        set on the app's console. None otherwise (DataTable's way for every cell)."""
+        if row_index < 0:
+            return None
+        row, values = self.rows.get(row_key), self._data.get(row_key)
+        if row is None or values is None or row.height != 1 or row.auto_height:
+            return None
+        options = self.app.console_options
+        if options.justify not in (None, "default", "left"):
+            return None
+        if options.overflow not in (None, "fold", "crop"):
+            return None
+        return [values.get(c.key) for c in self.ordered_columns]
+
+    def _cell_style(
+        self, row_index: int, column_index: int, row_style: Style, cursor: bool, hover: bool
+    ) -> Style:
+        """The style every segment of an unstyled cell ends with (the row's, the cell's
+        meta for the mouse, the cursor's, DataTable's post style), kept by what makes it:
+        a page turn draws the same rows and columns of the view with the same styles."""
+        component, post = self._data_cell_styles(row_index < self.fixed_rows, cursor, hover)
+        key = (row_index, column_index, row_style, component, post)
+        styles = self._lean_styles
+        style = styles.get(key)
+        if style is None:
+            if len(styles) >= _STYLES_KEPT:
+                styles.clear()
+            meta = Style.from_meta({"row": row_index, "column": column_index})
+            pre = row_style + meta + component
+            style = styles[key] = pre + post if pre else post
+        return style
+
+    def _data_cell_styles(self, fixed: bool, cursor: bool, hover: bool) -> tuple[Style, Style]:
+        """DataTable's (component, post) styles of a data cell (not a header or a label)."""
+        return self._get_styles_to_render_cell(
+            False,
+            False,
+            fixed,
+            hover,
+            cursor,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self.cursor_foreground_priority == "css",
+            self.cursor_background_priority == "css",
+        )
+
+    def _clear_caches(self) -> None:
+        """DataTable's, its caches' entries unlinked first (see :func:`unlink_cache`)."""
+        for cache in (
+            self._row_render_cache,
+            self._cell_render_cache,
+            self._row_renderable_cache,
+            self._line_cache,
+        ):
+            unlink_cache(cache)
+        super()._clear_caches()
 
     def _extend_style(
         self,
@@ -396,16 +529,8 @@ class LeanTable(DataTable[Any]):
         cache = self._cell_render_cache
         if key in cache:
             return cache[key]
-        component_style, post_style = self._get_styles_to_render_cell(
-            False,
-            False,
-            row_index < self.fixed_rows or column_index < self.fixed_columns,
-            hover,
-            cursor,
-            self.show_cursor,
-            self._show_hover_cursor,
-            self.cursor_foreground_priority == "css",
-            self.cursor_background_priority == "css",
+        component_style, post_style = self._data_cell_styles(
+            row_index < self.fixed_rows or column_index < self.fixed_columns, cursor, hover
         )
         pre_style = base_style + Style.from_meta({"row": row_index, "column": column_index})
         options = self.app.console_options.update_dimensions(width, row.height)
