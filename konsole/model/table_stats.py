@@ -9,7 +9,7 @@ re-created table has a new id and so no rate yet). A bucket whose offset went do
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from fluss_proto.model import BucketView, TableView
@@ -181,6 +181,10 @@ def _kind_of(t: TableView) -> bool | None:
     return None if t.info is None else t.info.is_pk_table
 
 
+#: A placeholder in :meth:`FiguresMemo.figures`' list until a table's figures are made.
+_UNMADE = TableFigures("", "", "", None, 0, 0, None, None, 0, 0)
+
+
 class FiguresMemo:
     """:func:`table_figures` for a screen shown poll after poll, each table's figures kept
     between polls: made again only for a table whose view, or whose view in the previous
@@ -193,8 +197,14 @@ class FiguresMemo:
     them)."""
 
     def __init__(self) -> None:
-        #: id(view of a table) -> (that view, its previous view, its figures).
-        self._kept: dict[int, tuple[TableView, TableView | None, TableFigures]] = {}
+        #: id(view of a table) -> its index in the three lists below (the view, its
+        #: previous view, its figures). Parallel lists and an int-valued dict rather than a
+        #: tuple per table: a poll makes no tracked object per kept table, so the full
+        #: collections a poll of 10,000 tables triggers walk less.
+        self._index: dict[int, int] = {}
+        self._views: Sequence[TableView] = ()
+        self._prevs: list[TableView | None] = []
+        self._made: list[TableFigures] = []
         self._alive: frozenset[int] | None = None
         self._dt: float | None = None
 
@@ -203,12 +213,13 @@ class FiguresMemo:
     ) -> list[TableFigures]:
         """:func:`table_figures` of ``current`` against ``previous``."""
         if current is None or current.view is None:
-            self._kept = {}
+            self._index, self._views, self._prevs, self._made = {}, (), [], []
             return []
         view = current.view
         dt = _dt(current, previous)
         alive = alive_servers(view)
-        kept = self._kept if alive == self._alive else {}
+        index = self._index if alive == self._alive else {}
+        views, prevs, made = self._views, self._prevs, self._made
         # A rate of 0 (or unknown) is one at any interval; other rates are per interval.
         any_dt = dt is not None and self._dt is not None
         same_dt = dt == self._dt
@@ -216,33 +227,34 @@ class FiguresMemo:
         if previous is not None and previous.view is not None:
             prior_of = {t.table_id: t for t in previous.view.tables if t.table_id is not None}
         prior = prior_of if dt else {}  # no interval: no rates (table_figures' way)
-        out: list[TableFigures | None] = []
-        fresh: dict[int, tuple[TableView, TableView | None, TableFigures]] = {}
-        todo: list[tuple[int, TableView, TableView | None]] = []
+        out: list[TableFigures] = []
+        out_prevs: list[TableView | None] = []
+        todo: list[int] = []
         for t in view.tables:
             prev = prior.get(t.table_id) if t.table_id is not None else None
-            entry = kept.get(id(t))
-            last = prior_of.get(t.table_id)
-            if entry is None and last is not None:  # a new value: what its last one made
-                entry = kept.get(id(last))
-            if (
-                entry is not None
-                and _same(entry[0], t)
-                and _same(entry[1], prev)
-                and (same_dt or (any_dt and entry[2].rows_per_s in (None, 0.0)))
-            ):
-                entry = (t, prev, entry[2])
-                fresh[id(t)] = entry
-                out.append(entry[2])
-            else:
-                todo.append((len(out), t, prev))
-                out.append(None)
+            out_prevs.append(prev)
+            at = index.get(id(t))
+            if at is None and (last := prior_of.get(t.table_id)) is not None:
+                at = index.get(id(last))  # a new value: what its last one made
+            if at is not None:
+                kept = made[at]
+                if (
+                    _same(views[at], t)
+                    and _same(prevs[at], prev)
+                    and (same_dt or (any_dt and kept.rows_per_s in (None, 0.0)))
+                ):
+                    out.append(kept)
+                    continue
+            todo.append(len(out))
+            out.append(_UNMADE)
         if todo:
-            facts = placement(view, [b for _, t, _ in todo for b in t.buckets])
-            for index, t, prev in todo:
+            tables = view.tables
+            facts = placement(view, [b for i in todo for b in tables[i].buckets])
+            for i in todo:
+                t, prev = tables[i], out_prevs[i]
                 before = None if prev is None else _offsets(prev)
-                made = _figures(t, before, dt, facts.table(t.table_id))
-                fresh[id(t)] = (t, prev, made)
-                out[index] = made
-        self._kept, self._alive, self._dt = fresh, alive, dt
-        return [f for f in out if f is not None]
+                out[i] = _figures(t, before, dt, facts.table(t.table_id))
+        self._index = {id(t): i for i, t in enumerate(view.tables)}
+        self._views, self._prevs, self._made = tuple(view.tables), out_prevs, out
+        self._alive, self._dt = alive, dt
+        return list(out)

@@ -71,3 +71,23 @@ def test_the_memo_keeps_a_still_table_s_figures_across_new_but_equal_values() ->
     assert shown[2][0] is shown[1][0]  # still for two polls: kept though its value is new
     assert shown[2][1] is not shown[1][1]  # moved
     assert shown[3][1] is not shown[2][1] and shown[3][1].rows_per_s == 0.0  # stopped
+
+
+def test_the_memo_keeps_no_tracked_object_per_table() -> None:
+    """What the memo keeps between polls is a few lists and an index of ints: a poll of
+    10,000 tables adds no tracked object per table for the cyclic collector to walk."""
+    import gc
+
+    def poll(seq: int) -> ClusterSnapshot:
+        tables = [table(f"db.t{i}", i, [(0, (0, 1), 10 * seq + i)]) for i in range(50)]
+        return snap(view(tables=tables), seq=seq, t=1000.0 + 10 * seq)
+
+    polls = [poll(1), poll(2), poll(3)]
+    _, memo = _through_a_memo(polls)
+    kept = [v for v in vars(memo).values() if isinstance(v, (dict, list, tuple))]
+    assert kept, "the memo keeps something between polls"
+    for value in kept:
+        if isinstance(value, dict):
+            assert not gc.is_tracked(value), "the index holds only ints"
+        else:  # a list or tuple of views or figures (the poll's own), never of tuples
+            assert not any(isinstance(item, tuple) for item in value)
