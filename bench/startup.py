@@ -27,7 +27,9 @@ goals of issue 22 are printed beside the ratios.
 3. ``konsole preview konsole_bench.bench_000 --limit 20 --format jsonl``: spawn to its first
    row on stdout, against a pyfluss script's spawn to its first row of the same table
    (goal: < 0.3 s quiet and <= 1.0x pyfluss); the CPU of each process beside it, and with
-   ``--baseline DIR`` the same command run from the checkout DIR, interleaved;
+   ``--baseline DIR`` the same command run from the checkout DIR, interleaved; and the
+   library floor: a process that only imports click, asyncio and our protobuf messages
+   (what any preview through our one client imports before its first request);
 4. the metrics parse of each tablet server's real scrape (CPU per parse, in this process,
    against prometheus_client's parser on the whole text) (goal: < 1 ms);
 5. the console's first paint against a bare Textual app (``bench/ui.py``'s children;
@@ -66,6 +68,11 @@ for path in (REPO, REPO / "bench"):
 PROCESS_LIMIT_S = 120.0
 PREVIEW_TABLE = ("konsole_bench", "bench_000")
 PREVIEW_ROWS = 100
+
+# The floor of any preview through our one client: the libraries DESIGN.md chooses for it
+# (click for the command line, an asyncio client, the protobuf runtime with our messages),
+# imported and nothing done. A preview cannot start its first request sooner than this.
+LIBRARY_FLOOR = "import click, asyncio, fluss_proto._gen.fluss_rpc_pb2"
 
 # The peer of the preview: pyfluss only, to its first row of the same table, printed as a
 # JSON line (its start-up and imports are part of its time, as ours are of ours).
@@ -261,6 +268,7 @@ def measure_preview(reps: int, bootstrap: str, baseline: str | None = None) -> d
     runs = {
         "preview": first("preview", [*preview, "--bootstrap", bootstrap]),
         "pyfluss": first("pyfluss", pyfluss),
+        "floor": lambda: wall([sys.executable, "-c", LIBRARY_FLOOR], env)[0],
     }
     if baseline is not None:  # the same command from an older checkout (before a change)
         # its own venv when it has one (an editable install wins over PYTHONPATH), run in
@@ -487,6 +495,9 @@ def ratios(s: dict[str, Any]) -> dict[str, float]:
         out["preview first row / pyfluss first row"] = med("preview", "preview") / med(
             "preview", "pyfluss"
         )
+        out["library floor / pyfluss first row"] = med("preview", "floor") / med(
+            "preview", "pyfluss"
+        )
         if "baseline" in s["preview"]:
             out["preview first row / baseline's"] = med("preview", "preview") / med(
                 "preview", "baseline"
@@ -504,6 +515,7 @@ GOALS = {
     "preview first row / pyfluss first row": "<= 1.0 (and < 0.3 s quiet)",
     "console first paint / bare Textual": "<= 1.2",
     "preview first row / baseline's": "(before / after a change)",
+    "library floor / pyfluss first row": "(imports alone; the preview's floor)",
 }
 
 
@@ -524,6 +536,7 @@ def print_summary(s: dict[str, Any]) -> None:
         ("preview", "preview"): "konsole preview --limit 20 --format jsonl: 1st row",
         ("preview", "pyfluss"): "pyfluss log scanner: 1st row",
         ("preview", "baseline"): "the same preview from --baseline: 1st row",
+        ("preview", "floor"): "import click, asyncio, our protobuf messages",
         ("ui", "bare"): "bare Textual app: first paint",
         ("ui", "console"): "konsole console: first paint",
     }
