@@ -656,8 +656,8 @@ async def _seed_table(
     return await _step(name, "reading its description back", _ADMIN_TIMEOUT_S, describe())
 
 
-async def _connect(config: fluss.Config) -> SettledConnection:
-    return await SettledConnection.open(config, _ADMIN_TIMEOUT_S)
+async def _connect(config: fluss.Config) -> fluss.FlussConnection:
+    return await asyncio.wait_for(fluss.FlussConnection.create(config), _ADMIN_TIMEOUT_S)
 
 
 async def _close(conn: SettledConnection) -> None:
@@ -692,7 +692,7 @@ async def seed_demo(
         raise ValueError("replication_factor and scale must be >= 1")
     config = fluss.Config({**(client_properties or {}), "bootstrap.servers": bootstrap})
     try:
-        conn = await _connect(config)
+        conn = SettledConnection(await _connect(config))
     except (TimeoutError, fluss.FlussError) as exc:
         raise SeedError(bootstrap, f"connecting failed: {_describe(exc)}") from exc
     tables: list[SeededTable] = []
@@ -725,7 +725,7 @@ async def seed_demo(
                     # write that half landed is completed, not duplicated.
                     await _close(conn)
                     try:
-                        conn = await _connect(config)
+                        conn = SettledConnection(await _connect(config))
                     except (TimeoutError, fluss.FlussError) as conn_exc:
                         raise SeedError(
                             spec.name,
