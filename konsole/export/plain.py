@@ -8,7 +8,8 @@ corner value, with the pyarrow writers as the oracle). Values are rendered by
 :mod:`konsole.render.plain`.
 
 Parquet and Arrow files need pyarrow: a preview asks for a light stream only for the text
-formats (``LIGHT_FORMATS``).
+formats (``LIGHT_FORMATS``). :func:`konsole.export.stream.make_writer` picks these writers
+(``WRITERS``) for a ``RowsSchema``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
-from konsole.export import FORMATS, LIGHT_FORMATS, ExportFormatError
+from konsole.export import LIGHT_FORMATS
 from konsole.export.frames import JsonDocument, TextTable
 from konsole.export.stream import RowWriter
 from konsole.render.plain import cell_text, json_renderer, renderer
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from fluss_proto.scan.rows import Rows, RowsSchema
     from fluss_proto.types import DataType
 
-__all__ = ["LIGHT_FORMATS", "make_plain_writer"]
+__all__ = ["LIGHT_FORMATS", "WRITERS"]
 
 _RIGHT = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL"})
 #: What pyarrow's CSV writer writes unquoted, as it is (the others are text, quoted).
@@ -126,28 +127,10 @@ class PlainTextTableWriter(_PlainWriter, TextTable):
         return "".join("  ".join(row).rstrip() + "\n" for row in zip(*padded, strict=True)).encode()
 
 
-_WRITERS: Final[Mapping[str, type[_PlainWriter]]] = {
+#: The writer of each light format, for :func:`konsole.export.stream.make_writer`.
+WRITERS: Final[Mapping[str, type[RowWriter]]] = {
     "csv": PlainCsvWriter,
     "jsonl": PlainJsonLinesWriter,
     "json": PlainJsonWriter,
     "table": PlainTextTableWriter,
 }
-
-
-def make_plain_writer(
-    fmt: str,
-    sink: BinaryIO,
-    schema: RowsSchema,
-    *,
-    table: str = "",
-    types: Mapping[str, DataType] | None = None,
-) -> RowWriter:
-    """A writer of ``fmt`` (one of ``LIGHT_FORMATS``) for light rows of ``schema``."""
-    try:
-        cls = _WRITERS[fmt]
-    except KeyError:
-        known = ", ".join(f for f in FORMATS if f in LIGHT_FORMATS)
-        raise ExportFormatError(
-            f"format {fmt!r} is not written from light rows ({known})"
-        ) from None
-    return cls(sink, schema, table=table, types=types)

@@ -4,6 +4,10 @@
 arrive: an Arrow stream through :mod:`konsole.export.writers`, a light stream (Python values,
 :mod:`fluss_proto.scan.rows`) through :mod:`konsole.export.plain`, which writes the same bytes
 without pyarrow. :func:`finish_export` ends the format and commits the output.
+
+:func:`make_writer` is the one writer factory: it picks the table of writer classes by the
+schema's kind (a light ``RowsSchema``: :mod:`konsole.export.plain`, never importing pyarrow;
+a ``pyarrow.Schema``: :mod:`konsole.export.writers`).
 """
 
 from __future__ import annotations
@@ -14,13 +18,20 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
-from konsole.export import Output, io_error
+from konsole.export import FORMATS, ExportFormatError, Output, io_error
 
 if TYPE_CHECKING:
     from fluss_proto.scan import PreviewStream, ScanReport
     from fluss_proto.types import DataType
 
-__all__ = ["PAUSE_ENV", "PAUSE_SECONDS_ENV", "RowWriter", "export_stream", "finish_export"]
+__all__ = [
+    "PAUSE_ENV",
+    "PAUSE_SECONDS_ENV",
+    "RowWriter",
+    "export_stream",
+    "finish_export",
+    "make_writer",
+]
 
 PAUSE_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE"
 PAUSE_SECONDS_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE_S"
@@ -69,6 +80,45 @@ class RowWriter:
         return None
 
 
+def make_writer(
+    fmt: str,
+    sink: BinaryIO,
+    schema: Any,
+    *,
+    table: str = "",
+    types: Mapping[str, DataType] | None = None,
+) -> RowWriter:
+    """A writer of ``fmt`` onto ``sink`` for rows of ``schema`` (its header, if any, is
+    written now): light rows for a ``RowsSchema`` (the text formats only), Arrow tables for
+    a ``pyarrow.Schema``. Raises :class:`ExportFormatError` for a format the kind has no
+    writer for, ``TypeError`` for any other schema."""
+    writers, kind = _writers_for(schema)
+    try:
+        cls = writers[fmt]
+    except KeyError:
+        known = ", ".join(f for f in FORMATS if f in writers)
+        raise ExportFormatError(f"unknown format {fmt!r} for {kind}; known: {known}") from None
+    return cls(sink, schema, table=table, types=types)
+
+
+def _writers_for(schema: Any) -> tuple[Mapping[str, type[RowWriter]], str]:
+    """The writer classes by format for ``schema``'s kind, and the kind's name. Light rows
+    are checked first so that their path never imports pyarrow."""
+    from fluss_proto.scan.rows import RowsSchema
+
+    if isinstance(schema, RowsSchema):
+        from konsole.export.plain import WRITERS as plain
+
+        return plain, "light rows"
+    import pyarrow as pa
+
+    if isinstance(schema, pa.Schema):
+        from konsole.export.writers import WRITERS as arrow
+
+        return arrow, "Arrow tables"
+    raise TypeError(f"a writer needs a RowsSchema or a pyarrow.Schema, not {type(schema).__name__}")
+
+
 async def export_stream(
     stream: PreviewStream,
     out: Output,
@@ -82,12 +132,8 @@ async def export_stream(
     Raises :class:`ExportIOError`."""
     types = {c.name: c.type for c in stream.info.schema.columns}
     pause = os.environ.get(PAUSE_ENV)
-    if stream.light:
-        from konsole.export.plain import make_plain_writer as make
-    else:
-        from konsole.export.writers import make_writer as make
     try:
-        writer = make(fmt, out.sink, stream.schema, table=stream.table_path, types=types)
+        writer = make_writer(fmt, out.sink, stream.schema, table=stream.table_path, types=types)
     except OSError as exc:
         raise io_error(out.path, exc) from None
     try:

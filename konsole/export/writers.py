@@ -1,7 +1,9 @@
 """The format writers and the one-call exports (pyarrow; see :mod:`konsole.export`).
 
-The writer base and the streaming export live in :mod:`konsole.export.stream` (no pyarrow),
-the writers of light rows in :mod:`konsole.export.plain`; both are re-exported here."""
+The writer base, the one writer factory (:func:`make_writer`, which picks these writers for
+a ``pyarrow.Schema``) and the streaming export live in :mod:`konsole.export.stream` (no
+pyarrow) and are re-exported here; the writers of light rows are in
+:mod:`konsole.export.plain`."""
 
 from __future__ import annotations
 
@@ -15,13 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from konsole.export import (
-    FORMATS,
-    ExportFormatError,
-    io_error,
-    open_output,
-    resolve_format,
-)
+from konsole.export import io_error, open_output, resolve_format
 from konsole.export.frames import JsonDocument, TextTable
 from konsole.export.stream import (
     PAUSE_ENV,
@@ -29,6 +25,7 @@ from konsole.export.stream import (
     RowWriter,
     export_stream,
     finish_export,
+    make_writer,
 )
 from konsole.render.arrow import (
     cell_text_array,
@@ -41,9 +38,9 @@ from konsole.render.values import right_aligned, type_label
 
 if TYPE_CHECKING:
     from fluss_proto.scan import Preview, ScanReport
-    from fluss_proto.types import DataType
 
 __all__ = [
+    "WRITERS",
     "ArrowIpcWriter",
     "CsvWriter",
     "ExportResult",
@@ -201,7 +198,8 @@ class ArrowIpcWriter(_ArrowFileWriter):
         self._ipc.close()
 
 
-_WRITERS: Final[Mapping[str, type[RowWriter]]] = {
+#: The writer of each format, for :func:`konsole.export.stream.make_writer`.
+WRITERS: Final[Mapping[str, type[RowWriter]]] = {
     "csv": CsvWriter,
     "jsonl": JsonLinesWriter,
     "json": JsonWriter,
@@ -209,22 +207,6 @@ _WRITERS: Final[Mapping[str, type[RowWriter]]] = {
     "parquet": ParquetWriter,
     "arrow": ArrowIpcWriter,
 }
-
-
-def make_writer(
-    fmt: str,
-    sink: BinaryIO,
-    schema: pa.Schema,
-    *,
-    table: str = "",
-    types: Mapping[str, DataType] | None = None,
-) -> RowWriter:
-    """A writer of ``fmt`` onto ``sink`` (its header, if any, is written now)."""
-    try:
-        cls = _WRITERS[fmt]
-    except KeyError:
-        raise ExportFormatError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}") from None
-    return cls(sink, schema, table=table, types=types)
 
 
 # =========================================================================== one call

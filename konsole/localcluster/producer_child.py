@@ -46,14 +46,14 @@ async def produce(spec: dict[str, Any], stop: threading.Event) -> None:
     import fluss
 
     from konsole.localcluster.seed import demo_rows, write_table_rows
-    from konsole.localcluster.settle import close_settled, note_written
+    from konsole.localcluster.settle import SettledConnection
 
     tables: list[str] = list(spec["tables"])
     rows = {name: demo_rows(name) for name in tables}
     at: dict[str, int] = {name: int(spec["at"].get(name, 0)) for name in tables}
     config = fluss.Config({"bootstrap.servers": spec["bootstrap"]})
     try:
-        conn = await asyncio.wait_for(fluss.FlussConnection.create(config), WRITE_TIMEOUT_S)
+        conn = await SettledConnection.open(config, WRITE_TIMEOUT_S)
     except Exception as exc:
         _say({"failed": f"connecting: {describe_failure(exc)}"})
         return
@@ -61,10 +61,9 @@ async def produce(spec: dict[str, Any], stop: threading.Event) -> None:
         handles = {}
         for name in tables:
             database, _, table = name.partition(".")
-            handles[name] = await asyncio.wait_for(
-                conn.get_table(fluss.TablePath(database, table)), WRITE_TIMEOUT_S
+            handles[name] = await conn.table_for_writing(
+                fluss.TablePath(database, table), WRITE_TIMEOUT_S
             )
-            note_written(conn, handles[name])
         started = time.monotonic() - float(spec["elapsed_s"])
         while not stop.is_set():  # bounded by the parent: it closes stdin, then kills
             n = rows_at(time.monotonic() - started, spec["rate"], spec["period_s"])
@@ -78,7 +77,7 @@ async def produce(spec: dict[str, Any], stop: threading.Event) -> None:
         _say({"failed": describe_failure(exc)})  # with its records; nothing to close)
         return
     # Told to stop: what is in flight is delivered (bounded), then the connection closed.
-    await close_settled(conn, CLOSE_TIMEOUT_S)
+    await conn.close_settled(CLOSE_TIMEOUT_S)
 
 
 def _watch_stdin(stop: threading.Event) -> None:

@@ -38,7 +38,7 @@ import fluss
 import pyarrow as pa
 
 from konsole.errors import KonsoleError
-from konsole.localcluster.settle import close_settled, note_written
+from konsole.localcluster.settle import SettledConnection
 
 __all__ = [
     "DEMO_TABLES",
@@ -589,7 +589,7 @@ async def _prepare(admin: fluss.FlussAdmin, spec: _TableSpec, rf: int) -> bool:
 
 
 async def _seed_table(
-    conn: fluss.FlussConnection, spec: _TableSpec, rf: int, scale: int, recreate: bool
+    conn: SettledConnection, spec: _TableSpec, rf: int, scale: int, recreate: bool
 ) -> SeededTable:
     admin = conn.get_admin()
     name = spec.name
@@ -625,7 +625,7 @@ async def _seed_table(
     rows = [] if action == "complete" else expected
     if rows:
         table = await _step(name, "opening the table", _ADMIN_TIMEOUT_S, conn.get_table(spec.path))
-        note_written(conn, table)  # flushed before the connection is closed
+        conn.note_written(table)  # flushed before the connection is closed
         await _step(
             name,
             f"writing {len(rows)} rows",
@@ -660,10 +660,10 @@ async def _connect(config: fluss.Config) -> fluss.FlussConnection:
     return await asyncio.wait_for(fluss.FlussConnection.create(config), _ADMIN_TIMEOUT_S)
 
 
-async def _close(conn: fluss.FlussConnection) -> None:
+async def _close(conn: SettledConnection) -> None:
     # Flushed first, closed only when settled: closing with sends in flight would leave
     # pyfluss' sender spinning (see konsole.localcluster.settle).
-    await close_settled(conn, _CLOSE_TIMEOUT_S)
+    await conn.close_settled(_CLOSE_TIMEOUT_S)
     # pyfluss' tokio threads may still be handing results back to Python just after
     # close(); if the interpreter exits right then it aborts (SIGABRT, ~1 run in 10
     # for short CLI processes). A short pause with the loop alive avoids it.
@@ -692,7 +692,7 @@ async def seed_demo(
         raise ValueError("replication_factor and scale must be >= 1")
     config = fluss.Config({**(client_properties or {}), "bootstrap.servers": bootstrap})
     try:
-        conn = await _connect(config)
+        conn = SettledConnection(await _connect(config))
     except (TimeoutError, fluss.FlussError) as exc:
         raise SeedError(bootstrap, f"connecting failed: {_describe(exc)}") from exc
     tables: list[SeededTable] = []
@@ -725,7 +725,7 @@ async def seed_demo(
                     # write that half landed is completed, not duplicated.
                     await _close(conn)
                     try:
-                        conn = await _connect(config)
+                        conn = SettledConnection(await _connect(config))
                     except (TimeoutError, fluss.FlussError) as conn_exc:
                         raise SeedError(
                             spec.name,

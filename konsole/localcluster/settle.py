@@ -17,8 +17,12 @@ core, spread over its threads, against a whole core for the drain loop). :func:`
 counts those. A writer that may outlive its servers belongs in a child process that is
 ended instead (the demo's producer, :mod:`konsole.localcluster.producer_child`).
 
-Callers say which table a connection wrote to with :func:`note_written` (a flush through
-any writer of a connection waits for all of its records).
+A :class:`SettledConnection` owns one pyfluss connection and the table written through it
+last (a flush through any writer of a connection waits for all of its records, so one table
+is enough): its :meth:`~SettledConnection.close_settled` is the bounded flush, then the
+close. The notes live on the connection's own wrapper, so nothing is left behind when a
+connection is dropped without closing, and no later connection can flush through another
+one's table.
 """
 
 from __future__ import annotations
@@ -28,17 +32,10 @@ import contextlib
 
 import fluss
 
-__all__ = ["close_settled", "kept", "note_written"]
+__all__ = ["SettledConnection", "kept"]
 
-#: Per open connection (by id): one table it wrote to, for the flush before closing.
-_WRITTEN: dict[int, fluss.FlussTable] = {}
 #: Connections whose records were not delivered in time: kept alive, never closed.
 _KEPT: list[fluss.FlussConnection] = []
-
-
-def note_written(conn: fluss.FlussConnection, table: fluss.FlussTable) -> None:
-    """``conn`` has written (or tried to write) through ``table``."""
-    _WRITTEN[id(conn)] = table
 
 
 def kept() -> int:
@@ -46,26 +43,58 @@ def kept() -> int:
     return len(_KEPT)
 
 
-async def close_settled(conn: fluss.FlussConnection, timeout_s: float) -> bool:
-    """Flushes what ``conn`` wrote and closes it, each step bounded by ``timeout_s``.
+class SettledConnection:
+    """A pyfluss connection that is closed only once what it wrote is flushed.
 
-    False: the flush did not finish, so ``conn`` was kept open (see the module docs).
+    ``get_admin`` and ``get_table`` are the connection's own; :meth:`table_for_writing`
+    (or :meth:`note_written`) says which table the flush before closing goes through.
     """
-    table = _WRITTEN.pop(id(conn), None)
-    if table is not None:
-        writer = (
-            table.new_upsert().create_writer()
-            if table.has_primary_key()
-            else table.new_append().create_writer()
-        )
-        try:
-            await asyncio.wait_for(writer.flush(), timeout_s)
-        except TimeoutError:
-            _KEPT.append(conn)
-            return False
-        except fluss.FlussError:
-            pass  # the records failed for good: nothing is left to send
-    # Nothing in flight now, so close() ends at once; the bound is for a server that hangs.
-    with contextlib.suppress(TimeoutError, fluss.FlussError):
-        await asyncio.wait_for(conn.close(), timeout_s)
-    return True
+
+    def __init__(self, conn: fluss.FlussConnection) -> None:
+        self.conn = conn
+        self._written: fluss.FlussTable | None = None
+
+    @classmethod
+    async def open(cls, config: fluss.Config, timeout_s: float) -> SettledConnection:
+        """A new connection, its creation bounded by ``timeout_s``."""
+        return cls(await asyncio.wait_for(fluss.FlussConnection.create(config), timeout_s))
+
+    def get_admin(self) -> fluss.FlussAdmin:
+        return self.conn.get_admin()
+
+    async def get_table(self, path: fluss.TablePath) -> fluss.FlussTable:
+        return await self.conn.get_table(path)
+
+    async def table_for_writing(self, path: fluss.TablePath, timeout_s: float) -> fluss.FlussTable:
+        """The table at ``path`` (bounded by ``timeout_s``), noted as written through."""
+        table = await asyncio.wait_for(self.conn.get_table(path), timeout_s)
+        self.note_written(table)
+        return table
+
+    def note_written(self, table: fluss.FlussTable) -> None:
+        """This connection has written (or tried to write) through ``table``."""
+        self._written = table
+
+    async def close_settled(self, timeout_s: float) -> bool:
+        """Flushes what was written and closes, each step bounded by ``timeout_s``.
+
+        False: the flush did not finish, so the connection was kept open (module docs).
+        """
+        table, self._written = self._written, None
+        if table is not None:
+            writer = (
+                table.new_upsert().create_writer()
+                if table.has_primary_key()
+                else table.new_append().create_writer()
+            )
+            try:
+                await asyncio.wait_for(writer.flush(), timeout_s)
+            except TimeoutError:
+                _KEPT.append(self.conn)
+                return False
+            except fluss.FlussError:
+                pass  # the records failed for good: nothing is left to send
+        # Nothing in flight now, so close() ends at once; the bound is for a server that hangs.
+        with contextlib.suppress(TimeoutError, fluss.FlussError):
+            await asyncio.wait_for(self.conn.close(), timeout_s)
+        return True

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
@@ -93,6 +93,9 @@ class Health:
     #: "server" when GetClusterHealth answered, "derived" otherwise, "none" without data.
     source: str
     taken_at: float | None = None
+    #: The placement of the snapshot judged (taken at ``taken_at``), for the faces that
+    #: need it in the same poll (serve's series): made once per poll, not once per face.
+    placement: Placement | None = field(default=None, compare=False, repr=False)
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -124,11 +127,13 @@ def evaluate(
     rules: HealthRules | None = None,
     *,
     previous: ClusterSnapshot | None = None,
+    facts: Placement | None = None,
 ) -> Health:
     """The health of ``snapshot`` under ``rules`` (default thresholds when None).
 
     ``previous``, an earlier look at the same cluster, lets the rules that need two
     observations (KV backpressure rejections rising) see a change; without it they are quiet.
+    ``facts``: ``placement(snapshot.view)`` when the caller has it already.
     """
     rules = rules or HealthRules()
     if snapshot is None:
@@ -148,7 +153,7 @@ def evaluate(
         )
         return Health(HealthStatus.RED, tuple(findings), "derived", snapshot.taken_at)
     view = snapshot.view
-    facts = placement(view)
+    facts = facts if facts is not None else placement(view)
     young = _young_tables(snapshot, rules.new_table_grace)
     findings += _coordinators(snapshot)
     findings += _servers(view)
@@ -161,7 +166,7 @@ def evaluate(
     findings += _storage(snapshot, rules)
     status = worst(f.status for f in findings)
     source = "server" if snapshot.health is not None else "derived"
-    return Health(status, tuple(findings), source, snapshot.taken_at)
+    return Health(status, tuple(findings), source, snapshot.taken_at, facts)
 
 
 # =========================================================================== rules

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from fluss_proto.model import BucketView, TableView
-from konsole.model.placement import TablePlacement, alive_servers, placement
+from konsole.model.placement import Placement, TablePlacement, alive_servers, placement
 from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = [
@@ -126,13 +126,16 @@ def _span(buckets: Iterable[BucketView]) -> int | None:
 
 
 def table_figures(
-    current: ClusterSnapshot | None, previous: ClusterSnapshot | None
+    current: ClusterSnapshot | None,
+    previous: ClusterSnapshot | None,
+    facts: Placement | None = None,
 ) -> list[TableFigures]:
-    """One entry per table of ``current`` (a successful poll), in the poll's order."""
+    """One entry per table of ``current`` (a successful poll), in the poll's order.
+    ``facts``: ``placement(current.view)`` when the caller has it already."""
     if current is None or current.view is None:
         return []
     view = current.view
-    facts = placement(view)
+    facts = facts if facts is not None else placement(view)
     dt = _dt(current, previous)
     before = _latest_by_table(previous) if dt else {}
     return [_figures(t, before.get(_id(t)), dt, facts.table(t.table_id)) for t in view.tables]

@@ -15,6 +15,7 @@ import pytest
 
 from fluss_proto.client import FlussClient
 from konsole.localcluster.seed import wait_leaders
+from konsole.localcluster.settle import SettledConnection
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(120)]
 
@@ -188,14 +189,14 @@ def norm_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @dataclass
 class World:
-    conn: fluss.FlussConnection
+    conn: SettledConnection
     client: FlussClient
     db: str
     bootstrap: str
 
 
 async def create_table(
-    conn: fluss.FlussConnection,
+    conn: SettledConnection,
     path: fluss.TablePath,
     schema: pa.Schema,
     *,
@@ -218,8 +219,8 @@ async def create_table(
             await wait_leaders(admin, path, buckets)
 
 
-async def write_rows(conn: fluss.FlussConnection, path: fluss.TablePath, rows: list[dict]) -> None:
-    table = await asyncio.wait_for(conn.get_table(path), 30)
+async def write_rows(conn: SettledConnection, path: fluss.TablePath, rows: list[dict]) -> None:
+    table = await conn.table_for_writing(path, 30)
     if table.has_primary_key():
         writer: Any = table.new_upsert().create_writer()
         handles = [writer.upsert(r) for r in rows]

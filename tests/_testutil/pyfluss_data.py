@@ -26,7 +26,7 @@ import fluss
 import pyarrow as pa
 
 from konsole.localcluster.seed import wait_leaders, write_table_rows
-from konsole.localcluster.settle import close_settled, note_written
+from konsole.localcluster.settle import SettledConnection
 
 __all__ = [
     "FIXED_SCHEMA",
@@ -83,14 +83,15 @@ def unique_name(prefix: str) -> str:
     return f"{clean[:40]}_{os.getpid()}_{next(_counter)}_{secrets.token_hex(3)}"
 
 
-async def connect(bootstrap: str) -> fluss.FlussConnection:
-    """Open a connection; release it with close_connection() (an unclosed one can abort
-    the interpreter at exit)."""
+async def connect(bootstrap: str) -> SettledConnection:
+    """Open a connection (pyfluss' own is ``.conn``; ``get_admin`` and ``get_table`` are
+    its); release it with close_connection() (an unclosed one can abort the interpreter at
+    exit)."""
     config = fluss.Config({"bootstrap.servers": bootstrap})
-    return await asyncio.wait_for(fluss.FlussConnection.create(config), _ADMIN_TIMEOUT_S)
+    return await SettledConnection.open(config, _ADMIN_TIMEOUT_S)
 
 
-async def close_connection(conn: fluss.FlussConnection) -> None:
+async def close_connection(conn: SettledConnection) -> None:
     """Flush what write_rows wrote and close, each bounded (a connection whose records were
     not delivered in time is kept open instead: konsole.localcluster.settle says why), then
     let pyfluss' tokio threads finish handing results back.
@@ -100,7 +101,7 @@ async def close_connection(conn: fluss.FlussConnection) -> None:
     """
     # Flushed first and closed only when settled: closing (or dropping) a connection with
     # sends in flight leaves pyfluss' sender spinning for the rest of the run.
-    await close_settled(conn, _ADMIN_TIMEOUT_S)
+    await conn.close_settled(_ADMIN_TIMEOUT_S)
     await asyncio.sleep(_SETTLE_S)
 
 
@@ -117,7 +118,7 @@ async def drop_database(admin: fluss.FlussAdmin, name: str) -> None:
 
 
 async def _create_table(
-    conn: fluss.FlussConnection,
+    conn: SettledConnection,
     db: str,
     name: str,
     *,
@@ -143,7 +144,7 @@ async def _create_table(
 
 
 async def create_pk_table(
-    conn: fluss.FlussConnection,
+    conn: SettledConnection,
     db: str,
     name: str,
     *,
@@ -162,7 +163,7 @@ async def create_pk_table(
 
 
 async def create_log_table(
-    conn: fluss.FlussConnection,
+    conn: SettledConnection,
     db: str,
     name: str,
     *,
@@ -195,21 +196,20 @@ def expected_rows(n: int, *, start: int = 0) -> list[Row]:
 
 
 async def write_rows(
-    conn: fluss.FlussConnection, table_path: fluss.TablePath, n: int, *, start: int = 0
+    conn: SettledConnection, table_path: fluss.TablePath, n: int, *, start: int = 0
 ) -> list[Row]:
     """Write ``n`` deterministic rows (ids start..start+n-1) and wait until acknowledged.
 
     Upserts into PK tables, appends to log tables. Returns the rows written.
     """
     rows = expected_rows(n, start=start)
-    table = await asyncio.wait_for(conn.get_table(table_path), _ADMIN_TIMEOUT_S)
-    note_written(conn, table)  # close_connection flushes it before closing
+    table = await conn.table_for_writing(table_path, _ADMIN_TIMEOUT_S)  # flushed at close
     await write_table_rows(table, rows, _WRITE_TIMEOUT_S)
     return rows
 
 
 async def read_all_log(
-    conn: fluss.FlussConnection,
+    conn: SettledConnection,
     table_path: fluss.TablePath,
     expected: int,
     timeout_s: float = 30,
@@ -251,7 +251,7 @@ async def read_all_log(
 
 
 async def read_pk_rows(
-    conn: fluss.FlussConnection,
+    conn: SettledConnection,
     table_path: fluss.TablePath,
     keys: Iterable[PkKey],
     timeout_s: float = 60,
@@ -285,7 +285,7 @@ async def read_pk_rows(
 
 
 async def latest_offsets(
-    conn_or_admin: fluss.FlussConnection | fluss.FlussAdmin,
+    conn_or_admin: SettledConnection | fluss.FlussAdmin,
     table_path: fluss.TablePath,
     buckets: int | Iterable[int],
     *,
@@ -297,9 +297,7 @@ async def latest_offsets(
     list_offsets fails on them with "No leader found for table bucket".
     """
     admin = (
-        conn_or_admin.get_admin()
-        if isinstance(conn_or_admin, fluss.FlussConnection)
-        else conn_or_admin
+        conn_or_admin.get_admin() if isinstance(conn_or_admin, SettledConnection) else conn_or_admin
     )
     ids = list(range(buckets)) if isinstance(buckets, int) else list(buckets)
     latest = fluss.OffsetSpec.latest()

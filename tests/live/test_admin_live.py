@@ -39,6 +39,7 @@ from fluss_proto.model import (
     TableView,
 )
 from konsole.localcluster.seed import wait_leaders
+from konsole.localcluster.settle import SettledConnection
 from tests._testutil import pyfluss_data as pf
 from tests.conftest import FlussServer
 
@@ -51,7 +52,7 @@ PART_ROWS = {"eu": 7, "us": 5}
 
 @dataclass
 class World:
-    conn: fluss.FlussConnection
+    conn: SettledConnection
     padmin: fluss.FlussAdmin
     client: FlussClient
     admin: FlussAdmin
@@ -70,8 +71,8 @@ def fp(path: TablePath) -> fluss.TablePath:
     return fluss.TablePath(path.database, path.table)
 
 
-async def write_partitioned(conn: fluss.FlussConnection, path: TablePath) -> None:
-    table = await asyncio.wait_for(conn.get_table(fp(path)), 30)
+async def write_partitioned(conn: SettledConnection, path: TablePath) -> None:
+    table = await conn.table_for_writing(fp(path), 30)
     writer = table.new_append().create_writer()
     handles = []
     next_id = 0

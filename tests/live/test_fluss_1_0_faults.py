@@ -52,6 +52,7 @@ from fluss_proto.gather import gather_cluster
 from fluss_proto.model import LATEST, HealthStatus
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.seed import DEMO_TABLES, demo_descriptor, demo_rows, wait_leaders
+from konsole.localcluster.settle import SettledConnection
 from tests._testutil import pyfluss_data as pf
 from tests._testutil.cli import run_konsole
 from tests.conftest import FlussServer, our_java_processes
@@ -328,10 +329,10 @@ async def restart(cluster: Cluster, sid: int, settings: list[str]) -> float:
     return round(time.monotonic() - t0, 1)
 
 
-async def close_quietly(conn: fluss.FlussConnection) -> None:
-    """pyfluss close() waits for undelivered records: a stuck writer would hold it 30 s."""
-    with contextlib.suppress(TimeoutError, fluss.FlussError):
-        await asyncio.wait_for(conn.close(), 5)
+async def close_quietly(conn: SettledConnection) -> None:
+    """pyfluss close() waits for undelivered records: a stuck writer would hold it 30 s, so
+    the flush and the close are bounded (a connection still holding records is kept)."""
+    await conn.close_settled(5)
     await asyncio.sleep(0.3)
 
 
@@ -488,7 +489,7 @@ async def test_seed_completes_and_a_rerun_completes_a_half_done_seed(cluster: Cl
             await admin.drop_table(orders, ignore_if_not_exists=False)
             await admin.create_table(orders, demo_descriptor("demo.order_events", 3), False)
             assert await wait_leaders(admin, orders, 3)
-            table = await conn.get_table(orders)
+            table = await conn.table_for_writing(orders, 30)
             writer = table.new_append().create_writer()
             handles = [writer.append(row) for row in demo_rows("demo.order_events")[:10]]
             await writer.flush()

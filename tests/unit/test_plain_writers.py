@@ -21,7 +21,7 @@ from fluss_proto.records._values import decimal_from_unscaled as _dec
 from fluss_proto.records.arrow import to_arrow_type
 from fluss_proto.records.rowtype import DataType
 from fluss_proto.scan.rows import Rows, RowsSchema
-from konsole.export.plain import PlainTextTableWriter, make_plain_writer
+from konsole.export.plain import PlainTextTableWriter
 from konsole.export.writers import TextTableWriter, make_writer
 from konsole.render.plain import float_text
 
@@ -118,7 +118,7 @@ def _both(fmt: str, cuts: list[int], block_rows: int | None = None) -> tuple[byt
     types = _types(rows)
     out_a, out_p = io.BytesIO(), io.BytesIO()
     oracle = make_writer(fmt, out_a, table.schema, table="db.t", types=types)
-    plain = make_plain_writer(fmt, out_p, rows.schema, table="db.t", types=types)
+    plain = make_writer(fmt, out_p, rows.schema, table="db.t", types=types)
     if block_rows is not None:
         assert isinstance(oracle, TextTableWriter) and isinstance(plain, PlainTextTableWriter)
         oracle.block_rows = plain.block_rows = block_rows
@@ -151,7 +151,7 @@ def test_no_rows(fmt: str) -> None:
     out_a, out_p = io.BytesIO(), io.BytesIO()
     types = _types(rows)
     oracle = make_writer(fmt, out_a, table.schema, table="db.t", types=types)
-    plain = make_plain_writer(fmt, out_p, rows.schema, table="db.t", types=types)
+    plain = make_writer(fmt, out_p, rows.schema, table="db.t", types=types)
     oracle.finish(None)
     plain.finish(None)
     assert out_p.getvalue() == out_a.getvalue()
@@ -174,4 +174,17 @@ def test_binary_formats_are_not_written_from_light_rows() -> None:
     from konsole.export import ExportFormatError
 
     with pytest.raises(ExportFormatError, match="parquet"):
-        make_plain_writer("parquet", io.BytesIO(), _light().schema)
+        make_writer("parquet", io.BytesIO(), _light().schema)
+
+
+def test_one_factory_picks_the_writers_by_the_schema_kind() -> None:
+    from konsole.export import ExportFormatError
+
+    light = make_writer("csv", io.BytesIO(), _light().schema)
+    arrow = make_writer("csv", io.BytesIO(), pa.schema([pa.field("n", pa.int64())]))
+    assert type(light).__module__ == "konsole.export.plain"
+    assert type(arrow).__module__ == "konsole.export.writers"
+    with pytest.raises(ExportFormatError, match="unknown format 'xml' for Arrow tables"):
+        make_writer("xml", io.BytesIO(), pa.schema([]))
+    with pytest.raises(TypeError, match=r"RowsSchema or a pyarrow\.Schema, not dict"):
+        make_writer("csv", io.BytesIO(), {"n": "BIGINT"})

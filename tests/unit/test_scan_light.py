@@ -12,8 +12,7 @@ import pytest
 
 from fluss_proto.scan import stream_preview
 from fluss_proto.scan.rows import Rows
-from konsole.export.plain import make_plain_writer
-from konsole.export.writers import make_writer
+from konsole.export.stream import make_writer
 from tests._testutil.scan import FakeScanCluster, kv_cluster
 
 pytestmark = pytest.mark.timeout(30)
@@ -24,8 +23,7 @@ async def _write(fake: Any, fmt: str, light: bool, **kw: Any) -> tuple[bytes, An
     async with stream_preview(fake, "db.t", light=light, **kw) as stream:
         assert stream.light is light
         types = {c.name: c.type for c in stream.info.schema.columns}
-        make = make_plain_writer if light else make_writer
-        writer = make(fmt, out, stream.schema, table=stream.table_path, types=types)
+        writer = make_writer(fmt, out, stream.schema, table=stream.table_path, types=types)
         async for chunk in stream:
             assert isinstance(chunk, Rows) is light
             writer.write(chunk)

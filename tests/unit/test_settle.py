@@ -1,4 +1,5 @@
-"""Closing a pyfluss connection only once what it wrote is flushed (fakes, no server)."""
+"""Closing a pyfluss connection only once what it wrote is flushed (fakes, no server): the
+notes live on each connection's SettledConnection, never in a table shared by all."""
 
 from __future__ import annotations
 
@@ -48,39 +49,44 @@ class Conn:
         self.closed = True
 
 
-def close(conn: Conn, timeout_s: float = 1.0) -> bool:
-    return asyncio.run(settle.close_settled(conn, timeout_s))  # type: ignore[arg-type]
+def wrap(conn: Conn | None = None) -> tuple[Conn, settle.SettledConnection]:
+    conn = conn or Conn()
+    return conn, settle.SettledConnection(conn)  # type: ignore[arg-type]
 
 
-def written(conn: Conn, table: Table) -> None:
-    settle.note_written(conn, table)  # type: ignore[arg-type]
+def close(wrapper: settle.SettledConnection, timeout_s: float = 1.0) -> bool:
+    return asyncio.run(wrapper.close_settled(timeout_s))
+
+
+def written(wrapper: settle.SettledConnection, table: Table) -> None:
+    wrapper.note_written(table)  # type: ignore[arg-type]
 
 
 def test_a_connection_that_wrote_nothing_is_closed() -> None:
-    conn = Conn()
-    assert close(conn) and conn.closed
+    conn, wrapper = wrap()
+    assert close(wrapper) and conn.closed
 
 
 @pytest.mark.parametrize("pk", [False, True])
 def test_what_was_written_is_flushed_then_the_connection_closed(pk: bool) -> None:
-    conn, table = Conn(), Table(pk=pk)
-    written(conn, table)
-    assert close(conn) and conn.closed
+    (conn, wrapper), table = wrap(), Table(pk=pk)
+    written(wrapper, table)
+    assert close(wrapper) and conn.closed
     assert table.made == ["upsert" if pk else "append"]
     conn.closed = False
-    assert close(conn) and conn.closed and len(table.made) == 1  # flushed once: forgotten
+    assert close(wrapper) and conn.closed and len(table.made) == 1  # flushed once: forgotten
 
 
 def test_records_that_failed_for_good_leave_nothing_to_send_so_it_is_closed() -> None:
-    conn = Conn()
-    written(conn, Table("failed"))
-    assert close(conn) and conn.closed
+    conn, wrapper = wrap()
+    written(wrapper, Table("failed"))
+    assert close(wrapper) and conn.closed
 
 
 def test_undelivered_records_keep_the_connection_open_never_closed() -> None:
-    conn, before = Conn(), settle.kept()
-    written(conn, Table("stuck"))
-    assert close(conn, timeout_s=0.01) is False
+    (conn, wrapper), before = wrap(), settle.kept()
+    written(wrapper, Table("stuck"))
+    assert close(wrapper, timeout_s=0.01) is False
     assert not conn.closed
     assert settle.kept() == before + 1
 
@@ -90,11 +96,35 @@ def test_a_hanging_close_is_bounded() -> None:
         async def close(self) -> None:
             await asyncio.Event().wait()
 
-    assert close(Hangs(), timeout_s=0.01)
+    assert close(wrap(Hangs())[1], timeout_s=0.01)
 
 
 def test_notes_are_per_connection() -> None:
-    first, second, table = Conn(), Conn(), Table("stuck")
+    (_, first), (second_conn, second), table = wrap(), wrap(), Table("stuck")
     written(first, table)
-    assert close(second, timeout_s=0.01) and second.closed  # the other one's table is not its
+    assert close(second, timeout_s=0.01) and second_conn.closed  # not its table
     assert close(first, timeout_s=0.01) is False
+
+
+def test_a_connection_dropped_without_closing_leaves_no_note_for_another() -> None:
+    table = Table("stuck")
+    _, first = wrap()
+    written(first, table)
+    del first  # never closed: its note goes with it
+    conn, second = wrap()
+    assert close(second, timeout_s=0.01) and conn.closed
+    assert table.made == []  # nothing was flushed through the dropped one's table
+
+
+def test_the_table_for_writing_is_the_one_flushed_at_close() -> None:
+    class Tables(Conn):
+        def __init__(self) -> None:
+            self.table = Table(pk=True)
+
+        async def get_table(self, path: object) -> Table:
+            return self.table
+
+    conn, wrapper = wrap(Tables())
+    got = asyncio.run(wrapper.table_for_writing("db.t", 1.0))  # type: ignore[arg-type]
+    assert got is conn.table and conn.table.made == []
+    assert close(wrapper) and conn.closed and conn.table.made == ["upsert"]

@@ -9,6 +9,11 @@ read from :mod:`konsole.model`: alive servers, offline and under-replicated buck
 poll exports its poll families and nothing of the cluster's state; a server without a
 metric has no sample for it.
 
+The placement of a poll is made once: serve's :class:`~konsole.model.health.Health` of the
+same poll carries the one its events and health were judged on
+(:attr:`~konsole.model.health.Health.placement`), and the cluster-wide and per-table
+families both read it; only a health of another poll (or none) has it made here, once.
+
 Per-table families are bounded: the ``max_tables`` tables with the most buckets (ties by
 name) get their own series; the rest are summed into one series with
 ``database="_other", table="_other"`` so that a cluster of 10,000 tables cannot explode a
@@ -23,7 +28,7 @@ from typing import Final, Literal
 
 from fluss_proto.model import HealthStatus
 from konsole.model.health import Health
-from konsole.model.placement import Replication, replication
+from konsole.model.placement import Placement, Replication, replication
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.model.table_stats import TableFigures, table_figures
 
@@ -189,13 +194,21 @@ def cluster_series(
     if health is not None:
         _health(out, health, seen.rules)
     _coordinators(out, snapshot)
-    facts = replication(snapshot)
+    facts = replication(snapshot, _placement_of(snapshot, health))
     if facts is None or snapshot.view is None:
         return out  # a failed poll: the cluster's state is unknown, not zero
     _placement(out, facts, len(snapshot.view.tables), seen.servers)
-    _tables(out, snapshot, previous_ok, max_tables)
+    _tables(out, snapshot, previous_ok, max_tables, facts.placement)
     _server_metrics(out, snapshot)
     return out
+
+
+def _placement_of(snapshot: ClusterSnapshot, health: Health | None) -> Placement | None:
+    """The placement ``health`` was judged on, when it judged this very poll (same time);
+    None: have it made."""
+    if health is None or health.taken_at != snapshot.taken_at:
+        return None
+    return health.placement
 
 
 def _health(out: Samples, health: Health, rules_seen: set[str]) -> None:
@@ -247,13 +260,17 @@ def _placement(out: Samples, facts: Replication, tables: int, servers: set[int])
 
 
 def _tables(
-    out: Samples, snapshot: ClusterSnapshot, previous: ClusterSnapshot | None, cap: int
+    out: Samples,
+    snapshot: ClusterSnapshot,
+    previous: ClusterSnapshot | None,
+    cap: int,
+    facts: Placement,
 ) -> None:
     assert snapshot.view is not None
     latest = {
         str(t.path): _latest_sum(b.latest_offset for b in t.buckets) for t in snapshot.view.tables
     }
-    figures = table_figures(snapshot, previous)
+    figures = table_figures(snapshot, previous, facts)
     figures.sort(key=lambda f: (-f.buckets, f.database, f.table))
     for f in figures[: max(0, cap)]:
         _table(out, (f.database, f.table), [f], [latest.get(f.path)])

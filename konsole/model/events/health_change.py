@@ -9,6 +9,7 @@ from __future__ import annotations
 from fluss_proto.model import HealthStatus
 from konsole.model.events.base import CLUSTER, Emitter, Event, EventConfig, EventKind, Severity
 from konsole.model.health import Health, evaluate
+from konsole.model.placement import Placement
 from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["detect_health"]
@@ -25,10 +26,12 @@ def detect_health(
     previous: ClusterSnapshot | None,
     current: ClusterSnapshot,
     config: EventConfig,
+    facts: Placement | None = None,
 ) -> tuple[list[Event], Health]:
-    """The health of ``current``, and an event when its status differs from ``state``'s."""
+    """The health of ``current``, and an event when its status differs from ``state``'s.
+    ``facts``: ``placement(current.view)`` when the caller has it already."""
     out = Emitter(current, config)
-    health = evaluate(current, config.rules)
+    health = evaluate(current, config.rules, facts=facts)
     if previous is None or state is None or state.status == health.status:
         return out.events, health
     cause = _cause(health)

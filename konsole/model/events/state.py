@@ -18,7 +18,7 @@ from konsole.model.events.servers import detect_servers
 from konsole.model.events.storage import StorageState, detect_storage
 from konsole.model.events.tables import detect_tables
 from konsole.model.health import Health
-from konsole.model.placement import placement
+from konsole.model.placement import Placement, placement
 from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["EventState", "advance", "diff"]
@@ -83,6 +83,7 @@ def advance(
         events += found
     ingest, disks, kv, replication = state.ingest, state.disks, state.kv, state.replication
     storage = state.storage
+    facts: Placement | None = None
     if current.ok and current.view is not None:
         facts = placement(current.view)
         if base is not None and base.view is not None:
@@ -100,7 +101,7 @@ def advance(
         found, storage = detect_storage(storage, current, config)
         events += found
         base = current
-    found, health = detect_health(state.health, previous, current, config)
+    found, health = detect_health(state.health, previous, current, config, facts)
     events += found
     new_state = EventState(
         previous=current,

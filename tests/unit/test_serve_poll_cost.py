@@ -1,0 +1,93 @@
+"""One poll of a 1,600-bucket cluster through serve's path (events and health, as the
+recorder runs them, then the exposition's series) makes the cluster's placement once and
+each table's figures once, and the series are those of a placement made afresh."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import konsole.model.placement as placement_module
+import konsole.model.table_stats as table_stats
+from konsole.collect.exposition import Exposition
+from konsole.model.events.state import EventState, advance
+from konsole.model.health import Health, evaluate
+from konsole.model.snapshot import ClusterSnapshot
+from tests._testutil.console import large_snapshot
+
+TABLES, BUCKETS = 200, 8  # 1,600 buckets
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
+    """Counts the placement passes (wherever ``placement`` was imported by name) and the
+    per-table figures made."""
+    counts: Counter[str] = Counter()
+
+    def counting(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            counts[name] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    real = placement_module.placement
+    wrapped = counting("placement", real)
+    for module in list(sys.modules.values()):
+        mine = module is not None and module.__name__.startswith("konsole.")
+        if mine and getattr(module, "placement", None) is real:
+            monkeypatch.setattr(module, "placement", wrapped)
+    monkeypatch.setattr(table_stats, "_figures", counting("figures", table_stats._figures))
+    yield counts
+
+
+def polls() -> list[ClusterSnapshot]:
+    return [large_snapshot(seq, tables=TABLES, buckets=BUCKETS) for seq in (1, 2, 3)]
+
+
+def serve_poll(state: EventState, exposition: Exposition, s: ClusterSnapshot) -> EventState:
+    events, state = advance(state, s)
+    asyncio.run(exposition.on_poll("c", s, state.health, events))
+    return state
+
+
+def exposition() -> Exposition:
+    return Exposition(["c"], clock=lambda: 2e9)  # the poll age is read at scrape time
+
+
+def series(exposition: Exposition) -> list[tuple[str, dict[str, str], float]]:
+    return [(m.name, s.labels, s.value) for m in exposition.collect() for s in m.samples]
+
+
+def test_a_serve_poll_makes_the_placement_and_each_tables_figures_once(
+    made: Counter[str],
+) -> None:
+    state, into = EventState(), exposition()
+    for s in polls():
+        made.clear()
+        state = serve_poll(state, into, s)
+        assert made == {"placement": 1, "figures": TABLES}
+
+
+def test_the_shared_placement_gives_the_series_of_a_fresh_one() -> None:
+    state, shared, fresh = EventState(), exposition(), exposition()
+    for s in polls():
+        state = serve_poll(state, shared, s)
+        alone = evaluate(s)
+        # A health without its placement: the exposition makes one of its own.
+        bare = Health(alone.status, alone.findings, alone.source, alone.taken_at)
+        asyncio.run(fresh.on_poll("c", s, bare, ()))
+        assert state.health is not None and state.health.placement is not None
+        assert series(shared) == series(fresh)
+
+
+def test_a_health_of_another_poll_lends_no_placement(made: Counter[str]) -> None:
+    first, second = polls()[:2]
+    made.clear()
+    asyncio.run(exposition().on_poll("c", second, evaluate(first), ()))
+    assert made == {"placement": 2, "figures": TABLES}  # the health's, then the poll's own
