@@ -45,6 +45,15 @@ def _app(story: Path, fake: FakeClusterActions) -> KonsoleApp:
     return app
 
 
+async def _rebalance(pilot, app: KonsoleApp) -> RebalanceScreen:
+    await settle(pilot, lambda: app.live_state is not None)
+    await pilot.press("R")
+    await settle(pilot, lambda: isinstance(app.screen, RebalanceScreen))
+    screen = app.screen
+    assert isinstance(screen, RebalanceScreen)
+    return screen
+
+
 async def _refreshed(pilot, fake: CountingFake, times: int) -> None:
     for _ in range(times):
         before = fake.reads_made
@@ -56,11 +65,7 @@ async def test_one_reads_for_the_screens_life_closed_when_it_goes(tmp_path: Path
     fake = CountingFake()
     app = _app(record_story(tmp_path / "demo.sqlite"), fake)
     async with app.run_test(size=(120, 34)) as pilot:
-        await settle(pilot, lambda: app.live_state is not None)
-        await pilot.press("R")
-        await settle(pilot, lambda: isinstance(app.screen, RebalanceScreen))
-        screen = app.screen
-        assert isinstance(screen, RebalanceScreen)
+        screen = await _rebalance(pilot, app)
         await settle(pilot, lambda: screen.progress is not None)
         await _refreshed(pilot, fake, 4)
         assert fake.reads_made >= 5
@@ -78,9 +83,7 @@ async def test_a_profile_switched_to_gets_its_own_reads(tmp_path: Path) -> None:
     fake = CountingFake()
     app = _app(record_story(tmp_path / "demo.sqlite"), fake)
     async with app.run_test(size=(120, 34)) as pilot:
-        await settle(pilot, lambda: app.live_state is not None)
-        await pilot.press("R")
-        await settle(pilot, lambda: isinstance(app.screen, RebalanceScreen))
+        await _rebalance(pilot, app)
         await settle(pilot, lambda: fake.reads_made > 0)
         app.switch_profile("other")
         await _refreshed(pilot, fake, 1)
@@ -90,9 +93,7 @@ async def test_a_profile_switched_to_gets_its_own_reads(tmp_path: Path) -> None:
 async def test_start_is_capital_s_and_g_stays_the_storage_key(tmp_path: Path) -> None:
     app = _app(record_story(tmp_path / "demo.sqlite"), CountingFake())
     async with app.run_test(size=(120, 34)) as pilot:
-        await settle(pilot, lambda: app.live_state is not None)
-        await pilot.press("R")
-        await settle(pilot, lambda: isinstance(app.screen, RebalanceScreen))
+        await _rebalance(pilot, app)
         await pilot.press("S")
         await settle(pilot, lambda: isinstance(app.screen, ActionConfirmScreen))
         await pilot.press("escape")

@@ -13,28 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect.profiles import Profile
 from konsole.collect.recorder import Recorder
 from konsole.collect.takeover import TAKEN_OVER, take_over, writer_gone
 from konsole.ui.feed import LiveFeed
 from konsole.ui.state import ConsoleState, HistoryMode
 from konsole.ui.widgets.status_bar import status_text
 from store import HistoryLocked, open_writer
-from tests._testutil.console import record_story
+from tests._testutil.console import record_story, unreachable_profile
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def _profile() -> Profile:
-    # Port 9 (discard) on loopback: nothing answers, so a poll fails fast, never hangs.
-    return Profile(
-        name="demo",
-        source="profile",
-        bootstrap=("127.0.0.1:9",),
-        poll_interval=0.05,
-        connect_timeout=0.5,
-        request_timeout=0.5,
-    )
+_profile = unreachable_profile
 
 
 def _rows(path: Path, sql: str) -> list[tuple[object, ...]]:

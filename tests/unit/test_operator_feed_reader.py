@@ -7,31 +7,19 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from konsole.collect.history import event_row
 from konsole.collect.operator_feed import OperatorFeed
-from konsole.model.events import Event, EventKind, Severity
-from konsole.model.events.base import Subject
 from store import add_event, open_writer
 from store.rows import EventRow
+from tests._testutil.builders import operator_row
 
 
-def operator(action: str, outcome: str = "succeeded") -> EventRow:
-    return event_row(
-        Event(
-            time=time.time(),
-            kind=EventKind.OPERATOR,
-            severity=Severity.INFO,
-            subject=Subject("config", "k"),
-            message="m",
-            details={"action": action, "outcome": outcome},
-        )
-    )
+def operator(action: str) -> EventRow:
+    return operator_row(action, "succeeded")
 
 
 def history(path: Path) -> Path:
