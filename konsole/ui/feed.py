@@ -395,10 +395,17 @@ class LiveFeed:
             return None
         recorder = self._recorder(path)
         followed = state.history.reason
+        opening = asyncio.ensure_future(
+            asyncio.to_thread(take_over, recorder, self.clock(), followed=followed)
+        )
         try:
-            event = await asyncio.to_thread(take_over, recorder, self.clock(), followed=followed)
+            event = await asyncio.shield(opening)
         except HistoryError:  # locked by a quicker follower, or refused: follow on
             return None
+        except asyncio.CancelledError:
+            # The thread goes on: the lock it may take is let go once it ends.
+            opening.add_done_callback(partial(_let_go, recorder))
+            raise
         opened = recorder.status
         reason = None if opened.recording else opened.reason
         status = _recording(path, recorder, reason, TAKEN_OVER)
@@ -474,6 +481,13 @@ class LiveFeed:
         finally:
             await client.close()
         return out
+
+
+def _let_go(recorder: Recorder, opening: asyncio.Future[Any]) -> None:
+    """Close a recorder whose opening ended after its feed was cancelled."""
+    if not opening.cancelled():
+        opening.exception()  # seen: a take refused after the cancel is nothing to say
+    recorder.close()
 
 
 def _next(

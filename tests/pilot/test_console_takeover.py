@@ -138,3 +138,40 @@ def test_take_over_is_refused_while_the_lock_is_held(tmp_path: Path) -> None:
     assert _rows(path, "SELECT kind FROM events WHERE kind = 'history_taken_over'") == [
         ("history_taken_over",)
     ]
+
+
+async def test_a_console_closed_while_taking_over_lets_the_file_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The feed cancelled (the console quits, another profile) while its thread takes the
+    lock: once the thread ends, the lock is let go, never kept by a feed that is gone."""
+    import threading
+
+    import konsole.collect.takeover as takeover
+
+    path = record_story(tmp_path / "h.sqlite", polls=2)
+    writer = open_writer(path)
+    inside, release = threading.Event(), threading.Event()
+    real = takeover.take_over
+
+    def slow(*args: object, **kwargs: object) -> object:
+        inside.set()
+        release.wait(10)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(takeover, "take_over", slow)
+    seen: list[ConsoleState] = []
+    task = asyncio.create_task(LiveFeed(_profile(), path).run(seen.append))
+    await _until(seen, _following)
+    writer.close()
+    async with asyncio.timeout(20):
+        while not inside.is_set():
+            await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    release.set()
+    async with asyncio.timeout(20):
+        while not writer_gone(path):
+            await asyncio.sleep(0.02)
+    assert not any(_took_over(x) for x in seen)
