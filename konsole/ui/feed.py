@@ -368,21 +368,29 @@ class LiveFeed:
     async def _follow(self, state: ConsoleState, publish: Publish) -> tuple[ConsoleState, Any]:
         """Read what the recorder holding the file writes, one look per poll interval, until
         it lets the file go; then take the file: the state saying so and the recorder."""
+        from konsole.collect.kept_reader import KeptReader
         from konsole.model.health import evaluate
 
+        assert self.history_path is not None  # following a file
         interval = self.interval or self.profile.poll_interval
         seen_ms = 0
-        while True:
-            taken = await self._take_over(state)
-            if taken is not None:
-                return taken
-            step = await read_history(self.history_path, partial(self._follow_step, seen_ms))
-            if step is not None:
-                snap, events, seen_ms = step
-                health = evaluate(snap, self.profile.health, previous=state.last_ok)
-                state = _next(state, snap, events, state.history, self.clock(), health)
-                publish(state)
-            await asyncio.sleep(interval)
+        # One reader for all the follow steps (opened again only for another file).
+        kept = KeptReader(self.history_path)
+        try:
+            while True:
+                taken = await self._take_over(state)
+                if taken is not None:
+                    return taken
+                step = await asyncio.to_thread(kept.read, partial(self._follow_step, seen_ms))
+                if step is not None:
+                    snap, events, seen_ms = step
+                    health = evaluate(snap, self.profile.health, previous=state.last_ok)
+                    state = _next(state, snap, events, state.history, self.clock(), health)
+                    publish(state)
+                await asyncio.sleep(interval)
+        finally:
+            # After a step still reading in its thread (the close waits for it).
+            await asyncio.shield(asyncio.to_thread(kept.close))
 
     async def _take_over(self, state: ConsoleState) -> tuple[ConsoleState, Any] | None:
         """When no process holds the writer lock any more, this console's recorder takes

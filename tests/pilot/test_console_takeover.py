@@ -175,3 +175,39 @@ async def test_a_console_closed_while_taking_over_lets_the_file_go(
         while not writer_gone(path):
             await asyncio.sleep(0.02)
     assert not any(_took_over(x) for x in seen)
+
+
+async def test_following_reads_through_one_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every follow step reads the file through the one kept reader, not a new one each."""
+    import store
+    from konsole.collect.history import poll_record
+    from tests._testutil.console import T0, story_snapshot
+
+    path = record_story(tmp_path / "h.sqlite", polls=4)
+    writer = open_writer(path)
+    opened = [0]
+    real = store.open_reader
+
+    def counted(where: Path) -> object:
+        opened[0] += 1
+        return real(where)
+
+    monkeypatch.setattr(store, "open_reader", counted)
+    seen: list[ConsoleState] = []
+    task = asyncio.create_task(LiveFeed(_profile(), path).run(seen.append))
+    try:
+        await _until(seen, _following)
+        for seq in range(5, 10):  # the recorder writes, the console shows each poll
+            writer.record(poll_record(story_snapshot(seq)))
+            at = T0 + 10 * (seq - 1)
+            await _until(
+                seen, lambda x, at=at: x.snapshot is not None and x.snapshot.taken_at == at
+            )
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        writer.close()
+    assert opened[0] <= 2  # the recent events at the start, then the follow steps' one
