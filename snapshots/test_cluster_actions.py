@@ -60,12 +60,12 @@ def test_rebalance_failed_read(snap_compare, console_states) -> None:
 
 def test_rebalance_start_plan(snap_compare, console_states) -> None:
     app = _app(console_states, FakeClusterActions())
-    assert _snap(snap_compare, app, _go("R", "g", until="plan"))
+    assert _snap(snap_compare, app, _go("R", "S", until="plan"))
 
 
 def test_rebalance_start_refused(snap_compare, console_states) -> None:
     app = _app(console_states, FakeClusterActions(running="rb-7"))
-    assert _snap(snap_compare, app, _go("R", "g", until="refused"))
+    assert _snap(snap_compare, app, _go("R", "S", until="refused"))
 
 
 def test_rebalance_start_failed(snap_compare, console_states) -> None:
@@ -73,7 +73,7 @@ def test_rebalance_start_failed(snap_compare, console_states) -> None:
         fail_with="rebalance start cluster: REBALANCE_FAILURE_EXCEPTION (61): already exists"
     )
     app = _app(console_states, fake)
-    assert _snap(snap_compare, app, _go("R", "g", "=cluster", until="failed"))
+    assert _snap(snap_compare, app, _go("R", "S", "=cluster", until="failed"))
 
 
 def test_rebalance_actions_off(snap_compare, console_states) -> None:

@@ -192,6 +192,7 @@ class Fleet:
 
     async def _member(self, member: Member, stop: asyncio.Event) -> None:
         self._update(member.name, running=True)
+        feed: OperatorFeed | None = None
         try:
             feed = await self._operator_feed(member)
             recorder, mode = await self._open_history(member)
@@ -209,6 +210,8 @@ class Fleet:
             log.exception("cluster %s: polling stopped", member.name)
             self._update(member.name, crashed=f"{type(exc).__name__}: {exc}")
         finally:
+            if feed is not None:  # its one reader, after a look still running in its thread
+                await _shielded(asyncio.to_thread(feed.close))
             self._update(member.name, running=False)
 
     async def _open_history(self, member: Member) -> tuple[Recorder | None, HistoryMode]:

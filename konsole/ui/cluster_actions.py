@@ -8,10 +8,16 @@ plan of one :class:`ActionRequest`, and carrying it out. :class:`LiveClusterActi
 it through :mod:`konsole.collect.actions`, the same plans, rails and audit as
 ``konsole admin``; each call opens its own client (with the write grant only to send, and
 only for a profile with ``writes = true``) and closes it after.
+
+A screen that reads again and again (the Rebalance screen's progress, every few seconds)
+holds :meth:`ClusterActions.reads` instead: :class:`HeldReads` opens one read-only client
+at its first read, keeps it (the client reconnects a dropped connection itself) and closes
+it in :meth:`HeldReads.aclose`, when the screen closes.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +31,15 @@ if TYPE_CHECKING:
     from fluss_proto.model import ConfigEntry, RebalanceProgress
     from konsole.collect.actions import ActionRunner
 
-__all__ = ["GOALS", "ActionRequest", "ClusterActions", "LiveClusterActions", "cancel_plan"]
+__all__ = [
+    "GOALS",
+    "ActionRequest",
+    "ClusterActions",
+    "ClusterReads",
+    "HeldReads",
+    "LiveClusterActions",
+    "cancel_plan",
+]
 
 #: The rebalance goals a server takes, in the order the Rebalance screen offers them.
 GOALS: tuple[str, ...] = ("REPLICA_DISTRIBUTION", "LEADER_DISTRIBUTION", "RACK_AWARE")
@@ -85,17 +99,29 @@ def cancel_plan(running: str | None) -> Plan:
     )
 
 
+class ClusterReads(Protocol):
+    """Reads over one client its holder keeps (see :meth:`ClusterActions.reads`)."""
+
+    async def progress(self) -> RebalanceProgress:
+        """The current or last rebalance (ListRebalanceProgress; a read)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the client, if one was opened (the holder is done reading)."""
+        ...
+
+
 class ClusterActions(Protocol):
+    def reads(self) -> ClusterReads:
+        """Reads for a holder that asks again and again: one client for its life at most."""
+        ...
+
     def unavailable(self) -> str | None:
         """Why the writing actions are off (None: they may be offered)."""
         ...
 
     async def configs(self) -> Sequence[ConfigEntry]:
         """The cluster's configs (DescribeClusterConfigs; a read)."""
-        ...
-
-    async def progress(self) -> RebalanceProgress:
-        """The current or last rebalance (ListRebalanceProgress; a read)."""
         ...
 
     async def plan(self, request: ActionRequest) -> Plan:
@@ -117,6 +143,9 @@ class LiveClusterActions:
 
     def unavailable(self) -> str | None:
         return self._writes.unavailable()
+
+    def reads(self) -> HeldReads:
+        return HeldReads(self.profile)
 
     async def _read(self, body: Callable[[ActionRunner], Awaitable[object]]) -> object:
         from konsole.collect.actions import Audit, Options, open_runner
@@ -140,12 +169,6 @@ class LiveClusterActions:
 
         return list(await self._read(body))  # type: ignore[call-overload]
 
-    async def progress(self) -> RebalanceProgress:
-        async def body(runner: ActionRunner) -> object:
-            return await runner.admin.rebalance_progress()
-
-        return await self._read(body)  # type: ignore[return-value]
-
     async def plan(self, request: ActionRequest) -> Plan:
         runner = await self._writes._runner()
         try:
@@ -158,6 +181,48 @@ class LiveClusterActions:
         try:
             return await _execute(runner, request)
         finally:
+            await runner.aclose()
+
+
+class HeldReads:
+    """The cluster's reads over one read-only client, opened at the first read and kept
+    until :meth:`aclose` (a read after it opens none: it raises)."""
+
+    def __init__(self, profile: Profile | None) -> None:
+        self.profile = profile
+        #: Clients opened so far (0 or 1: what the live tests count).
+        self.opened = 0
+        self._runner: ActionRunner | None = None
+        self._closed = False
+        # Two reads at once (a key pressed during the timer's read) share one connect.
+        self._lock = asyncio.Lock()
+
+    async def _held(self) -> ActionRunner:
+        from konsole.errors import ActionFailedError
+
+        async with self._lock:
+            if self._closed:
+                raise ActionFailedError("the reads were closed")
+            if self._runner is None:
+                from konsole.collect.actions import Audit, Options, open_runner
+
+                if self.profile is None:
+                    raise ActionFailedError("actions need a cluster profile")
+                operator = _Operator(lambda done, total, status: None)
+                self._runner = await open_runner(
+                    self.profile, Audit(None), operator, Options(yes=True), writes=False
+                )
+                self.opened += 1
+            return self._runner
+
+    async def progress(self) -> RebalanceProgress:
+        return await (await self._held()).admin.rebalance_progress()
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            self._closed = True
+            runner, self._runner = self._runner, None
+        if runner is not None:
             await runner.aclose()
 
 

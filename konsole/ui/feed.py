@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from fluss_proto.client import FlussClient
     from fluss_proto.scan import Preview
     from konsole.collect.profiles import Profile
+    from konsole.collect.recorder import Recorder
     from konsole.localcluster import ClusterDescription
     from konsole.model.events import Event
     from konsole.model.health import Health
@@ -252,11 +253,14 @@ def state_at(
 # =========================================================================== live
 
 
-def _recording(path: Path | None, recorder: Any, reason: str | None) -> HistoryStatus:
-    """The status of a console recording through ``recorder`` (``reason``: why not now)."""
+def _recording(
+    path: Path | None, recorder: Any, reason: str | None, note: str | None = None
+) -> HistoryStatus:
+    """The status of a console recording through ``recorder`` (``reason``: why not now;
+    ``note``: how it came to record, e.g. a recorder it followed is gone)."""
     other = recorder.other_cluster_until
     proven = recorder.other_cluster_proven
-    return HistoryStatus(HistoryMode.RECORDING, path, reason, other, proven)
+    return HistoryStatus(HistoryMode.RECORDING, path, reason, other, proven, note)
 
 
 @dataclass
@@ -274,22 +278,14 @@ class LiveFeed:
         self.name = self.profile.name
 
     async def run(self, publish: Publish) -> None:
-        from konsole.collect.recorder import Recorder
-        from konsole.model.events import EventConfig
+        # Loaded as the feed starts, a history or not (the first-paint test tells by it).
+        import konsole.collect.recorder  # noqa: F401
         from store import HistoryError, HistoryLocked
 
         status = HistoryStatus(HistoryMode.OFF, self.history_path, "no history file")
         recorder: Recorder | None = None
         if self.history_path is not None:
-            notes: list[str] = []
-            recorder = Recorder(
-                self.history_path,
-                config=EventConfig(rules=self.profile.health),
-                say=notes.append,
-                clock=self.clock,
-                run_id=self.profile.run_id,
-                logs=self.profile.logs,
-            )
+            recorder = self._recorder(self.history_path)
             try:
                 await asyncio.to_thread(recorder.open)
                 # An unwritable place does not raise: the recorder starts not recording.
@@ -307,9 +303,23 @@ class LiveFeed:
         state = replace(state, events=recent or ())
         publish(state)
         if status.mode is HistoryMode.FOLLOWING:
-            await self._follow(state, publish)
-        else:
-            await self._poll(state, recorder, publish)
+            # Until the recorder followed is gone: then this console records the file.
+            state, recorder = await self._follow(state, publish)
+        await self._poll(state, recorder, publish)
+
+    def _recorder(self, path: Path) -> Recorder:
+        from konsole.collect.recorder import Recorder
+        from konsole.model.events import EventConfig
+
+        notes: list[str] = []
+        return Recorder(
+            path,
+            config=EventConfig(rules=self.profile.health),
+            say=notes.append,
+            clock=self.clock,
+            run_id=self.profile.run_id,
+            logs=self.profile.logs,
+        )
 
     def _recent_events(self, reader: HistoryReader) -> tuple[Event, ...]:
         from konsole.collect.history import event_from_row
@@ -338,7 +348,7 @@ class LiveFeed:
                     events, health = found, recorder.health
                     rs = recorder.status
                     reason = None if rs.recording else rs.reason
-                    status = _recording(self.history_path, recorder, reason)
+                    status = _recording(self.history_path, recorder, reason, status.note)
                     other = status.other_until
                     if other is not None and other != state.history.other_until:
                         # Another cluster: none of its events or polls is this one's.
@@ -355,20 +365,60 @@ class LiveFeed:
             if recorder is not None:
                 await asyncio.to_thread(recorder.close)
 
-    async def _follow(self, state: ConsoleState, publish: Publish) -> None:
-        """Read what the recorder holding the file writes, one look per poll interval."""
+    async def _follow(self, state: ConsoleState, publish: Publish) -> tuple[ConsoleState, Any]:
+        """Read what the recorder holding the file writes, one look per poll interval, until
+        it lets the file go; then take the file: the state saying so and the recorder."""
+        from konsole.collect.kept_reader import KeptReader
         from konsole.model.health import evaluate
 
+        assert self.history_path is not None  # following a file
         interval = self.interval or self.profile.poll_interval
         seen_ms = 0
-        while True:
-            step = await read_history(self.history_path, partial(self._follow_step, seen_ms))
-            if step is not None:
-                snap, events, seen_ms = step
-                health = evaluate(snap, self.profile.health, previous=state.last_ok)
-                state = _next(state, snap, events, state.history, self.clock(), health)
-                publish(state)
-            await asyncio.sleep(interval)
+        # One reader for all the follow steps (opened again only for another file).
+        kept = KeptReader(self.history_path)
+        try:
+            while True:
+                taken = await self._take_over(state)
+                if taken is not None:
+                    return taken
+                step = await asyncio.to_thread(kept.read, partial(self._follow_step, seen_ms))
+                if step is not None:
+                    snap, events, seen_ms = step
+                    health = evaluate(snap, self.profile.health, previous=state.last_ok)
+                    state = _next(state, snap, events, state.history, self.clock(), health)
+                    publish(state)
+                await asyncio.sleep(interval)
+        finally:
+            # After a step still reading in its thread (the close waits for it).
+            await asyncio.shield(asyncio.to_thread(kept.close))
+
+    async def _take_over(self, state: ConsoleState) -> tuple[ConsoleState, Any] | None:
+        """When no process holds the writer lock any more, this console's recorder takes
+        the file (None while it is held, or when another follower took it first)."""
+        from konsole.collect.takeover import TAKEN_OVER, take_over, writer_gone
+        from store import HistoryError
+
+        path = self.history_path
+        if path is None or not await asyncio.to_thread(writer_gone, path):
+            return None
+        recorder = self._recorder(path)
+        followed = state.history.reason
+        opening = asyncio.ensure_future(
+            asyncio.to_thread(take_over, recorder, self.clock(), followed=followed)
+        )
+        try:
+            event = await asyncio.shield(opening)
+        except HistoryError:  # locked by a quicker follower, or refused: follow on
+            return None
+        except asyncio.CancelledError:
+            # The thread goes on: the lock it may take is let go once it ends.
+            opening.add_done_callback(partial(_let_go, recorder))
+            raise
+        opened = recorder.status
+        reason = None if opened.recording else opened.reason
+        status = _recording(path, recorder, reason, TAKEN_OVER)
+        events = (*state.events, event)[-MAX_EVENTS:]
+        return replace(state, history=status, events=events, now=self.clock()), recorder
 
     @staticmethod
     def _follow_step(
@@ -439,6 +489,13 @@ class LiveFeed:
         finally:
             await client.close()
         return out
+
+
+def _let_go(recorder: Recorder, opening: asyncio.Future[Any]) -> None:
+    """Close a recorder whose opening ended after its feed was cancelled."""
+    if not opening.cancelled():
+        opening.exception()  # seen: a take refused after the cancel is nothing to say
+    recorder.close()
 
 
 def _next(

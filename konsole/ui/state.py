@@ -45,6 +45,9 @@ class HistoryStatus:
     #: False when the polls before ``other_until`` carry no identity (a history kept by an
     #: older konsole): they may be this cluster's, nothing tells.
     other_proven: bool = True
+    #: How the console came to record, said in the status bar (the recorder it followed
+    #: is gone: it polls and writes the file now).
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

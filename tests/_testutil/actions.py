@@ -115,9 +115,19 @@ class FakeClusterActions:
     #: Raised by execute (after its progress) when set.
     fail_with: str | None = None
     executed: list[ActionRequest] = field(default_factory=list)
+    #: How many times reads() was asked for, and closed (ClusterReads: the fake is its own).
+    reads_opened: int = 0
+    reads_closed: int = 0
 
     def unavailable(self) -> str | None:
         return self.unavailable_reason
+
+    def reads(self) -> FakeClusterActions:
+        self.reads_opened += 1
+        return self
+
+    async def aclose(self) -> None:
+        self.reads_closed += 1
 
     async def configs(self) -> Sequence[ConfigEntry]:
         if self.read_fails_with is not None:

@@ -28,6 +28,7 @@ from fluss_proto.model import (
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
 from konsole.collect.metrics import MetricsError, ServerMetrics, TableMetrics
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+from store.rows import EventRow
 
 COORD = "127.0.0.1:9123"
 T0 = 1_780_000_000.0  # a poll time, epoch seconds (whole hour + 2,800 s)
@@ -265,3 +266,23 @@ def all_metrics(tablets: Iterable[int] = (0, 1, 2), **fields: Any) -> list[Serve
 
 def with_time(s: ClusterSnapshot, t: float) -> ClusterSnapshot:
     return replace(s, taken_at=t)
+
+
+def operator_row(action: str, outcome: str, details: str | None = None) -> EventRow:
+    """An operator event as ``konsole admin`` writes it (``details``: a raw column instead)."""
+    import time
+
+    from konsole.collect.history import event_row
+    from konsole.model.events import Event, EventKind, Severity
+    from konsole.model.events.base import Subject
+
+    event = Event(
+        time=time.time(),
+        kind=EventKind.OPERATOR,
+        severity=Severity.INFO,
+        subject=Subject("config", "k"),
+        message="m",
+        details={"action": action, "outcome": outcome},
+    )
+    row = event_row(event)
+    return row if details is None else replace(row, details=details)

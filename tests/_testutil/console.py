@@ -30,6 +30,7 @@ from fluss_proto.client import TablePath
 from fluss_proto.model import BucketView, ClusterView, PartitionInfo, ServerInfo, TableView
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
 from konsole.collect.metrics import ServerMetrics
+from konsole.collect.profiles import Profile
 from konsole.collect.recorder import Recorder
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
 from konsole.ui.feed import state_at, with_history
@@ -498,3 +499,16 @@ async def until(pilot: Any, what: str, predicate: Callable[[], bool], timeout: f
             break
         await pilot.pause(0.1)
     raise AssertionError(f"{what}: not within {timeout:g}s; screen: {screen_text(pilot.app)}")
+
+
+def unreachable_profile() -> Profile:
+    """A profile of port 9 (discard) on loopback: nothing answers, so a poll fails fast and
+    never hangs (the feed's tests without a cluster)."""
+    return Profile(
+        name="demo",
+        source="profile",
+        bootstrap=("127.0.0.1:9",),
+        poll_interval=0.05,
+        connect_timeout=0.5,
+        request_timeout=0.5,
+    )

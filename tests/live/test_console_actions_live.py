@@ -205,14 +205,35 @@ async def test_tables_screen_partition_create_drop_and_property_set(
         assert (await _table_facts(bootstrap, table))[1].get("owner") == "console"
 
 
+def _count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[int]:
+    """Count the calls of the coroutine function ``owner.name`` from now on (a module's
+    function or a class's method)."""
+    calls = [0]
+    real = getattr(owner, name)
+
+    async def counted(*args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
 async def test_rebalance_screen_reads_the_coordinators_progress(
-    bootstrap: str, tmp_path: Path
+    bootstrap: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client = await FlussClient.connect([bootstrap])
     try:
         expected = await FlussAdmin(client).rebalance_progress()
     finally:
         await client.close()
+    # The action runners (each one client) opened and closed, and the progress reads:
+    # the screen's refreshes read through one client for its life, not one each.
+    import konsole.collect.actions as collect_actions
+
+    opened = _count_calls(monkeypatch, collect_actions, "open_runner")
+    closed = _count_calls(monkeypatch, collect_actions.ActionRunner, "aclose")
+    reads = _count_calls(monkeypatch, FlussAdmin, "rebalance_progress")
     profile = resolve_profile(bootstrap=bootstrap)  # a read: no writes needed
     app = KonsoleApp(LiveFeed(profile, tmp_path / "history.sqlite", interval=1.0))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -229,3 +250,11 @@ async def test_rebalance_screen_reads_the_coordinators_progress(
             assert f"Rebalance {expected.rebalance_id}" in title
         else:
             assert "no rebalance to report" in title
+        for _ in range(4):
+            before = reads[0]
+            await pilot.press("r")
+            await until(pilot, "a refresh", lambda b=before: reads[0] > b, 30)  # type: ignore[misc]
+        assert screen.progress_error is None and reads[0] >= 5
+        assert (opened[0], closed[0]) == (1, 0)
+    # The screen's client is closed with it.
+    assert (opened[0], closed[0]) == (1, 1)

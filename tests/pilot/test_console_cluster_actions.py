@@ -88,7 +88,7 @@ async def test_rebalance_goals_progress_start_typed_subject(story: Path) -> None
         assert "no dry run" in _text(screen, "#rb-plan")
         await pilot.press("2", "3")  # leader off, rack-aware on
         assert screen.chosen_goals() == ["REPLICA_DISTRIBUTION", "RACK_AWARE"]
-        modal = await _modal(pilot, app, "g", step="plan")
+        modal = await _modal(pilot, app, "S", step="plan")
         assert "goals: REPLICA_DISTRIBUTION, RACK_AWARE" in _text(modal, "#confirm-body")
         await _type(pilot, modal, "clus")
         assert fake.executed == [] and "type cluster exactly" in _text(modal, "#confirm-status")
@@ -104,7 +104,7 @@ async def test_rebalance_refused_while_one_runs_then_cancel(story: Path) -> None
     app = _app(story, fake)
     async with app.run_test(size=(120, 34)) as pilot:
         await _rebalance(pilot, app)
-        modal = await _modal(pilot, app, "g", step="refused")
+        modal = await _modal(pilot, app, "S", step="refused")
         assert "REFUSED" in _text(modal, "#confirm-status")
         assert not modal.query_one("#confirm-input").display
         await pilot.press("escape")
@@ -232,6 +232,6 @@ async def test_actions_off_without_writes_and_in_time_travel(story: Path) -> Non
     past.travel_state = story_state(story, T_STOPPED - 5, live=False, now=NOW)
     async with past.run_test(size=(120, 34)) as pilot:
         await _rebalance(pilot, past)
-        modal = await _modal(pilot, past, "g", step="off")
+        modal = await _modal(pilot, past, "S", step="off")
         assert "time travel shows the past" in _text(modal, "#confirm-status")
         assert fake.executed == []

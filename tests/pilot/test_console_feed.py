@@ -9,25 +9,15 @@ from pathlib import Path
 import pytest
 
 from konsole.collect.history import poll_record
-from konsole.collect.profiles import Profile
 from konsole.ui.feed import LiveFeed
 from konsole.ui.state import ConsoleState, HistoryMode
 from store import open_writer
-from tests._testutil.console import T0, record_story, story_snapshot
+from tests._testutil.console import T0, record_story, story_snapshot, unreachable_profile
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def _profile() -> Profile:
-    # Port 9 (discard) on loopback: nothing answers, so a poll would fail, never hang.
-    return Profile(
-        name="demo",
-        source="profile",
-        bootstrap=("127.0.0.1:9",),
-        poll_interval=0.05,
-        connect_timeout=0.5,
-        request_timeout=0.5,
-    )
+_profile = unreachable_profile
 
 
 async def _collect(feed: LiveFeed, until, timeout: float = 20.0) -> list[ConsoleState]:

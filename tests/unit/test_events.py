@@ -327,6 +327,7 @@ def test_every_kind_is_covered_by_a_case() -> None:
     seen |= {"ingest_stalled", "ingest_resumed"}  # below, they need several polls
     seen |= {"history_trouble"}  # the recorder's, not a detector's: test_recorder_faults.py
     seen |= {"operator"}  # konsole admin's, not a detector's: test_actions_model.py
+    seen |= {"history_taken_over"}  # a following console's: tests/pilot/test_console_takeover.py
     # storage parts over time: test_storage_model.py
     seen |= {"tiering_stalled", "tiering_resumed", "kv_snapshot_stale", "lake_lag_high"}
     assert seen == {k.value for k in EventKind}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,30 +16,16 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from konsole.collect.exposition.history import HistoryCollector
 from konsole.collect.fleet import Fleet, HistoryMode, Member, Source
-from konsole.collect.history import event_row
 from konsole.collect.operator_feed import OperatorFeed
 from konsole.collect.profiles import Profile
-from konsole.model.events import Event, EventKind, Severity
-from konsole.model.events.base import Subject
+from konsole.model.events import Event
 from konsole.model.health import Health
 from konsole.model.snapshot import ClusterSnapshot
 from store import add_event, open_writer
 from store.rows import EventRow
-from tests._testutil.builders import snap, table, view
+from tests._testutil.builders import operator_row, snap, table, view
 
-
-def operator(action: str, outcome: str, details: str | None = None) -> EventRow:
-    """An operator event as ``konsole admin`` writes it (``details``: a raw column)."""
-    event = Event(
-        time=time.time(),
-        kind=EventKind.OPERATOR,
-        severity=Severity.INFO,
-        subject=Subject("config", "k"),
-        message="m",
-        details={"action": action, "outcome": outcome},
-    )
-    row = event_row(event)
-    return row if details is None else replace(row, details=details)
+operator = operator_row
 
 
 def history(path: Path) -> Path:

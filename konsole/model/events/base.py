@@ -67,6 +67,9 @@ class EventKind(StrEnum):
     HISTORY_TROUBLE = "history_trouble"
     #: Written by ``konsole admin``, not a detector: an operator action and its outcome.
     OPERATOR = "operator"
+    #: Written by a console that followed a history, not a detector: the recorder that held
+    #: the file is gone and the console polls and writes it now.
+    HISTORY_TAKEN_OVER = "history_taken_over"
 
 
 class Severity(StrEnum):

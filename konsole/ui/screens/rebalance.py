@@ -4,13 +4,18 @@ The goals are toggled with ``1``-``3``. The plan is the current placement (repli
 tablet server, from the state shown): the Fluss server plans the moves itself and has no
 dry run, so the screen says so and the moves appear in the progress once started. The
 progress is ListRebalanceProgress read live every few seconds (a read: no opt-in), one
-row a bucket: old -> new replicas and leader, its status. ``g`` starts a rebalance and
-``x`` cancels the running one, both through the confirmation modal (plan, rails, the
-subject typed, audit), greyed with why when actions are off.
+row a bucket: old -> new replicas and leader, its status. The reads go through the
+:class:`~konsole.ui.cluster_actions.ClusterReads` the screen holds from its mount to its
+unmount: one client for the screen's life at most, not one per read. ``S`` starts a
+rebalance (``g`` is the app's Storage key) and ``x`` cancels the running one, both through
+the confirmation modal (plan, rails, the subject typed, audit), greyed with why when
+actions are off.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -23,7 +28,7 @@ from textual.widgets import Static
 from fluss_proto.errors import FlussError
 from konsole.errors import KonsoleError
 from konsole.model.actions import progress_counts, replicas_on
-from konsole.ui.cluster_actions import GOALS, ActionRequest
+from konsole.ui.cluster_actions import GOALS, ActionRequest, ClusterReads
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.keyed_table import KeyedTable, Row
@@ -54,7 +59,7 @@ class RebalanceScreen(ConsoleScreen):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(str(i + 1), f"goal({i})", g.lower(), show=False) for i, g in enumerate(GOALS)),
-        Binding("g", "start", "Start (go)"),
+        Binding("S", "start", "Start"),
         Binding("x", "cancel", "Cancel rebalance"),
         Binding("r", "refresh", "Refresh progress"),
     ]
@@ -65,6 +70,10 @@ class RebalanceScreen(ConsoleScreen):
         #: The last progress read (None: not read yet); its error when the read failed.
         self.progress: RebalanceProgress | None = None
         self.progress_error: str | None = None
+        #: The reads held for the screen's life (made at the mount, closed at the unmount),
+        #: and the feed they are of: a profile switched to gets reads of its own.
+        self.reads: ClusterReads | None = None
+        self._reads_of: object = None
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="rb-top"):
@@ -74,6 +83,7 @@ class RebalanceScreen(ConsoleScreen):
         yield KeyedTable(id="rb-table")
 
     def on_mount(self) -> None:
+        self.reads, self._reads_of = self.konsole.cluster_actions().reads(), self.konsole.feed
         self.query_one(KeyedTable).set_columns(_COLUMNS)
         self._draw_goals()
         self._draw_progress()
@@ -82,6 +92,19 @@ class RebalanceScreen(ConsoleScreen):
     def on_screen_resume(self) -> None:
         super().on_screen_resume()
         self.action_refresh()
+
+    async def on_unmount(self) -> None:
+        reads, self.reads = self.reads, None
+        await _close(reads)
+
+    async def _current_reads(self) -> ClusterReads | None:
+        """The held reads; new ones (the old closed) after a switch to another profile."""
+        feed = self.konsole.feed
+        if self.reads is not None and feed is not self._reads_of:
+            old, self._reads_of = self.reads, feed
+            self.reads, self.progress = self.konsole.cluster_actions().reads(), None
+            await _close(old)
+        return self.reads
 
     def render_state(self, state: ConsoleState) -> None:
         snapshot = state.last_ok
@@ -119,8 +142,11 @@ class RebalanceScreen(ConsoleScreen):
 
     @work(exclusive=True, group="rebalance-progress", exit_on_error=False)
     async def action_refresh(self) -> None:
+        reads = await self._current_reads()
+        if reads is None:
+            return  # unmounted
         try:
-            self.progress = await self.konsole.cluster_actions().progress()
+            self.progress = await reads.progress()
             self.progress_error = None
         except (KonsoleError, FlussError, OSError) as exc:  # unknown, said so
             self.progress_error = str(exc) or type(exc).__name__
@@ -134,7 +160,7 @@ class RebalanceScreen(ConsoleScreen):
         for i, (goal, on) in enumerate(zip(GOALS, self.goals, strict=True)):
             t.append(f" {i + 1} ", style="bold reverse")
             t.append(f" [{'x' if on else ' '}] {goal}   ", style="" if on else "dim")
-        t.append("\n g: start with these goals · x: cancel the running one", style="dim")
+        t.append("\n S: start with these goals · x: cancel the running one", style="dim")
         self.query_one("#rb-goals", Static).update(t)
 
     def _draw_progress(self) -> None:
@@ -161,6 +187,12 @@ class RebalanceScreen(ConsoleScreen):
                 )
             )
             table.sync(_rows(self.progress, view))
+
+
+async def _close(reads: ClusterReads | None) -> None:
+    if reads is not None:
+        with contextlib.suppress(Exception):  # closing: nothing left to tell
+            await asyncio.shield(reads.aclose())
 
 
 def _plan(view: ClusterView | None) -> Text:

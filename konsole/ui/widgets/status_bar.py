@@ -46,6 +46,8 @@ def status_text(state: ConsoleState) -> Text:
             t.append("NOT RECORDING", style="bold yellow")
         else:
             t.append("history off", style="yellow")
+        if state.history.note:  # e.g. the recorder followed is gone: this console polls
+            t.append(f" · {state.history.note}", style="bold yellow")
     other = state.history.other_until
     if other is not None and (not state.historic or (state.as_of or 0) < other):
         if state.history.other_proven:
