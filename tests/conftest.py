@@ -151,7 +151,7 @@ def fluss_cluster(
     try:
         yield desc
     finally:
-        cluster.stop(timeout=60)
+        cluster.stop(graceful=False)
         leftover = our_java_processes(Path(desc["run_dir"]))
         assert not leftover, f"Java processes of the test cluster remain: {leftover}"
 

@@ -150,14 +150,14 @@ async def test_the_console_on_two_local_clusters_keeps_them_apart(
     try:
         in_first = await _first_console(lc.run_dir, first)
     finally:
-        await asyncio.to_thread(lc.stop, timeout=60)
+        await asyncio.to_thread(lc.stop, graceful=False)
     second = await asyncio.to_thread(lc.start, **start)
     try:
         assert second.run_id != first.run_id
         await pf.write_log_table(second.bootstrap_servers, "epochs", "t", 7)
         await _second_console(lc.run_dir, second, in_first)
     finally:
-        await asyncio.to_thread(lc.stop, timeout=60)
+        await asyncio.to_thread(lc.stop, graceful=False)
         assert not our_java_processes(lc.run_dir)
     info = subprocess.run(
         [sys.executable, "-m", "konsole.cli", "history", "info", "--local", "--format", "json"],

@@ -56,7 +56,7 @@ def start_and_record(
         )
         assert recorded.returncode == 0, recorded.stderr
     finally:
-        lc.stop(timeout=60)
+        lc.stop(graceful=False)
         assert not our_java_processes(Path(desc["run_dir"]))
     return desc
 
