@@ -119,7 +119,8 @@ def resolve_server(config: pytest.Config, generation: str) -> FlussServer:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """Says which server generations the live tests left out, and why, at the very end."""
+    """Says, at the very end, which stale servers the session's start stopped, and which
+    server generations the live tests left out, and why."""
     swept = config.stash.get(SWEPT, [])
     if swept:
         dirs = sorted({s.run_dir for s in swept})
