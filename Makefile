@@ -34,7 +34,7 @@ jars: venv
 # Our packages are compiled first, as an installed wheel has them: where the environment
 # says not to write bytecode (PYTHONDONTWRITEBYTECODE), every start would compile them again.
 demo: jars
-	$(BIN)/python -m compileall -q fluss_proto konsole store
+	$(BIN)/python bench/_bytecode.py
 	$(BIN)/konsole demo $(if $(DEMO_FLUSS_HOME),--fluss-home $(DEMO_FLUSS_HOME),--version $(FLUSS_VERSION)) $(if $(INCIDENT),--incident)
 
 # The whole suite: unit, fuzz (CI profile) and live tests on both server generations

@@ -27,7 +27,7 @@ for the wall time: <= 0.5) and the load average (other work on the machine shows
 With ``--bootstrap``, ``--run-dir DIR`` (a local cluster's directory) times (a+) too.
 
 Our packages are compiled to bytecode before the runs, as an installed wheel has them
-(``installed_bytecode``).
+(``installed_bytecode``, bench/_bytecode.py).
 
 ``--quick`` (bench/_quick.py): 2 tables x 2 buckets, one run of each process; ``--drop``
 drops the bench database at the end.
@@ -53,6 +53,7 @@ for path in (REPO, REPO / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+from _bytecode import installed_bytecode  # noqa: E402
 from _quick import add_quick, parse_args  # noqa: E402
 from poll import (  # noqa: E402  (bench/poll.py: the table set-up is shared)
     bench_cluster,
@@ -131,19 +132,6 @@ async def prepare(args: argparse.Namespace, bootstrap: str) -> None:
             raise SystemExit(f"bench tables without bucket leaders: {missing[:5]}...")
     finally:
         await client.close()
-
-
-def installed_bytecode() -> list[str]:
-    """Compile konsole's packages to ``__pycache__`` as installing a wheel does (pip
-    compiles at install), and return them. A checkout run with ``PYTHONDONTWRITEBYTECODE``
-    and no ``__pycache__`` compiles every module of ours in every process (about 100 ms of
-    a check's CPU) while the peer loads its installed bytecode: not what users run."""
-    import compileall
-
-    packages = ["fluss_proto", "store", "konsole"]
-    for name in packages:  # py_compile writes even under PYTHONDONTWRITEBYTECODE
-        compileall.compile_dir(str(REPO / name), quiet=1)
-    return packages
 
 
 def run(args: argparse.Namespace, bootstrap: str, run_dir: str | None) -> dict[str, Any]:

@@ -35,7 +35,7 @@ goals of issue 22 are printed beside the ratios.
 5. the console's first paint against a bare Textual app (``bench/ui.py``'s children;
    goal: <= 1.2x).
 
-Our packages are compiled to bytecode first (``bench/check.py``'s ``installed_bytecode``),
+Our packages are compiled to bytecode first (``installed_bytecode`` in bench/_bytecode.py),
 as an installed wheel has them, so no figure includes compiling our sources.
 
 The cluster set-up is ``bench/check.py``'s (``bench/poll.py``'s ``ensure_tables``): tables
@@ -446,7 +446,7 @@ async def prepare(args: argparse.Namespace, bootstrap: str) -> None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     reps = 5 if args.quick else args.reps
     summary: dict[str, Any] = {"reps": reps, "cpus": os.cpu_count(), "load_start": load()}
-    from check import installed_bytecode  # bench/check.py: ours from bytecode, as installed
+    from _bytecode import installed_bytecode  # ours from bytecode, as installed
 
     summary["bytecode"] = installed_bytecode()
     summary["light"] = measure_light(reps if args.quick else 3 * reps)

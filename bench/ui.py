@@ -11,8 +11,9 @@ so what is measured is the UI, not the network. Four figures:
    first); the first frame with data (a recorded state read from a history file) is printed
    too. Wall and CPU (user + system of the whole child, which exits once painted: what load
    does not inflate) are printed with the load average. The children read bytecode, as an
-   installed konsole does: they compile into a temporary cache (``PYTHONPYCACHEPREFIX``) in
-   one unmeasured run of each kind, even where ``PYTHONDONTWRITEBYTECODE`` is set.
+   installed konsole does (``installed_bytecode``, bench/_bytecode.py, compiles ours and
+   the test helpers the children import first), after one unmeasured run of each kind
+   (``--warm-runs``; none in a smoke run).
 2. **Refresh of the 1,600-bucket table view**: a new state published to the Tables screen
    of a 200-table x 8-bucket cluster, until the frame is painted. Median / p90 over
    ``--refreshes``. Goal < 50 ms.
@@ -29,13 +30,15 @@ so what is measured is the UI, not the network. Four figures:
 
     python bench/ui.py [--reps 7] [--refreshes 30] [--idle-seconds 60] [--json]
         [--parts paint,refresh,idle,big]
-    python bench/ui.py --quick      # smoke run (1 rep, 3 refreshes, 2 s idle), seconds
+    python bench/ui.py --quick      # smoke run (1 rep, 3 refreshes, 1 s idle, no warm-up
+                                    # run, the big tables and key presses / 10), seconds
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import itertools
 import json
@@ -53,7 +56,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _quick import add_quick, parse_args  # noqa: E402  (bench/ is the script's dir)
+from _bytecode import installed_bytecode  # noqa: E402  (bench/ is the script's dir)
+from _quick import add_quick, parse_args  # noqa: E402
 
 MARK = "FIRST-PAINT"
 #: The console's first paint against a bare Textual app's (issue 22).
@@ -224,7 +228,9 @@ def _child_idle(seconds: float, screen_key: str) -> None:
     async def idle(pilot: Any) -> None:
         await pilot.press(screen_key)  # "t": the Tables screen, the heaviest refresh
         print("READY", flush=True)
-        await asyncio.sleep(seconds + 5)
+        # Until the parent has measured and says so (a line on stdin), bounded in time.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.to_thread(sys.stdin.readline), seconds + 10)
         pilot.app.exit()
 
     KonsoleApp(StaticFeed(states, name="bench", interval=2.0)).run(
@@ -240,13 +246,9 @@ def first_paint(kind: str, story: Path) -> float:
     return paint_times(kind, story)[0]
 
 
-def paint_times(kind: str, story: Path, pycache: Path | None = None) -> tuple[float, float]:
+def paint_times(kind: str, story: Path) -> tuple[float, float]:
     """(wall, CPU) seconds of one child from spawn to its first paint (CPU: the whole child,
-    its exit included); with ``pycache``, reading and writing bytecode there."""
-    env = dict(os.environ)
-    if pycache is not None:
-        env["PYTHONPYCACHEPREFIX"] = str(pycache)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    its exit included)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -254,7 +256,6 @@ def paint_times(kind: str, story: Path, pycache: Path | None = None) -> tuple[fl
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        env=env,
     )
     assert proc.stdout is not None
     elapsed = None
@@ -309,15 +310,18 @@ def idle_cpu(seconds: float, screen_key: str) -> tuple[float, float]:
             "--screen",
             screen_key,
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
     )
-    assert proc.stdout is not None
+    assert proc.stdin is not None and proc.stdout is not None
     for line in proc.stdout:
         if line.strip() == "READY":
             break
-    time.sleep(2.0)  # past the first refresh of the Tables screen
+    else:
+        raise RuntimeError(f"idle console never ready (exit {proc.wait(timeout=60)})")
+    time.sleep(min(2.0, seconds))  # past the first refresh of the Tables screen
     tick = os.sysconf("SC_CLK_TCK")
 
     def cpu() -> float:
@@ -327,7 +331,10 @@ def idle_cpu(seconds: float, screen_key: str) -> tuple[float, float]:
     c0, w0 = cpu(), time.monotonic()
     time.sleep(seconds)
     c1, w1 = cpu(), time.monotonic()
-    proc.wait(timeout=seconds + 60)
+    proc.stdin.write("done\n")
+    proc.stdin.close()
+    if proc.wait(timeout=60) != 0:
+        raise RuntimeError(f"idle console exit {proc.returncode}")
     return c1 - c0, w1 - w0
 
 
@@ -504,9 +511,10 @@ async def _few_moved(
     return out
 
 
-async def preview_scroll(columns: int, rows: int) -> dict[str, list[float]]:
+async def preview_scroll(columns: int, rows: int, scale: int = 1) -> dict[str, list[float]]:
     """A ``columns``-column preview of ``rows`` rows: the longest frame of each key press
-    (cursor down, page down, next page, the next column window, scrolling right)."""
+    (cursor down, page down, next page, the next column window, scrolling right); ``scale``
+    divides the number of presses of each key (at least one)."""
     from konsole.ui.app import KonsoleApp
     from konsole.ui.feed import StaticFeed
     from konsole.ui.screens.preview import PreviewScreen
@@ -519,12 +527,16 @@ async def preview_scroll(columns: int, rows: int) -> dict[str, list[float]]:
 
     app = KonsoleApp(StaticFeed([large_state(time.time(), tables=2)], name="bench", scan=scan))
     watch = LongestFrame()
+
+    def times(n: int) -> int:
+        return max(1, n // scale)
+
     keys = {
-        "down": ["down"] * 30,
-        "pagedown": ["pagedown"] * 10,
-        "right": ["right"] * 20,
-        "next_page": ["n"] * 5,
-        "column_window": ["right_square_bracket"] * 5 + ["left_square_bracket"] * 5,
+        "down": ["down"] * times(30),
+        "pagedown": ["pagedown"] * times(10),
+        "right": ["right"] * times(20),
+        "next_page": ["n"] * times(5),
+        "column_window": ["right_square_bracket"] * times(5) + ["left_square_bracket"] * times(5),
     }
     out: dict[str, list[float]] = {name: [] for name in ("open", *keys)}
     cpu: dict[str, list[float]] = {f"{name}_cpu": [] for name in ("open", *keys)}
@@ -568,7 +580,7 @@ def big_tables(reps: int, refreshes: int, scale: int = 1) -> dict[str, Any]:
         "detail_open_ratio_wall": statistics.median(big["wall"]) / statistics.median(small["wall"]),
         "detail_open_ratio_cpu": statistics.median(big["cpu"]) / statistics.median(small["cpu"]),
         "tables_10000": asyncio.run(tables_10k(10_000 // scale, refreshes)),
-        "preview_300_columns": asyncio.run(preview_scroll(300 // scale, 2000 // scale)),
+        "preview_300_columns": asyncio.run(preview_scroll(300 // scale, 2000 // scale, scale)),
     }
 
 
@@ -632,7 +644,12 @@ def main() -> None:
     parser.add_argument("--screen", default="t", help=argparse.SUPPRESS)
     # --big-scale divides the big tables' sizes: a smoke run keeps their paths, not their cost
     parser.add_argument("--big-scale", type=int, default=1, help=argparse.SUPPRESS)
-    add_quick(parser, {"reps": 1, "refreshes": 3, "idle_seconds": 2.0, "big_scale": 10})
+    # --warm-runs: unmeasured first paints of each kind before the measured ones (file cache)
+    parser.add_argument("--warm-runs", type=int, default=1, help=argparse.SUPPRESS)
+    add_quick(
+        parser,
+        {"reps": 1, "refreshes": 3, "idle_seconds": 1.0, "big_scale": 10, "warm_runs": 0},
+    )
     args = parse_args(parser)
     if args.child == "bare":
         return _child_bare()
@@ -648,7 +665,7 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     }
     if "paint" in parts:
-        summary.update(_first_paints(args.reps))
+        summary.update(_first_paints(args.reps, args.warm_runs))
     if "refresh" in parts:
         refresh, refresh_wall = asyncio.run(refresh_times(max(1, args.refreshes)))
         summary["refresh_1600_buckets_cpu_s"] = _stats(refresh)
@@ -671,18 +688,19 @@ def main() -> None:
     return None
 
 
-def _first_paints(reps: int) -> dict[str, Any]:
+def _first_paints(reps: int, warm_runs: int) -> dict[str, Any]:
     story = _story_file()
-    pycache = Path(tempfile.mkdtemp(prefix="konsole-ui-bench-pyc-"))
+    installed_bytecode(extra=("tests/_testutil",))  # the konsole child imports the story's
     kinds = ("bare", "konsole-connecting", "konsole")
-    for kind in kinds:  # unmeasured: writes every child's bytecode
-        paint_times(kind, story, pycache)
+    for _ in range(warm_runs):  # unmeasured: the files the children read, cached
+        for kind in kinds:
+            paint_times(kind, story)
     load = [os.getloadavg()[0]]
     wall: dict[str, list[float]] = {k: [] for k in kinds}
     cpu: dict[str, list[float]] = {k: [] for k in kinds}
     for _ in range(max(1, reps)):  # interleaved, so all see the same machine
         for kind in kinds:
-            w, c = paint_times(kind, story, pycache)
+            w, c = paint_times(kind, story)
             wall[kind].append(w)
             cpu[kind].append(c)
     load.append(os.getloadavg()[0])

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 
 from konsole.localcluster import DEFAULT_VERSION, LocalCluster
 from konsole.localcluster.distribution import DistributionError, from_home
-from tests._testutil import thread_guard
+from tests._testutil import stale_clusters, thread_guard
 
 # "ci" runs in `make test`; "fuzz" is `make fuzz` (much longer).
 settings.register_profile("ci", max_examples=200, deadline=None)
@@ -72,6 +72,16 @@ class FlussServer:
 
 #: Why a server generation's live tests did not run, for the summary at the end of the run.
 NOT_RUN = pytest.StashKey[dict[str, str]]()
+#: Servers of clusters an earlier, killed pytest left running, stopped at this start.
+SWEPT = pytest.StashKey[list[stale_clusters.Server]]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Marks the servers this session starts as its own, and stops those of clusters that
+    an earlier pytest started and left running when it was killed (never another running
+    session's: see tests/_testutil/stale_clusters.py)."""
+    stale_clusters.claim()
+    session.config.stash[SWEPT] = stale_clusters.sweep()
 
 
 def _not_run(config: pytest.Config, generation: str, reason: str) -> NoReturn:
@@ -109,7 +119,15 @@ def resolve_server(config: pytest.Config, generation: str) -> FlussServer:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """Says which server generations the live tests left out, and why, at the very end."""
+    """Says, at the very end, which stale servers the session's start stopped, and which
+    server generations the live tests left out, and why."""
+    swept = config.stash.get(SWEPT, [])
+    if swept:
+        dirs = sorted({s.run_dir for s in swept})
+        terminalreporter.write_line(
+            f"stopped {len(swept)} server(s) left running by a killed pytest: {', '.join(dirs)}",
+            yellow=True,
+        )
     not_run = config.stash.get(NOT_RUN, {})
     if not_run:
         terminalreporter.section("server generations left out", sep="-", yellow=True)
@@ -151,7 +169,7 @@ def fluss_cluster(
     try:
         yield desc
     finally:
-        cluster.stop(timeout=60)
+        cluster.stop(graceful=False)
         leftover = our_java_processes(Path(desc["run_dir"]))
         assert not leftover, f"Java processes of the test cluster remain: {leftover}"
 

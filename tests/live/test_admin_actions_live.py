@@ -77,7 +77,7 @@ def ops(
         asyncio.run(_seed(bootstrap))
         yield {"bootstrap": bootstrap, "history": run_dir / "history.sqlite"}
     finally:
-        cluster.stop(timeout=60)
+        cluster.stop(graceful=False)
 
 
 @dataclass(frozen=True)
@@ -491,7 +491,7 @@ def secured(
     try:
         yield ["--profile", "secured", "--config", str(config), "--history", str(run_dir / "h")]
     finally:
-        cluster.stop(timeout=60)
+        cluster.stop(graceful=False)
 
 
 def test_acl_create_list_drop(secured: list[str], monkeypatch: pytest.MonkeyPatch) -> None:

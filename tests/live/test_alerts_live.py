@@ -102,7 +102,7 @@ def cluster(
         asyncio.run(_replicated_table(str(description.to_dict()["bootstrap_servers"])))
         yield fluss_server, lc
     finally:
-        lc.stop(timeout=60)
+        lc.stop(graceful=False)
         assert our_java_processes(run_dir) == [], "Java processes of the alerts cluster remain"
 
 

@@ -180,7 +180,7 @@ def cluster(
         )
         yield Cluster(fluss_server, lc, desc, table, kv_table)
     finally:
-        lc.stop(timeout=60)
+        lc.stop(graceful=False)
         assert not our_java_processes(Path(desc["run_dir"]))
 
 

@@ -283,7 +283,7 @@ def sasl_cluster(
     try:
         yield desc
     finally:
-        cluster.stop(timeout=60)
+        cluster.stop(graceful=False)
 
 
 @pytest.fixture

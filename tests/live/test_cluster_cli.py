@@ -150,7 +150,7 @@ def test_port_taken_means_another_port(
         assert zk_port != taken
         assert metadata_ids(desc.processes[1].ports["rpc"]) == {0}
     finally:
-        lc.stop()
+        lc.stop(graceful=False)
         squatter.close()
     assert our_java_processes(lc.run_dir) == []
 

@@ -68,7 +68,7 @@ def live(fluss_server: FlussServer, tmp_path_factory: pytest.TempPathFactory) ->
         asyncio.run(_seed(desc.bootstrap_servers, db, table))
         yield Live(fluss_server, lc, desc, run_dir / "history.sqlite", db, table)
     finally:
-        lc.stop(timeout=60)
+        lc.stop(graceful=False)
         leftover = our_java_processes(run_dir)
         assert not leftover, f"Java processes of the test cluster remain: {leftover}"
 

@@ -301,7 +301,7 @@ def cluster(fluss_1_0: FlussServer, tmp_path_factory: pytest.TempPathFactory) ->
         c.record("cli_start_seconds", round(time.monotonic() - t0, 1))
         yield c
     finally:
-        lc.stop(timeout=60)
+        lc.stop(graceful=False)
         if run_dir.is_dir():
             (run_dir / "faults-facts.json").write_text(json.dumps(facts, indent=2, default=str))
         assert our_java_processes(lc.run_dir) == [], "Java processes of the fault cluster remain"

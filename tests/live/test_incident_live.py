@@ -164,7 +164,7 @@ def incident(
         if recorder is not None and recorder.poll() is None:
             recorder.kill()
             recorder.wait(10)
-        lc.stop(timeout=60)
+        lc.stop(graceful=False)
         assert not our_java_processes(Path(desc["run_dir"]))
 
 

@@ -129,7 +129,7 @@ def fleet(
         if serve is not None and serve.proc.poll() is None:
             serve.proc.kill()
             serve.proc.wait(timeout=10)
-        a.stop(timeout=60)
+        a.stop(graceful=False)
 
 
 def alive_by_cluster(prom: Prometheus) -> dict[str, float]:

@@ -64,7 +64,7 @@ def tiered_cluster(
     try:
         yield desc
     finally:
-        cluster.stop(timeout=60)
+        cluster.stop(graceful=False)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")

@@ -97,7 +97,7 @@ def cluster(
         ).to_dict()
         yield run_dir, desc
     finally:
-        lc.stop(timeout=60)
+        lc.stop(graceful=False)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

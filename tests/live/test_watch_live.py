@@ -230,7 +230,7 @@ def watched(
                     "".join(json.dumps(ln.data) + "\n" for ln in watch.lines)
                 )
                 (run_dir / "watch.stderr").write_text("".join(f"{e}\n" for e in watch.stderr))
-        lc.stop(timeout=60)
+        lc.stop(graceful=False)
         leftover = our_java_processes(run_dir)
         assert not leftover, f"Java processes of the test cluster remain: {leftover}"
 

@@ -18,8 +18,9 @@ from tests._testutil.bench import REPO, run_bench
 NEEDS_CLUSTER = {"poll.py", "poll_busy.py", "check.py", "scan.py", "storage.py"}
 #: Smoke-run here (history.py in test_bench_history.py).
 SIMULATED = {"history.py", "history_inserts.py", "serve.py", "startup.py", "ui.py"}
-#: Not benchmarks: poll_busy.py's load process (run by its quick mode), the --quick helper.
-HELPERS = {"busy_writer.py", "_quick.py"}
+#: Not benchmarks: poll_busy.py's load process (run by its quick mode), the --quick and
+#: bytecode helpers.
+HELPERS = {"busy_writer.py", "_quick.py", "_bytecode.py"}
 
 
 def run(script: str, *args: str, limit: float = 120) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -283,3 +285,48 @@ def test_description_json_shape_is_the_cli_contract(tmp_path: Path) -> None:
         "coordinator_role",
     }
     json.dumps(doc)  # plain JSON values only
+
+
+class _Signals:
+    """Stands in for the cluster's processes: every server alive; records each signal."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[list[str], int, float]] = []
+
+    def alive(self, pid: int | None) -> bool:
+        return pid is not None
+
+    def signal_and_wait(self, servers: list[Any], sig: int, timeout: float) -> None:
+        self.sent.append(([f"{s.role} {s.id}" for s in servers], sig, timeout))
+
+
+def _running(tmp_path: Path) -> tuple[LocalCluster, _Signals]:
+    cluster = LocalCluster(tmp_path)
+    state = _state(cluster, users=False)
+    for pid, server in enumerate(state.servers, start=1000):
+        server.pid = pid
+    cluster._save(state)
+    fake = _Signals()
+    cluster.processes = fake  # type: ignore[assignment]
+    return cluster, fake
+
+
+def test_a_graceful_stop_terms_the_roles_in_turn(tmp_path: Path) -> None:
+    cluster, fake = _running(tmp_path)
+    stopped = cluster.stop(timeout=30)
+    assert fake.sent == [
+        (["tablet-server 0", "tablet-server 1"], signal.SIGTERM, 30),
+        (["coordinator 0"], signal.SIGTERM, 30),
+        (["zookeeper 0"], signal.SIGTERM, 30),
+    ]
+    assert len(stopped) == 4
+    assert all(s.pid is None for s in cluster.load().servers)  # type: ignore[union-attr]
+
+
+def test_a_throwaway_stop_kills_every_server_at_once(tmp_path: Path) -> None:
+    cluster, fake = _running(tmp_path)
+    stopped = cluster.stop(graceful=False)
+    everyone = ["zookeeper 0", "coordinator 0", "tablet-server 0", "tablet-server 1"]
+    assert fake.sent == [(everyone, signal.SIGKILL, 10)]
+    assert sorted(stopped) == sorted(everyone)
+    assert all(s.pid is None for s in cluster.load().servers)  # type: ignore[union-attr]
