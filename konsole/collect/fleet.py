@@ -296,11 +296,13 @@ class Fleet:
         assert member.history is not None
         interval = member.interval or member.profile.poll_interval
         last: ClusterSnapshot | None = None
-        async for snapshot, events in follow_history(member.history, interval, stop):
-            health = evaluate(snapshot, member.profile.health, previous=last)
-            last = snapshot if snapshot.ok else last
-            await self._look(member.name, feed)
-            await self._hand(member.name, snapshot, health, events)
+        # Closed here, not by the collector: its one reader is let go as the task ends.
+        async with contextlib.aclosing(follow_history(member.history, interval, stop)) as polls:
+            async for snapshot, events in polls:
+                health = evaluate(snapshot, member.profile.health, previous=last)
+                last = snapshot if snapshot.ok else last
+                await self._look(member.name, feed)
+                await self._hand(member.name, snapshot, health, events)
 
     async def _hand(
         self,

@@ -37,3 +37,49 @@ async def test_follows_the_writer_then_ends_when_it_lets_go(tmp_path: Path) -> N
         recorder.close()  # the writer lets the file go: following ends
         with pytest.raises(StopAsyncIteration):
             await anext(looks)
+
+
+@pytest.mark.asyncio
+async def test_follows_through_one_reader_closed_when_following_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every look reads through the one kept reader (not one opened per look); it is closed
+    when the follower is closed (serve's cluster task ending), the file still held."""
+    import store
+
+    path = tmp_path / "h.sqlite"
+    recorder = Recorder(path, say=lambda _: None)
+    recorder.open()
+    t0 = time.time() - 60
+    tables = [table("db.t", 1, [1, 2, 3])]
+    recorder.record(snap(view((0, 1, 2), tables), seq=1, t=t0))
+    opened: list[object] = []
+    closed: list[object] = []
+    real = store.open_reader
+
+    def counted(where: Path) -> store.HistoryReader:
+        reader = real(where)
+        real_close = reader.close
+
+        def close() -> None:
+            closed.append(reader)
+            real_close()
+
+        reader.close = close  # type: ignore[method-assign]
+        opened.append(reader)
+        return reader
+
+    monkeypatch.setattr(store, "open_reader", counted)
+    stop = asyncio.Event()
+    looks = follow_history(path, 0.01, stop)
+    try:
+        async with asyncio.timeout(10):
+            for seq in range(2, 6):  # four looks that each find a new poll
+                recorder.record(snap(view((0, 1, 2), tables), seq=seq, t=t0 + seq))
+                got, _ = await anext(looks)
+                assert got.seq == seq
+        assert len(opened) == 1 and closed == []
+        await looks.aclose()  # the follower ends (its task cancelled): the reader goes
+        assert closed == opened
+    finally:
+        recorder.close()
