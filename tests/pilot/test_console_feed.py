@@ -150,3 +150,71 @@ async def test_the_status_bar_says_not_recording_while_a_foreign_file_is_in_the_
         waited = conn.execute("SELECT count(*) FROM polls").fetchone()[0]
     conn.close()
     assert "history_trouble" in kinds and waited >= 3  # the polls that waited, then more
+
+
+async def test_a_feed_cancelled_while_its_first_open_runs_lets_the_lock_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console quits (or switches profile) while the feed's thread opens the history:
+    once the thread ends, the writer lock it took is let go, never kept by a feed that is
+    gone."""
+    import threading
+
+    from konsole.collect.recorder import Recorder
+    from konsole.collect.takeover import writer_gone
+
+    path = tmp_path / "h.sqlite"
+    inside, release, opened = threading.Event(), threading.Event(), threading.Event()
+    real = Recorder.open
+
+    def slow(self: Recorder) -> None:
+        inside.set()
+        release.wait(10)
+        try:
+            real(self)
+        finally:
+            opened.set()
+
+    monkeypatch.setattr(Recorder, "open", slow)
+    task = asyncio.create_task(LiveFeed(_profile(), path).run(lambda _: None))
+    async with asyncio.timeout(20):
+        while not inside.is_set():
+            await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    release.set()
+    async with asyncio.timeout(20):
+        while not opened.is_set():  # the open took the lock, in its thread
+            await asyncio.sleep(0.02)
+    for _ in range(250):  # bounded: 5 s in 20 ms steps, for the loop to let it go
+        if writer_gone(path):
+            break
+        await asyncio.sleep(0.02)
+    assert writer_gone(path), "the cancelled feed's thread kept the writer lock"
+
+
+async def test_a_feed_cancelled_after_its_open_before_polling_lets_the_lock_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled between taking the lock and its first poll (reading the recent events):
+    the recorder is closed, the lock let go."""
+    import konsole.ui.feed as feed
+    from konsole.collect.takeover import writer_gone
+
+    path = tmp_path / "h.sqlite"
+    reading = asyncio.Event()
+
+    async def stuck(*_: object) -> None:
+        reading.set()
+        await asyncio.Event().wait()  # until cancelled
+
+    monkeypatch.setattr(feed, "read_history", stuck)
+    task = asyncio.create_task(LiveFeed(_profile(), path).run(lambda _: None))
+    async with asyncio.timeout(20):
+        await reading.wait()
+    assert not writer_gone(path)  # the feed holds the lock now
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert writer_gone(path), "the cancelled feed kept the writer lock"
