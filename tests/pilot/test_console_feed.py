@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from konsole.ui.feed import LiveFeed
 from konsole.ui.state import ConsoleState, HistoryMode
 from store import open_writer
 from tests._testutil.console import T0, record_story, story_snapshot, unreachable_profile
+from tests._testutil.waiting import until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -175,23 +178,20 @@ async def test_a_feed_cancelled_while_its_first_open_runs_lets_the_lock_go(
         finally:
             opened.set()
 
+    async def holds(check: Callable[[], bool]) -> bool:
+        return check()
+
     monkeypatch.setattr(Recorder, "open", slow)
     task = asyncio.create_task(LiveFeed(_profile(), path).run(lambda _: None))
-    async with asyncio.timeout(20):
-        while not inside.is_set():
-            await asyncio.sleep(0.02)
+    await until(partial(holds, inside.is_set), bool, "the feed's open running", 20, 0.02)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     release.set()
-    async with asyncio.timeout(20):
-        while not opened.is_set():  # the open took the lock, in its thread
-            await asyncio.sleep(0.02)
-    for _ in range(250):  # bounded: 5 s in 20 ms steps, for the loop to let it go
-        if writer_gone(path):
-            break
-        await asyncio.sleep(0.02)
-    assert writer_gone(path), "the cancelled feed's thread kept the writer lock"
+    # The open took the lock in its thread; then the loop lets it go.
+    await until(partial(holds, opened.is_set), bool, "the open ended", 20, 0.02)
+    gone = partial(holds, partial(writer_gone, path))
+    await until(gone, bool, "the cancelled feed's lock let go", 5, 0.02)
 
 
 async def test_a_feed_cancelled_after_its_open_before_polling_lets_the_lock_go(
