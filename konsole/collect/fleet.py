@@ -195,12 +195,12 @@ class Fleet:
         feed: OperatorFeed | None = None
         try:
             feed = await self._operator_feed(member)
-            recorder, mode = await self._open_history(member)
+            recorder, mode, held_by = await self._open_history(member)
             while mode is HistoryMode.FOLLOWING and not stop.is_set():
                 self._update(member.name, history=mode)
                 await self._follow(member, stop, feed)  # until the writer lets the file go
-                if not stop.is_set():
-                    recorder, mode = await self._open_history(member)
+                if not stop.is_set():  # the recorder followed is gone: take the file over
+                    recorder, mode, held_by = await self._open_history(member, held_by)
             self._update(member.name, history=mode)
             # closes the recorder, even if stopped
             await self._poll(member, recorder, stop, feed)
@@ -214,13 +214,21 @@ class Fleet:
                 await _shielded(asyncio.to_thread(feed.close))
             self._update(member.name, running=False)
 
-    async def _open_history(self, member: Member) -> tuple[Recorder | None, HistoryMode]:
+    async def _open_history(
+        self, member: Member, followed: str | None = None
+    ) -> tuple[Recorder | None, HistoryMode, str | None]:
+        """The member's recorder and history mode, and who holds the file when following.
+
+        ``followed``: what was said of the recorder this process followed until it let the
+        file go; the file is then taken over, with a ``history_taken_over`` event written
+        into it (as the console does, :mod:`konsole.collect.takeover`)."""
         from konsole.collect.recorder import Recorder
+        from konsole.collect.takeover import TAKEN_OVER, take_over
         from store import HistoryError, HistoryLocked
 
         if member.history is None:
             self.say(f"{member.name}: history off (no history file)")
-            return None, HistoryMode.OFF
+            return None, HistoryMode.OFF, None
         recorder = Recorder(
             member.history,
             config=EventConfig(rules=member.profile.health),
@@ -228,19 +236,24 @@ class Fleet:
             clock=self.clock,
             run_id=member.profile.run_id,
         )
+        taking = followed is not None
         try:
-            await asyncio.to_thread(recorder.open)
-        except HistoryLocked as exc:
+            if taking:
+                await asyncio.to_thread(take_over, recorder, self.clock(), followed=followed)
+            else:
+                await asyncio.to_thread(recorder.open)
+        except HistoryLocked as exc:  # held (again: another follower was quicker)
             self.say(f"{member.name}: following {member.history} ({exc})")
-            return None, HistoryMode.FOLLOWING
+            return None, HistoryMode.FOLLOWING, str(exc)
         except HistoryError as exc:
             self.say(f"{member.name}: history off: {exc}")
-            return None, HistoryMode.OFF
+            return None, HistoryMode.OFF, None
         if not recorder.status.recording:
             self.say(f"{member.name}: history off for now: {recorder.status.reason}")
-            return recorder, HistoryMode.OFF
-        self.say(f"{member.name}: recording into {member.history}")
-        return recorder, HistoryMode.RECORDING
+            return recorder, HistoryMode.OFF, None
+        how = f" ({TAKEN_OVER})" if taking else ""
+        self.say(f"{member.name}: recording into {member.history}{how}")
+        return recorder, HistoryMode.RECORDING, None
 
     async def _operator_feed(self, member: Member) -> OperatorFeed | None:
         """The operator actions of the member's history, counted from now on."""
@@ -296,11 +309,13 @@ class Fleet:
         assert member.history is not None
         interval = member.interval or member.profile.poll_interval
         last: ClusterSnapshot | None = None
-        async for snapshot, events in follow_history(member.history, interval, stop):
-            health = evaluate(snapshot, member.profile.health, previous=last)
-            last = snapshot if snapshot.ok else last
-            await self._look(member.name, feed)
-            await self._hand(member.name, snapshot, health, events)
+        # Closed here, not by the collector: its one reader is let go as the task ends.
+        async with contextlib.aclosing(follow_history(member.history, interval, stop)) as polls:
+            async for snapshot, events in polls:
+                health = evaluate(snapshot, member.profile.health, previous=last)
+                last = snapshot if snapshot.ok else last
+                await self._look(member.name, feed)
+                await self._hand(member.name, snapshot, health, events)
 
     async def _hand(
         self,

@@ -4,8 +4,11 @@
 poll, rebuilt as a :class:`~konsole.model.snapshot.ClusterSnapshot` by
 :func:`konsole.collect.history.snapshot_at` (the same rebuild time travel uses), with the
 events recorded since the previous look. The cluster is not polled a second time: the
-writer's polls are the truth. A file that cannot be read at one look is tried again at the
-next; SQLite reads run in a thread. Following ends when the writer lets the file go.
+writer's polls are the truth. The looks read through one
+:class:`~konsole.collect.kept_reader.KeptReader` for the follower's life (opened again only
+when the path names another file), closed when following ends or its task is cancelled. A
+file that cannot be read at one look is tried again at the next; SQLite reads run in a
+thread. Following ends when the writer lets the file go.
 """
 
 from __future__ import annotations
@@ -13,59 +16,61 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from konsole.collect.kept_reader import KeptReader
 from konsole.model.events import Event
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.timefmt import to_ms
+
+if TYPE_CHECKING:
+    from store import HistoryReader
 
 __all__ = ["follow_history", "newest"]
 
 Step = tuple[ClusterSnapshot, tuple[Event, ...], int]
 
 
-def newest(path: Path, seen_ms: int, now_ms: int) -> Step | None:
+def newest(reader: HistoryReader, seen_ms: int, now_ms: int) -> Step | None:
     """The newest poll after ``seen_ms`` (epoch ms; 0: the newest at all) and the events
-    recorded after ``seen_ms`` up to it, with its time; None when there is nothing new or
-    no readable history. Blocking (SQLite)."""
+    recorded after ``seen_ms`` up to it, with its time; None when there is nothing new.
+    A look for :meth:`KeptReader.read` (blocking, SQLite)."""
     from konsole.collect.history import event_from_row, snapshot_at
-    from store import HistoryError, open_reader
 
-    if not path.exists():
+    latest = reader.poll_at(now_ms)
+    if latest is None or latest.at_ms <= seen_ms:
         return None
-    try:
-        reader = open_reader(path)
-    except HistoryError:
+    recorded = snapshot_at(reader, latest.at_ms / 1000)
+    if recorded is None:
         return None
-    try:
-        latest = reader.poll_at(now_ms)
-        if latest is None or latest.at_ms <= seen_ms:
-            return None
-        recorded = snapshot_at(reader, latest.at_ms / 1000)
-        if recorded is None:
-            return None
-        rows = reader.events(since=seen_ms + 1, until=latest.at_ms) if seen_ms else []
-        return recorded.snapshot, tuple(event_from_row(r) for r in rows), latest.at_ms
-    finally:
-        reader.close()
+    rows = reader.events(since=seen_ms + 1, until=latest.at_ms) if seen_ms else []
+    return recorded.snapshot, tuple(event_from_row(r) for r in rows), latest.at_ms
 
 
 async def follow_history(
     path: Path, interval: float, stop: asyncio.Event
-) -> AsyncIterator[tuple[ClusterSnapshot, tuple[Event, ...]]]:
+) -> AsyncGenerator[tuple[ClusterSnapshot, tuple[Event, ...]]]:
     """The writer's polls as it commits them, one look per ``interval``, until ``stop`` or
     until no process holds the file's writer lock any more (the caller may take it)."""
     from store import lock_holder
 
     seen_ms = 0
-    while not stop.is_set():
-        if await asyncio.to_thread(lock_holder, path) is None:
-            return
-        # A little ahead of now: the writer stamps polls at their start.
-        step = await asyncio.to_thread(newest, path, seen_ms, to_ms(time.time()) + 60_000)
-        if step is not None:
-            snapshot, events, seen_ms = step
-            yield snapshot, events
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), interval)
+    kept = KeptReader(path)
+    try:
+        while not stop.is_set():
+            if await asyncio.to_thread(lock_holder, path) is None:
+                return
+            # A little ahead of now: the writer stamps polls at their start.
+            look = partial(newest, seen_ms=seen_ms, now_ms=to_ms(time.time()) + 60_000)
+            step = await asyncio.to_thread(kept.read, look)
+            if step is not None:
+                snapshot, events, seen_ms = step
+                yield snapshot, events
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval)
+    finally:
+        # After a look still reading in its thread (the close waits for it).
+        await asyncio.shield(asyncio.to_thread(kept.close))

@@ -280,32 +280,44 @@ class LiveFeed:
     async def run(self, publish: Publish) -> None:
         # Loaded as the feed starts, a history or not (the first-paint test tells by it).
         import konsole.collect.recorder  # noqa: F401
+
+        recorder, status = await self._open()
+        try:
+            state = ConsoleState(profile=self.name, now=self.clock(), history=status)
+            recent = await read_history(self.history_path, self._recent_events)
+            state = replace(state, events=recent or ())
+            publish(state)
+            if status.mode is HistoryMode.FOLLOWING:
+                # Until the recorder followed is gone: then this console records the file.
+                state, recorder = await self._follow(state, publish)
+        except BaseException:  # cancelled before polling: the lock taken is let go
+            if recorder is not None:
+                await asyncio.shield(asyncio.to_thread(recorder.close))
+            raise
+        await self._poll(state, recorder, publish)
+
+    async def _open(self) -> tuple[Recorder | None, HistoryStatus]:
+        """This console's recorder on the history file (None: following it, or none)."""
         from store import HistoryError, HistoryLocked
 
-        status = HistoryStatus(HistoryMode.OFF, self.history_path, "no history file")
-        recorder: Recorder | None = None
-        if self.history_path is not None:
-            recorder = self._recorder(self.history_path)
-            try:
-                await asyncio.to_thread(recorder.open)
-                # An unwritable place does not raise: the recorder starts not recording.
-                opened = recorder.status
-                reason = None if opened.recording else opened.reason
-                status = _recording(self.history_path, recorder, reason)
-            except HistoryLocked as exc:
-                recorder = None
-                status = HistoryStatus(HistoryMode.FOLLOWING, self.history_path, str(exc))
-            except HistoryError as exc:
-                recorder = None
-                status = HistoryStatus(HistoryMode.OFF, self.history_path, str(exc))
-        state = ConsoleState(profile=self.name, now=self.clock(), history=status)
-        recent = await read_history(self.history_path, self._recent_events)
-        state = replace(state, events=recent or ())
-        publish(state)
-        if status.mode is HistoryMode.FOLLOWING:
-            # Until the recorder followed is gone: then this console records the file.
-            state, recorder = await self._follow(state, publish)
-        await self._poll(state, recorder, publish)
+        path = self.history_path
+        if path is None:
+            return None, HistoryStatus(HistoryMode.OFF, path, "no history file")
+        recorder = self._recorder(path)
+        opening = asyncio.ensure_future(asyncio.to_thread(recorder.open))
+        try:
+            await asyncio.shield(opening)
+        except HistoryLocked as exc:
+            return None, HistoryStatus(HistoryMode.FOLLOWING, path, str(exc))
+        except HistoryError as exc:
+            return None, HistoryStatus(HistoryMode.OFF, path, str(exc))
+        except asyncio.CancelledError:
+            # The thread goes on: the lock it may take is let go once it ends.
+            opening.add_done_callback(partial(_let_go, recorder))
+            raise
+        # An unwritable place does not raise: the recorder starts not recording.
+        opened = recorder.status
+        return recorder, _recording(path, recorder, None if opened.recording else opened.reason)
 
     def _recorder(self, path: Path) -> Recorder:
         from konsole.collect.recorder import Recorder

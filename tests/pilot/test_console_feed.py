@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from konsole.ui.feed import LiveFeed
 from konsole.ui.state import ConsoleState, HistoryMode
 from store import open_writer
 from tests._testutil.console import T0, record_story, story_snapshot, unreachable_profile
+from tests._testutil.waiting import until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -150,3 +153,68 @@ async def test_the_status_bar_says_not_recording_while_a_foreign_file_is_in_the_
         waited = conn.execute("SELECT count(*) FROM polls").fetchone()[0]
     conn.close()
     assert "history_trouble" in kinds and waited >= 3  # the polls that waited, then more
+
+
+async def test_a_feed_cancelled_while_its_first_open_runs_lets_the_lock_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console quits (or switches profile) while the feed's thread opens the history:
+    once the thread ends, the writer lock it took is let go, never kept by a feed that is
+    gone."""
+    import threading
+
+    from konsole.collect.recorder import Recorder
+    from konsole.collect.takeover import writer_gone
+
+    path = tmp_path / "h.sqlite"
+    inside, release, opened = threading.Event(), threading.Event(), threading.Event()
+    real = Recorder.open
+
+    def slow(self: Recorder) -> None:
+        inside.set()
+        release.wait(10)
+        try:
+            real(self)
+        finally:
+            opened.set()
+
+    async def holds(check: Callable[[], bool]) -> bool:
+        return check()
+
+    monkeypatch.setattr(Recorder, "open", slow)
+    task = asyncio.create_task(LiveFeed(_profile(), path).run(lambda _: None))
+    await until(partial(holds, inside.is_set), bool, "the feed's open running", 20, 0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    release.set()
+    # The open took the lock in its thread; then the loop lets it go.
+    await until(partial(holds, opened.is_set), bool, "the open ended", 20, 0.02)
+    gone = partial(holds, partial(writer_gone, path))
+    await until(gone, bool, "the cancelled feed's lock let go", 5, 0.02)
+
+
+async def test_a_feed_cancelled_after_its_open_before_polling_lets_the_lock_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled between taking the lock and its first poll (reading the recent events):
+    the recorder is closed, the lock let go."""
+    import konsole.ui.feed as feed
+    from konsole.collect.takeover import writer_gone
+
+    path = tmp_path / "h.sqlite"
+    reading = asyncio.Event()
+
+    async def stuck(*_: object) -> None:
+        reading.set()
+        await asyncio.Event().wait()  # until cancelled
+
+    monkeypatch.setattr(feed, "read_history", stuck)
+    task = asyncio.create_task(LiveFeed(_profile(), path).run(lambda _: None))
+    async with asyncio.timeout(20):
+        await reading.wait()
+    assert not writer_gone(path)  # the feed holds the lock now
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert writer_gone(path), "the cancelled feed kept the writer lock"

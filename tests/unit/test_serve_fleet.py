@@ -146,7 +146,11 @@ async def test_records_follows_a_held_file_and_serves_an_unwritable_one_live(
 
 @pytest.mark.asyncio
 async def test_a_followed_file_is_taken_over_when_its_writer_lets_go(tmp_path: Path) -> None:
-    from store import open_writer
+    import os
+
+    from konsole.collect.history import event_from_row
+    from konsole.collect.takeover import TAKEN_OVER
+    from store import open_reader, open_writer
 
     held = tmp_path / "held.sqlite"
     writer = open_writer(held)
@@ -166,10 +170,19 @@ async def test_a_followed_file_is_taken_over_when_its_writer_lets_go(tmp_path: P
     finally:
         writer.close()
     assert [s.split(" ", 2)[1] for s in said[:2]] == ["following", "recording"], said
+    assert said[1].endswith(f"({TAKEN_OVER})"), said
     assert fleet.status()[0].history is HistoryMode.RECORDING
     from tests._testutil.history_files import poll_seqs
 
     assert poll_seqs(held) == [1, 2]
+    # The file itself says from when and by which process it was written, as a console's.
+    with open_reader(held) as reader:
+        (taken,) = [r for r in reader.events() if r.kind == "history_taken_over"]
+    details = event_from_row(taken).details
+    assert details["pid"] == os.getpid()
+    # What serve said of the recorder it followed (here this process's own writer).
+    followed = details["followed"]
+    assert isinstance(followed, str) and f"pid {os.getpid()}" in followed and followed in said[0]
 
 
 class Hanging(Recorded):
