@@ -134,6 +134,12 @@ class TablesScreen(ConsoleScreen):
         self._waiting: ConsoleState | None = None
         self._shown = 0
 
+    @property
+    def making_rows(self) -> bool:
+        """A worker is making a poll's rows (or one waits for it): the rows shown are an
+        older poll's."""
+        return self._working or self._waiting is not None
+
     def compose_body(self) -> ComposeResult:
         yield Static(id="tables-summary")
         yield TextInput(

@@ -124,20 +124,25 @@ def table_cells(f: TableFigures, stale: bool) -> tuple[Cell, ...]:
 
 def widths(shown: Sequence[TableFigures], databases: Sequence[str]) -> list[int]:
     """Each column's widest cell over the rows :func:`arrange` makes (what measuring every
-    cell would answer)."""
+    cell would answer), from a few candidates per column of numbers."""
     names = [f.database for f in shown] + list(databases)
     tables = [f.table for f in shown] + ([_NO_TABLES.plain] if databases else [])
+    errors = any(f.error is not None for f in shown)
+    kinds = {f.primary_key for f in shown if f.error is None}
     return [
         _widest_text(names),
         _widest_text(tables),
-        _widest_text({kind_text(f) for f in shown}),
+        max((len(k) for k in ("error",) * errors + tuple(_KIND[p] for p in kinds)), default=0),
         _widest_number([f.buckets for f in shown], num_text),
         _widest_number([f.partitions or None for f in shown], _parts_text),
-        max(map(len, {rate_text(f.rows_per_s) for f in shown}), default=0),
+        _widest_rate([f.rows_per_s for f in shown]),
         _widest_number([f.offset_span for f in shown], num_text),
         _widest_number([f.under_replicated for f in shown], num_text),
         _widest_number([f.offline for f in shown], num_text),
     ]
+
+
+_KIND = {None: "?", True: "PK", False: "log"}
 
 
 def _widest_text(texts: Sequence[str] | set[str]) -> int:
@@ -145,6 +150,16 @@ def _widest_text(texts: Sequence[str] | set[str]) -> int:
     if joined.isascii() and joined.isprintable():
         return max(map(len, texts), default=0)
     return max(map(cell_width, texts), default=0)
+
+
+def _widest_rate(rates: list[float | None]) -> int:
+    """:func:`rate_text`'s widest: the biggest rate's, the smallest's (a negative one's
+    grows with its magnitude) or that of the biggest below 10 (``9.96`` is ``10.0``)."""
+    known = [r for r in rates if r is not None]
+    below = [r for r in known if r < 10]
+    candidates = [min(known), max(known), max(below, default=0.0)] if known else []
+    widest = max((len(rate_text(r)) for r in candidates), default=0)
+    return max(widest, 1) if len(known) < len(rates) else widest  # "-" for an unknown
 
 
 def _widest_number(values: list[int | None], text: Callable[[int | None], str]) -> int:
