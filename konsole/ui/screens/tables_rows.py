@@ -78,18 +78,17 @@ def arrange(
     if needle:
         figures = [f for f in figures if needle in f.path.lower()]
     keys = [sort(f) for f in figures]
-    # Sorted as (key, path) tuples (paths are unique: the index never decides), so the sort
-    # compares in C rather than calling a key function per table.
-    known = sorted(
-        (
-            (k, f.path, i)
-            for i, (k, f) in enumerate(zip(keys, figures, strict=True))
-            if k is not None
-        ),
-        reverse=reverse,
-    )
-    unknown = [f for k, f in zip(keys, figures, strict=True) if k is None]
-    shown = [figures[i] for _, _, i in known] + unknown
+    paths = [f.path for f in figures]
+    # By key, ties by path (unique), unknown keys last in the figures' order: two stable
+    # sorts of indexes by C-level look-ups, no key function called and no tuple made per
+    # table (10,000 tuples were 10,000 objects for the collector to walk). A reversed sort
+    # keeps equal keys in their order, so ties come by path reversed, as the keys do.
+    known = [i for i, k in enumerate(keys) if k is not None]
+    known.sort(key=paths.__getitem__, reverse=reverse)
+    known.sort(key=keys.__getitem__, reverse=reverse)
+    shown = [figures[i] for i in known] + [
+        f for k, f in zip(keys, figures, strict=True) if k is None
+    ]
     databases = [db for db in empty_databases if needle in db.lower()]
     row_keys = [f"t:{f.path}" for f in shown] + [f"d:{db}" for db in databases]
     count = len(shown)
