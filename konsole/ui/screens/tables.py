@@ -131,6 +131,7 @@ class TablesScreen(ConsoleScreen):
         #: A worker is making a poll's rows; the newest poll that came meanwhile waits here
         #: (the polls between are skipped: the newest wins).
         self._working = False
+        self._making: ConsoleState | None = None
         self._waiting: ConsoleState | None = None
         self._shown = 0
 
@@ -160,13 +161,16 @@ class TablesScreen(ConsoleScreen):
         one of :data:`IN_WORKER` tables or more (no frame waits on them)."""
         self._state = state
         if self._working:
-            self._waiting = state
+            if state is not self._making:
+                self._waiting = state
             return
+        if state is self._shown_state:
+            return  # its rows are shown (the screen resumed): nothing to make again
         snap = state.last_ok
         if snap is None or snap.view is None or len(snap.view.tables) < IN_WORKER:
             self._apply(self._make(state, self._wanted(state)))
             return
-        self._working = True
+        self._working, self._making = True, state
         self._update_texts()
         wanted = self._wanted(state)
         self.run_worker(

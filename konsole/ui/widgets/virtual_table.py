@@ -74,19 +74,11 @@ class _Index:
         return self._positions.get(name) if isinstance(name, str) else None
 
 
-class _Locations:
-    """DataTable's ``_row_locations`` (a two-way dict row key <-> index), read only."""
+class _Keyed:
+    """What DataTable's stores answer alike: whether a key is there, how many, each key."""
 
     def __init__(self, index: _Index) -> None:
         self._index = index
-
-    def get(self, key: object, default: int | None = None) -> int | None:
-        found = self._index.of(key)
-        return default if found is None else found
-
-    def get_key(self, index: int) -> RowKey | None:
-        keys = self._index.keys
-        return RowKey(keys[index]) if 0 <= index < len(keys) else None
 
     def __contains__(self, key: object) -> bool:
         return self._index.of(key) is not None
@@ -98,12 +90,24 @@ class _Locations:
         return (RowKey(k) for k in self._index.keys)
 
 
-class _Store:
+class _Locations(_Keyed):
+    """DataTable's ``_row_locations`` (a two-way dict row key <-> index), read only."""
+
+    def get(self, key: object, default: int | None = None) -> int | None:
+        found = self._index.of(key)
+        return default if found is None else found
+
+    def get_key(self, index: int) -> RowKey | None:
+        keys = self._index.keys
+        return RowKey(keys[index]) if 0 <= index < len(keys) else None
+
+
+class _Store(_Keyed):
     """DataTable's ``rows`` (key -> ``Row``) or ``_data`` (key -> cells by column key),
     read only: an entry is made when asked for."""
 
     def __init__(self, index: _Index, make: Callable[[int], Any]) -> None:
-        self._index = index
+        super().__init__(index)
         self._make = make
 
     def get(self, key: object, default: Any = None) -> Any:
@@ -115,15 +119,6 @@ class _Store:
         if found is None:
             raise KeyError(key)
         return self._make(found)
-
-    def __contains__(self, key: object) -> bool:
-        return self._index.of(key) is not None
-
-    def __len__(self) -> int:
-        return len(self._index.keys)
-
-    def __iter__(self) -> Iterator[RowKey]:
-        return (RowKey(k) for k in self._index.keys)
 
     def keys(self) -> Iterator[RowKey]:
         return iter(self)
