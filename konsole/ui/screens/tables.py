@@ -76,6 +76,8 @@ class _Made:
     state: ConsoleState
     figures: list[TableFigures]
     empty_databases: list[str]
+    #: Databases with a table or without (the summary's count).
+    databases: int
     wanted: _Wanted
     arranged: Arranged
 
@@ -121,6 +123,7 @@ class TablesScreen(ConsoleScreen):
         self.sort_reverse = False
         self._figures: list[TableFigures] = []
         self._empty_databases: list[str] = []
+        self._databases = 0
         self._state: ConsoleState | None = None
         #: The state whose figures and rows are shown (``_state`` may be ahead of it while
         #: a worker makes them).
@@ -197,10 +200,11 @@ class TablesScreen(ConsoleScreen):
         snap = state.last_ok
         figures = self._memo.figures(snap, state.previous_ok)
         empty: list[str] = []
+        with_tables = {f.database for f in figures}
         if snap is not None and snap.view is not None:
-            with_tables = {f.database for f in figures}
             empty = [d for d in snap.view.databases if d not in with_tables]
-        return _Made(state, figures, empty, wanted, self._arrange(figures, empty, wanted))
+        arranged = self._arrange(figures, empty, wanted)
+        return _Made(state, figures, empty, len(with_tables) + len(empty), wanted, arranged)
 
     def _arrange(self, figures: list[TableFigures], empty: list[str], wanted: _Wanted) -> Arranged:
         sort = COLUMNS[wanted.sort_column].sort
@@ -209,6 +213,7 @@ class TablesScreen(ConsoleScreen):
     def _apply(self, made: _Made) -> None:
         self._shown_state = made.state
         self._figures, self._empty_databases = made.figures, made.empty_databases
+        self._databases = made.databases
         if made.wanted != self._wanted(made.state):  # filter or sort moved meanwhile
             self._refresh_rows()
             return
@@ -257,7 +262,7 @@ class TablesScreen(ConsoleScreen):
             t.append(
                 f"as recorded at {clock_text(state.last_ok.taken_at if state.last_ok else None)} · "
             )
-        dbs = len({f.database for f in self._figures}) + len(self._empty_databases)
+        dbs = self._databases
         t.append(f"{dbs} database{'s' if dbs != 1 else ''} · {len(self._figures)} table")
         t.append("s" if len(self._figures) != 1 else "")
         if self.filter_text:
