@@ -5,28 +5,30 @@ kind, buckets, partitions, rows/s from the offsets of the last two polls, offset
 under-replicated and offline buckets. ``/`` filters on ``db.table``, ``1``..``9`` sort by a
 column (again: reverse), clicking a header does the same. ``c`` / ``X`` create or drop a
 partition of the selected table, ``m`` sets one of its properties (the confirmation modal
-of :mod:`konsole.ui.modals.action_confirm`). A refresh updates changed cells
-in place and rebuilds the rows only when their set or order changes (see
-:class:`~konsole.ui.widgets.keyed_table.KeyedTable`).
+of :mod:`konsole.ui.modals.action_confirm`). The rows are plain sequences in a
+:class:`~konsole.ui.widgets.virtual_table.VirtualTable` (cells made only for the rows
+drawn; :mod:`konsole.ui.screens.tables_rows`); a big cluster's figures and rows are made in
+a thread worker, the newest poll winning, so no frame waits on 10,000 tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from konsole.model.table_stats import FiguresMemo, TableFigures
 from konsole.model.timefmt import age_text, clock_text
 from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.screens.tables_rows import Arranged, SortKey, arrange, kind_text, rate_text
 from konsole.ui.state import ConsoleState
-from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
 from konsole.ui.widgets.text_input import TextInput
+from konsole.ui.widgets.virtual_table import VirtualTable
 
 __all__ = ["COLUMNS", "TablesScreen", "rate_text"]
 
@@ -36,14 +38,14 @@ class _Column:
     key: str
     label: str
     #: Sort key of a table's figures (None sorts last).
-    sort: Callable[[TableFigures], Any]
+    sort: SortKey
     numeric: bool = False
 
 
 COLUMNS: tuple[_Column, ...] = (
     _Column("database", "database", lambda f: f.database),
     _Column("table", "table", lambda f: f.table),
-    _Column("kind", "kind", lambda f: _kind(f)),
+    _Column("kind", "kind", kind_text),
     _Column("buckets", "bkts", lambda f: f.buckets, True),
     _Column("partitions", "parts", lambda f: f.partitions, True),
     _Column("rate", "rows/s", lambda f: f.rows_per_s, True),
@@ -52,30 +54,33 @@ COLUMNS: tuple[_Column, ...] = (
     _Column("offline", "offline", lambda f: f.offline, True),
 )
 
-
-def _kind(f: TableFigures) -> str:
-    if f.error is not None:
-        return "error"
-    if f.primary_key is None:
-        return "?"
-    return "PK" if f.primary_key else "log"
+#: From how many tables a poll's figures and rows are made in a thread worker (about
+#: 20 ms of CPU at 2,000): below, on the UI thread, shown in the same frame as the poll.
+IN_WORKER = 2000
 
 
-def rate_text(rate: float | None) -> str:
-    """``-`` when unknown, one decimal below 10 rows/s, thousands separators above."""
-    if rate is None:
-        return "-"
-    if rate < 10:
-        return f"{rate:.1f}"
-    return f"{rate:,.0f}"
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """What a poll's rows are arranged by: the screen's filter, sort and staleness."""
+
+    needle: str
+    sort_column: int
+    reverse: bool
+    stale: bool
 
 
-def _num(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """A poll's figures and rows, made in a worker (:class:`TablesScreen.RowsMade`)."""
 
+    state: ConsoleState
+    figures: list[TableFigures]
+    empty_databases: list[str]
+    #: Databases with a table or without (the summary's count).
+    databases: int
+    wanted: _Wanted
+    arranged: Arranged
 
-#: How many distinct right-aligned texts a Tables screen shares between its rows.
-_RIGHTS_KEPT = 4096
 
 #: The table actions: (the modal's title, what it asks to be typed).
 _TABLE_ACTIONS = {
@@ -103,6 +108,13 @@ class TablesScreen(ConsoleScreen):
         ),
     ]
 
+    class RowsMade(Message):
+        """A poll's figures and rows, made in a thread worker."""
+
+        def __init__(self, made: _Made) -> None:
+            super().__init__()
+            self.made = made
+
     def __init__(self) -> None:
         super().__init__()
         self.filter_text = ""
@@ -111,16 +123,26 @@ class TablesScreen(ConsoleScreen):
         self.sort_reverse = False
         self._figures: list[TableFigures] = []
         self._empty_databases: list[str] = []
+        self._databases = 0
         self._state: ConsoleState | None = None
-        #: Each table's figures, kept between polls (made again for the tables that moved).
+        #: The state whose figures and rows are shown (``_state`` may be ahead of it while
+        #: a worker makes them).
+        self._shown_state: ConsoleState | None = None
+        #: Each table's figures, kept between polls (made again for the tables that moved);
+        #: used by one thread at a time (the UI's, or the one worker running).
         self._memo = FiguresMemo()
-        #: The last rows by id of their figures (the figures, stale, the row): a table whose
-        #: figures are the same object as at the last refresh is not turned into cells again.
-        self._made: dict[int, tuple[TableFigures, bool, Row]] = {}
-        #: One Right per text, shared by the rows ("0", "1", "-" in almost every row): a
-        #: Right is a tracked object, and 10,000 tables' rows made again in a poll where
-        #: all moved made 60,000 of them, which the full collections then walked.
-        self._rights: dict[str, Right] = {}
+        #: A worker is making a poll's rows; the newest poll that came meanwhile waits here
+        #: (the polls between are skipped: the newest wins).
+        self._working = False
+        self._making: ConsoleState | None = None
+        self._waiting: ConsoleState | None = None
+        self._shown = 0
+
+    @property
+    def making_rows(self) -> bool:
+        """A worker is making a poll's rows (or one waits for it): the rows shown are an
+        older poll's."""
+        return self._working or self._waiting is not None
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="tables-summary")
@@ -128,116 +150,105 @@ class TablesScreen(ConsoleScreen):
             placeholder="filter db.table (enter: keep, escape: clear)", id="tables-filter"
         )
         yield Static("no tables", id="tables-empty")
-        yield KeyedTable(id="tables-table")
+        yield VirtualTable(id="tables-table")
 
     def on_mount(self) -> None:
-        table = self.query_one(KeyedTable)
+        table = self.query_one(VirtualTable)
         table.set_columns(self._column_labels())
         table.focus()
 
     # ------------------------------------------------------------------ rendering
 
     def render_state(self, state: ConsoleState) -> None:
+        """Figures and rows of the poll: here for a small cluster, in a thread worker for
+        one of :data:`IN_WORKER` tables or more (no frame waits on them)."""
         self._state = state
+        if self._working:
+            if state is not self._making:
+                self._waiting = state
+            return
+        if state is self._shown_state:
+            return  # its rows are shown (the screen resumed): nothing to make again
         snap = state.last_ok
-        self._figures = self._memo.figures(snap, state.previous_ok)
+        if snap is None or snap.view is None or len(snap.view.tables) < IN_WORKER:
+            self._apply(self._make(state, self._wanted(state)))
+            return
+        self._working, self._making = True, state
+        self._update_texts()
+        wanted = self._wanted(state)
+        self.run_worker(
+            lambda: self.post_message(self.RowsMade(self._make(state, wanted))),
+            name="tables-rows",
+            group="tables-rows",
+            thread=True,
+        )
+
+    def on_tables_screen_rows_made(self, message: TablesScreen.RowsMade) -> None:
+        message.stop()
+        self._working = False
+        self._apply(message.made)
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            self.render_state(waiting)
+
+    def _wanted(self, state: ConsoleState | None) -> _Wanted:
+        stale = state is not None and state.stale
+        return _Wanted(self.filter_text, self.sort_column, self.sort_reverse, stale)
+
+    def _make(self, state: ConsoleState, wanted: _Wanted) -> _Made:
+        """A poll's figures and its rows arranged as ``wanted`` (no Textual: a worker's)."""
+        snap = state.last_ok
+        figures = self._memo.figures(snap, state.previous_ok)
+        empty: list[str] = []
+        with_tables = {f.database for f in figures}
         if snap is not None and snap.view is not None:
-            with_tables = {f.database for f in self._figures}
-            self._empty_databases = [d for d in snap.view.databases if d not in with_tables]
-        else:
-            self._empty_databases = []
-        self._refresh_rows()
+            empty = [d for d in snap.view.databases if d not in with_tables]
+        arranged = self._arrange(figures, empty, wanted)
+        return _Made(state, figures, empty, len(with_tables) + len(empty), wanted, arranged)
+
+    def _arrange(self, figures: list[TableFigures], empty: list[str], wanted: _Wanted) -> Arranged:
+        sort = COLUMNS[wanted.sort_column].sort
+        return arrange(figures, empty, wanted.needle, sort, wanted.reverse, wanted.stale)
+
+    def _apply(self, made: _Made) -> None:
+        self._shown_state = made.state
+        self._figures, self._empty_databases = made.figures, made.empty_databases
+        self._databases = made.databases
+        if made.wanted != self._wanted(made.state):  # filter or sort moved meanwhile
+            self._refresh_rows()
+            return
+        self._show(made.arranged, made.wanted.stale)
 
     def _refresh_rows(self) -> None:
-        state = self._state
-        table = self.query_one(KeyedTable)
-        stale = state is not None and state.stale
+        """The rows again for a new filter or sort (the figures as they are)."""
+        wanted = self._wanted(self._shown_state)
+        self._show(self._arrange(self._figures, self._empty_databases, wanted), wanted.stale)
+
+    def _show(self, arranged: Arranged, stale: bool) -> None:
+        table = self.query_one(VirtualTable)
         table.set_class(stale, "stale")
-        rows = self._rows(stale)
-        table.sync(rows)
+        table.show(arranged.source)
+        self._shown = len(arranged.source.keys)
+        self._update_texts()
+
+    def _update_texts(self) -> None:
         empty = self.query_one("#tables-empty", Static)
-        empty.display = not rows
+        empty.display = not self._shown
         empty.update(self._empty_text())
-        self.query_one("#tables-summary", Static).update(self._summary(len(rows)))
+        self.query_one("#tables-summary", Static).update(self._summary(self._shown))
 
     def _empty_text(self) -> str:
-        state = self._state
+        state = self._shown_state
+        if state is None and self._working:
+            return "making the figures of every table…"
         if state is None or state.last_ok is None:
             return "no data yet: waiting for the first successful poll"
         if self.filter_text:
             return f"no table matches {self.filter_text!r}"
         return "no tables"
 
-    def _visible(self) -> list[TableFigures]:
-        needle = self.filter_text.lower()
-        figures = self._figures
-        if needle:
-            figures = [f for f in figures if needle in f.path.lower()]
-        sort = COLUMNS[self.sort_column].sort
-        keys = [sort(f) for f in figures]
-        # Sorted as (key, path) tuples (paths are unique: the index never decides), so the
-        # sort compares in C rather than calling a key function per table.
-        known = sorted(
-            (
-                (k, f.path, i)
-                for i, (k, f) in enumerate(zip(keys, figures, strict=True))
-                if k is not None
-            ),
-            reverse=self.sort_reverse,
-        )
-        unknown = [f for k, f in zip(keys, figures, strict=True) if k is None]
-        return [figures[i] for _, _, i in known] + unknown
-
-    def _rows(self, stale: bool) -> list[Row]:
-        made: dict[int, tuple[TableFigures, bool, Row]] = self._made
-        kept: dict[int, tuple[TableFigures, bool, Row]] = {}
-        if self.filter_text:  # the rows filtered out are kept too, for the filter's end
-            current = {id(f) for f in self._figures}
-            kept = {k: entry for k, entry in made.items() if k in current}
-        rows: list[Row] = []
-        for f in self._visible():
-            entry = made.get(id(f))
-            if entry is None or entry[0] is not f or entry[1] is not stale:
-                entry = (f, stale, (f"t:{f.path}", self._cells(f, stale)))
-            kept[id(f)] = entry
-            rows.append(entry[2])
-        self._made = kept  # only this poll's tables: bounded by the cluster's tables
-        needle = self.filter_text.lower()
-        for db in self._empty_databases:
-            if needle in db.lower():
-                cells: list[Cell] = [db, Text("(no tables)", style="dim")]
-                cells += [""] * (len(COLUMNS) - 2)
-                rows.append((f"d:{db}", cells))
-        return rows
-
-    def _cells(self, f: TableFigures, stale: bool) -> tuple[Cell, ...]:
-        rights = self._rights
-
-        def right(text: str, style: str = "") -> Cell:
-            if stale or not style:
-                cell = rights.get(text)
-                if cell is None:
-                    cell = Right(text)
-                    if len(rights) < _RIGHTS_KEPT:  # bounded: rates and spans vary freely
-                        rights[text] = cell
-                return cell
-            return Text(text, style=style, justify="right")
-
-        kind = _kind(f)
-        return (
-            f.database,
-            f.table,
-            kind if stale or kind != "error" else Text(kind, style="bold red"),
-            right(_num(f.buckets)),
-            right(_num(f.partitions) if f.partitions else "-"),
-            right(rate_text(f.rows_per_s)),
-            right(_num(f.offset_span)),
-            right(_num(f.under_replicated), "bold yellow" if f.under_replicated else ""),
-            right(_num(f.offline), "bold red" if f.offline else ""),
-        )
-
     def _summary(self, shown: int) -> Text:
-        state = self._state
+        state = self._shown_state
         t = Text()
         if state is None:
             return t
@@ -251,7 +262,7 @@ class TablesScreen(ConsoleScreen):
             t.append(
                 f"as recorded at {clock_text(state.last_ok.taken_at if state.last_ok else None)} · "
             )
-        dbs = len({f.database for f in self._figures}) + len(self._empty_databases)
+        dbs = self._databases
         t.append(f"{dbs} database{'s' if dbs != 1 else ''} · {len(self._figures)} table")
         t.append("s" if len(self._figures) != 1 else "")
         if self.filter_text:
@@ -285,14 +296,14 @@ class TablesScreen(ConsoleScreen):
         if event.input.id == "tables-filter":
             if not event.value.strip():
                 event.input.display = False
-            self.query_one(KeyedTable).focus()
+            self.query_one(VirtualTable).focus()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#tables-filter", Input)
         box.value = ""
         box.display = False
         self.filter_text = ""
-        self.query_one(KeyedTable).focus()
+        self.query_one(VirtualTable).focus()
         self._refresh_rows()
 
     def action_sort(self, index: int) -> None:
@@ -301,7 +312,7 @@ class TablesScreen(ConsoleScreen):
         else:
             # Numbers sort biggest first: the busiest or sickest table is what one looks for.
             self.sort_column, self.sort_reverse = index, COLUMNS[index].numeric
-        self.query_one(KeyedTable).set_columns(self._column_labels())
+        self.query_one(VirtualTable).set_columns(self._column_labels())
         self._refresh_rows()
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
@@ -309,7 +320,7 @@ class TablesScreen(ConsoleScreen):
         self.action_sort(event.column_index)
 
     def _selected_table(self) -> str | None:
-        key = self.query_one(KeyedTable).selected_key
+        key = self.query_one(VirtualTable).selected_key
         if key is None or not key.startswith("t:"):
             return None
         return key[2:]
