@@ -30,6 +30,7 @@ goals of issue 22 are printed beside the ratios.
    ``--baseline DIR`` the same command run from the checkout DIR, interleaved; and the
    library floor: a process that only imports click, asyncio and our protobuf messages
    (what any preview through our one client imports before its first request);
+   and the lean imports: what a path without those three would import of ours;
 4. the metrics parse of each tablet server's real scrape (CPU per parse, in this process,
    against prometheus_client's parser on the whole text) (goal: < 1 ms);
 5. the console's first paint against a bare Textual app (``bench/ui.py``'s children;
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -56,7 +58,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,13 @@ PREVIEW_ROWS = 100
 # (click for the command line, an asyncio client, the protobuf runtime with our messages),
 # imported and nothing done. A preview cannot start its first request sooner than this.
 LIBRARY_FLOOR = "import click, asyncio, fluss_proto._gen.fluss_rpc_pb2"
+# What a preview path without those three would still import of ours, as the packages stand
+# (a blocking socket, our frame codec, our Arrow reader, the plain renderer): how near such
+# a second path could come to pyfluss's first row before its own round trips.
+LEAN_IMPORTS = (
+    "import socket, json, struct, zstandard, fluss_proto.frame, "
+    "fluss_proto.records.arrow_ipc, konsole.render.plain"
+)
 
 # The peer of the preview: pyfluss only, to its first row of the same table, printed as a
 # JSON line (its start-up and imports are part of its time, as ours are of ours).
@@ -269,6 +278,7 @@ def measure_preview(reps: int, bootstrap: str, baseline: str | None = None) -> d
         "preview": first("preview", [*preview, "--bootstrap", bootstrap]),
         "pyfluss": first("pyfluss", pyfluss),
         "floor": lambda: wall([sys.executable, "-c", LIBRARY_FLOOR], env)[0],
+        "lean": lambda: wall([sys.executable, "-c", LEAN_IMPORTS], env)[0],
     }
     if baseline is not None:  # the same command from an older checkout (before a change)
         # its own venv when it has one (an editable install wins over PYTHONPATH), run in
@@ -443,7 +453,34 @@ async def prepare(args: argparse.Namespace, bootstrap: str) -> None:
         await pyfluss_close(conn)
 
 
+SPIN_CHILD = "import time\nend = time.monotonic() + {s}\nwhile time.monotonic() < end: pass"
+
+
+@contextlib.contextmanager
+def spinning(count: int, settle_s: float, limit_s: float = 1800.0) -> Iterator[None]:
+    """``count`` processes spinning on a core each (a controlled load: ``--spin 4`` on 2
+    cores is a load of 2 per core), ``settle_s`` for the load average to rise; each ends
+    itself after ``limit_s`` even if this process is killed."""
+    procs = [
+        subprocess.Popen([sys.executable, "-c", SPIN_CHILD.format(s=limit_s)]) for _ in range(count)
+    ]
+    try:
+        if procs:
+            log(f"{count} spinning processes; waiting {settle_s:.0f} s for the load ...")
+            time.sleep(settle_s)
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    with spinning(args.spin, 5.0 if args.quick else 60.0):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> dict[str, Any]:
     reps = 5 if args.quick else args.reps
     summary: dict[str, Any] = {"reps": reps, "cpus": os.cpu_count(), "load_start": load()}
     from _bytecode import installed_bytecode  # ours from bytecode, as installed
@@ -498,6 +535,7 @@ def ratios(s: dict[str, Any]) -> dict[str, float]:
         out["library floor / pyfluss first row"] = med("preview", "floor") / med(
             "preview", "pyfluss"
         )
+        out["lean imports / pyfluss first row"] = med("preview", "lean") / med("preview", "pyfluss")
         if "baseline" in s["preview"]:
             out["preview first row / baseline's"] = med("preview", "preview") / med(
                 "preview", "baseline"
@@ -516,6 +554,7 @@ GOALS = {
     "console first paint / bare Textual": "<= 1.2",
     "preview first row / baseline's": "(before / after a change)",
     "library floor / pyfluss first row": "(imports alone; the preview's floor)",
+    "lean imports / pyfluss first row": "(a path without click, asyncio, protobuf)",
 }
 
 
@@ -537,6 +576,7 @@ def print_summary(s: dict[str, Any]) -> None:
         ("preview", "pyfluss"): "pyfluss log scanner: 1st row",
         ("preview", "baseline"): "the same preview from --baseline: 1st row",
         ("preview", "floor"): "import click, asyncio, our protobuf messages",
+        ("preview", "lean"): "import socket, json, our frame + Arrow reader",
         ("ui", "bare"): "bare Textual app: first paint",
         ("ui", "console"): "konsole console: first paint",
     }
@@ -582,6 +622,9 @@ def main(argv: list[str] | None = None) -> int:
         "--imports", action="store_true", help="also each command's -X importtime profile"
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--spin", type=int, default=0, help="N spinning processes beside the runs (a load)"
+    )
     parser.add_argument(
         "--preview-only", action="store_true", help="of the cluster figures, the preview only"
     )
