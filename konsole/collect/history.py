@@ -84,7 +84,17 @@ METRIC_FIELDS: Final = tuple(
     f.name
     for f in fields(ServerMetrics)
     if f.name
-    not in {"url", "role", "server_id", "host", "scraped_at", "requests", "tables", "cluster_id"}
+    not in {
+        "url",
+        "role",
+        "server_id",
+        "host",
+        "scraped_at",
+        "requests",
+        "request_latency_ms",
+        "tables",
+        "cluster_id",
+    }
 )
 _DERIVED: Final = ("request_rate", "request_error_rate", "kv_rejections")
 _HEALTH: Final = "cluster"

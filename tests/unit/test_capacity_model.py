@@ -363,3 +363,62 @@ def test_forecast_event_details_name_the_eta_and_the_fit() -> None:
     assert e.details["forecast"]["method"] == "theil-sen"
     assert e.details["write_limit_ratio"] == 0.85
     assert e.message.startswith("tablet-server 0: writes locked in about 20m00s")
+
+
+# =========================================================================== requests
+
+
+def test_request_figures_say_what_fails_and_why_with_the_lock_on() -> None:
+    from konsole.model.requests import explain_line, server_requests
+
+    m = tm(
+        0,
+        disk_write_locked=True,
+        requests=MappingProxyType({"produceLog": (2.5, 163.7), "metadata": (1.0, 0.0)}),
+        request_latency_ms=MappingProxyType({"produceLog": 11.4, "metadata": None}),
+        request_queue_size=0,
+    )
+    (s,) = server_requests(snap(view(tablets=[0]), metrics=[m]))
+    produce = next(r for r in s.requests if r.request == "produceLog")
+    assert produce.failure_ratio == pytest.approx(163.7 / 166.2)
+    assert [r.request for r in s.failing] == ["produceLog"]
+    assert s.slowest is produce
+    assert "write lock is engaged" in (s.why_writes_fail() or "")
+    unlocked = replace(s, write_locked=False)
+    assert (
+        unlocked.why_writes_fail() == "produceLog fails at 163.7/s (errors answered by the server)"
+    )
+    assert replace(s, write_locked=None, requests=()).why_writes_fail() is None
+    # the disk monitor's own lines (DiskUsageMonitor.java:107-121)
+    engaged = "TabletServer 0 disk usage reached 50.13% (limit 50.00%); rejecting writes until"
+    released = "TabletServer 0 disk usage dropped to 39.90% (recover threshold 40.00%); resuming"
+    assert explain_line(engaged) == "the data disk write lock engaged"
+    assert explain_line(released + " writes.") == "the data disk write lock released"
+    assert explain_line("Created log for bucket") is None
+
+
+def test_no_answers_is_no_failure_ratio() -> None:
+    from konsole.model.requests import RequestFigures
+
+    assert RequestFigures("putKv", 0.0, 0.0, None).failure_ratio is None
+    assert RequestFigures("putKv", None, 1.0, None).failure_ratio is None
+
+
+def test_rejection_evidence_pairs_the_monitors_lines_with_the_figures() -> None:
+    from konsole.collect.evidence import LogView, rejection_evidence
+    from konsole.model.logs import parse_lines
+
+    lines = parse_lines(
+        [
+            "2026-12-02 10:00:00,100 INFO  ReplicaManager [main] - Created log for bucket",
+            "2026-12-02 10:00:01,200 WARN  DiskUsageMonitor [disk-usage-monitor] - TabletServer"
+            " 0 disk usage reached 50.13% (limit 50.00%); rejecting writes until usage reaches"
+            " or drops below 40.00%.",
+        ]
+    )
+    found = rejection_evidence(LogView(tuple(lines), "live"), {"request_error_rate": [0, 163.7]})
+    assert [(line.level, why) for line, why in found.explaining] == [
+        ("WARN", "the data disk write lock engaged")
+    ]
+    assert found.series["request_error_rate"][-1] == 163.7
+    assert rejection_evidence(None, {}).explaining == ()
