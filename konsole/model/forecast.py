@@ -166,13 +166,10 @@ class Forecast:
     method: str = METHOD
     #: Why there is no ETA (None when there is one).
     why: str | None = None
-
-    @property
-    def confident(self) -> bool:
-        """The whole confidence interval rises toward the level (or it is reached)."""
-        if self.eta_s == 0.0:
-            return True
-        return self.eta_s is not None and self.slope_low is not None and self.slope_low > 0
+    #: The whole confidence interval rises toward the level, or the level is reached: the
+    #: rules judge confident forecasts only (kept, not derived, so that a forecast read back
+    #: from the history judges as it did live).
+    confident: bool = False
 
     def eta_from(self, now: float) -> float | None:
         """Seconds until the level counted from ``now`` (never below 0)."""
@@ -234,10 +231,16 @@ def forecast_crossing(
     if fit.span_s < min_span_s:
         return replace(base, why=f"needs {min_span_s:g}s of history ({fit.span_s:.0f}s so far)")
     if fit.level >= level:
-        return replace(base, eta_s=0.0, eta_soonest_s=0.0, eta_latest_s=0.0)
+        return replace(base, eta_s=0.0, eta_soonest_s=0.0, eta_latest_s=0.0, confident=True)
     if fit.slope <= 0:
         return replace(base, why="not rising")
     left = level - fit.level
     latest = left / fit.slope_low if fit.slope_low > 0 else None
     soonest = left / fit.slope_high if fit.slope_high > 0 else None
-    return replace(base, eta_s=left / fit.slope, eta_soonest_s=soonest, eta_latest_s=latest)
+    return replace(
+        base,
+        eta_s=left / fit.slope,
+        eta_soonest_s=soonest,
+        eta_latest_s=latest,
+        confident=fit.slope_low > 0,
+    )
