@@ -37,6 +37,7 @@ __all__ = [
     "LockOutlook",
     "ServerHeadroom",
     "TableDriver",
+    "capacity_measures",
     "capacity_view",
     "headroom_level",
     "least_headroom",
@@ -350,3 +351,34 @@ def least_headroom(servers: Sequence[ServerHeadroom]) -> float | None:
     known = [t.headroom_ratio for s in servers if (t := s.tightest) is not None]
     values = [v for v in known if v is not None]
     return min(values) if values else None
+
+
+def capacity_measures(
+    snapshot: ClusterSnapshot | None, rules: HealthThresholds
+) -> dict[str, tuple[float | None, str | None]]:
+    """The check's capacity measures (value, why unknown): the least headroom of any
+    server or data dir, the soonest forecast lock, the worst KV backpressure."""
+    labels = ("disk_headroom_min", "write_lock_eta", "kv_pressure_max")
+    if snapshot is None or not snapshot.ok:
+        return {label: (None, "no snapshot") for label in labels}
+    servers = capacity_view(snapshot)
+    room = least_headroom(servers)
+    eta = soonest_lock(servers, rules, snapshot.taken_at)
+    pressures = [s.kv_pressure_max for s in servers if s.kv_pressure_max is not None]
+    if snapshot.capacity is None:
+        no_room = "the servers' write limits were not read"
+    else:
+        no_room = "no server reports its disk usage against a write limit (1.0 line)"
+    if room is None:
+        no_eta = no_room
+    elif eta is None:
+        no_eta = "no confident forecast of a lock (needs the recorded trend: a history)"
+    else:
+        no_eta = None
+    return {
+        "disk_headroom_min": (room, None if room is not None else no_room),
+        "write_lock_eta": (eta, no_eta),
+        "kv_pressure_max": (
+            (max(pressures), None) if pressures else (None, "no KV backpressure figure (1.0)")
+        ),
+    }

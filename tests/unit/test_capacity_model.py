@@ -422,3 +422,24 @@ def test_rejection_evidence_pairs_the_monitors_lines_with_the_figures() -> None:
     ]
     assert found.series["request_error_rate"][-1] == 163.7
     assert rejection_evidence(None, {}).explaining == ()
+
+
+# =========================================================================== check
+
+
+def test_check_measures_the_least_headroom_and_the_soonest_lock() -> None:
+    from konsole.model.check import measure
+
+    dirs = (DirUsage("/d0", 1000, 300),)  # 70% used: 15 points below 85%
+    s = cap_snap(0.6, capacity=part(dirs=dirs, forecast=rising(5000)))
+    m = measure(s)
+    assert m["disk_headroom_min"].value == pytest.approx(0.15)
+    assert m["write_lock_eta"].value == pytest.approx(5000)
+    assert m["kv_pressure_max"].value is None
+    assert "1.0" in (m["kv_pressure_max"].why_unknown or "")
+    none = measure(cap_snap(0.6))
+    assert none["disk_headroom_min"].value is None
+    assert none["disk_headroom_min"].why_unknown == "the servers' write limits were not read"
+    flat = measure(cap_snap(0.6, capacity=part()))
+    assert flat["disk_headroom_min"].value == pytest.approx(0.25)
+    assert "no confident forecast" in (flat["write_lock_eta"].why_unknown or "")
