@@ -12,8 +12,9 @@ limits and data dirs, the dirs' file systems where konsole can see them, and the
   ``disk.properties`` names this server (1.0 line): then ``statvfs`` gives its file system's
   size and the space usable (what the server's own ratio counts). Otherwise its figures are
   unknown and say why. Two dirs on one file system are one disk (the server counts it once).
-- **Forecasts**: the collector keeps, per server and per visible dir, the samples of its
-  usage ratio over the forecast window (the profile's ``forecast_window_s``; bounded in
+- **Forecasts**: the collector keeps, per server and per visible dir of a server with two
+  disks or more (with one, the server's own ratio is that disk's), the samples of its usage
+  ratio over the forecast window (the profile's ``forecast_window_s``; bounded in
   count too), seeded from the history when a face has one (:meth:`CapacityCollector.seed`),
   and fits them each poll (konsole.model.forecast) against the server's write-limit ratio.
 
@@ -208,6 +209,7 @@ def dir_usage(
     *,
     stat: StatFn = os.statvfs,
     device: DeviceFn = _device,
+    owner: Callable[[Path], str | None] = _disk_server_id,
 ) -> tuple[DirUsage, ...]:
     """Each data dir's file system, when visible from here (module docs)."""
     here = _local_host(host)
@@ -217,12 +219,12 @@ def dir_usage(
         if not here:
             out.append(DirUsage(path, why=f"not on this host (the server runs on {host})"))
             continue
-        owner = _disk_server_id(Path(path))
-        if owner != server_id:
+        named = owner(Path(path))
+        if named != server_id:
             why = (
                 "no disk.properties here (a 1.0-line server writes one)"
-                if owner is None
-                else f"its disk.properties names server {owner}"
+                if named is None
+                else f"its disk.properties names server {named}"
             )
             out.append(DirUsage(path, why=why))
             continue
@@ -275,6 +277,8 @@ class CapacityCollector:
         self._stat = stat
         self._device = device
         self._configs: dict[str, _ServerConfig] = {}
+        #: dir -> the server its disk.properties names, read again with the configs
+        self._owners: dict[Path, str | None] = {}
         self._due = 0.0
         #: (server id, dir or None) -> (time, usage ratio), oldest first
         self._samples: dict[tuple[str, str | None], deque[Point]] = {}
@@ -342,6 +346,11 @@ class CapacityCollector:
                 now,
             )
 
+    def _owner(self, path: Path) -> str | None:
+        if path not in self._owners:
+            self._owners[path] = _disk_server_id(path)
+        return self._owners[path]
+
     # ------------------------------------------------------------------ one poll
 
     async def collect(self, client: Any, snapshot: ClusterSnapshot) -> CapacityPart | None:
@@ -353,6 +362,7 @@ class CapacityCollector:
         now = self._clock()
         if client is not None and now >= self._due:
             self._due = now + self.config_interval
+            self._owners.clear()
             await self._read_configs(client, view)
         hosts = {str(s.node_id): s.host for s in view.tablet_servers}
         at = snapshot.taken_at
@@ -378,16 +388,22 @@ class CapacityCollector:
         level = None if limits is None else limits.limit_ratio
         usage = None if m is None else m.disk_usage_ratio
         dirs = (
-            dir_usage(sid, host, config.dirs, stat=self._stat, device=self._device)
+            dir_usage(
+                sid, host, config.dirs, stat=self._stat, device=self._device, owner=self._owner
+            )
             if config
             else ()
         )
-        dirs = tuple(
-            replace(d, forecast=self._forecast((sid, d.path), at, d.used_ratio, level))
-            if d.used_ratio is not None and d.same_disk_as is None
-            else d
-            for d in dirs
-        )
+        # A dir gets its own forecast when the server has two disks or more: with one, the
+        # server's own figure is that disk's (its ratio is the worst of its file systems).
+        disks = [d for d in dirs if d.used_ratio is not None and d.same_disk_as is None]
+        if len(disks) > 1:
+            dirs = tuple(
+                replace(d, forecast=self._forecast((sid, d.path), at, d.used_ratio, level))
+                if d in disks
+                else d
+                for d in dirs
+            )
         return ServerCapacity(
             sid,
             limits,
