@@ -253,6 +253,7 @@ async def _second_look(
     import asyncio
 
     from konsole.model.metrics import MetricsError, ServerMetrics
+    from konsole.model.roles import BOOTSTRAP_SCOPE
     from konsole.model.snapshot import ClusterSnapshot
 
     assert snapshot.view is not None
@@ -266,6 +267,7 @@ async def _second_look(
         latency_s=snapshot.latency_s,
         view=snapshot.view,
         coordinators=snapshot.coordinators,
+        unanswered=tuple(e for e in snapshot.errors if e.scope == BOOTSTRAP_SCOPE),
         health=snapshot.health,
         health_error=health_error,
         metrics=tuple(r for r in results if isinstance(r, ServerMetrics)),
@@ -290,12 +292,14 @@ async def look(
     cluster's history file, whose last storage part the storage look starts from."""
     import asyncio
 
+    from konsole.collect.known_roles import recorded_roles
     from konsole.model.check import assess, failure, timeout_result
     from konsole.model.health import evaluate
 
     left = deadline - time.monotonic()
     poller, scraper, endpoints, rejected = build_check_poller(profile, left * POLL_SHARE)
     poller.seed_storage(recorded_storage(history))
+    poller.seed_roles(recorded_roles(history))
     snapshot: ClusterSnapshot | None = None
     later: ClusterSnapshot | None = None
     try:
