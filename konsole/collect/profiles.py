@@ -562,7 +562,7 @@ def profile_from_local(description: Mapping[str, Any]) -> Profile:
 def _local_subject(process: Mapping[str, Any]) -> str | None:
     """The event subject of a local process (the key of its log source)."""
     if process.get("role") == "tablet-server":
-        return subjects.tablet_server(process.get("id"))
+        return subjects.tablet_server(str(process.get("id")))
     if process.get("role") == "coordinator" and process.get("endpoint"):
         return subjects.coordinator(process["endpoint"])
     return None

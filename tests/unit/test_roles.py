@@ -231,3 +231,35 @@ def test_no_history_means_no_roles(tmp_path: Path) -> None:
     assert recorded_roles(tmp_path / "missing.sqlite") == []
     (tmp_path / "junk.sqlite").write_text("not a database")
     assert recorded_roles(tmp_path / "junk.sqlite") == []
+
+
+# =========================================================================== every face
+
+
+async def test_every_face_names_the_dead_tablet_server_and_no_coordinator_at_its_address() -> None:
+    """The same poll through watch's events, serve's series and alerts, and check: one
+    subject for tablet server 1, and T1's address never appears as a coordinator."""
+    from konsole.collect.exposition.families import cluster_series
+    from konsole.model.alerts import AlertSettings, AlertState, advance_alerts
+    from konsole.model.events import EventState, advance
+
+    fakes = Fakes(views=[view((0, 1, 2), [table("db.t", 1, [(0, (0, 1), 5)])]), WITHOUT_1])
+    fakes.roles = {**ANSWERS, ts(1): "tablet"}
+    first = await fakes.poller(coordinators=(), bootstrap=BOOTSTRAP).poll()
+    fakes.roles = dict(ANSWERS)  # T1 is killed; a fresh process (check, a new console) looks
+    s = await fakes.poller(coordinators=(), bootstrap=BOOTSTRAP).poll()
+    health = evaluate(s)
+    _, state = advance(EventState(), first)
+    events, _ = advance(state, s)
+    series = cluster_series(s, health, first)
+    alerts, _ = advance_alerts(
+        AlertState(), "c", health, events, s.taken_at, AlertSettings(for_s=0)
+    )
+    coordinator_series = [labels for labels, _ in series["konsole_coordinator_up"]]
+    assert coordinator_series == [(C, "active")]
+    assert [e.subject.name for e in events if e.kind.value == "server_left"] == ["tablet-server 1"]
+    assert not [e for e in events if ts(1) in e.subject.name]
+    down = [a for a in alerts.firing if a.name == "FlussTabletServerDown"]
+    assert [a.label("server") for a in down] == ["1"]
+    assert all(a.label("server") != ts(1) for a in alerts.firing)
+    assert assess(s, health).summary.startswith("tablet-server 1: ")
