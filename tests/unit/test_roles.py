@@ -13,7 +13,7 @@ import pytest
 
 from fluss_proto.model import HealthStatus
 from konsole.collect.history import poll_record, snapshot_at
-from konsole.collect.known_roles import recorded_roles
+from konsole.collect.recorded_look import recorded_look
 from konsole.model.check import assess, render
 from konsole.model.health import Finding, evaluate
 from konsole.model.roles import (
@@ -210,8 +210,8 @@ def test_the_history_keeps_the_bootstrap_subject_and_the_roles_seen(tmp_path: Pa
         w.record(poll_record(alive))
         w.record(poll_record(dead))
     # Tablet server 1 left metadata at the second poll; the file still says who it was.
-    assert (ts(1), Role("tablet-server", 1)) in recorded_roles(path)
-    assert (C, Role("coordinator")) in recorded_roles(path)
+    assert (ts(1), Role("tablet-server", 1)) in recorded_look(path).roles
+    assert (C, Role("coordinator")) in recorded_look(path).roles
     with open_reader(path) as r:
         recorded = snapshot_at(r, T0 + 10)
     assert recorded is not None
@@ -227,10 +227,10 @@ def test_the_history_keeps_the_bootstrap_subject_and_the_roles_seen(tmp_path: Pa
 
 
 def test_no_history_means_no_roles(tmp_path: Path) -> None:
-    assert recorded_roles(None) == []
-    assert recorded_roles(tmp_path / "missing.sqlite") == []
+    assert recorded_look(None).roles == []
+    assert recorded_look(tmp_path / "missing.sqlite").roles == []
     (tmp_path / "junk.sqlite").write_text("not a database")
-    assert recorded_roles(tmp_path / "junk.sqlite") == []
+    assert recorded_look(tmp_path / "junk.sqlite").roles == []
 
 
 # =========================================================================== every face
