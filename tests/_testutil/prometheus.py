@@ -40,6 +40,18 @@ class Prometheus:
         assert body["status"] == "success", body
         return [(r["metric"], float(r["value"][1])) for r in body["data"]["result"]]
 
+    def samples(self, selector: str, seconds: int) -> dict[str, list[tuple[float, float]]]:
+        """A range selector's samples over the last ``seconds``, by ``cluster`` label: each
+        as (Prometheus's scrape timestamp in epoch seconds, value), oldest first."""
+        body = self.client.get(
+            f"{self.url}/api/v1/query", params={"query": f"{selector}[{seconds}s]"}
+        ).json()
+        assert body["status"] == "success", body
+        return {
+            r["metric"].get("cluster", ""): [(float(t), float(v)) for t, v in r["values"]]
+            for r in body["data"]["result"]
+        }
+
     def by(self, promql: str, label: str) -> dict[str, float]:
         """An instant query's values by one label (e.g. ``cluster``)."""
         return {labels.get(label, ""): value for labels, value in self.query(promql)}
