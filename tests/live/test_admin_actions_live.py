@@ -11,7 +11,11 @@ Both generations offer every key used here (0.9.1 and the 1.0 line, checked live
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import re
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
@@ -47,6 +51,8 @@ DB = "ops"
 #: A config both generations take dynamically (a MemorySize).
 KEY = "kv.rocksdb.shared-rate-limiter.bytes-per-sec"
 ROWS = {"log3": 60, "pk2": 40}
+#: The tablet server paused to hold a rebalance that moves replicas onto it RUNNING.
+PAUSED = 3
 
 
 konsole = partial(run_konsole, timeout=120)
@@ -71,11 +77,18 @@ def ops(
     """The module's cluster: bootstrap, the history file the admin commands write."""
     run_dir = tmp_path_factory.mktemp(f"admin-{fluss_server.generation}")
     cluster = LocalCluster(run_dir / "cluster")
-    desc = cluster.start(**fluss_server.start_kwargs(), tablet_servers=4, ready_timeout=180)
+    desc = cluster.start(
+        **fluss_server.start_kwargs(),
+        tablet_servers=4,
+        # tablet server 3 is paused for a while to hold a rebalance RUNNING: its ZooKeeper
+        # session outlives the pause (20 s: ZooKeeper's most at its 1 s tick)
+        settings=(f"ts{PAUSED}:zookeeper.client.session-timeout=20s",),
+        ready_timeout=180,
+    )
     try:
         bootstrap = desc.to_dict()["bootstrap_servers"]
         asyncio.run(_seed(bootstrap))
-        yield {"bootstrap": bootstrap, "history": run_dir / "history.sqlite"}
+        yield {"bootstrap": bootstrap, "history": run_dir / "history.sqlite", "cluster": cluster}
     finally:
         cluster.stop(graceful=False)
 
@@ -539,3 +552,61 @@ def test_console_actions_tag_and_untag_live(ops: dict[str, Any]) -> None:
 
     assert asyncio.run(flow()) == ["server 2 tagged", "server 2 untagged"]
     assert steps(operator_events(ops), "server untag")[-3:] == ["planned", "sent", "succeeded"]
+
+
+# =========================================================================== a running rebalance
+
+
+@contextlib.contextmanager
+def paused(cluster: LocalCluster, sid: int) -> Iterator[None]:
+    """Tablet server ``sid`` stopped by SIGSTOP (alive to ZooKeeper, answering nothing)
+    for the block; SIGCONT at its end whatever happens."""
+    state = cluster.load()
+    assert state is not None
+    (server,) = [s for s in state.servers if s.role == "tablet-server" and s.id == sid]
+    assert server.pid is not None
+    os.kill(server.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
+
+
+def test_plan_status_and_cancel_of_a_running_rebalance(ops: dict[str, Any]) -> None:
+    """Server 3 drained, untagged, then paused: a rebalance that moves replicas onto it
+    cannot finish its first move, so it RUNS while `rebalance start` stops waiting (75),
+    `plan` refuses a second one naming it, `status` follows it (75 at its bound, the moves
+    listed), `cancel` ends it and `status` then reports it CANCELED (0); each step audited.
+    The pause stays within the server's 20 s ZooKeeper session."""
+    drained = admin(ops, "server", "drain", str(PAUSED), "--yes", "--timeout", "120")
+    assert drained.returncode == 0, drained.stdout + drained.stderr
+    untagged = admin(ops, "server", "untag", str(PAUSED), "permanent-offline", "--yes")
+    assert untagged.returncode == 0, untagged.stderr
+    with paused(ops["cluster"], PAUSED):
+        started = admin(
+            ops, "rebalance", "start", "--goal", "replica-distribution", "--timeout", "2", "--yes"
+        )
+        assert started.returncode == ExitCode.REFUSED == 75, started.stdout + started.stderr
+        (rebalance_id,) = re.findall(r"rebalance (\S+) started", started.stdout)
+        assert "REBALANCING" in started.stdout, started.stdout
+        assert f"rebalance {rebalance_id} keeps running" in started.stderr, started.stderr
+
+        plan = admin(ops, "rebalance", "plan", writes=False)
+        assert plan.returncode == 0, plan.stderr
+        assert f"REFUSED: rebalance {rebalance_id} is running" in plan.stdout, plan.stdout
+
+        following = admin(ops, "rebalance", "status", "--timeout", "2", writes=False)
+        assert following.returncode == ExitCode.REFUSED == 75, following.stderr
+        assert "REBALANCING" in following.stdout and "keeps running" in following.stderr
+        # the moves planned onto the paused server, none of them done
+        done, total = map(int, re.findall(r"progress: (\d+)/(\d+) buckets", following.stdout)[-1])
+        assert total > 0 and done < total, following.stdout
+
+        cancelled = admin(ops, "rebalance", "cancel", "--yes")
+        assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+        ended = admin(ops, "rebalance", "status", "--id", rebalance_id, writes=False)
+        assert ended.returncode == 0, ended.stdout + ended.stderr
+        assert "CANCELED" in ended.stdout, ended.stdout
+    events = operator_events(ops)
+    assert steps(events, "rebalance start")[-3:] == ["sent", "succeeded", "left_running"]
+    assert steps(events, "rebalance cancel")[-2:] == ["sent", "succeeded"]

@@ -33,6 +33,7 @@ import pytest
 from konsole.collect.profiles import profile_from_local
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.ports import free_port
+from konsole.model.alerts import subject_labels
 from tests._testutil.prometheus import Prometheus, running_prometheus
 from tests._testutil.waiting import wait_until
 from tests.conftest import TABLET_SERVERS, FlussServer
@@ -45,6 +46,8 @@ SCRAPE = 1.0
 #: The tablet server of cluster a that is stopped.
 STOPPED = 2
 ALIVE = 'konsole_servers{role="tablet",state="alive"}'
+#: The shipped alerting rules, loaded as they are into the Prometheus.
+RULES = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "konsole-rules.yml"
 
 
 def profile_toml(name: str, description: dict[str, Any]) -> str:
@@ -127,7 +130,9 @@ def fleet(
             env={**os.environ, "XDG_DATA_HOME": str(data_home), "PYTHONUNBUFFERED": "1"},
         )
         serve = Serve(proc, port, data_home)
-        with running_prometheus(work / "prometheus", [f"127.0.0.1:{port}"], SCRAPE) as prom:
+        with running_prometheus(
+            work / "prometheus", [f"127.0.0.1:{port}"], SCRAPE, rules=[RULES]
+        ) as prom:
             yield Fleet(fluss_server, a, serve, prom)
     finally:
         if serve is not None and serve.proc.poll() is None:
@@ -184,6 +189,32 @@ def test_prometheus_sees_both_clusters_and_a_stopped_server(fleet: Fleet) -> Non
     a_polls = polls_since(serve, "a", since, until=b_polls[-1].at_ms)
     assert all(p.ok for p in b_polls), [p.error for p in b_polls]
     assert len(b_polls) >= len(a_polls) - 1, (len(b_polls), len(a_polls))
+
+
+def test_the_shipped_rules_alert_on_serves_series(fleet: Fleet) -> None:
+    """deploy/prometheus/konsole-rules.yml, evaluated by the real Prometheus on the series
+    serve exports: the stopped server of a makes FlussTabletServerDown active (pending
+    while its ``for:`` holds, then firing: Prometheus's own clock, not waited for here),
+    labelled as konsole labels its own alert (cluster, severity, the subject's server id
+    taken from the series) plus the scrape's job and instance; nothing is active for b."""
+    prom, serve = fleet.prometheus, fleet.serve
+
+    def down() -> list[dict[str, Any]]:
+        return [a for a in prom.alerts() if a["labels"]["alertname"] == "FlussTabletServerDown"]
+
+    (alert,) = prom.wait_for("FlussTabletServerDown active", down, timeout=60)
+    assert alert["state"] in ("pending", "firing"), alert
+    assert alert["labels"] == {
+        "alertname": "FlussTabletServerDown",
+        "cluster": "a",
+        "severity": "warning",
+        **subject_labels(f"tablet-server {STOPPED}"),
+        "job": "konsole",
+        "instance": f"127.0.0.1:{serve.port}",
+    }
+    assert float(alert["value"]) == 0.0  # konsole_tablet_server_up of that server
+    assert f"Tablet server {STOPPED} of a is not alive" in alert["annotations"]["summary"]
+    assert [a["labels"]["alertname"] for a in prom.alerts() if a["labels"]["cluster"] == "b"] == []
 
 
 def polls_since(serve: Serve, cluster: str, since_ms: int, until: int | None = None) -> list[Any]:
