@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 
 from konsole.localcluster.ports import free_port
+from tests._testutil.processes import terminate
 from tests._testutil.system_tools import need_binary
 
 __all__ = ["Prometheus", "running_prometheus"]
@@ -131,12 +132,7 @@ def running_prometheus(
         yield prom
     finally:
         prom.client.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        terminate(proc)
 
 
 def _ready(prom: Prometheus) -> bool:

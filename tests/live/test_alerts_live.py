@@ -32,6 +32,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from konsole.localcluster import LocalCluster
 from tests._testutil import pyfluss_data as pf
 from tests._testutil.alertmanager import AlertmanagerProcess, Webhook, free_port, wait_for
+from tests._testutil.processes import terminate
 from tests._testutil.system_tools import need_binary
 from tests.conftest import TABLET_SERVERS, FlussServer, our_java_processes
 
@@ -153,19 +154,9 @@ def _serve(
     s = Served(server, lc, am, hook, proc, port, name)
     threading.Thread(target=s.drain, daemon=True).start()
     if not wait_for(lambda: _polls(s) >= 3, 60):
-        _stop(proc)
+        terminate(proc)
         raise AssertionError(f"serve did not poll: {s.stderr[-5:]}")
     return s
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +182,7 @@ def served(
         assert s.proc.poll() is None, f"serve exited during the tests: {s.stderr[-5:]}"
     finally:
         if s is not None:
-            _stop(s.proc)
+            terminate(s.proc)
         am.stop()
         hook.stop()
 
@@ -367,7 +358,7 @@ async def test_damping_holds_a_flapping_servers_alert_through_its_hold_down(
         assert resolved["startsAt"] == fired["startsAt"]
         assert _epoch(resolved["endsAt"]) - down_at >= HOLD, (resolved, down_at)
     finally:
-        _stop(d.proc)
+        terminate(d.proc)
         if not _alive(s.lc, VICTIM):
             await asyncio.to_thread(s.lc.start_server, "ts", VICTIM, 120.0)
 
