@@ -169,6 +169,11 @@ def test_prometheus_sees_both_clusters_and_a_stopped_server(fleet: Fleet) -> Non
     )
     # Order, not wall time: every scrape Prometheus took after serve exported 2 for a holds
     # 2 (so the change reached it at the next scrape), never 3 again; b held 3 throughout.
+    prom.wait_for(
+        "a scrape of a after serve exported the change",
+        lambda: any(t > seen_at for t, _ in prom.samples(ALIVE, 60).get("a", [])),
+        timeout=60,
+    )
     window = round(time.time() - fault_at) + 10
     series = prom.samples(ALIVE, window)
     after = [v for t, v in series["a"] if t > seen_at]
