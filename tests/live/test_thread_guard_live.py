@@ -109,5 +109,7 @@ def test_the_guard_fails_the_module_that_leaves_a_writer_spinning(
     assert "1 passed, 1 error" in out, out[-3000:]
     assert "ERROR at teardown of test_leaves_a_connection_draining" in out, out[-3000:]
     assert "a pyfluss writer/connection left alive after its cluster was gone" in out
-    assert "after module" in out and "tokio" in out, out[-3000:]
+    # after the module, or (a loaded machine starves the spinning thread below the share
+    # one sample pair needs) at the session's end: either way the leaky module's teardown
+    assert "tokio" in out and ("after module" in out or "at the end of the session" in out)
     assert proc.returncode == 1, out[-3000:]
