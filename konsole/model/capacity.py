@@ -22,6 +22,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Final
 
+from konsole.model import subjects
 from konsole.model.forecast import Forecast
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "DirUsage",
     "ServerCapacity",
     "WriteLimits",
+    "used_bytes",
 ]
 
 #: The 1.0 line's defaults (ConfigOptions.java:449-482): a key a server was not given.
@@ -96,9 +98,7 @@ class DirUsage:
 
     @property
     def used_bytes(self) -> int | None:
-        if self.total_bytes is None or self.free_bytes is None:
-            return None
-        return self.total_bytes - self.free_bytes
+        return used_bytes(self.total_bytes, self.free_bytes)
 
     @property
     def used_ratio(self) -> float | None:
@@ -107,6 +107,11 @@ class DirUsage:
         if used is None or not self.total_bytes:
             return None
         return used / self.total_bytes
+
+
+def used_bytes(total: int | None, free: int | None) -> int | None:
+    """A file system's bytes not free for the server (None when either is unknown)."""
+    return None if total is None or free is None else total - free
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +131,7 @@ class ServerCapacity:
 
     @property
     def subject(self) -> str:
-        return f"tablet-server {self.server_id}"
+        return subjects.tablet_server(self.server_id)
 
 
 @dataclass(frozen=True, slots=True)

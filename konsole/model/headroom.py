@@ -25,7 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from konsole.model.capacity import DirUsage, ServerCapacity, WriteLimits
+from konsole.model import subjects
+from konsole.model.capacity import DirUsage, ServerCapacity, WriteLimits, used_bytes
 from konsole.model.forecast import Forecast
 from konsole.model.metrics import ServerMetrics
 from konsole.model.snapshot import ClusterSnapshot
@@ -67,14 +68,12 @@ class Headroom:
 
     @property
     def name(self) -> str:
-        base = f"tablet-server {self.server_id}"
+        base = subjects.tablet_server(self.server_id)
         return base if self.dir is None else f"{base} {self.dir}"
 
     @property
     def used_bytes(self) -> int | None:
-        if self.total_bytes is None or self.free_bytes is None:
-            return None
-        return self.total_bytes - self.free_bytes
+        return used_bytes(self.total_bytes, self.free_bytes)
 
     @property
     def headroom_ratio(self) -> float | None:
@@ -139,7 +138,7 @@ class ServerHeadroom:
 
     @property
     def subject(self) -> str:
-        return f"tablet-server {self.server_id}"
+        return subjects.tablet_server(self.server_id)
 
     @property
     def figures(self) -> tuple[Headroom, ...]:

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from konsole.model import subjects
 from konsole.model.metrics import ServerMetrics
 from konsole.model.snapshot import ClusterSnapshot
 
@@ -83,7 +84,7 @@ class ServerRequests:
 
     @property
     def subject(self) -> str:
-        return f"tablet-server {self.server_id}"
+        return subjects.tablet_server(self.server_id)
 
     @property
     def failing(self) -> tuple[RequestFigures, ...]:

@@ -41,6 +41,7 @@ from konsole.model.thresholds import HealthThresholds
 from tests._testutil.alertmanager import AlertmanagerProcess, Webhook, free_port, wait_for
 from tests._testutil.disk_filler import create_fill_table, running_filler
 from tests._testutil.mounts import need_root
+from tests._testutil.processes import terminate
 from tests._testutil.system_tools import need_binary
 from tests.conftest import FlussServer, our_java_processes
 
@@ -410,13 +411,8 @@ def test_the_forecast_fires_before_the_lock_within_a_fifth_of_the_real_time_and_
     finally:
         stop.set()
         follower.join(30)
-        if served is not None and served.proc.poll() is None:
-            served.proc.terminate()
-            try:
-                served.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                served.proc.kill()
-                served.proc.wait(10)
+        if served is not None:
+            terminate(served.proc)
         am.stop()
         hook.stop()
         ballast.unlink(missing_ok=True)
