@@ -5,6 +5,7 @@ that carry it (no real server here: tests/live/test_capacity_live.py is the proo
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -356,3 +357,45 @@ def test_serve_exports_headroom_limit_eta_and_the_visible_dirs() -> None:
     # unknown is absent, never 0: no part, or a 0.9.1 server
     bare = cluster_series(snap(view([0, 1]), metrics=[tm(0), tm(1)], t=1000.0), None, None)
     assert bare["konsole_disk_headroom_ratio"] == [] == bare["konsole_write_lock_eta_seconds"]
+
+
+# =========================================================================== the report
+
+
+def test_the_report_and_its_text_say_each_state() -> None:
+    from konsole.cli.capacity import capacity_text
+    from konsole.model.capacity_report import capacity_dict
+
+    metrics = [
+        tm(0, disk_usage_ratio=0.4, disk_write_locked=False, local_size=1 << 30),
+        tm(
+            1,
+            disk_usage_ratio=0.52,
+            disk_write_locked=True,
+            requests=MappingProxyType({"produceLog": (2.5, 163.7)}),
+        ),
+        tm(2),  # 0.9.1: nothing of it
+    ]
+    part = a_part()
+    limited = part.servers["0"].limits
+    servers = dict(part.servers)
+    servers["1"] = ServerCapacity("1", limited)
+    servers["2"] = ServerCapacity("2", None, "the server has no data-disk write lock (0.9.1)")
+    s = replace(
+        snap(view([0, 1, 2]), metrics=metrics, t=1000.0),
+        capacity=replace(part, servers=MappingProxyType(servers)),
+    )
+    report = capacity_dict(s, HealthThresholds(), history_samples=11)
+    json_ok = json.dumps(report)  # plain JSON values only
+    assert json_ok
+    by = {r["server"]: r for r in report["servers"]}
+    assert by["0"]["lock_outlook"]["level"] == "critical"  # 10 s away
+    assert by["1"]["write_locked"] is True and by["1"]["lock_outlook"]["level"] is None
+    assert "write lock is engaged" in by["1"]["requests"]["why_writes_fail"]
+    assert by["2"]["used_ratio"] is None and by["2"]["limits"] is None
+    assert [f["rule"] for f in report["findings"]] == ["disk_headroom", "write_lock_forecast"]
+    text = capacity_text(report)
+    head = "forecast: theil-sen over the last 1h00m (90% interval; 11 recorded samples read)"
+    assert head in text
+    assert "LOCKED" in text and "0.9.1" in text and "why writes fail" in text
+    assert "/data/b" in text and "not on this host" in text
