@@ -399,3 +399,32 @@ def test_the_report_and_its_text_say_each_state() -> None:
     assert head in text
     assert "LOCKED" in text and "0.9.1" in text and "why writes fail" in text
     assert "/data/b" in text and "not on this host" in text
+
+
+def test_a_history_seeds_the_forecast_of_the_server_and_its_dirs(tmp_path: Path) -> None:
+    from konsole.collect.capacity import seed_from_history
+    from store import open_reader, open_writer
+
+    path = tmp_path / "h.sqlite"
+    with open_writer(path) as writer:
+        for i in range(12):
+            part = CapacityPart(
+                1000.0 + i,
+                MappingProxyType(
+                    {"0": ServerCapacity("0", None, None, (DirUsage("/d", 1000, 900 - 10 * i),))}
+                ),
+            )
+            m = tm(0, disk_usage_ratio=0.1 + 0.01 * i, disk_write_locked=False)
+            s = replace(snap(view([0]), metrics=[m], t=1000.0 + i, seq=i + 1), capacity=part)
+            writer.record(poll_record(s))
+    c, _, _ = collector({0: LIMITED})
+    with open_reader(path) as reader:
+        n = seed_from_history(c, reader, 1011.5, 60.0)
+    assert n == 24  # 12 of the server's, 12 of its dir
+    assert [round(v, 2) for _, v in c._samples[("0", None)]][-2:] == [0.20, 0.21]
+    assert len(c._samples[("0", "/d")]) == 12
+    s = snap(view([0]), metrics=[tm(0, disk_usage_ratio=0.22, disk_write_locked=False)], t=1012.0)
+    got = asyncio.run(c.collect(object(), s))
+    assert got is not None
+    f = got.servers["0"].forecast
+    assert f is not None and f.points == 13 and f.eta_s == pytest.approx(28.0, abs=0.1)
