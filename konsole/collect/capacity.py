@@ -23,6 +23,8 @@ Never raises into the poll: a failure is a ``why`` on the figure it concerns.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import os
 import socket
@@ -169,7 +171,9 @@ def _disk_server_id(path: Path) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def _local_host(host: str | None) -> bool:
+    """Whether ``host`` is this machine (asked once per host: a name lookup may be slow)."""
     if host is None:
         return False
     if host in _LOOPBACK or host.startswith("127."):
@@ -365,10 +369,12 @@ class CapacityCollector:
             self._owners.clear()
             await self._read_configs(client, view)
         hosts = {str(s.node_id): s.host for s in view.tablet_servers}
+        ids = sorted(set(hosts) | set(metrics), key=lambda i: (len(i), i))
+        # statvfs and disk.properties off the event loop: a data dir on a hung mount must
+        # not stop the poll (the poll's timeout bounds the wait; the thread is left to it).
+        seen = await asyncio.to_thread(self._dirs, {i: hosts.get(i) for i in ids})
         at = snapshot.taken_at
-        servers: dict[str, ServerCapacity] = {}
-        for sid in sorted(set(hosts) | set(metrics), key=lambda i: (len(i), i)):
-            servers[sid] = self._server(sid, hosts.get(sid), snapshot, at)
+        servers = {sid: self._server(sid, seen.get(sid, ()), snapshot, at) for sid in ids}
         live = set(servers)
         for key in [k for k in self._samples if k[0] not in live]:
             del self._samples[key]  # bounded: servers of this poll only
@@ -377,8 +383,19 @@ class CapacityCollector:
             at, MappingProxyType(servers), rules.forecast_window_s, rules.forecast_min_span_s
         )
 
+    def _dirs(self, hosts: Mapping[str, str | None]) -> dict[str, tuple[DirUsage, ...]]:
+        """Each server's data dirs as seen from here (blocking: file system calls)."""
+        out = {}
+        for sid, host in hosts.items():
+            config = self._configs.get(sid)
+            if config is not None:
+                out[sid] = dir_usage(
+                    sid, host, config.dirs, stat=self._stat, device=self._device, owner=self._owner
+                )
+        return out
+
     def _server(
-        self, sid: str, host: str | None, snapshot: ClusterSnapshot, at: float
+        self, sid: str, dirs: tuple[DirUsage, ...], snapshot: ClusterSnapshot, at: float
     ) -> ServerCapacity:
         m = snapshot.tablet_metrics.get(sid)
         config = self._configs.get(sid)
@@ -387,13 +404,6 @@ class CapacityCollector:
             limits, why = None, "the server has no data-disk write lock (0.9.1)"
         level = None if limits is None else limits.limit_ratio
         usage = None if m is None else m.disk_usage_ratio
-        dirs = (
-            dir_usage(
-                sid, host, config.dirs, stat=self._stat, device=self._device, owner=self._owner
-            )
-            if config
-            else ()
-        )
         # A dir gets its own forecast when the server has two disks or more: with one, the
         # server's own figure is that disk's (its ratio is the worst of its file systems).
         disks = [d for d in dirs if d.used_ratio is not None and d.same_disk_as is None]
