@@ -25,9 +25,17 @@ leader, replicas and epoch).
   cluster's servers, the event state carried from rep to rep as ``konsole watch`` does;
 - (m) parsing those scrapes (``konsole.collect.metrics.parse_metrics`` over the texts, no I/O),
   reported beside (s): a poll pays it too, but it is the scrape's cost, not the events'.
+- (k) what the capacity part adds to a poll (konsole.collect.capacity): the collector's
+  per-poll work (each tablet server's data dirs seen from here, its samples kept, a forecast
+  fitted for the server and each visible dir) and the capacity rules and events over it, in
+  the steady state: each series holds an hour of 5 s samples, and every scraped tablet
+  server is given a rising disk usage so that every poll fits full forecasts (a 0.9.1
+  server exports none: this is the 1.0 line's cost, the worst case). The servers' configs
+  are read once before the reps; that read (one DescribeClusterConfigs per tablet server,
+  one round trip, every 60 s) is reported beside it as (kc), and per poll at a 5 s interval.
 
 The CPU that (s) adds to a guided poll is reported as (s) / (a), client CPU against
-client CPU (goal: at most 25%).
+client CPU (goal: at most 25%); the capacity part's as (k) / (a) (goal: under 10%).
 
 Set-up (bounded in time): without ``--bootstrap`` a LocalCluster with 1 coordinator and 3
 tablet servers is started in a temporary run dir and stopped at the end; its servers'
@@ -497,6 +505,69 @@ class KonsoleStep:
         return self.state.health
 
 
+class CapacityStep:
+    """(k): the capacity part of a poll over a given view, in the steady state (module docs)."""
+
+    #: An hour of samples at a 5 s interval in each series, as a long-running poller keeps.
+    SEEDED = 720
+
+    def __init__(self, client: Any, metrics: tuple[Any, ...]) -> None:
+        from dataclasses import replace
+
+        from konsole.collect.capacity import CapacityCollector
+        from konsole.model.events.capacity import CapacityState
+        from konsole.model.thresholds import HealthThresholds
+
+        self.client = client
+        self.rules = HealthThresholds()
+        self.collector = CapacityCollector(self.rules)
+        self.state = CapacityState()
+        self.seq = 0
+        tablets = [m for m in metrics if m.role == "tablet"]
+        self.metrics = tuple(
+            replace(m, disk_usage_ratio=0.3, disk_write_locked=False) for m in tablets
+        )
+        now = time.time()
+        self.collector.seed(
+            {
+                (m.server_id, None): [
+                    (now - 5 * (self.SEEDED - i), 0.3 - 1e-5 * (self.SEEDED - i))
+                    for i in range(self.SEEDED)
+                ]
+                for m in self.metrics
+            }
+        )
+
+    def _snapshot(self, view: Any) -> Any:
+        from dataclasses import replace
+
+        from konsole.model.snapshot import ClusterSnapshot
+
+        self.seq += 1
+        rising = tuple(replace(m, disk_usage_ratio=0.3 + 1e-5 * self.seq) for m in self.metrics)
+        return ClusterSnapshot.assemble(
+            seq=self.seq, taken_at=time.time(), latency_s=0.0, view=view, metrics=rising
+        )
+
+    async def configs(self, view: Any) -> None:
+        """(kc): the configs read (forced due), one round trip to every tablet server."""
+        self.collector._due = 0.0
+        await self.collector.collect(self.client, self._snapshot(view))
+
+    async def step(self, view: Any) -> Any:
+        from dataclasses import replace
+
+        from konsole.model.events import EventConfig
+        from konsole.model.events.capacity import detect_capacity
+        from konsole.model.health import capacity_findings
+
+        snapshot = self._snapshot(view)
+        part = await self.collector.collect(self.client, snapshot)
+        snapshot = replace(snapshot, capacity=part)
+        _, self.state = detect_capacity(self.state, snapshot, snapshot, EventConfig(self.rules))
+        return capacity_findings(snapshot, self.rules)
+
+
 async def run(args: argparse.Namespace, bootstrap: str, metrics_urls: list[str]) -> dict[str, Any]:
     gather_cluster = load_gather()
     client = await FlussClient.connect(bootstrap)
@@ -567,10 +638,21 @@ async def run(args: argparse.Namespace, bootstrap: str, metrics_urls: list[str])
         async def metrics_m() -> Any:
             return parse_all(texts)
 
+        capacity = CapacityStep(client, scraped)
+        await capacity.configs(last)  # read once: the reps run on the cached answers
+
+        async def capacity_k() -> Any:
+            return await capacity.step(last)
+
+        async def capacity_kc() -> Any:
+            return await capacity.configs(last)
+
         methods: dict[str, Callable[[], Awaitable[Any]]] = {
             "a": guided,
             "s": konsole_s,
             "m": metrics_m,
+            "k": capacity_k,
+            "kc": capacity_kc,
             "a0": lambda: gather_cluster(client),
             "b": lambda: pyfluss_poll(admin),
             "c": lambda: floor.poll(),  # type: ignore[union-attr]
@@ -621,6 +703,8 @@ async def run(args: argparse.Namespace, bootstrap: str, metrics_urls: list[str])
             "c0": "(c0) raw-RPC floor of (a0)",
             "s": "(s) snapshot+events+health on (a)",
             "m": "(m) parse the metrics scrapes",
+            "k": "(k) capacity part, steady state",
+            "kc": "(kc) capacity configs read",
         }
         rpcs = {
             "a": (f"{extra['a'][0]} RPCs", f"{extra['a'][1]}"),
@@ -630,6 +714,8 @@ async def run(args: argparse.Namespace, bootstrap: str, metrics_urls: list[str])
             "c0": (f"{recorded_cold.count} RPCs", "1"),
             "s": ("-", "-"),
             "m": (f"{len(texts)} texts", "-"),
+            "k": (f"{len(capacity.metrics)} servers", "-"),
+            "kc": (f"{len(view.tablet_servers)} RPCs", "1"),
         }
         for key, values in times.items():
             summary["methods"][key] = {
@@ -653,6 +739,9 @@ async def run(args: argparse.Namespace, bootstrap: str, metrics_urls: list[str])
         summary["added_cpu"] = {
             "snapshot_events_health/guided": cpu_of["s"] / cpu_of["a"],
             "metrics_parse/guided": cpu_of["m"] / cpu_of["a"],
+            "capacity/guided": cpu_of["k"] / cpu_of["a"],
+            # the configs read every 60 s, per poll at a 5 s interval
+            "capacity_configs/guided": cpu_of["kc"] / 12 / cpu_of["a"],
         }
         return summary
     finally:
@@ -692,6 +781,11 @@ def print_table(s: dict[str, Any]) -> None:
         f"{added['snapshot_events_health/guided']:.1%} (goal <= 25%); metrics parse (m)/(a) = "
         f"{added['metrics_parse/guided']:.1%} of {s['metrics_endpoints']} scrapes "
         f"({s['metrics_bytes'] / 1024:.0f} KiB); {s['events_in_reps']} events in the reps"
+    )
+    print(
+        f"client CPU the capacity part adds to a guided poll: (k)/(a) = "
+        f"{added['capacity/guided']:.1%} (goal < 10%), plus its configs read every 60 s "
+        f"(kc)/12/(a) = {added['capacity_configs/guided']:.1%} at a 5 s interval"
     )
     if any(s["pyfluss_retries"].values()):
         print(f"note: pyfluss calls retried during the measured polls: {s['pyfluss_retries']}")

@@ -556,9 +556,25 @@ class FlussAdmin:
         resp = await self._call(
             ApiKey.DESCRIBE_CLUSTER_CONFIGS, pb.DescribeClusterConfigsRequest(), coordinator=True
         )
-        return tuple(
-            ConfigEntry(c.config_key, opt(c, "config_value"), c.config_source) for c in resp.configs
+        return _config_entries(resp)
+
+    async def server_configs(
+        self, nodes: Sequence[int]
+    ) -> dict[int, tuple[ConfigEntry, ...] | Exception]:
+        """DescribeClusterConfigs asked of each tablet server in ``nodes`` (one round trip).
+
+        Every server answers it with *its own* configuration (RpcServiceBase, both lines):
+        its ``server.yaml`` keys and the cluster's dynamic keys. A tablet server's keys
+        (``data.dir``, the disk write limits) are in its own answer only, not the
+        coordinator's. A server that failed is its exception."""
+        request = pb.DescribeClusterConfigsRequest()
+        results = await self.batch(
+            [CallItem(n, ApiKey.DESCRIBE_CLUSTER_CONFIGS, request) for n in nodes]
         )
+        return {
+            n: r if isinstance(r, Exception) else _config_entries(r)
+            for n, r in zip(nodes, results, strict=True)
+        }
 
     async def list_acls(self, filter: AclFilter | None = None) -> AclListing:
         """ACLs matching ``filter`` (default: all). No authorizer -> ``enabled=False``."""
@@ -762,4 +778,10 @@ def _manifests(resp: Any, table_id: int, partition_id: int | None) -> RemoteLogM
                 key=lambda m: (m.partition_id is not None, m.partition_id or 0, m.bucket_id),
             )
         ),
+    )
+
+
+def _config_entries(resp: Any) -> tuple[ConfigEntry, ...]:
+    return tuple(
+        ConfigEntry(c.config_key, opt(c, "config_value"), c.config_source) for c in resp.configs
     )

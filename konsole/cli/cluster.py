@@ -100,6 +100,15 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
     help="Extra server.yaml setting for every server, or for one TARGET "
     "such as ts1 or coordinator (repeatable).",
 )
+@click.option(
+    "--disk",
+    "disks",
+    multiple=True,
+    metavar="tsN=SIZE[,SIZE...]",
+    help="Give tablet server N one data dir per SIZE (256m, 1g), each on a tmpfs of that "
+    "size, to fill and watch its write lock; several sizes make data.dirs (1.0 line). "
+    "Needs root; unmounted on stop (repeatable).",
+)
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for ready.")
 @click.option("--json", "as_json", is_flag=True, help="Print the description as JSON.")
 @RUN_DIR_OPTION
@@ -110,11 +119,14 @@ def cluster_start(
     coordinators: int,
     sasl: tuple[str, ...],
     settings: tuple[str, ...],
+    disks: tuple[str, ...],
     timeout: float,
     as_json: bool,
     run_dir: Path | None,
 ) -> None:
     """Start ZooKeeper, coordinator(s) and tablet servers; wait until ready."""
+    from konsole.localcluster.disks import parse_disks
+
     lc = LocalCluster(run_dir)
     try:
         desc = lc.start(
@@ -125,6 +137,7 @@ def cluster_start(
             sasl=sasl,
             settings=settings,
             ready_timeout=timeout,
+            disks=parse_disks(disks, tablet_servers),
         )
     except ClusterAlreadyRunningError as exc:
         click.echo(f"error: {exc}", err=True)

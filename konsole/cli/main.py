@@ -31,6 +31,11 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
         "admin",
         "Operator actions: drain, tag, rebalance, configs, ACLs, partitions, table properties.",
     ),
+    "capacity": (
+        "konsole.cli.capacity",
+        "capacity",
+        "Room left before each tablet server's write lock, and when the trend reaches it.",
+    ),
     "check": (
         "konsole.cli.check",
         "check",

@@ -23,6 +23,7 @@ from konsole.collect.profiles import Profile, ProfileError, resolve_profile
 
 if TYPE_CHECKING:
     from fluss_proto.model import ClusterView
+    from konsole.collect.capacity import CapacityCollector
     from konsole.collect.metrics import Scraper
     from konsole.collect.poller import Poller, PollerConfig
     from konsole.collect.profiles import MetricsEndpoint
@@ -126,6 +127,8 @@ class LivePoller:
     endpoints: Callable[[ClusterView | None], tuple[MetricsEndpoint, ...]]
     #: Rejected-credential messages the connect step met (``check`` says UNKNOWN for them).
     rejected: list[str] = field(default_factory=list)
+    #: The capacity collector (its forecasts start from a history: ``capacity.seed``).
+    capacity: CapacityCollector | None = None
 
     async def aclose(self) -> None:
         await self.poller.aclose()
@@ -147,6 +150,7 @@ def assemble_poller(
     from fluss_proto.client import ClientOptions, FlussClient
     from fluss_proto.coordinators import probe_coordinators
     from fluss_proto.errors import AuthenticationError
+    from konsole.collect.capacity import CapacityCollector
     from konsole.collect.metrics import Scraper
     from konsole.collect.poller import Poller
     from konsole.collect.storage import StorageCursor, poll_storage
@@ -174,6 +178,7 @@ def assemble_poller(
         return profile.metrics_endpoints(hosts)
 
     cursor = StorageCursor()
+    capacity = CapacityCollector(profile.health)
 
     async def storage(client: FlussClient, view: ClusterView, now: float) -> StoragePart:
         return await poll_storage(client, view, now=now, cursor=cursor)
@@ -185,8 +190,9 @@ def assemble_poller(
         scrape=scraper.scrape,
         endpoints=endpoints,
         storage=storage,
+        capacity=capacity.collect,
     )
-    return LivePoller(poller, scraper, endpoints, rejected)
+    return LivePoller(poller, scraper, endpoints, rejected, capacity)
 
 
 def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Callable[[], Any]]:

@@ -20,12 +20,14 @@ if TYPE_CHECKING:
     from store import HistoryReader
 
 __all__ = [
+    "REQUEST_SERIES",
     "SERIES",
     "SERIES_WINDOW_S",
     "LogView",
     "is_server",
     "live_log",
     "recorded_log",
+    "rejection_evidence",
     "server_series",
 ]
 
@@ -34,6 +36,14 @@ SERIES: Final = (
     ("leader_count", "leaders"),
     ("replica_count", "replicas"),
     ("bytes_in_rate", "bytes in/s"),
+    ("disk_usage_ratio", "disk used"),
+)
+#: Why requests slow down or fail (konsole.model.requests): failures the server answered,
+#: requests waiting for a thread, the disk it fills. Drawn beside a write rejection's log
+#: lines (the console's place for them comes with the Capacity screen).
+REQUEST_SERIES: Final = (
+    ("request_error_rate", "request errors/s"),
+    ("request_queue_size", "request queue"),
     ("disk_usage_ratio", "disk used"),
 )
 #: How far the sparklines reach on each side of the moment.
@@ -86,14 +96,40 @@ def recorded_log(reader: HistoryReader, subject: str, at: float) -> LogView | No
     return LogView(tuple(parse_lines(row.lines)), f"recorded excerpt from {row.source}")
 
 
-def server_series(reader: HistoryReader, subject: str, at: float) -> dict[str, list[float]]:
+def server_series(
+    reader: HistoryReader,
+    subject: str,
+    at: float,
+    series: tuple[tuple[str, str], ...] = SERIES,
+) -> dict[str, list[float]]:
     """metric name -> its values around ``at`` (unknown values left out: a sparkline has no
-    gap to draw them as)."""
+    gap to draw them as); ``series``: which (default :data:`SERIES`)."""
     since, until = round((at - SERIES_WINDOW_S) * 1000), round((at + SERIES_WINDOW_S) * 1000)
     out: dict[str, list[float]] = {}
-    for name, _ in SERIES:
+    for name, _ in series:
         points = reader.metric_series(subject, name, since=since, until=until)
         values = [p.value for p in points if p.value is not None]
         if values:
             out[name] = values
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class RejectionEvidence:
+    """A write rejection's evidence: the log lines that say why (the disk monitor's own,
+    konsole.model.requests.explain_line) among the window's, and the request series."""
+
+    #: (line, what it says) for the lines that explain, in time order.
+    explaining: tuple[tuple[LogLine, str], ...]
+    log: LogView | None
+    series: dict[str, list[float]]
+
+
+def rejection_evidence(log: LogView | None, series: dict[str, list[float]]) -> RejectionEvidence:
+    """Pairs a server's log lines around a rejection with the figures of the same moment
+    (``series``: :func:`server_series` with :data:`REQUEST_SERIES`)."""
+    from konsole.model.requests import explain_line
+
+    lines = log.lines if log is not None else ()
+    found = tuple((line, why) for line in lines if (why := explain_line(line.message)))
+    return RejectionEvidence(found, log, series)

@@ -30,6 +30,7 @@ from fluss_proto.model import (
     TableView,
 )
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
+from konsole.collect.capacity_rows import capacity_from_values, capacity_values
 from konsole.collect.storage_rows import pack_storage, unpack_storage
 from konsole.model.events import Event, EventKind, Severity, Subject
 from konsole.model.identity import ClusterIdentity, identity_of, judge
@@ -84,7 +85,17 @@ METRIC_FIELDS: Final = tuple(
     f.name
     for f in fields(ServerMetrics)
     if f.name
-    not in {"url", "role", "server_id", "host", "scraped_at", "requests", "tables", "cluster_id"}
+    not in {
+        "url",
+        "role",
+        "server_id",
+        "host",
+        "scraped_at",
+        "requests",
+        "request_latency_ms",
+        "tables",
+        "cluster_id",
+    }
 )
 _DERIVED: Final = ("request_rate", "request_error_rate", "kv_rejections")
 _HEALTH: Final = "cluster"
@@ -283,12 +294,15 @@ def _slots(
 
 def _metric_rows(snapshot: ClusterSnapshot) -> tuple[MetricRow, ...]:
     rows = []
+    capacity = capacity_values(snapshot.capacity, snapshot.taken_at)
     for m in snapshot.metrics:
         values: list[tuple[str, float | None]] = []
         for name in (*METRIC_FIELDS, *_DERIVED):
             value = getattr(m, name)
             if value is not None:
                 values.append((name, float(value)))
+        if m.role == "tablet" and m.server_id is not None:
+            values += capacity.get(m.server_id, ())  # konsole.collect.capacity_rows
         rows.append(MetricRow(m.subject, tuple(values)))
     if snapshot.health is not None:
         h = snapshot.health
@@ -422,6 +436,14 @@ def snapshot_from_state(state: StateAt) -> ClusterSnapshot:
     errors = tuple(_error(text) for text in poll.errors)
     metrics, health = _metrics(state, taken_at)
     origin = _metrics_origin(metrics, errors)
+    capacity = capacity_from_values(
+        (
+            (row.subject.removeprefix("tablet-server "), dict(row.values))
+            for row in state.metrics
+            if row.subject.startswith("tablet-server ")
+        ),
+        taken_at,
+    )
     if not poll.ok:
         return ClusterSnapshot(
             seq=poll.seq,
@@ -448,6 +470,7 @@ def snapshot_from_state(state: StateAt) -> ClusterSnapshot:
         metrics=metrics,
         errors=errors,
         metrics_origin=origin,
+        capacity=capacity,
         storage=unpack_storage(state.storage),
     )
 

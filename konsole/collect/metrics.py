@@ -13,7 +13,8 @@ Names read here (``MetricNames`` in fluss-common; [1.0] = the 1.0 line only):
   ``isrExpandsPerSecond``, ``failedIsrUpdatesPerSecond``, ``leaderCount``, ``replicaCount``,
   ``bytesInPerSecond``, ``bytesOutPerSecond``, ``messagesInPerSecond``,
   ``replicationBytesIn/OutPerSecond``, ``request_requestsPerSecond`` /
-  ``request_errorsPerSecond`` (label ``request``), ``diskUsageRatio`` [1.0],
+  ``request_errorsPerSecond`` (label ``request``), ``request_totalTimeMs`` (a summary: its
+  ``quantile="0.99"`` line is kept), ``request_requestQueueSize``, ``diskUsageRatio`` [1.0],
   ``diskWriteLocked`` [1.0], ``physicalStorage_localSize`` and
   ``physicalStorage_remoteLogSize`` (bytes held on local disk and in remote storage; the
   per-bucket ``remoteLog_*`` families with segment counts and sizes are dropped with the
@@ -71,6 +72,9 @@ _TS: Final = "fluss_tabletserver_"
 _CS: Final = "fluss_coordinator_"
 _TABLE: Final = "fluss_tabletserver_table_"
 _HEAP: Final = "status_JVM_memory_heap_"
+#: A request type's time on the server (a summary): the quantile kept of it.
+_LATENCY: Final = "request_totalTimeMs"
+_LATENCY_QUANTILE: Final = "0.99"
 #: Largest body read from one endpoint (a 1,600-bucket server sends ~1 MB).
 MAX_BODY_BYTES: Final = 32 << 20
 
@@ -92,6 +96,8 @@ _SERVER_NAMES: Final = (
     "replicationBytesOutPerSecond",
     "request_requestsPerSecond",
     "request_errorsPerSecond",
+    "request_totalTimeMs",
+    "request_requestQueueSize",
     "diskUsageRatio",
     "diskWriteLocked",
     "physicalStorage_localSize",
@@ -219,6 +225,8 @@ class _Samples:
     requests: dict[str, list[float | None]] = field(
         default_factory=lambda: defaultdict(lambda: [None, None])
     )
+    #: request type -> its 99th percentile total time (ms)
+    latency: dict[str, float | None] = field(default_factory=dict)
     #: (database, table) -> short family name -> value summed over tablet types
     tables: dict[tuple[str, str], dict[str, float]] = field(
         default_factory=lambda: defaultdict(dict)
@@ -242,8 +250,11 @@ class _Samples:
         for label in ("server_id", "host"):
             if label in labels:
                 self.labels.setdefault(label, labels[label])
-        if short.startswith("request_"):
-            slot = self.requests[labels.get("request", "?")]
+        if short == _LATENCY:
+            if labels.get("quantile") == _LATENCY_QUANTILE:
+                self.latency[labels.get("request", "?")] = value
+        elif short.startswith("request_") and "request" in labels:
+            slot = self.requests[labels["request"]]
             slot[0 if short.endswith("requestsPerSecond") else 1] = value
         else:
             self.single[short] = value
@@ -362,6 +373,8 @@ def parse_metrics(
         local_size=_count(get("physicalStorage_localSize")),
         remote_log_size=_count(get("physicalStorage_remoteLogSize")),
         requests=MappingProxyType({k: (v[0], v[1]) for k, v in sorted(requests.items())}),
+        request_latency_ms=MappingProxyType(dict(sorted(found.latency.items()))),
+        request_queue_size=_count(get("request_requestQueueSize")),
         tables=tuple(
             TableMetrics(
                 database=db,

@@ -17,7 +17,9 @@ storage poll (``konsole.collect.storage``), which runs beside the polls on its o
 cadence (``storage_interval``) so that it never slows the offsets poll. Its part is attached
 to every snapshot from the first poll after it finished (carried forward between storage
 polls); it is bounded by the poll timeout and cancelled by :meth:`Poller.aclose`. One-look
-commands (``storage_inline``) wait for it within the poll instead.
+commands (``storage_inline``) wait for it within the poll instead. A good poll's capacity
+part (``konsole.collect.capacity``: the servers' write limits, data dirs and forecasts) is
+made within the poll, in what is left of its time.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from fluss_proto.gather import gather_cluster
 from fluss_proto.model import ClusterHealth, ClusterView
 from konsole.collect.metrics import MetricsError, MetricsResult, ServerMetrics
 from konsole.collect.profiles import MetricsEndpoint, Profile
+from konsole.model.capacity import CapacityPart
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.roles import AddressRoles, Probed, Role, sort_probes
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorStatus, SnapshotError
@@ -68,6 +71,9 @@ ScrapeFn = Callable[[Sequence[MetricsEndpoint]], Awaitable[Sequence[MetricsResul
 EndpointsFn = Callable[[ClusterView | None], Sequence[MetricsEndpoint]]
 #: One storage poll: (client, view, now) -> its part (konsole.collect.storage.poll_storage).
 StorageFn = Callable[[Any, ClusterView, float], Awaitable[StoragePart]]
+#: A good poll's capacity part: (client, snapshot) -> the part
+#: (konsole.collect.capacity.CapacityCollector.collect).
+CapacityFn = Callable[[Any, ClusterSnapshot], Awaitable[CapacityPart | None]]
 
 
 async def fetch_cluster_health(client: Any) -> ClusterHealth | None:
@@ -143,6 +149,7 @@ class Poller:
         scrape: ScrapeFn = _no_scrape,
         endpoints: EndpointsFn = lambda view: (),
         storage: StorageFn | None = None,
+        capacity: CapacityFn | None = None,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -158,6 +165,7 @@ class Poller:
         self._storage_seed: StoragePart | None = None
         self._storage_task: asyncio.Future[StoragePart] | None = None
         self._storage_due = 0.0
+        self._capacity_fn = capacity
         self._clock = clock
         self._monotonic = monotonic
         self._lock = asyncio.Lock()
@@ -258,10 +266,27 @@ class Poller:
                     metrics_origin=self.config.metrics_origin,
                 )
                 await self._storage_step(gathered.view)
+                snapshot = await self._capacity_step(snapshot, t0)
             if self._storage is not None:
                 snapshot = replace(snapshot, storage=self._storage)
             self._last = snapshot
             return snapshot
+
+    # ------------------------------------------------------------------ capacity
+
+    async def _capacity_step(self, snapshot: ClusterSnapshot, t0: float) -> ClusterSnapshot:
+        """A good poll with its capacity part, in what is left of the poll's time (the
+        collector reads the servers' configs now and then; a failure leaves it out)."""
+        if self._capacity_fn is None:
+            return snapshot
+        left = self.config.poll_timeout - (self._monotonic() - t0)
+        try:
+            async with asyncio.timeout(max(0.0, left)):
+                part = await self._capacity_fn(self._client, snapshot)
+        except Exception as exc:  # the collector never raises; a timeout or a bug might
+            log.debug("capacity part failed: %s", _text(exc))
+            return snapshot
+        return snapshot if part is None else replace(snapshot, capacity=part)
 
     # ------------------------------------------------------------------ storage
 

@@ -237,8 +237,16 @@ _TIMEOUT_KEYS: Final = (
 _HEALTH_KEYS: Final = {f.name: f.type for f in fields(HealthThresholds)}
 #: Health keys in seconds, not ratios: >= 0 (0 turns the grace or floor off), or > 0 for
 #: the storage limits (a stall of no time would always fire).
-_HEALTH_SECONDS: Final = frozenset({"ingest_stall_after", "new_table_grace"})
-_HEALTH_POSITIVE_SECONDS: Final = frozenset({"tiering_stall_s", "kv_snapshot_stale_s"})
+_HEALTH_SECONDS: Final = frozenset({"ingest_stall_after", "new_table_grace", "forecast_min_span_s"})
+_HEALTH_POSITIVE_SECONDS: Final = frozenset(
+    {
+        "tiering_stall_s",
+        "kv_snapshot_stale_s",
+        "write_lock_warn_s",
+        "write_lock_critical_s",
+        "forecast_window_s",
+    }
+)
 _SECRET_KEYS: Final = {"password", "pass", "secret", "sasl_password"}
 _LINE_COL = re.compile(r"\s*\(at line (\d+), column \d+\)\s*$")
 
@@ -431,6 +439,13 @@ def _thresholds(body: object, locate: _Locator, table: tuple[str, ...]) -> Healt
         raise locate.error(
             "must not exceed disk_usage_critical", table, "disk_usage_warn", at_table=False
         )
+    # Headroom and time left: the critical level is the nearer one.
+    for warn, critical in (
+        ("disk_headroom_warn", "disk_headroom_critical"),
+        ("write_lock_warn_s", "write_lock_critical_s"),
+    ):
+        if getattr(thresholds, critical) > getattr(thresholds, warn):
+            raise locate.error(f"must not exceed {warn}", table, critical, at_table=False)
     return thresholds
 
 

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ import platformdirs
 
 from konsole.errors import ClusterAlreadyRunningError, ClusterError
 from konsole.localcluster import describe as describing
+from konsole.localcluster import disks as small_disks
 from konsole.localcluster import jars, readiness
 from konsole.localcluster.config import (
     Setting,
@@ -131,9 +132,12 @@ class LocalCluster:
         settings: Iterable[str] = (),
         ready_timeout: float = 120.0,
         progress: Callable[[str], None] | None = None,
+        disks: Mapping[int, Sequence[int]] | None = None,
     ) -> ClusterDescription:
         """Start a cluster from published jars (``version``) or a distribution (``fluss_home``).
 
+        ``disks``: tablet server id -> the size (MiB) of each of its data dirs, each a tmpfs
+        of its own (konsole.localcluster.disks; root only), unmounted when the cluster stops.
         Every argument and the distribution are checked before anything starts.
         """
         say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -143,14 +147,19 @@ class LocalCluster:
             raise ClusterError("--coordinators must be 1 or 2")
         users = dict(parse_sasl_user(s) for s in sasl)
         parsed = [parse_setting(s) for s in settings]
+        disks = dict(disks or {})
+        if any(not 0 <= sid < tablet_servers or not sizes for sid, sizes in disks.items()):
+            raise ClusterError(f"disks name tablet servers 0..{tablet_servers - 1} with sizes")
         dist, java = self._distribution(version, fluss_home, coordinators, say)
         state = self._lay_out(dist, java, users, list(settings), coordinators, tablet_servers)
         t0 = time.monotonic()
         try:
+            self._mount(state, disks, say)
             self._boot(state, users, parsed, t0 + ready_timeout, say)
         except BaseException as exc:
             tail = exc.args[0] if isinstance(exc, ClusterError) else repr(exc)
             self.processes.signal_and_wait(state.servers, signal.SIGKILL, timeout=10)
+            self._unmount(state)
             self._save(state)
             raise ClusterError(f"the cluster did not start: {tail}") from exc
         state.ready_seconds = round(time.monotonic() - t0, 2)
@@ -234,6 +243,32 @@ class LocalCluster:
         self._save(state)
         return state
 
+    def _mount(
+        self, state: ClusterState, disks: Mapping[int, Sequence[int]], say: Callable[[str], None]
+    ) -> None:
+        """A tmpfs per data dir of the tablet servers ``disks`` names (listed in the state
+        first, so that whatever happens next unmounts them)."""
+        for server in state.servers:
+            sizes = disks.get(server.id) if server.role == TABLET_SERVER else None
+            if not sizes:
+                continue
+            base = Path(server.data_dir).parent
+            server.data_dirs = [str(base / f"disk-{i}") for i in range(len(sizes))]
+            server.mounts = list(server.data_dirs)
+        self._save(state)
+        for server in state.servers:
+            sizes = disks.get(server.id) if server.role == TABLET_SERVER else None
+            for path, mib in zip(server.mounts, sizes or (), strict=False):
+                small_disks.mount_tmpfs(Path(path), mib)
+                say(f"tablet server {server.id}: data dir {path} on a {mib} MiB tmpfs")
+
+    def _unmount(self, state: ClusterState) -> None:
+        """Takes away the tmpfs mounts of ``state`` (its servers stopped first)."""
+        for server in state.servers:
+            if server.mounts:
+                left = small_disks.unmount(server.mounts)
+                server.mounts = left
+
     def _boot(
         self,
         state: ClusterState,
@@ -315,6 +350,7 @@ class LocalCluster:
                     self.processes.signal_and_wait(group, signal.SIGTERM, timeout)
         for s in state.servers:
             s.pid = None
+        self._unmount(state)
         self._save(state)
         return [f"{s.role} {s.id}" for s in running]
 
@@ -384,6 +420,10 @@ class LocalCluster:
         return None if state is None else self.describe(state)
 
     def _wipe(self) -> None:
+        with contextlib.suppress(ClusterError):
+            old = self.load()
+            if old is not None:
+                self._unmount(old)  # a stopped cluster whose mounts were left
         if self.run_dir.exists():
             for child in self.run_dir.iterdir():
                 if child.is_dir():

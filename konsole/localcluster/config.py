@@ -105,7 +105,11 @@ def write_server_config(
         cfg["default.replication.factor"] = str(min(3, n_ts))
     else:
         cfg["tablet-server.id"] = str(server.id)
-        cfg["data.dir"] = server.data_dir
+        dirs = server.data_dirs or [server.data_dir]
+        # One dir: data.dir, which both lines read. Several: data.dirs (the 1.0 line).
+        cfg["data.dir"] = dirs[0]
+        if len(dirs) > 1:
+            cfg["data.dirs"] = ",".join(dirs)
     for target, key, value in settings:
         if target is None or matches(target, server):
             cfg[key] = value

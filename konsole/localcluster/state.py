@@ -46,6 +46,10 @@ class ServerState:
     data_dir: str
     log: str
     pid: int | None = None
+    #: A tablet server's data dirs when it has its own disks (``--disk``); empty: ``data_dir``.
+    data_dirs: list[str] = field(default_factory=list)
+    #: tmpfs mounts made for it, listed before they are made (konsole.localcluster.disks).
+    mounts: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

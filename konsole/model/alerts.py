@@ -73,6 +73,8 @@ ALERTNAMES: Final[Mapping[str, str]] = MappingProxyType(
         "tiering_stalled": "FlussTieringStalled",
         "kv_snapshot_stale": "FlussKvSnapshotStale",
         "lake_lag": "FlussLakeLagHigh",
+        "disk_headroom": "FlussDiskHeadroomLow",
+        "write_lock_forecast": "FlussWriteLockForecast",
     }
 )
 #: Alerts raised by an event rather than a finding: event kind -> alertname.
@@ -93,6 +95,7 @@ _RULE_EVENTS: Final[Mapping[str, frozenset[EventKind]]] = MappingProxyType(
         "under_replicated": frozenset({EventKind.UNDER_REPLICATED}),
         "under_min_isr": frozenset({EventKind.UNDER_REPLICATED}),
         "kv_rejections": frozenset({EventKind.WRITE_REJECTED}),
+        "write_lock_forecast": frozenset({EventKind.WRITE_LOCK_FORECAST}),
     }
 )
 #: Findings of a poll that could not look at the cluster at all.

@@ -29,6 +29,7 @@ from typing import Any, Final
 from fluss_proto.model import HealthStatus
 from konsole.errors import ExitCode
 from konsole.model import subjects
+from konsole.model.headroom import capacity_measures
 from konsole.model.health import METRIC_RULES, Health, HealthRules
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.placement import Placement, Replication, replication
@@ -179,6 +180,17 @@ MEASURES: Final[tuple[MeasureSpec, ...]] = (
         "kv_snapshot_stale_tables", "", 0, None, "PK tables taking writes without a new KV snapshot"
     ),
     MeasureSpec("untiered_offsets", "", 0, None, "offsets only on local disk (1.0 line)"),
+    MeasureSpec(
+        "disk_headroom_min",
+        "",
+        None,
+        1,
+        "least room below a tablet server's own write limit, server or data dir (ratio)",
+    ),
+    MeasureSpec(
+        "write_lock_eta", "s", 0, None, "seconds until the soonest confident forecast lock"
+    ),
+    MeasureSpec("kv_pressure_max", "", 0, 1, "worst KV backpressure of a table on a server"),
 )
 _SPECS: Final = MappingProxyType({m.label: m for m in MEASURES})
 #: Measures whose -w/-c set a health rule's limit instead of adding a threshold.
@@ -279,6 +291,7 @@ def measure(
     if snapshot is not None:
         values.update(_values(snapshot, facts))
     values.update(_storage_values(snapshot, rules))
+    values.update(capacity_measures(snapshot, rules))
     values["stalled_tables"] = (
         (float(stalled_tables), None)
         if stalled_tables is not None

@@ -33,12 +33,15 @@ from typing import Any, Final
 
 from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
 from konsole.model import subjects
+from konsole.model.forecast import Forecast
+from konsole.model.headroom import capacity_view, headroom_level, lock_outlook
 from konsole.model.metrics import MetricsOrigin, ServerMetrics
 from konsole.model.placement import Placement, placement
 from konsole.model.roles import unanswered
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.model.storage import StorageLimits, TableSummary, trouble
 from konsole.model.thresholds import HealthThresholds
+from konsole.model.timefmt import age_text
 
 __all__ = [
     "METRIC_RULES",
@@ -48,6 +51,7 @@ __all__ = [
     "HealthRules",
     "HealthStatus",
     "HealthThresholds",
+    "capacity_findings",
     "evaluate",
     "worst",
 ]
@@ -76,6 +80,8 @@ METRIC_RULES: Final = (
     "kv_backpressure",
     "kv_rejections",
     "heap",
+    "disk_headroom",
+    "write_lock_forecast",
 )
 
 
@@ -171,6 +177,7 @@ def evaluate(
     findings += _kv_rejections(snapshot, previous)
     findings += _read_errors(snapshot)
     findings += _storage(snapshot, rules)
+    findings += capacity_findings(snapshot, rules)
     status = worst(f.status for f in findings)
     source = "server" if snapshot.health is not None else "derived"
     return Health(status, tuple(findings), source, snapshot.taken_at, facts)
@@ -569,3 +576,55 @@ def _storage(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
             for name, s in sorted(tables.items())[:MAX_TABLE_FINDINGS]
         ]
     return out
+
+
+def capacity_findings(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
+    """``disk_headroom``: a tablet server (or one of its data dirs) close to its own write
+    limit; ``write_lock_forecast``: a confident forecast reaches that limit soon
+    (konsole.model.headroom). Neither judges a server whose lock is on (``disk_write_locked``
+    says it) or whose usage or limits are unknown (a 0.9.1 server has neither)."""
+    out: list[Finding] = []
+    for server in capacity_view(snapshot):
+        level, tight = headroom_level(server, rules)
+        if level and tight is not None and tight.headroom_ratio is not None:
+            where = "" if tight.dir is None else f" on data dir {tight.dir}"
+            out.append(
+                Finding(
+                    HealthStatus.RED if level == 2 else HealthStatus.YELLOW,
+                    "disk_headroom",
+                    server.subject,
+                    f"{tight.headroom_ratio:.1%} left below its write limit "
+                    f"{tight.limit_ratio:.0%}{where} ({tight.used_ratio:.1%} used)",
+                )
+            )
+        outlook = lock_outlook(server, rules, snapshot.taken_at)
+        if outlook.level and outlook.figure is not None and outlook.eta_s is not None:
+            out.append(
+                Finding(
+                    HealthStatus.RED if outlook.level == 2 else HealthStatus.YELLOW,
+                    "write_lock_forecast",
+                    server.subject,
+                    forecast_text(outlook.figure.dir, outlook.eta_s, outlook.figure.forecast),
+                )
+            )
+    return out
+
+
+def forecast_text(directory: str | None, eta_s: float, forecast: Forecast | None) -> str:
+    """``write lock in 24m10s (90% interval 20m05s-30m00s; theil-sen fit of 60 samples over
+    15m00s)``: the forecast as the rules and events say it."""
+
+    def span(seconds: float | None) -> str:
+        return age_text(None if seconds is None else round(seconds))
+
+    where = "" if directory is None else f" (data dir {directory})"
+    text = f"writes locked in about {span(eta_s)}{where}"
+    if forecast is not None:
+        latest = "never" if forecast.eta_latest_s is None else span(forecast.eta_latest_s)
+        soonest = span(forecast.eta_soonest_s)
+        text += (
+            f", at {forecast.level:.0%} used ({forecast.confidence:.0%} interval "
+            f"{soonest}-{latest}; {forecast.method} fit of {forecast.points} samples over "
+            f"{span(forecast.span_s)})"
+        )
+    return text

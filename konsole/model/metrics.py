@@ -97,6 +97,14 @@ class ServerMetrics:
         default_factory=lambda: MappingProxyType({})
     )
     tables: tuple[TableMetrics, ...] = ()
+    #: request type -> the 99th percentile of its time on the server, queue to response
+    #: sent, in ms (``request_totalTimeMs{quantile="0.99"}``, both lines; None: no request
+    #: in the server's window yet).
+    request_latency_ms: Mapping[str, float | None] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    #: Requests waiting for a processing thread (``request_requestQueueSize``, both lines).
+    request_queue_size: int | None = None
     # coordinator
     active_coordinator_count: int | None = None
     alive_coordinator_count: int | None = None

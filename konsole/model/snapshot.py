@@ -16,6 +16,7 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from fluss_proto.model import BucketView, ClusterHealth, ClusterView, GatherError
+from konsole.model.capacity import CapacityPart
 from konsole.model.metrics import MetricsError, MetricsOrigin, ServerMetrics
 from konsole.model.storage import StoragePart
 
@@ -96,6 +97,9 @@ class ClusterSnapshot:
     #: The storage polls' last word (slower cadence, carried between them); None: not
     #: polled yet, or storage polling is off.
     storage: StoragePart | None = None
+    #: The tablet servers' write limits, data dirs and forecasts (konsole.model.capacity);
+    #: None: not collected (no capacity collector, or a failed poll).
+    capacity: CapacityPart | None = None
 
     @classmethod
     def failed(

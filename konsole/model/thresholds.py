@@ -38,6 +38,18 @@ class HealthThresholds:
     kv_snapshot_stale_s: float = 1800.0
     #: Offsets a datalake-enabled table may be ahead of its lake snapshot (all buckets).
     lake_lag_offsets: int = 1_000_000
+    #: Room left below a tablet server's own write-limit ratio (ratio points, on the server
+    #: or any of its data dirs) that makes it YELLOW, and RED (rule ``disk_headroom``).
+    disk_headroom_warn: float = 0.10
+    disk_headroom_critical: float = 0.03
+    #: Seconds until the forecast write lock that make a tablet server YELLOW, and RED
+    #: (rule ``write_lock_forecast``; konsole.model.forecast).
+    write_lock_warn_s: float = 6 * 3600.0
+    write_lock_critical_s: float = 3600.0
+    #: The forecast's window (the trend fitted: the last N seconds of samples), and the
+    #: fewest seconds of samples in it before a forecast is made.
+    forecast_window_s: float = 3600.0
+    forecast_min_span_s: float = 300.0
     #: Whether a tablet server without metrics makes the health UNKNOWN (not GREEN) when
     #: metrics were configured or found (never configured: "not configured", information).
     require_metrics: bool = True

@@ -45,7 +45,8 @@ def test_poll_bench_quick(fluss_cluster: dict[str, Any], bootstrap: str) -> None
     urls = [p["metrics_url"] for p in fluss_cluster["processes"] if p.get("metrics_url")]
     metrics = [arg for url in urls for arg in ("--metrics", url)]
     s = bench("poll.py", "--bootstrap", bootstrap, "--drop", *metrics)
-    assert set(s["methods"]) == {"a", "a0", "b", "c", "c0", "s", "m"}
+    assert set(s["methods"]) == {"a", "a0", "b", "c", "c0", "s", "m", "k", "kc"}
+    assert s["added_cpu"]["capacity/guided"] > 0
     assert s["reps"] >= 1 and s["bench_tables"] == 3
     assert s["metrics_endpoints"] == len(urls) and s["gather_errors"] == 0
     assert set(s["ratios"]) == {"ours/pyfluss", "ours/floor", "first/pyfluss", "first/floor"}

@@ -330,6 +330,8 @@ def test_every_kind_is_covered_by_a_case() -> None:
     seen |= {"history_taken_over"}  # a following console's: tests/pilot/test_console_takeover.py
     # storage parts over time: test_storage_model.py
     seen |= {"tiering_stalled", "tiering_resumed", "kv_snapshot_stale", "lake_lag_high"}
+    # forecasts over a series of polls: test_capacity_model.py
+    seen |= {"write_lock_forecast", "write_lock_forecast_cleared"}
     assert seen == {k.value for k in EventKind}
 
 

@@ -353,3 +353,29 @@ def test_the_cluster_id_label_is_kept_for_the_cluster_identity(name: str) -> Non
 def test_no_cluster_id_label_is_unknown() -> None:
     text = 'fluss_tabletserver_leaderCount{server_id="1",host="h"} 3.0\n'
     assert parse_metrics(text, url="u", scraped_at=0).cluster_id is None
+
+
+@pytest.mark.parametrize("generation", ["0.9.1", "1.0"])
+def test_request_latency_and_queue_from_whole_captures(generation: str) -> None:
+    """The 99th percentile of each request type's total time, and the queue, on both lines;
+    a request type the server has not seen in its window is NaN there: unknown, not 0."""
+    m = parse_metrics(fixture(f"tablet-server-tiered-{generation}.txt"), url="u", scraped_at=5)
+    expected = {"0.9.1": (80.0, 124.0), "1.0": (73.0, 256.0)}[generation]
+    assert (m.request_latency_ms["produceLog"], m.request_latency_ms["metadata"]) == expected
+    assert m.request_latency_ms["fetchLogClient"] is None
+    assert m.request_queue_size == 0
+    # the per-processor queues (request_processor_index_N_...) are not the server's queue
+    assert set(m.request_latency_ms) == set(m.requests)
+
+
+def test_a_summary_keeps_its_99th_percentile_only() -> None:
+    text = (
+        "".join(
+            "fluss_tabletserver_request_totalTimeMs"
+            f'{{request="putKv",server_id="1",quantile="{q}",}} {v}\n'
+            for q, v in (("0.5", 1.0), ("0.99", 42.5), ("0.999", 99.0))
+        )
+        + 'fluss_tabletserver_request_totalTimeMs_count{request="putKv",server_id="1",} 7.0\n'
+    )
+    m = parse_metrics(text, url="u", scraped_at=0)
+    assert dict(m.request_latency_ms) == {"putKv": 42.5}

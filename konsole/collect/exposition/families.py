@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from fluss_proto.model import HealthStatus
-from konsole.model.health import Health
+from konsole.model.headroom import capacity_view, lock_outlook
+from konsole.model.health import Health, HealthRules
 from konsole.model.placement import Placement, Replication, replication
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.model.table_stats import TableFigures, table_figures
@@ -170,6 +171,39 @@ FAMILIES: Final[tuple[Family, ...]] = (
         "PutKv requests a tablet server rejected by KV backpressure since it started (1.0 line).",
         ("server",),
     ),
+    Family(
+        "konsole_disk_write_limit_ratio",
+        "gauge",
+        "The usage ratio at which a tablet server locks its writes, as its own config says "
+        "(1.0 line; 1 = no lock).",
+        ("server",),
+    ),
+    Family(
+        "konsole_disk_headroom_ratio",
+        "gauge",
+        "Room left below a tablet server's write limit (ratio points): the least of the "
+        "server's own figure and its data dirs seen by konsole.",
+        ("server",),
+    ),
+    Family(
+        "konsole_write_lock_eta_seconds",
+        "gauge",
+        "Seconds until a tablet server's write lock by the soonest confident forecast of its "
+        "usage (robust fit over the forecast window); absent without one.",
+        ("server",),
+    ),
+    Family(
+        "konsole_data_dir_usage_ratio",
+        "gauge",
+        "Usage of a tablet server's data dir's file system, where konsole can see it.",
+        ("server", "dir"),
+    ),
+    Family(
+        "konsole_data_dir_free_bytes",
+        "gauge",
+        "Bytes free for the server on a data dir's file system, where konsole can see it.",
+        ("server", "dir"),
+    ),
 )
 
 
@@ -200,6 +234,7 @@ def cluster_series(
     _placement(out, facts, len(snapshot.view.tables), seen.servers)
     _tables(out, snapshot, previous_ok, max_tables, facts.placement)
     _server_metrics(out, snapshot)
+    _capacity(out, snapshot)
     return out
 
 
@@ -312,3 +347,30 @@ def _server_metrics(out: Samples, snapshot: ClusterSnapshot) -> None:
             out["konsole_kv_backpressure"].append((labels, max(pressures)))
         if m.kv_rejections is not None:
             out["konsole_kv_rejections"].append((labels, m.kv_rejections))
+
+
+def _capacity(out: Samples, snapshot: ClusterSnapshot, rules: HealthRules | None = None) -> None:
+    """Headroom, limits, the forecast lock and the visible data dirs (konsole.model.headroom);
+    the forecast's ETA is the rules' (``lock_outlook``), so the series and the alert agree."""
+    if snapshot.capacity is None:
+        return
+    rules = rules or HealthRules()
+    for s in capacity_view(snapshot):
+        labels = (s.server_id,)
+        if s.limits is not None:
+            out["konsole_disk_write_limit_ratio"].append((labels, s.limits.limit_ratio))
+        tight = s.tightest
+        if tight is not None and tight.headroom_ratio is not None:
+            out["konsole_disk_headroom_ratio"].append((labels, tight.headroom_ratio))
+        eta = lock_outlook(s, rules, snapshot.taken_at).eta_s
+        if eta is not None:
+            out["konsole_write_lock_eta_seconds"].append((labels, eta))
+        for d in s.dirs:
+            if d.used_ratio is not None:
+                out["konsole_data_dir_usage_ratio"].append(
+                    ((s.server_id, d.dir or ""), d.used_ratio)
+                )
+            if d.free_bytes is not None:
+                out["konsole_data_dir_free_bytes"].append(
+                    ((s.server_id, d.dir or ""), float(d.free_bytes))
+                )

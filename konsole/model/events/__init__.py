@@ -12,8 +12,8 @@ of the state (when it needs one), the snapshots it compares and the config, and 
 its events and its new slice (a frozen dataclass): the poll (:mod:`.poll`), coordinators
 (:mod:`.coordinators`), tablet servers (:mod:`.servers`), leaders and placement
 (:mod:`.leaders`), the catalog (:mod:`.tables`), ingest (:mod:`.ingest`), writes and disk
-(:mod:`.disks`), KV pressure (:mod:`.kv`), replication (:mod:`.replication`), storage
-tiers (:mod:`.storage`) and health
+(:mod:`.disks`), the write-lock forecast (:mod:`.capacity`), KV pressure (:mod:`.kv`),
+replication (:mod:`.replication`), storage tiers (:mod:`.storage`) and health
 (:mod:`.health_change`). :class:`EventState` is made of those slices; :func:`advance`
 runs the detectors in one fixed order, the order of the events. Offline buckets, replicas
 offline and under-replication are :mod:`konsole.model.placement`'s figures.

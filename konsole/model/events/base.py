@@ -57,6 +57,9 @@ class EventKind(StrEnum):
     WRITE_REJECTED = "write_rejected"
     WRITES_ACCEPTED = "writes_accepted"
     DISK_PRESSURE = "disk_pressure"
+    #: A confident forecast puts a tablet server's write lock within the horizon.
+    WRITE_LOCK_FORECAST = "write_lock_forecast"
+    WRITE_LOCK_FORECAST_CLEARED = "write_lock_forecast_cleared"
     TIERING_STALLED = "tiering_stalled"
     TIERING_RESUMED = "tiering_resumed"
     KV_SNAPSHOT_STALE = "kv_snapshot_stale"

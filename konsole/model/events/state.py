@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from konsole.model.events.base import Event, EventConfig
+from konsole.model.events.capacity import CapacityState, detect_capacity
 from konsole.model.events.coordinators import CoordinatorState, detect_coordinators
 from konsole.model.events.disks import DiskState, detect_disks
 from konsole.model.events.health_change import detect_health
@@ -38,6 +39,7 @@ class EventState:
     kv: KvState = field(default_factory=KvState)
     replication: ReplicationState = field(default_factory=ReplicationState)
     storage: StorageState = field(default_factory=StorageState)
+    capacity: CapacityState = field(default_factory=CapacityState)
     #: The last health (the health detector's slice).
     health: Health | None = None
 
@@ -72,7 +74,8 @@ def advance(
 
     The detectors run in a fixed order, which is the order of the events: the poll,
     coordinators, then (a successful poll with a view) servers, leaders, tables against
-    the baseline, ingest, disks, KV pressure, replication, storage tiers; health last.
+    the baseline, ingest, disks, the write-lock forecast, KV pressure, replication, storage
+    tiers; health last.
     """
     config = config or EventConfig()
     previous, base = state.previous, state.baseline
@@ -82,7 +85,7 @@ def advance(
         found, coordinators = detect_coordinators(coordinators, previous, current, config)
         events += found
     ingest, disks, kv, replication = state.ingest, state.disks, state.kv, state.replication
-    storage = state.storage
+    storage, capacity = state.storage, state.capacity
     facts: Placement | None = None
     if current.ok and current.view is not None:
         facts = placement(current.view)
@@ -93,6 +96,8 @@ def advance(
         found, ingest = detect_ingest(ingest, current, config)
         events += found
         found, disks = detect_disks(disks, previous, current, config)
+        events += found
+        found, capacity = detect_capacity(capacity, previous, current, config)
         events += found
         found, kv = detect_kv(kv, current, config)
         events += found
@@ -113,6 +118,7 @@ def advance(
         kv=kv,
         replication=replication,
         storage=storage,
+        capacity=capacity,
         health=health,
     )
     return events, new_state
