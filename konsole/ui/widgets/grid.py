@@ -209,6 +209,11 @@ class KeyedGrid(ScrollView, can_focus=True):
         return self._cursor
 
     @property
+    def rows(self) -> GridRows:
+        """The keyed row model shown (read it; change the rows through the grid)."""
+        return self._rows
+
+    @property
     def selected_key(self) -> str | None:
         """The key of the row under the cursor (None when there is no row)."""
         return self._rows.key_at(self._cursor)
@@ -368,18 +373,19 @@ class KeyedGrid(ScrollView, can_focus=True):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._resized = False
-        self._painter.begin(
-            Frame(
-                self._palette(),
-                self._layout,
-                self.scroll_offset.x,
-                self.size.width,
-                self.header_height,
-            )
-        )
+        self._begin_paint()
         return super().render_lines(crop)
 
+    def _begin_paint(self) -> None:
+        """What every line of this paint shares (the styles, the columns, the view)."""
+        frame = Frame(
+            self._palette(), self._layout, self.scroll_offset.x, self.size.width, self.header_height
+        )
+        self._painter.begin(frame)
+
     def render_line(self, y: int) -> Strip:
+        if not self._painter.painting:  # a line asked for outside a paint (a test's)
+            self._begin_paint()
         console, options = self.app.console, self.app.console_options
         if y < self.header_height:
             labels = [label for _, label in self._labels]

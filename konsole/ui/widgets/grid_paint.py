@@ -146,6 +146,11 @@ class Painter:
             self._styles.clear()
 
     @property
+    def painting(self) -> bool:
+        """A paint's frame is set (see :meth:`begin`) and its lines are current."""
+        return self._frame is not None
+
+    @property
     def base_style(self) -> Style:
         """The grid's own style in the paint under way."""
         return self._current().palette.base
