@@ -1,14 +1,17 @@
-"""LeanTable's one-line cell path gives exactly the segments of Rich's general one, for
-cells of every kind it takes (styles, spans, justify, wide characters, too long, empty)
-at every width, and declines the cells it does not take."""
+"""The grid's cells: a plain cell drawn in one string is exactly the text of Rich's
+segments of the same cell (padded, cropped, justified) at every width; any other cell is
+declined (drawn by Rich); column widths are each column's widest cell."""
 
 from __future__ import annotations
 
 from rich.console import Console
+from rich.padding import Padding
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from konsole.ui.widgets.lean_table import Right, _cell_lines, _one_line, as_text
+from konsole.ui.widgets.grid_cells import Left, Right, as_text, cell_width, column_widths
+from konsole.ui.widgets.grid_paint import CELL_PADDING, Layout, plain_text
 
 WORDS = [
     "",
@@ -22,68 +25,44 @@ WORDS = [
     "日本語",
     " pad ",
     "[x]",
+    "tab\there",
 ]
 
 
-def cells() -> list[Text]:
-    out: list[Text] = []
-    for w in WORDS:
-        spanned = Text(w)
-        if len(w) > 2:
-            spanned.stylize("underline", 1, 2)
-        out += [
-            as_text(w),
-            as_text(Right(w)),
-            Text(w, style="bold red"),
-            Text(w, justify="left"),
-            Text(w, style="yellow", justify="right"),
-            Text(w, overflow="crop"),
-            spanned,
-        ]
-    return out
+def _rich_line(console: Console, cell: object, width: int, style: Style) -> list[Segment]:
+    """The segments Rich draws for the cell (its Text padded one blank each side), one
+    style over them all, merged where styles are equal."""
+    options = console.options.update_dimensions(width, 1).update(no_wrap=True)
+    [line] = console.render_lines(Padding(as_text(cell), (0, CELL_PADDING)), options)
+    return list(Segment.simplify(Segment.apply_style(line, style)))
 
 
-def test_one_line_cells_are_rich_s_own_segments() -> None:
+def test_a_plain_cell_is_the_text_of_rich_s_segments() -> None:
     console = Console(width=200)
-    pre = Style(bgcolor="blue") + Style.from_meta({"row": 3, "column": 1})
-    post = Style(color="white")
-    checked = 0
+    style = Style(bgcolor="blue") + Style.from_meta({"row": 3, "column": 1})
+    checked = declined = 0
     for width in (1, 2, 3, 5, 8, 12, 40):
-        for padding in (0, 1):
-            if width <= 2 * padding:
-                continue
-            options = console.options.update_dimensions(width, 1).update(no_wrap=True)
-            for cell in cells():
-                for _ in range(2):  # the second time from the kept segments
-                    fast = _one_line(console, options, cell, padding, pre, post)
-                    assert fast == _cell_lines(console, options, cell, padding, pre, post), (
-                        width,
-                        padding,
-                        cell,
-                    )
-                    checked += 1
-    assert checked > 1000
+        for word in WORDS:
+            for cell in (word, Right(word), Left(word), None):
+                line = plain_text(cell, width)
+                if line is None:  # wide characters, tabs, or no room: Rich's way
+                    assert width <= 2 * CELL_PADDING or not (word.isascii() and word.isprintable())
+                    declined += 1
+                    continue
+                assert [Segment(line, style)] == _rich_line(console, cell, width, style), (
+                    width,
+                    cell,
+                )
+                checked += 1
+    assert checked > 150 and declined > 40
 
 
-def test_other_cells_are_declined() -> None:
-    console = Console(width=200)
-    one = console.options.update_dimensions(10, 1).update(no_wrap=True)
-    for cell in (
-        Text("a\nb"),
-        Text("a\tb"),
-        Text("x", justify="center"),
-        Text("x" * 20, overflow="ellipsis"),
-    ):
-        assert _one_line(console, one, cell, 1, Style(), Style()) is None
-    two = console.options.update_dimensions(10, 2)
-    assert _one_line(console, two, Text("x"), 1, Style(), Style()) is None
+def test_styled_text_is_never_a_plain_cell() -> None:
+    for cell in (Text("x"), Text("x", style="bold"), 1, 2.5):
+        assert plain_text(cell, 10) is None
 
 
 def test_column_widths_are_the_widest_cell_width_of_each_column() -> None:
-    from rich.text import Text
-
-    from konsole.ui.widgets.lean_table import Left, cell_width, column_widths
-
     rows = [
         ["ab", Right("12,345"), None, Left("x"), "wide 表格"],
         ["abcdef", Right("7"), Text("NULL", style="dim"), Left("tab\there"), "narrow"],
@@ -97,31 +76,12 @@ def test_column_widths_are_the_widest_cell_width_of_each_column() -> None:
     assert column_widths([], 3) == [0, 0, 0]
 
 
-def test_a_plain_line_is_the_text_of_rich_s_segments_of_the_cell() -> None:
-    from rich.segment import Segment
-
-    from konsole.ui.widgets.lean_table import Left, _plain_line
-
-    console = Console(width=200)
-    pre = Style(bgcolor="blue") + Style.from_meta({"row": 3, "column": 1})
-    post = Style(color="white")
-    checked = declined = 0
-    for width in (1, 2, 3, 5, 8, 12, 40):
-        for padding in (0, 1, 2):
-            options = console.options.update_dimensions(width, 1).update(no_wrap=True)
-            for word in WORDS:
-                for cell in (word, Right(word), Left(word), None):
-                    line = _plain_line(cell, padding, width)
-                    if line is None:  # wide characters, or no room: Rich's way
-                        assert width <= 2 * padding or not (word.isascii() and word.isprintable())
-                        declined += 1
-                        continue
-                    [rich] = _cell_lines(console, options, as_text(cell), padding, pre, post)
-                    # One style for the whole cell, so DataTable's line merges it into one.
-                    assert [Segment(line, pre + post)] == list(Segment.simplify(rich)), (
-                        width,
-                        padding,
-                        cell,
-                    )
-                    checked += 1
-    assert checked > 400 and declined > 20
+def test_the_columns_in_view_are_those_that_meet_it() -> None:
+    layout = Layout.of([3, 1, 8, 0])  # render widths 5, 3, 10, 2: starts 0, 5, 8, 18, 20
+    assert layout.starts == (0, 5, 8, 18, 20) and layout.total == 20
+    assert layout.in_view(0, 5) == range(0, 1)
+    assert layout.in_view(4, 6) == range(0, 2)
+    assert layout.in_view(5, 18) == range(1, 3)
+    assert layout.in_view(17, 40) == range(2, 4)
+    assert layout.in_view(20, 30) == range(4, 4)  # beyond the last column: none
+    assert Layout.of([]).in_view(0, 10) == range(0, 0)
