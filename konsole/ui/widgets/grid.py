@@ -183,7 +183,7 @@ class KeyedGrid(ScrollView, can_focus=True):
         self._rows = GridRows()
         self._labels: list[tuple[str, Text]] = []
         self._widths: list[int] = []
-        self._layout = Layout.of(())
+        self._geometry = Layout.of(())
         self._painter = Painter()
         self._cursor = 0
         #: The row under the mouse (-1: the header), None when the mouse is elsewhere or
@@ -356,8 +356,8 @@ class KeyedGrid(ScrollView, can_focus=True):
     def _changed(self, *, layout: bool) -> None:
         """Every line is stale (new rows or widths); the virtual size follows."""
         if layout:
-            self._layout = Layout.of(self._widths)
-            size = Size(self._layout.total, len(self._rows) + self.header_height)
+            self._geometry = Layout.of(self._widths)
+            size = Size(self._geometry.total, len(self._rows) + self.header_height)
             if size != self.virtual_size:
                 self.virtual_size = size
                 self._resized = True
@@ -379,7 +379,11 @@ class KeyedGrid(ScrollView, can_focus=True):
     def _begin_paint(self) -> None:
         """What every line of this paint shares (the styles, the columns, the view)."""
         frame = Frame(
-            self._palette(), self._layout, self.scroll_offset.x, self.size.width, self.header_height
+            self._palette(),
+            self._geometry,
+            self.scroll_offset.x,
+            self.size.width,
+            self.header_height,
         )
         self._painter.begin(frame)
 
@@ -431,7 +435,7 @@ class KeyedGrid(ScrollView, can_focus=True):
             self.call_after_refresh(self._scroll_to_cursor, animate)
             return
         top = self.header_height
-        width = max(self.size.width, self._layout.total)
+        width = max(self.size.width, self._geometry.total)
         region = Region(self.scroll_offset.x, top + self._cursor, width, 1)
         self.scroll_to_region(region, animate=animate, spacing=Spacing(top, 0, 0, 0), force=True)
 
