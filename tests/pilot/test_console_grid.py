@@ -278,3 +278,28 @@ def test_a_text_label_is_kept_as_given() -> None:
     grid.set_columns(labels)
     assert [c.label for c in grid.columns] == [Text("a", justify="right"), Text("[b]b[/b]")]
     assert [c.render_width for c in grid.columns] == [3, 10]
+
+
+async def test_a_hidden_grid_scrolls_to_its_cursor_once_not_for_ever(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A grid never painted (a tab not shown) whose rows changed asks to follow its cursor
+    once after the next refresh, not at every refresh after it."""
+    calls: list[bool] = []
+    scroll = KeyedGrid._scroll_to_cursor
+
+    def counting(self: KeyedGrid, animate: bool = False, *, laid_out: bool = False) -> None:
+        calls.append(laid_out)
+        scroll(self, animate, laid_out=laid_out)
+
+    monkeypatch.setattr(KeyedGrid, "_scroll_to_cursor", counting)
+    app = _Grid()
+    async with app.run_test(size=(40, 8)) as pilot:
+        grid = app.query_one(KeyedGrid)
+        grid.display = False
+        grid.set_columns(COLUMNS)
+        grid.sync([(f"k{i}", [f"t{i}", Right(str(i))]) for i in range(50)])
+        grid.move_cursor(row=40)
+        for _ in range(10):
+            await pilot.pause()
+        assert 1 <= len(calls) <= 3 and calls.count(True) <= 2, calls

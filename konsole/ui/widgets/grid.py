@@ -342,7 +342,7 @@ class KeyedGrid(ScrollView, can_focus=True):
         self._changed(layout=True)
         self._highlighted()
         # The view stays where it was; once laid out, it follows the cursor if it must.
-        self.call_after_refresh(self._scroll_to_cursor)
+        self.call_after_refresh(self._scroll_to_cursor, laid_out=True)
 
     def _widen(self, widths: Sequence[int]) -> bool:
         """Columns only grow: True when one did."""
@@ -429,10 +429,11 @@ class KeyedGrid(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ scrolling
 
-    def _scroll_to_cursor(self, animate: bool = False) -> None:
-        """The least scroll that shows the cursor's row below the header."""
-        if self._resized:  # the new size is not laid out yet: once it is
-            self.call_after_refresh(self._scroll_to_cursor, animate)
+    def _scroll_to_cursor(self, animate: bool = False, *, laid_out: bool = False) -> None:
+        """The least scroll that shows the cursor's row below the header (once the grid is
+        laid out when its size changed since it was last painted)."""
+        if self._resized and not laid_out:
+            self.call_after_refresh(self._scroll_to_cursor, animate, laid_out=True)
             return
         top = self.header_height
         width = max(self.size.width, self._geometry.total)
