@@ -303,3 +303,34 @@ async def test_a_hidden_grid_scrolls_to_its_cursor_once_not_for_ever(
         for _ in range(10):
             await pilot.pause()
         assert 1 <= len(calls) <= 3 and calls.count(True) <= 2, calls
+
+
+async def test_what_a_cursor_move_or_the_mouse_repaints_is_what_a_full_repaint_shows() -> None:
+    """The grid repaints only the rows a cursor move or the mouse changed: the frame then
+    is the frame of a full repaint (no row left with a stale cursor or hover)."""
+    app = _Grid()
+    async with app.run_test(size=(40, 12)) as pilot:
+        grid = app.query_one(KeyedGrid)
+        grid.set_columns(COLUMNS)
+        grid.sync([(f"k{i}", [f"table_{i}", Right(str(i))]) for i in range(40)])
+        grid.focus()
+        await pilot.pause()
+
+        async def same_as_full(*keys: str) -> None:
+            await pilot.press(*keys)
+            await pilot.pause()
+            partial = app.export_screenshot()
+            grid.refresh()
+            await pilot.pause()
+            assert app.export_screenshot() == partial, keys
+
+        await same_as_full("down", "down", "up")
+        await pilot.hover(KeyedGrid, offset=(3, 4))
+        await pilot.pause()
+        await same_as_full()
+        await pilot.hover(KeyedGrid, offset=(3, 6))
+        await same_as_full()
+        await same_as_full("pagedown", "down")
+        await pilot.hover(KeyedGrid, offset=(3, 0))  # the header
+        await same_as_full()
+        await same_as_full("ctrl+home")
