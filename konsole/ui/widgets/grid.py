@@ -132,31 +132,22 @@ class KeyedGrid(ScrollView, can_focus=True):
     }
     """
 
-    class RowHighlighted(Message):
+    class _RowMessage(Message):
+        def __init__(self, grid: KeyedGrid, row_index: int, row_key: str) -> None:
+            super().__init__()
+            self.grid = grid
+            self.row_index = row_index
+            self.row_key = row_key
+
+        @property
+        def control(self) -> KeyedGrid:
+            return self.grid
+
+    class RowHighlighted(_RowMessage):
         """The cursor is on another row (or the rows under it changed)."""
 
-        def __init__(self, grid: KeyedGrid, row_index: int, row_key: str) -> None:
-            super().__init__()
-            self.grid = grid
-            self.row_index = row_index
-            self.row_key = row_key
-
-        @property
-        def control(self) -> KeyedGrid:
-            return self.grid
-
-    class RowSelected(Message):
+    class RowSelected(_RowMessage):
         """Enter (or a second click) on the cursor's row."""
-
-        def __init__(self, grid: KeyedGrid, row_index: int, row_key: str) -> None:
-            super().__init__()
-            self.grid = grid
-            self.row_index = row_index
-            self.row_key = row_key
-
-        @property
-        def control(self) -> KeyedGrid:
-            return self.grid
 
     class HeaderSelected(Message):
         """A click on a column's label."""
