@@ -386,11 +386,7 @@ async def _painted(pilot: Any, grid: Any) -> None:
     """Until the app is idle and ``grid`` has drawn rows (bounded: 5 s)."""
     for _ in range(500):
         await pilot.pause()
-        # A data row's line was drawn (DataTable's cache of drawn rows holds the header's
-        # line too: that alone is not a painted table).
-        header = grid._header_row_key
-        drawn = grid._row_render_cache.keys()  # an LRUCache: no iteration of its own
-        if any(key[0] != header for key in drawn):
+        if grid.rows_painted:  # a data row's line was drawn (the header's alone is not)
             return
         await asyncio.sleep(0.01)
     raise RuntimeError("the table was never painted")

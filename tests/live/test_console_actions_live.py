@@ -33,7 +33,7 @@ from konsole.ui.modals.action_confirm import ActionConfirmScreen
 from konsole.ui.screens.configs import ConfigScreen
 from konsole.ui.screens.rebalance import RebalanceScreen
 from konsole.ui.screens.tables import TablesScreen
-from konsole.ui.widgets.keyed_table import KeyedTable
+from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.text_input import TextInput
 from store import open_reader
 from tests._testutil import pyfluss_data as pf
@@ -65,7 +65,7 @@ async def _configs(bootstrap: str) -> dict[str, tuple[str, str]]:
 
 
 def _shown(screen: ConfigScreen) -> dict[str, tuple[str, str]]:
-    table = screen.query_one(KeyedTable)
+    table = screen.query_one(KeyedGrid)
     rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
     return {key: (value, source) for key, value, source in rows}
 
@@ -126,7 +126,7 @@ async def test_config_screen_lists_sets_and_deletes_real_configs(
             )
             assert (await _configs(bootstrap))[KEY] == ("123mb", "dynamic")
 
-            table = screen.query_one(KeyedTable)
+            table = screen.query_one(KeyedGrid)
             table.move_cursor(row=table.row_keys.index(KEY))
             await pilot.press("d")
             await _confirm(pilot, app, ask=None, subject=KEY)
@@ -187,7 +187,7 @@ async def test_tables_screen_partition_create_drop_and_property_set(
         await until(pilot, "first poll", lambda: app.state is not None, 60)
         await pilot.press("t")
         await until(pilot, "the Tables screen", lambda: isinstance(app.screen, TablesScreen), 10)
-        rows = app.screen.query_one(KeyedTable)
+        rows = app.screen.query_one(KeyedGrid)
         await until(pilot, "the new table listed", lambda: f"t:{table}" in rows.row_keys, 30)
         rows.move_cursor(row=rows.row_keys.index(f"t:{table}"))
         await pilot.pause()

@@ -17,7 +17,7 @@ from konsole.ui.modals.action_confirm import ActionConfirmScreen
 from konsole.ui.screens.configs import ConfigScreen
 from konsole.ui.screens.rebalance import RebalanceScreen
 from konsole.ui.screens.tables import TablesScreen
-from konsole.ui.widgets.keyed_table import KeyedTable
+from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.text_input import TextInput
 from tests._testutil.actions import FakeClusterActions
 from tests._testutil.console import NOW, T_STOPPED, record_story, settle, story_state
@@ -84,7 +84,7 @@ async def test_rebalance_goals_progress_start_typed_subject(story: Path) -> None
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _rebalance(pilot, app)
         assert "rb-7: REBALANCING, 1/2 buckets done" in _text(screen, "#rb-progress-title")
-        assert screen.query_one(KeyedTable).row_count == 2
+        assert screen.query_one(KeyedGrid).row_count == 2
         assert "no dry run" in _text(screen, "#rb-plan")
         await pilot.press("2", "3")  # leader off, rack-aware on
         assert screen.chosen_goals() == ["REPLICA_DISTRIBUTION", "RACK_AWARE"]
@@ -128,7 +128,7 @@ async def test_config_lists_sources_and_edits_with_a_diff(story: Path) -> None:
     app = _app(story, fake)
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _configs(pilot, app)
-        table = screen.query_one(KeyedTable)
+        table = screen.query_one(KeyedGrid)
         assert table.row_count == 3
         assert "3, 1 set at run time" in _text(screen, "#cfg-title")
         first = [str(c) for c in table.get_row_at(0)]
@@ -151,7 +151,7 @@ async def test_config_delete_of_a_file_value_fails_with_why(story: Path) -> None
     app = _app(story, fake)
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _configs(pilot, app)
-        screen.query_one(KeyedTable).move_cursor(row=1)
+        screen.query_one(KeyedGrid).move_cursor(row=1)
         modal = await _modal(pilot, app, "d", step="failed")
         assert "has no dynamic value to delete" in _text(modal, "#confirm-status")
         assert fake.executed == []
@@ -181,7 +181,7 @@ async def _tables_on(pilot, app: KonsoleApp, path: str) -> TablesScreen:
     await settle(pilot, lambda: app.live_state is not None)
     await pilot.press("t")
     await settle(pilot, lambda: isinstance(app.screen, TablesScreen))
-    table = app.screen.query_one(KeyedTable)
+    table = app.screen.query_one(KeyedGrid)
     await settle(pilot, lambda: f"t:{path}" in table.row_keys)
     table.move_cursor(row=table.row_keys.index(f"t:{path}"))
     await pilot.pause()

@@ -13,7 +13,7 @@ from konsole.ui.screens.evidence import EvidenceScreen
 from konsole.ui.screens.server_detail import ServerDetailScreen
 from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.state import ConsoleState
-from konsole.ui.widgets.keyed_table import KeyedTable
+from konsole.ui.widgets.grid import KeyedGrid
 from store import open_reader
 from tests._testutil.console import (
     NOW,
@@ -37,11 +37,11 @@ def _app(state: ConsoleState, history: Path | None) -> KonsoleApp:
     return KonsoleApp(StaticFeed([state], name="demo", history_path=history))
 
 
-async def _open_events(pilot, app: KonsoleApp, rows: int) -> KeyedTable:
+async def _open_events(pilot, app: KonsoleApp, rows: int) -> KeyedGrid:
     await _settle(pilot, lambda: app.live_state is not None)
     await pilot.press("e")
     assert isinstance(app.screen, EventsScreen)
-    table = app.screen.query_one(KeyedTable)
+    table = app.screen.query_one(KeyedGrid)
     await _settle(pilot, lambda: len(table.row_keys) >= rows)
     return table
 
@@ -83,7 +83,7 @@ async def test_newest_first_filters_and_search(story: Path) -> None:
         assert "search 'server 3'" in str(screen.query_one("#events-summary").render())
         await pilot.press("escape")
         # u: only the selected event's subject (and what is below it).
-        table = screen.query_one(KeyedTable)
+        table = screen.query_one(KeyedGrid)
         while screen._selected() is not None and screen._selected().subject != "tablet-server 3":  # type: ignore[union-attr]
             await pilot.press("down")
         await pilot.press("u")

@@ -16,7 +16,7 @@ from konsole.ui.screens.events import EventsScreen
 from konsole.ui.screens.evidence import EvidenceScreen
 from konsole.ui.screens.server_detail import ServerDetailScreen
 from konsole.ui.state import ConsoleState
-from konsole.ui.widgets.keyed_table import KeyedTable
+from konsole.ui.widgets.grid import KeyedGrid
 from store import open_reader
 from tests._testutil.console import NOW, T_STOPPED, record_story, story_state, wait_for_workers
 from tests._testutil.console import settle as _settle
@@ -40,7 +40,7 @@ async def _evidence_of_server_left(pilot, app: KonsoleApp) -> EvidenceScreen:
     await _settle(pilot, lambda: app.live_state is not None)
     await pilot.press("e")
     assert isinstance(app.screen, EventsScreen)
-    table = app.screen.query_one(KeyedTable)
+    table = app.screen.query_one(KeyedGrid)
     await _settle(pilot, lambda: len(table.row_keys) >= 1)
     await wait_for_workers(pilot)
     await pilot.press("slash", *"server_left", "enter", "enter")

@@ -67,7 +67,8 @@ CHILD = textwrap.dedent(
 
 #: Not needed to paint the overview before the first state: the feed's machinery (poller,
 #: client, recorder, history), the model that judges a poll, the other screens and modals,
-#: the operator actions and the tablet servers' table (made with the first state with data).
+#: the operator actions, the tablet servers' table (made with the first state with data) and
+#: the other screens' grid.
 DEFERRED = (
     "fluss_proto.client",
     "fluss_proto.gather",
@@ -101,6 +102,9 @@ DEFERRED = (
     "konsole.export",
     "konsole.localcluster",
     "textual.widgets._data_table",
+    "konsole.ui.widgets.grid",
+    "konsole.ui.widgets.grid_paint",
+    "konsole.ui.widgets.grid_rows",
 )
 
 

@@ -12,7 +12,7 @@ from konsole.ui.feed import StaticFeed
 from konsole.ui.screens.storage import StorageScreen
 from konsole.ui.screens.storage_tab import StorageTab
 from konsole.ui.screens.table_detail import TableDetailScreen
-from konsole.ui.widgets.keyed_table import KeyedTable
+from konsole.ui.widgets.grid import KeyedGrid
 from tests._testutil.console import T_STOPPED, record_story, settle, story_state
 from tests._testutil.storage_states import with_storage
 
@@ -31,7 +31,7 @@ async def test_from_the_storage_screen_into_a_tables_storage_tab(story: Path) ->
         await settle(pilot, lambda: app.live_state is not None)
         await pilot.press("g")
         await settle(pilot, lambda: isinstance(app.screen, StorageScreen))
-        grid = app.screen.query_one(KeyedTable)
+        grid = app.screen.query_one(KeyedGrid)
         await settle(pilot, lambda: bool(grid.row_keys))
         assert grid.row_keys[0] == "t:metrics.cpu"  # the stalled table first
         await pilot.press("enter")

@@ -14,7 +14,7 @@ from konsole.ui.feed import KvFunction, StaticFeed
 from konsole.ui.screens.preview import PreviewScreen
 from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.state import ConsoleState
-from konsole.ui.widgets.keyed_table import KeyedTable
+from konsole.ui.widgets.grid import KeyedGrid
 from tests._testutil.console import (
     NOW,
     T_CREATED,
@@ -56,16 +56,16 @@ async def test_buckets_tabs_sparkline_escape_and_preview(story: Path) -> None:
     app = _app(story_state(story, T_STOPPED + 10), story)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _detail(pilot, app, "shop.visits")
-        buckets = screen.query_one("#detail-buckets", KeyedTable)
+        buckets = screen.query_one("#detail-buckets", KeyedGrid)
         assert len(buckets.row_keys) == 4  # 2 partitions x 2 buckets
         spark = screen.query_one(Sparkline)
         await _settle(pilot, lambda: bool(spark.data))
         assert spark.data is not None and len(spark.data) == 7  # 8 polls up to T_STOPPED + 10
         await pilot.press("2")
         assert screen.query_one(TabbedContent).active == "schema"
-        assert screen.query_one("#detail-schema", KeyedTable).row_keys == ["visitor", "page", "day"]
+        assert screen.query_one("#detail-schema", KeyedGrid).row_keys == ["visitor", "page", "day"]
         await pilot.press("4")
-        assert len(screen.query_one("#detail-partitions", KeyedTable).row_keys) == 2
+        assert len(screen.query_one("#detail-partitions", KeyedGrid).row_keys) == 2
         await pilot.press("down", "p")
         await pilot.pause()
         assert isinstance(app.screen, PreviewScreen)
@@ -93,7 +93,7 @@ async def test_a_table_not_created_yet_says_so(story: Path) -> None:
         screen = await _detail(pilot, app, "shop.returns")
         head = str(screen.query_one("#detail-head").render())
         assert "no table shop.returns at this moment" in head
-        assert screen.query_one("#detail-buckets", KeyedTable).row_keys == []
+        assert screen.query_one("#detail-buckets", KeyedGrid).row_keys == []
 
 
 async def test_kv_snapshots_of_a_pk_table_live(story: Path) -> None:
@@ -108,7 +108,7 @@ async def test_kv_snapshots_of_a_pk_table_live(story: Path) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _detail(pilot, app, "shop.customers")
         await _settle(pilot, lambda: screen.kv_snapshots is not None)
-        grid = screen.query_one("#detail-buckets", KeyedTable)
+        grid = screen.query_one("#detail-buckets", KeyedGrid)
         assert str(grid.get_cell("None:0", "kv")) == "7 @ 1,200"
         assert str(grid.get_cell("None:2", "kv")) == "none"
         assert asked == [("shop.customers", [(None, None)])]
@@ -122,7 +122,7 @@ async def test_no_kv_snapshots_without_a_live_cluster(story: Path) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _detail(pilot, app, "shop.customers")
         await wait_for_workers(pilot)
-        grid = screen.query_one("#detail-buckets", KeyedTable)
+        grid = screen.query_one("#detail-buckets", KeyedGrid)
         assert str(grid.get_cell("None:0", "kv")) == "-"
         assert grid.has_class("stale") or screen.query_one("#detail-tabs").has_class("stale")
 
@@ -144,7 +144,7 @@ async def test_a_refresh_of_one_table_with_1600_buckets(capsys: pytest.CaptureFi
     app = KonsoleApp(StaticFeed([state], name="demo"))
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _detail(pilot, app, "db0.table_000")
-        grid = screen.query_one("#detail-buckets", KeyedTable)
+        grid = screen.query_one("#detail-buckets", KeyedGrid)
         assert len(grid.row_keys) == 1600
         timings = []
         for seq in (3, 4, 5):

@@ -15,7 +15,7 @@ from konsole.ui.screens.preview import PreviewScreen
 from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.screens.tables import TablesScreen
 from konsole.ui.state import ConsoleState
-from konsole.ui.widgets.keyed_table import KeyedTable
+from konsole.ui.widgets.grid import KeyedGrid
 from tests._testutil.console import (
     T_STOPPED,
     large_snapshot,
@@ -33,12 +33,12 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return record_story(tmp_path_factory.mktemp("story") / "demo.sqlite")
 
 
-async def _open_tables(pilot, app: KonsoleApp) -> KeyedTable:
+async def _open_tables(pilot, app: KonsoleApp) -> KeyedGrid:
     await _settle(pilot, lambda: app.live_state is not None)
     await pilot.press("t")
     await pilot.pause()
     assert isinstance(app.screen, TablesScreen)
-    return app.screen.query_one(KeyedTable)
+    return app.screen.query_one(KeyedGrid)
 
 
 def _app(state: ConsoleState) -> KonsoleApp:
@@ -170,9 +170,8 @@ async def test_clicking_a_header_sorts_by_it(story: Path) -> None:
         screen = app.screen
         assert isinstance(screen, TablesScreen)
         # The x offset of the rows/s column (the sixth) in the header line.
-        columns = list(table.columns.values())
-        x = sum(c.get_render_width(table) for c in columns[:5]) + 2
-        await pilot.click(KeyedTable, offset=(x, 0))
+        x = sum(c.render_width for c in table.columns[:5]) + 2
+        await pilot.click(KeyedGrid, offset=(x, 0))
         await pilot.pause()
         assert screen.sort_column == 5 and screen.sort_reverse
         assert table.row_keys[0] == "t:shop.orders"

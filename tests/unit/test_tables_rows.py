@@ -10,7 +10,7 @@ import pytest
 from konsole.model.table_stats import TableFigures
 from konsole.ui.screens.tables import COLUMNS
 from konsole.ui.screens.tables_rows import arrange, table_cells, widths
-from konsole.ui.widgets.lean_table import column_widths
+from konsole.ui.widgets.grid_cells import column_widths
 
 
 def _figures(count: int, seed: int) -> list[TableFigures]:

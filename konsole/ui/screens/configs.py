@@ -19,13 +19,13 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from fluss_proto.errors import FlussError
 from konsole.errors import KonsoleError
 from konsole.ui.cluster_actions import ActionRequest
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.widgets.keyed_table import KeyedTable
+from konsole.ui.widgets.grid import KeyedGrid
 
 if TYPE_CHECKING:
     from fluss_proto.model import ConfigEntry
@@ -38,7 +38,7 @@ _SOURCES = {"DYNAMIC_SERVER_CONFIG": "dynamic", "INITIAL_SERVER_CONFIG": "initia
 class ConfigScreen(ConsoleScreen):
     DEFAULT_CSS = """
     ConfigScreen #cfg-title { height: auto; padding: 0 1; }
-    ConfigScreen KeyedTable { height: 1fr; }
+    ConfigScreen KeyedGrid { height: 1fr; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "edit", "Edit value"),
@@ -55,10 +55,10 @@ class ConfigScreen(ConsoleScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="cfg-title")
-        yield KeyedTable(id="cfg-table")
+        yield KeyedGrid(id="cfg-table")
 
     def on_mount(self) -> None:
-        self.query_one(KeyedTable).set_columns(
+        self.query_one(KeyedGrid).set_columns(
             (("key", "Key"), ("value", "Value"), ("source", "Source"))
         )
         self._draw()
@@ -80,10 +80,10 @@ class ConfigScreen(ConsoleScreen):
     # ------------------------------------------------------------------ actions
 
     def _selected(self) -> ConfigEntry | None:
-        key = self.query_one(KeyedTable).selected_key
+        key = self.query_one(KeyedGrid).selected_key
         return next((c for c in self.configs or () if c.key == key), None)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_keyed_grid_row_selected(self, event: KeyedGrid.RowSelected) -> None:
         event.stop()
         self.action_edit()
 
@@ -126,7 +126,7 @@ class ConfigScreen(ConsoleScreen):
 
     def _draw(self) -> None:
         title = self.query_one("#cfg-title", Static)
-        table = self.query_one(KeyedTable)
+        table = self.query_one(KeyedGrid)
         if self.error is not None:
             title.update(Text(f"Configs unknown: {self.error}", style="bold red"))
             table.sync([])

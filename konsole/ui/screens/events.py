@@ -25,7 +25,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Input, Label, Static
+from textual.widgets import Input, Label, Static
 
 from konsole.collect.history import event_from_row
 from konsole.model.events import Event
@@ -34,7 +34,8 @@ from konsole.ui.colors import severity_style
 from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.state import ConsoleState
-from konsole.ui.widgets.keyed_table import KeyedTable, Row
+from konsole.ui.widgets.grid import KeyedGrid
+from konsole.ui.widgets.grid_rows import Row
 from konsole.ui.widgets.text_input import TextInput
 
 if TYPE_CHECKING:
@@ -193,11 +194,11 @@ class EventsScreen(ConsoleScreen):
         yield Static(id="events-summary")
         yield TextInput(placeholder="search (enter: keep, escape: clear)", id="events-search")
         yield Static("no events", id="events-empty")
-        yield KeyedTable(id="events-table")
+        yield KeyedGrid(id="events-table")
         yield Static(id="events-detail")
 
     def on_mount(self) -> None:
-        table = self.query_one(KeyedTable)
+        table = self.query_one(KeyedGrid)
         table.set_columns(
             [
                 ("time", "time (UTC)"),
@@ -311,14 +312,14 @@ class EventsScreen(ConsoleScreen):
             )
             for e in visible
         ]
-        self.query_one(KeyedTable).sync(rows)
+        self.query_one(KeyedGrid).sync(rows)
         empty = self.query_one("#events-empty", Static)
         empty.display = not rows
         empty.update("no events match the filters" if self._entries else "no events")
         self.query_one("#events-summary", Static).update(self._summary(len(rows)))
         self._show_detail()
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_keyed_grid_row_highlighted(self, event: KeyedGrid.RowHighlighted) -> None:
         self._show_detail()
 
     def _show_detail(self) -> None:
@@ -359,7 +360,7 @@ class EventsScreen(ConsoleScreen):
         return t
 
     def _selected(self) -> TimelineEntry | None:
-        key = self.query_one(KeyedTable).selected_key
+        key = self.query_one(KeyedGrid).selected_key
         if key is None:
             return None
         for e in self._entries:
@@ -406,19 +407,19 @@ class EventsScreen(ConsoleScreen):
         if event.input.id == "events-search":
             if not event.value.strip():
                 event.input.display = False
-            self.query_one(KeyedTable).focus()
+            self.query_one(KeyedGrid).focus()
 
     def action_clear_filters(self) -> None:
         box = self.query_one("#events-search", Input)
         box.value = ""
         box.display = False
         self.search, self.kind, self.subject, self.severity_level = "", None, None, 0
-        self.query_one(KeyedTable).focus()
+        self.query_one(KeyedGrid).focus()
         self._refresh_rows()
 
     # ------------------------------------------------------------------ jump, notes
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_keyed_grid_row_selected(self, event: KeyedGrid.RowSelected) -> None:
         event.stop()
         self.action_evidence()
 

@@ -1,4 +1,4 @@
-"""Preview: the server-side scan of one table (or partition) in a DataTable.
+"""Preview: the server-side scan of one table (or partition) in a grid.
 
 The scan is asked of the app's feed (:meth:`konsole.ui.feed.Feed.preview`: a live feed
 connects with the profile and runs :func:`fluss_proto.scan.preview_table`; a static feed
@@ -30,7 +30,8 @@ from konsole.render.values import cell_text, json_values, right_aligned, type_la
 from konsole.ui.feed import PreviewRequest
 from konsole.ui.modals.export_dialog import ExportDialog
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.widgets.lean_table import Cell, LeanTable, Left, Right
+from konsole.ui.widgets.grid import KeyedGrid
+from konsole.ui.widgets.grid_cells import Cell, Left, Right
 
 if TYPE_CHECKING:
     from fluss_proto.scan import Preview
@@ -48,10 +49,10 @@ __all__ = [
 #: Rows asked for by the first scan (``m`` asks for 4x more, up to MAX_LIMIT).
 DEFAULT_LIMIT = 2000
 MAX_LIMIT = 100_000
-#: Rows per page in the DataTable (fewer for very wide tables: a page's cells are made and
+#: Rows per page in the grid (fewer for very wide tables: a page's cells are made and
 #: measured up front; each becomes a ``Text`` only when its row is drawn).
 PAGE_ROWS = 500
-#: Columns in the DataTable at once (``]``/``[`` move the window over wider tables).
+#: Columns in the grid at once (``]``/``[`` move the window over wider tables).
 COLUMN_WINDOW = 24
 #: Rows of each tail read while following, the pause between reads, rows kept.
 FOLLOW_LIMIT = 200
@@ -99,7 +100,7 @@ def _row_position(
     return position
 
 
-class _PagedTable(LeanTable):
+class _PagedTable(KeyedGrid):
     """Page down on the last row (page up on the first) turns the preview's page."""
 
     def action_page_down(self) -> None:
@@ -197,7 +198,7 @@ class PreviewScreen(ConsoleScreen):
     def compose_body(self) -> ComposeResult:
         yield Static(id="preview-head")
         yield Static(id="preview-error")
-        yield _PagedTable(id="preview-rows", cursor_type="row", header_height=2)
+        yield _PagedTable(id="preview-rows", header_height=2)
         yield Static(id="preview-report")
 
     def on_mount(self) -> None:
@@ -299,18 +300,20 @@ class PreviewScreen(ConsoleScreen):
         gc.unfreeze()
 
     def _show_columns(self) -> None:
-        """Put the window of columns into the table (DataTable renders every column of a
-        line it draws, so a 300-column table is shown COLUMN_WINDOW columns at a time)."""
+        """Put the window of columns into the grid: a page's cells are made up front, so a
+        300-column table is shown COLUMN_WINDOW columns at a time."""
         assert self.result is not None
         grid = self.query_one(_PagedTable)
         grid.clear(columns=True)
         schema = self.result.table.schema
+        labels: list[tuple[str, str | Text]] = []
         for i in self._window():
             field = schema.field(i)
             label = Text(f"{field.name}\n{type_label(field)}")
             if self._right[i]:
                 label.justify = "right"
-            grid.add_column(label, key=str(i))
+            labels.append((str(i), label))
+        grid.set_columns(labels)
         self._show_page()
 
     def _window(self) -> range:
@@ -439,9 +442,9 @@ class PreviewScreen(ConsoleScreen):
         if start != self._shown_from:
             self._show_page()  # the page moved on (or old rows were dropped)
         else:
-            for row in fresh:
-                grid.add_row(*self._cells(row), key=str(self._next_key))
-                self._next_key += 1
+            first = self._next_key
+            self._next_key += len(fresh)
+            grid.append_rows([(str(first + i), self._cells(row)) for i, row in enumerate(fresh)])
             self._render_head()
         grid.move_cursor(row=grid.row_count - 1, animate=False)
 

@@ -31,7 +31,8 @@ from konsole.model.actions import progress_counts, replicas_on
 from konsole.ui.cluster_actions import GOALS, ActionRequest, ClusterReads
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.state import ConsoleState
-from konsole.ui.widgets.keyed_table import KeyedTable, Row
+from konsole.ui.widgets.grid import KeyedGrid
+from konsole.ui.widgets.grid_rows import Row
 
 if TYPE_CHECKING:
     from fluss_proto.model import ClusterView, RebalanceProgress
@@ -55,7 +56,7 @@ class RebalanceScreen(ConsoleScreen):
     RebalanceScreen #rb-top { height: auto; padding: 0 1; }
     RebalanceScreen #rb-goals, RebalanceScreen #rb-plan { height: auto; }
     RebalanceScreen #rb-progress-title { height: auto; padding: 0 1; margin: 1 0 0 0; }
-    RebalanceScreen KeyedTable { height: 1fr; }
+    RebalanceScreen KeyedGrid { height: 1fr; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(str(i + 1), f"goal({i})", g.lower(), show=False) for i, g in enumerate(GOALS)),
@@ -80,11 +81,11 @@ class RebalanceScreen(ConsoleScreen):
             yield Static(id="rb-goals")
             yield Static(id="rb-plan")
         yield Static(id="rb-progress-title")
-        yield KeyedTable(id="rb-table")
+        yield KeyedGrid(id="rb-table")
 
     def on_mount(self) -> None:
         self.reads, self._reads_of = self.konsole.cluster_actions().reads(), self.konsole.feed
-        self.query_one(KeyedTable).set_columns(_COLUMNS)
+        self.query_one(KeyedGrid).set_columns(_COLUMNS)
         self._draw_goals()
         self._draw_progress()
         self.set_interval(POLL_EVERY, self._tick)
@@ -165,7 +166,7 @@ class RebalanceScreen(ConsoleScreen):
 
     def _draw_progress(self) -> None:
         title = self.query_one("#rb-progress-title", Static)
-        table = self.query_one(KeyedTable)
+        table = self.query_one(KeyedGrid)
         state = self.konsole.state
         view = state.last_ok.view if state is not None and state.last_ok is not None else None
         if self.progress_error is not None:

@@ -14,13 +14,14 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from konsole.model.storage import TableSummary, summaries
 from konsole.model.timefmt import age_text, clock_text
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.state import ConsoleState
-from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right
+from konsole.ui.widgets.grid import KeyedGrid
+from konsole.ui.widgets.grid_cells import Cell, Right
 
 __all__ = ["COLUMNS", "StorageScreen", "num"]
 
@@ -54,10 +55,10 @@ class StorageScreen(ConsoleScreen):
     def compose_body(self) -> ComposeResult:
         yield Static(id="storage-summary")
         yield Static("", id="storage-empty")
-        yield KeyedTable(id="storage-table")
+        yield KeyedGrid(id="storage-table")
 
     def on_mount(self) -> None:
-        table = self.query_one(KeyedTable)
+        table = self.query_one(KeyedGrid)
         table.set_columns(
             [(k, Text(label, justify="right" if right else "left")) for k, label, right in COLUMNS]
         )
@@ -75,7 +76,7 @@ class StorageScreen(ConsoleScreen):
             if part is not None
             else []
         )
-        grid = self.query_one(KeyedTable)
+        grid = self.query_one(KeyedGrid)
         grid.set_class(state.stale, "stale")
         grid.sync([(f"t:{s.name}", self._cells(s, state.stale)) for s in rows])
         empty = self.query_one("#storage-empty", Static)
@@ -134,11 +135,11 @@ class StorageScreen(ConsoleScreen):
             state,
         ]
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_keyed_grid_row_selected(self, event: KeyedGrid.RowSelected) -> None:
         event.stop()
         self.action_open()
 
     def action_open(self) -> None:
-        key = self.query_one(KeyedTable).selected_key
+        key = self.query_one(KeyedGrid).selected_key
         if key is not None and key.startswith("t:"):
             self.konsole.open_table(key[2:], tab="storage")

@@ -28,7 +28,9 @@ from konsole.ui.feed import read_history
 from konsole.ui.screens.storage import num
 from konsole.ui.services import services
 from konsole.ui.state import ConsoleState
-from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
+from konsole.ui.widgets.grid import KeyedGrid
+from konsole.ui.widgets.grid_cells import Cell, Right
+from konsole.ui.widgets.grid_rows import Row
 from store.queries import storage_bodies
 
 if TYPE_CHECKING:
@@ -84,16 +86,16 @@ class StorageTab(Vertical):
         with Horizontal(id="storage-tab-rate"):
             yield Static("untiered", id="storage-tab-label")
             yield Sparkline([], id="storage-tab-sparkline")
-        yield KeyedTable(id="storage-tab-buckets")
+        yield KeyedGrid(id="storage-tab-buckets")
 
     def on_mount(self) -> None:
-        self.query_one(KeyedTable).set_columns(
+        self.query_one(KeyedGrid).set_columns(
             [(k, Text(label, justify="right" if r else "left")) for k, label, r in _COLUMNS]
         )
 
     @property
-    def grid(self) -> KeyedTable:
-        return self.query_one(KeyedTable)
+    def grid(self) -> KeyedGrid:
+        return self.query_one(KeyedGrid)
 
     def show(self, state: ConsoleState, table_path: str) -> None:
         snap = state.last_ok

@@ -29,7 +29,9 @@ from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.storage_tab import StorageTab
 from konsole.ui.screens.tables import rate_text
 from konsole.ui.state import ConsoleState
-from konsole.ui.widgets.keyed_table import Cell, KeyedTable, Right, Row
+from konsole.ui.widgets.grid import KeyedGrid
+from konsole.ui.widgets.grid_cells import Cell, Right
+from konsole.ui.widgets.grid_rows import Row
 
 if TYPE_CHECKING:
     from fluss_proto.model import TableView
@@ -150,19 +152,19 @@ class TableDetailScreen(ConsoleScreen):
             yield Static("", id="detail-rate-now")
         with TabbedContent(id="detail-tabs", initial=self.first_tab):
             with TabPane("1 Buckets", id="buckets"):
-                yield KeyedTable(id="detail-buckets")
+                yield KeyedGrid(id="detail-buckets")
             with TabPane("2 Schema", id="schema"):
                 yield Static(id="detail-keys")
-                yield KeyedTable(id="detail-schema")
+                yield KeyedGrid(id="detail-schema")
             with TabPane("3 Properties", id="properties"), VerticalScroll():
                 yield Static(id="detail-properties")
             with TabPane("4 Partitions", id="partitions"):
-                yield KeyedTable(id="detail-partitions")
+                yield KeyedGrid(id="detail-partitions")
             with TabPane("5 Storage", id="storage"):
                 yield StorageTab(id="detail-storage")
 
     def on_mount(self) -> None:
-        self.query_one("#detail-buckets", KeyedTable).set_columns(
+        self.query_one("#detail-buckets", KeyedGrid).set_columns(
             [
                 ("partition", "partition"),
                 ("bucket", "bucket"),
@@ -174,10 +176,10 @@ class TableDetailScreen(ConsoleScreen):
                 ("kv", "kv snapshot"),
             ]
         )
-        self.query_one("#detail-schema", KeyedTable).set_columns(
+        self.query_one("#detail-schema", KeyedGrid).set_columns(
             [("n", "#"), ("name", "column"), ("type", "type"), ("role", "key"), ("comment", "")]
         )
-        self.query_one("#detail-partitions", KeyedTable).set_columns(
+        self.query_one("#detail-partitions", KeyedGrid).set_columns(
             [("name", "partition"), ("id", "id"), ("spec", "spec"), ("buckets", "buckets")]
         )
         self.action_tab(self.first_tab)
@@ -211,7 +213,7 @@ class TableDetailScreen(ConsoleScreen):
             self.action_kv_snapshots(quiet=True)
 
     def _render_buckets(self, state: ConsoleState, table: TableView | None) -> None:
-        grid = self.query_one("#detail-buckets", KeyedTable)
+        grid = self.query_one("#detail-buckets", KeyedGrid)
         snap = state.last_ok
         if table is None or snap is None or snap.view is None:
             grid.sync([])
@@ -262,7 +264,7 @@ class TableDetailScreen(ConsoleScreen):
         self.query_one("#detail-rate-now", Static).update(now)
 
     def _render_schema(self, table: TableView | None) -> None:
-        grid = self.query_one("#detail-schema", KeyedTable)
+        grid = self.query_one("#detail-schema", KeyedGrid)
         keys = self.query_one("#detail-keys", Static)
         info = table.info if table is not None else None
         if info is None:
@@ -299,7 +301,7 @@ class TableDetailScreen(ConsoleScreen):
         box.update(_properties_text(info) if info is not None else "")
 
     def _render_partitions(self, table: TableView | None) -> None:
-        grid = self.query_one("#detail-partitions", KeyedTable)
+        grid = self.query_one("#detail-partitions", KeyedGrid)
         if table is None:
             grid.sync([])
             return
@@ -439,13 +441,13 @@ class TableDetailScreen(ConsoleScreen):
         if tab == "storage":
             self.query_one(StorageTab).grid.focus()
         elif grid is not None:
-            self.query_one(grid, KeyedTable).focus()
+            self.query_one(grid, KeyedGrid).focus()
 
     def action_preview(self) -> None:
         """The whole table; on the Partitions tab, the selected partition."""
         partition = None
         if self.query_one(TabbedContent).active == "partitions":
-            key = self.query_one("#detail-partitions", KeyedTable).selected_key
+            key = self.query_one("#detail-partitions", KeyedGrid).selected_key
             state = self._state
             table = self._find(state) if state is not None else None
             if key is not None and table is not None:

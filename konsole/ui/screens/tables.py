@@ -6,7 +6,7 @@ under-replicated and offline buckets. ``/`` filters on ``db.table``, ``1``..``9`
 column (again: reverse), clicking a header does the same. ``c`` / ``X`` create or drop a
 partition of the selected table, ``m`` sets one of its properties (the confirmation modal
 of :mod:`konsole.ui.modals.action_confirm`). The rows are plain sequences in a
-:class:`~konsole.ui.widgets.virtual_table.VirtualTable` (cells made only for the rows
+:class:`~konsole.ui.widgets.grid.KeyedGrid` (cells made only for the rows
 drawn; :mod:`konsole.ui.screens.tables_rows`); a big cluster's figures and rows are made in
 a thread worker, the newest poll winning, so no frame waits on 10,000 tables.
 """
@@ -20,15 +20,15 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from konsole.model.table_stats import FiguresMemo, TableFigures
 from konsole.model.timefmt import age_text, clock_text
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.tables_rows import Arranged, SortKey, arrange, kind_text, rate_text
 from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.text_input import TextInput
-from konsole.ui.widgets.virtual_table import VirtualTable
 
 __all__ = ["COLUMNS", "TablesScreen", "rate_text"]
 
@@ -150,10 +150,10 @@ class TablesScreen(ConsoleScreen):
             placeholder="filter db.table (enter: keep, escape: clear)", id="tables-filter"
         )
         yield Static("no tables", id="tables-empty")
-        yield VirtualTable(id="tables-table")
+        yield KeyedGrid(id="tables-table")
 
     def on_mount(self) -> None:
-        table = self.query_one(VirtualTable)
+        table = self.query_one(KeyedGrid)
         table.set_columns(self._column_labels())
         table.focus()
 
@@ -225,7 +225,7 @@ class TablesScreen(ConsoleScreen):
         self._show(self._arrange(self._figures, self._empty_databases, wanted), wanted.stale)
 
     def _show(self, arranged: Arranged, stale: bool) -> None:
-        table = self.query_one(VirtualTable)
+        table = self.query_one(KeyedGrid)
         table.set_class(stale, "stale")
         table.show(arranged.source)
         self._shown = len(arranged.source.keys)
@@ -296,14 +296,14 @@ class TablesScreen(ConsoleScreen):
         if event.input.id == "tables-filter":
             if not event.value.strip():
                 event.input.display = False
-            self.query_one(VirtualTable).focus()
+            self.query_one(KeyedGrid).focus()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#tables-filter", Input)
         box.value = ""
         box.display = False
         self.filter_text = ""
-        self.query_one(VirtualTable).focus()
+        self.query_one(KeyedGrid).focus()
         self._refresh_rows()
 
     def action_sort(self, index: int) -> None:
@@ -312,20 +312,20 @@ class TablesScreen(ConsoleScreen):
         else:
             # Numbers sort biggest first: the busiest or sickest table is what one looks for.
             self.sort_column, self.sort_reverse = index, COLUMNS[index].numeric
-        self.query_one(VirtualTable).set_columns(self._column_labels())
+        self.query_one(KeyedGrid).set_columns(self._column_labels())
         self._refresh_rows()
 
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+    def on_keyed_grid_header_selected(self, event: KeyedGrid.HeaderSelected) -> None:
         event.stop()
         self.action_sort(event.column_index)
 
     def _selected_table(self) -> str | None:
-        key = self.query_one(VirtualTable).selected_key
+        key = self.query_one(KeyedGrid).selected_key
         if key is None or not key.startswith("t:"):
             return None
         return key[2:]
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_keyed_grid_row_selected(self, event: KeyedGrid.RowSelected) -> None:
         event.stop()
         self.action_open()
 

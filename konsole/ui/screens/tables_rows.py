@@ -1,6 +1,6 @@
 """The Tables screen's rows as plain sequences: the tables shown (filtered, sorted), the
 empty databases after them, each column's widest cell, and the cells of one row made only
-when it is drawn (:class:`~konsole.ui.widgets.virtual_table.RowSource`).
+when it is drawn (:class:`~konsole.ui.widgets.grid_rows.RowSource`).
 
 No Textual here: :func:`arrange` runs on the UI thread for a small cluster and in a
 thread worker for a big one (the screen decides). Widths are measured from the figures,
@@ -18,8 +18,8 @@ from typing import Any
 from rich.text import Text
 
 from konsole.model.table_stats import TableFigures
-from konsole.ui.widgets.lean_table import Cell, Right, cell_width
-from konsole.ui.widgets.virtual_table import RowSource
+from konsole.ui.widgets.grid_cells import Cell, Right, cell_width
+from konsole.ui.widgets.grid_rows import RowSource
 
 __all__ = ["Arranged", "SortKey", "arrange", "kind_text", "num_text", "rate_text"]
 
