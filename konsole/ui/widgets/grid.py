@@ -33,8 +33,7 @@ Tables screen does not otherwise pay), draws its own way and keeps no cursor by 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Final, TypeAlias
 
 from rich.text import Text
 from textual import events
@@ -44,54 +43,29 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from konsole.ui.widgets.grid_cells import as_text, cell_width
-from konsole.ui.widgets.grid_paint import CELL_PADDING, CURSOR, HOVER, Frame, Layout, Painter
+from konsole.ui.widgets.grid_columns import GridColumn, GridColumns
+from konsole.ui.widgets.grid_paint import CURSOR, HOVER, Frame, Painter
 from konsole.ui.widgets.grid_paint import Palette as _Palette
-from konsole.ui.widgets.grid_rows import DuplicateKey, GridRows, Row, RowSource
+from konsole.ui.widgets.grid_rows import GridRows, Row, RowSource
 
 __all__ = ["GridColumn", "KeyedGrid"]
 
 
-@dataclass(frozen=True, slots=True)
-class GridColumn:
-    """A column: its key, its label and the width of its widest label or cell."""
+#: The grid's keys (DataTable's, for a row cursor).
+GRID_KEYS: Final[list[BindingType]] = [
+    Binding("enter", "select_cursor", "Select", show=False),
+    Binding("up", "cursor_up", "Cursor up", show=False),
+    Binding("down", "cursor_down", "Cursor down", show=False),
+    Binding("pageup", "page_up", "Page up", show=False),
+    Binding("pagedown", "page_down", "Page down", show=False),
+    Binding("ctrl+home", "first_row", "First row", show=False),
+    Binding("ctrl+end", "last_row", "Last row", show=False),
+    Binding("home", "scroll_home", "Leftmost", show=False),
+    Binding("end", "scroll_end", "Rightmost", show=False),
+]
 
-    key: str
-    label: Text
-    content_width: int
-
-    @property
-    def render_width(self) -> int:
-        """Its width on screen, the blank each side included."""
-        return self.content_width + 2 * CELL_PADDING
-
-
-class KeyedGrid(ScrollView, can_focus=True):
-    """A row-cursor table of keyed rows (see the module's docstring)."""
-
-    ALLOW_SELECT = False
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "select_cursor", "Select", show=False),
-        Binding("up", "cursor_up", "Cursor up", show=False),
-        Binding("down", "cursor_down", "Cursor down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("ctrl+home", "first_row", "First row", show=False),
-        Binding("ctrl+end", "last_row", "Last row", show=False),
-        Binding("home", "scroll_home", "Leftmost", show=False),
-        Binding("end", "scroll_end", "Rightmost", show=False),
-    ]
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "keyed-grid--header",
-        "keyed-grid--cursor",
-        "keyed-grid--hover",
-        "keyed-grid--header-hover",
-    }
-
-    # The look of Textual's DataTable (its default theme values) with a row cursor.
-    DEFAULT_CSS = """
+#: The look of Textual's DataTable (its default theme values) with a row cursor.
+GRID_CSS: Final = """
     KeyedGrid {
         background: $surface;
         color: $foreground;
@@ -132,35 +106,61 @@ class KeyedGrid(ScrollView, can_focus=True):
     }
     """
 
-    class _RowMessage(Message):
-        def __init__(self, grid: KeyedGrid, row_index: int, row_key: str) -> None:
-            super().__init__()
-            self.grid = grid
-            self.row_index = row_index
-            self.row_key = row_key
 
-        @property
-        def control(self) -> KeyedGrid:
-            return self.grid
+class _GridRowMessage(Message):
+    def __init__(self, grid: KeyedGrid, row_index: int, row_key: str) -> None:
+        super().__init__()
+        self.grid = grid
+        self.row_index = row_index
+        self.row_key = row_key
 
-    class RowHighlighted(_RowMessage):
-        """The cursor is on another row (or the rows under it changed)."""
+    @property
+    def control(self) -> KeyedGrid:
+        return self.grid
 
-    class RowSelected(_RowMessage):
-        """Enter (or a second click) on the cursor's row."""
 
-    class HeaderSelected(Message):
-        """A click on a column's label."""
+class RowHighlighted(_GridRowMessage, namespace="keyed_grid"):
+    """The cursor is on another row (or the rows under it changed): ``KeyedGrid.RowHighlighted``."""
 
-        def __init__(self, grid: KeyedGrid, column_key: str, column_index: int) -> None:
-            super().__init__()
-            self.grid = grid
-            self.column_key = column_key
-            self.column_index = column_index
 
-        @property
-        def control(self) -> KeyedGrid:
-            return self.grid
+class RowSelected(_GridRowMessage, namespace="keyed_grid"):
+    """Enter (or a second click) on the cursor's row."""
+
+
+class HeaderSelected(Message, namespace="keyed_grid"):
+    """A click on a column's label."""
+
+    def __init__(self, grid: KeyedGrid, column_key: str, column_index: int) -> None:
+        super().__init__()
+        self.grid = grid
+        self.column_key = column_key
+        self.column_index = column_index
+
+    @property
+    def control(self) -> KeyedGrid:
+        return self.grid
+
+
+class KeyedGrid(ScrollView, can_focus=True):
+    """A row-cursor table of keyed rows (see the module's docstring)."""
+
+    ALLOW_SELECT = False
+
+    BINDINGS: ClassVar[list[BindingType]] = GRID_KEYS
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "keyed-grid--header",
+        "keyed-grid--cursor",
+        "keyed-grid--hover",
+        "keyed-grid--header-hover",
+    }
+
+    DEFAULT_CSS = GRID_CSS
+
+    # The grid's messages (handlers: on_keyed_grid_row_highlighted, ...).
+    RowHighlighted: TypeAlias = RowHighlighted
+    RowSelected: TypeAlias = RowSelected
+    HeaderSelected: TypeAlias = HeaderSelected
 
     def __init__(
         self,
@@ -172,9 +172,7 @@ class KeyedGrid(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self.header_height = header_height
         self._rows = GridRows()
-        self._labels: list[tuple[str, Text]] = []
-        self._widths: list[int] = []
-        self._geometry = Layout.of(())
+        self._columns = GridColumns()
         self._painter = Painter()
         self._cursor = 0
         #: The row under the mouse (-1: the header), None when the mouse is elsewhere or
@@ -211,31 +209,17 @@ class KeyedGrid(ScrollView, can_focus=True):
 
     @property
     def columns(self) -> tuple[GridColumn, ...]:
-        return tuple(
-            GridColumn(key, label, width)
-            for (key, label), width in zip(self._labels, self._widths, strict=True)
-        )
+        return self._columns.described()
 
     def get_row_at(self, index: int) -> list[Text]:
         """Row ``index``'s cells as they are drawn."""
-        if not 0 <= index < len(self._rows):
-            raise IndexError(f"no row {index} of {len(self._rows)}")
-        return [as_text(c) for c in self._rows.cells_at(index)]
+        return self._rows.texts_at(index)
 
     def get_row(self, key: str) -> list[Text]:
-        return self.get_row_at(self._index(key))
+        return self._rows.texts_of(key)
 
     def get_cell(self, key: str, column_key: str) -> Text:
-        columns = [k for k, _ in self._labels]
-        if column_key not in columns:
-            raise KeyError(f"no column {column_key!r}")
-        return self.get_row(key)[columns.index(column_key)]
-
-    def _index(self, key: str) -> int:
-        index = self._rows.index_of(key)
-        if index is None:
-            raise KeyError(f"no row {key!r}")
-        return index
+        return self._rows.texts_of(key)[self._columns.index(column_key)]
 
     # ------------------------------------------------------------------ changing
 
@@ -243,27 +227,21 @@ class KeyedGrid(ScrollView, can_focus=True):
         """(key, label) per column; labels never read as markup. New labels for as many
         columns (a sort arrow) keep the rows, the cursor and the view; another number of
         columns drops the rows."""
-        labels = [(k, label if isinstance(label, Text) else Text(label)) for k, label in columns]
-        keys = [k for k, _ in labels]
-        if len(set(keys)) != len(keys):
-            raise DuplicateKey(f"a column key is given twice: {keys}")
-        if labels == self._labels:
-            return
         source = self._rows.source
-        keep = len(labels) == len(self._labels)
-        self._labels = labels
-        self._widths = [cell_width(label) for _, label in labels]
-        self._rows.set_columns(len(labels))
+        keep = self._columns.set(columns)
+        if keep is None:
+            return
+        self._rows.set_columns(len(self._columns))
         if keep:
             self._rows.install(source)
-            self._widen(source.widths)
+            self._columns.widen(source.widths)
         else:
             self._cursor = 0
         self._changed(layout=True)
 
     def sync(self, rows: Sequence[Row]) -> None:
         """Show exactly ``rows`` (key, cells made), in this order."""
-        source = RowSource.of(rows, len(self._labels))
+        source = RowSource.of(rows, len(self._columns))
         if self._rows.same_keys(source):
             self._update(source, self._rows.changed(source))
         else:
@@ -278,8 +256,8 @@ class KeyedGrid(ScrollView, can_focus=True):
 
     def replace_rows(self, rows: Sequence[Row]) -> None:
         """Show ``rows`` as a new page: the cursor on the first, the view at the top left."""
-        self._rows.install(RowSource.of(rows, len(self._labels)))
-        self._widen(self._rows.source.widths)
+        self._rows.install(RowSource.of(rows, len(self._columns)))
+        self._columns.widen(self._rows.source.widths)
         self._cursor = 0
         self._hover = None
         self.scroll_to(0, 0, animate=False, force=True)
@@ -290,16 +268,14 @@ class KeyedGrid(ScrollView, can_focus=True):
         """Add ``rows`` after the last row (keys new to the grid)."""
         source = self._rows.appended(rows)
         self._rows.install(source)
-        self._widen(source.widths)
+        self._columns.widen(source.widths)
         self._changed(layout=True)
 
     def clear(self, columns: bool = False) -> None:
         """No rows (and no columns); the cursor and the view at the top left."""
         if columns:
-            self._labels, self._widths = [], []
-            self._rows.set_columns(0)
-        else:
-            self._rows.set_columns(len(self._labels))
+            self._columns.clear()
+        self._rows.set_columns(len(self._columns))
         self._cursor, self._hover = 0, None
         self.scroll_to(0, 0, animate=False, force=True)
         self._changed(layout=True)
@@ -316,7 +292,7 @@ class KeyedGrid(ScrollView, can_focus=True):
 
     def _update(self, source: RowSource, changed: list[int] | None) -> None:
         self._rows.install(source)
-        if self._widen(source.widths):
+        if self._columns.widen(source.widths):
             changed = None  # new widths: every line is drawn again
         if changed is None:
             self._changed(layout=True)
@@ -327,7 +303,7 @@ class KeyedGrid(ScrollView, can_focus=True):
     def _rebuild(self, source: RowSource) -> None:
         selected = self.selected_key
         self._rows.install(source)
-        self._widen(source.widths)
+        self._columns.widen(source.widths)
         found = None if selected is None else source.positions.get(selected)
         self._cursor = found if found is not None else max(0, min(self._cursor, len(source) - 1))
         self._changed(layout=True)
@@ -335,20 +311,11 @@ class KeyedGrid(ScrollView, can_focus=True):
         # The view stays where it was; once laid out, it follows the cursor if it must.
         self.call_after_refresh(self._scroll_to_cursor, laid_out=True)
 
-    def _widen(self, widths: Sequence[int]) -> bool:
-        """Columns only grow: True when one did."""
-        grew = False
-        for index, widest in enumerate(widths[: len(self._widths)]):
-            if widest > self._widths[index]:
-                self._widths[index] = widest
-                grew = True
-        return grew
-
     def _changed(self, *, layout: bool) -> None:
         """Every line is stale (new rows or widths); the virtual size follows."""
         if layout:
-            self._geometry = Layout.of(self._widths)
-            size = Size(self._geometry.total, len(self._rows) + self.header_height)
+            total = self._columns.relayout().total
+            size = Size(total, len(self._rows) + self.header_height)
             if size != self.virtual_size:
                 self.virtual_size = size
                 self._resized = True
@@ -358,7 +325,7 @@ class KeyedGrid(ScrollView, can_focus=True):
     def _highlighted(self) -> None:
         key = self.selected_key
         if key is not None:
-            self.post_message(self.RowHighlighted(self, self._cursor, key))
+            self.post_message(RowHighlighted(self, self._cursor, key))
 
     # ------------------------------------------------------------------ drawing
 
@@ -371,7 +338,7 @@ class KeyedGrid(ScrollView, can_focus=True):
         """What every line of this paint shares (the styles, the columns, the view)."""
         frame = Frame(
             self._palette(),
-            self._geometry,
+            self._columns.layout,
             self.scroll_offset.x,
             self.size.width,
             self.header_height,
@@ -383,7 +350,7 @@ class KeyedGrid(ScrollView, can_focus=True):
             self._begin_paint()
         console, options = self.app.console, self.app.console_options
         if y < self.header_height:
-            labels = [label for _, label in self._labels]
+            labels = self._columns.labels
             return self._painter.header_line(y, self._hover == -1, labels, console, options)
         row = y - self.header_height + self.scroll_offset.y
         if row >= len(self._rows):
@@ -427,7 +394,7 @@ class KeyedGrid(ScrollView, can_focus=True):
             self.call_after_refresh(self._scroll_to_cursor, animate, laid_out=True)
             return
         top = self.header_height
-        width = max(self.size.width, self._geometry.total)
+        width = max(self.size.width, self._columns.layout.total)
         region = Region(self.scroll_offset.x, top + self._cursor, width, 1)
         self.scroll_to_region(region, animate=animate, spacing=Spacing(top, 0, 0, 0), force=True)
 
@@ -436,34 +403,34 @@ class KeyedGrid(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ keys
 
-    def action_cursor_up(self) -> None:
+    def _go(self, row: int) -> None:
+        """The cursor moved by a key (the mouse's hover gives way)."""
         self._set_hover(None)
-        self.move_cursor(row=self._cursor - 1)
+        self.move_cursor(row=row)
+
+    def action_cursor_up(self) -> None:
+        self._go(self._cursor - 1)
 
     def action_cursor_down(self) -> None:
-        self._set_hover(None)
-        self.move_cursor(row=self._cursor + 1)
+        self._go(self._cursor + 1)
 
     def action_page_down(self) -> None:
         """A page down: the view by its height, the cursor as many rows."""
-        self._set_hover(None)
-        height = self._page_height()
-        self.scroll_relative(y=height, animate=False, force=True)
-        self.move_cursor(row=self._cursor + height, scroll=False)
+        self._page(self._page_height())
 
     def action_page_up(self) -> None:
+        self._page(-self._page_height())
+
+    def _page(self, rows: int) -> None:
         self._set_hover(None)
-        height = self._page_height()
-        self.scroll_relative(y=-height, animate=False)
-        self.move_cursor(row=self._cursor - height, scroll=False)
+        self.scroll_relative(y=rows, animate=False, force=rows > 0)
+        self.move_cursor(row=self._cursor + rows, scroll=False)
 
     def action_first_row(self) -> None:
-        self._set_hover(None)
-        self.move_cursor(row=0)
+        self._go(0)
 
     def action_last_row(self) -> None:
-        self._set_hover(None)
-        self.move_cursor(row=len(self._rows) - 1)
+        self._go(len(self._rows) - 1)
 
     def action_scroll_home(self) -> None:
         self._set_hover(None)
@@ -485,7 +452,7 @@ class KeyedGrid(ScrollView, can_focus=True):
         self._set_hover(None)
         key = self.selected_key
         if key is not None:
-            self.post_message(self.RowSelected(self, self._cursor, key))
+            self.post_message(RowSelected(self, self._cursor, key))
 
     # ------------------------------------------------------------------ mouse
 
@@ -509,12 +476,12 @@ class KeyedGrid(ScrollView, can_focus=True):
             return
         self._set_hover(row)
         if row < 0:
-            if not meta.get("out_of_bounds") and 0 <= column < len(self._labels):
-                self.post_message(self.HeaderSelected(self, self._labels[column][0], column))
+            if not meta.get("out_of_bounds") and 0 <= column < len(self._columns):
+                self.post_message(HeaderSelected(self, self._columns.key_at(column), column))
             return
         event.stop()
         again = row == self._cursor
         self.move_cursor(row=row, animate=True)
         key = self.selected_key
         if again and key is not None:
-            self.post_message(self.RowSelected(self, row, key))
+            self.post_message(RowSelected(self, row, key))

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from konsole.ui.widgets.grid_cells import Cell, column_widths
+from rich.text import Text
+
+from konsole.ui.widgets.grid_cells import Cell, as_text, column_widths
 
 __all__ = [
     "DuplicateKey",
@@ -111,6 +113,19 @@ class GridRows:
     def key_at(self, index: int) -> str | None:
         keys = self.source.keys
         return keys[index] if 0 <= index < len(keys) else None
+
+    def texts_at(self, index: int) -> list[Text]:
+        """Row ``index``'s cells as they are drawn; IndexError past the rows."""
+        if not 0 <= index < len(self):
+            raise IndexError(f"no row {index} of {len(self)}")
+        return [as_text(c) for c in self.cells_at(index)]
+
+    def texts_of(self, key: str) -> list[Text]:
+        """Row ``key``'s cells as they are drawn; KeyError for a key not shown."""
+        index = self.index_of(key)
+        if index is None:
+            raise KeyError(f"no row {key!r}")
+        return self.texts_at(index)
 
     def cells_at(self, index: int) -> tuple[Cell | None, ...]:
         """Row ``index``'s cells, one per column (missing ones ``None``), made once."""
