@@ -1,8 +1,9 @@
 """What every ``konsole admin`` command shares: the write options, the terminal operator
 (plan, typed confirmation, progress) and running one action with its exit codes.
 
-Exit codes (konsole.errors.ExitCode): 0 done (or a dry run shown); 1 the server refused or
-failed it; 2 the cluster could not be reached; 3 bad options or profile; 65 the input
+Exit codes (konsole.errors.ExitCode, docs/cli.md): 0 done (or a dry run shown); 1 the server
+refused or failed it; 2 the cluster could not be reached; 3 bad options or profile (a
+malformed value is refused as it is parsed, before anything connects); 65 the input
 names something wrong (unknown server, config key, value type, principal type); 75 a
 safety rail or a running rebalance refused it, or the wait ended with it still running;
 77 the profile has no ``writes = true`` (nothing was sent, nothing connected); 130 Ctrl-C
@@ -22,7 +23,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options, fail
+from konsole.cli.exits import fail
+from konsole.cli.options import ConnectionArgs, cluster_options
 from konsole.errors import ExitCode, KonsoleError
 
 if TYPE_CHECKING:
@@ -39,6 +41,7 @@ __all__ = [
     "WriteFlags",
     "read_command",
     "run_action",
+    "syntax",
     "write_command",
 ]
 
@@ -95,8 +98,25 @@ def read_command(f: F) -> F:
     return cluster_options()(f)
 
 
+def syntax(check: Callable[[str], object]) -> Callable[..., Any]:
+    """A click callback: ``check(value)`` as the value is parsed; its error (ActionInputError
+    or ValueError) is a usage error, before anything connects."""
+    from konsole.errors import ActionInputError
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return value
+        try:
+            check(value)
+        except (ActionInputError, ValueError) as exc:
+            raise click.BadParameter(str(exc)) from None
+        return value
+
+    return callback
+
+
 def command(group: click.Group, name: str, help_text: str) -> Callable[[F], click.Command]:
-    return group.command(name, cls=ConfigCommand, help=help_text)
+    return group.command(name, help=help_text)
 
 
 class TerminalOperator:
@@ -142,10 +162,9 @@ def resolve_for_writes(cluster: ConnectionArgs, allow_writes: bool) -> Profile:
     if allow_writes:
         if profile.source == "profile":
             fail(
-                "admin",
                 "--allow-writes is for --bootstrap / --local: set `writes = true` "
                 f"in profile {profile.name!r}",
-                ExitCode.UNKNOWN,
+                ExitCode.USAGE,
             )
         profile = replace(profile, writes=True)
     return profile
@@ -200,9 +219,9 @@ def run_action(
     except KonsoleError:
         raise
     except UnreachableError as exc:
-        fail("admin", str(exc), ExitCode.CRITICAL)
+        fail(exc, ExitCode.CRITICAL)
     except FlussError as exc:
-        fail("admin", str(exc).splitlines()[0], ExitCode.WARNING)
+        fail(str(exc).splitlines()[0], ExitCode.WARNING)
     finally:
         for trouble in audit.trouble[:1]:
             click.echo(f"konsole admin: the audit could not be written: {trouble}", err=True)
