@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 
 import click
 
-from konsole.cli.exits import error_line
+from konsole.cli.exits import PREFIX, error_line
 from konsole.cli.options import ConnectionArgs, cluster_options
 from konsole.errors import ExitCode, KonsoleError, ProfileError
 
@@ -159,7 +159,8 @@ def process_age() -> float:
 
 class Watchdog:
     """Prints ``text`` and ends the process with ``code`` at ``deadline`` (monotonic)
-    unless cancelled first. A thread, so a blocked event loop cannot hold it up."""
+    unless cancelled first. A thread, so a blocked event loop cannot hold it up. When
+    stdout takes no answer (full), it says so on stderr and ends with 3 (docs/cli.md)."""
 
     def __init__(self, deadline: float, text: str, code: int) -> None:
         self._payload = (text + "\n").encode()
@@ -180,9 +181,14 @@ class Watchdog:
         with self._lock:
             if self._done.is_set():
                 return
-            with contextlib.suppress(OSError):
+            code = self._code
+            try:
                 os.write(1, self._payload)
-            os._exit(self._code)
+            except OSError as exc:
+                code = ExitCode.UNKNOWN
+                with contextlib.suppress(OSError):
+                    os.write(2, f"{PREFIX}cannot write stdout: {exc.strerror}\n".encode())
+            os._exit(code)
 
     def cancel(self) -> None:
         """Stop the watchdog (blocks for good if it fired: the process is ending)."""

@@ -57,7 +57,6 @@ def run_console(cluster: ConnectionArgs, interval: float | None = None) -> None:
     (None: the profile's); exits the process when it closes."""
     from konsole.collect.profiles import default_config_path, load_profiles
 
-    require_terminal("konsole ui")
     try:
         chosen = cluster.resolve()
         chosen.sasl()  # a missing password variable is bad configuration, said before opening
@@ -65,6 +64,7 @@ def run_console(cluster: ConnectionArgs, interval: float | None = None) -> None:
         others = load_profiles(cluster.config_path or default_config_path())
     except ProfileError as exc:
         fail(exc, exc.exit_code)
+    require_terminal("konsole ui")  # after the configuration: bad input is said first
     from konsole.ui.app import KonsoleApp
 
     path = None if cluster.no_history else cluster.history_file(chosen)

@@ -89,7 +89,7 @@ def _usage_text(exc: click.UsageError) -> str:
 
 
 def _os_error_text(exc: OSError) -> str:
-    where = exc.filename if exc.filename is not None else "the output"
+    where = exc.filename if exc.filename is not None else "stdout"
     return f"cannot write {where}: {exc.strerror or exc}"
 
 
@@ -118,11 +118,14 @@ def run_guarded(body: Callable[[], object], command: Callable[[], str | None]) -
     one was chosen), for the plugin rule."""
     code: int
     said: str | None = None
+    help_text: str | None = None
     try:
         result = body()
         code = result if isinstance(result, int) else ExitCode.OK
     except SystemExit as exc:
         code = _system_exit_code(exc)
+    except click.exceptions.NoArgsIsHelpError as exc:  # a group alone: what is in it
+        help_text, code = exc.format_message(), ExitCode.OK
     except click.UsageError as exc:
         said, code = _usage_text(exc), ExitCode.USAGE
     except click.ClickException as exc:
@@ -143,6 +146,12 @@ def run_guarded(body: Callable[[], object], command: Callable[[], str | None]) -
             with contextlib.suppress(OSError):
                 traceback.print_exc()
         said, code = f"internal error: {type(exc).__name__}: {exc}", ExitCode.SOFTWARE
+    if help_text is not None:
+        try:
+            click.echo(help_text)
+        except OSError as exc:
+            _quiet_stdout()
+            said, code = _os_error_text(exc), ExitCode.IO_ERROR
     late = _flush_stdout()
     if late is not None:
         _quiet_stdout()

@@ -30,6 +30,7 @@ from konsole.cli.options import (
     DURATION,
     MOMENT,
     ConnectionArgs,
+    checked_table,
     cluster_options,
     parse_duration,
     parse_time,
@@ -291,7 +292,13 @@ def _partition_id(reader: Any, table_id: int, name: str) -> int | None:
 @history.command("as-of")
 @_file_options
 @click.argument("moment", type=MOMENT)
-@click.option("--table", "only", default=None, help="Only this table (db.table).")
+@click.option(
+    "--table",
+    "only",
+    default=None,
+    callback=lambda ctx, param, value: None if value is None else checked_table(value),
+    help="Only this table (DB.TABLE).",
+)
 @click.option(
     "--format",
     "fmt",

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from konsole.cli import watch as watch_cmd
 from konsole.cli.main import main
-from konsole.collect.poller import Poller, PollerConfig
 from konsole.collect.profiles import Profile
 from tests._testutil.builders import table, view
 from tests._testutil.fakes import fake_running_local_cluster
-from tests._testutil.poller import Fakes
+from tests._testutil.poller import Fakes, fake_build_poller
 
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
 FULL = view(tables=[T])
@@ -27,24 +25,7 @@ GONE = view(
 def fake_poller(monkeypatch: pytest.MonkeyPatch, fakes: Fakes) -> list[Profile]:
     """Make `watch` use ``fakes``; returns the profiles it was asked to poll."""
     asked: list[Profile] = []
-
-    def build(profile: Profile, interval: float | None) -> tuple[Poller, Any]:
-        asked.append(profile)
-        poller = Poller(
-            PollerConfig(interval=0.001, coordinators=profile.coordinators or ("127.0.0.1:9123",)),
-            connect=fakes.connect,
-            gather=fakes.gather,
-            health=fakes.health,
-            probe=fakes.probe,
-            scrape=fakes.scrape,
-        )
-
-        async def release() -> None:
-            await poller.aclose()
-
-        return poller, release
-
-    monkeypatch.setattr(watch_cmd, "build_poller", build)
+    monkeypatch.setattr(watch_cmd, "build_poller", fake_build_poller(fakes, asked))
     return asked
 
 
