@@ -22,8 +22,8 @@ import click
 
 from konsole.cli.console import live_feed, require_terminal
 from konsole.cli.exits import fail
-from konsole.cli.options import DOCUMENT_FORMATS, bootstrap_callback, run_dir_option
-from konsole.errors import ClusterAlreadyRunningError, ClusterError, ExitCode, NoLocalClusterError
+from konsole.cli.options import DOCUMENT_FORMATS, bootstrap_callback, checked_by, run_dir_option
+from konsole.errors import ClusterAlreadyRunningError, ExitCode, NoLocalClusterError
 from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, LocalCluster
 from konsole.localcluster.cluster import ClusterDescription
 from konsole.localcluster.state import parse_sasl_user, parse_setting
@@ -41,21 +41,6 @@ FLUSS_HOME_OPTION = click.option(
     help="Run the servers from this unpacked Fluss distribution (lib/, plugins/) instead of "
     "jars fetched with Maven; the version is read from it.",
 )
-
-
-def _checked(parse: Callable[[str], object]) -> Callable[..., tuple[str, ...]]:
-    """A click callback that runs ``parse`` over every value (its ClusterError: a usage
-    error), so a bad value is refused before anything starts."""
-
-    def callback(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
-        for value in values:
-            try:
-                parse(value)
-            except ClusterError as exc:
-                raise click.BadParameter(str(exc)) from None
-        return values
-
-    return callback
 
 
 def _version(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -132,7 +117,7 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
     "sasl",
     multiple=True,
     metavar="USER:PASS",
-    callback=_checked(parse_sasl_user),
+    callback=checked_by(parse_sasl_user),
     help="Add a SASL/PLAIN client listener with this user (repeatable).",
 )
 @click.option(
@@ -140,7 +125,7 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
     "settings",
     multiple=True,
     metavar="[TARGET:]KEY=VALUE",
-    callback=_checked(parse_setting),
+    callback=checked_by(parse_setting),
     help="Extra server.yaml setting for every server, or for one TARGET "
     "such as ts1 or coordinator (repeatable).",
 )
@@ -241,7 +226,7 @@ def _server_command(name: str, help_text: str, *, settings: bool = False) -> cli
             "settings",
             multiple=True,
             metavar="KEY=VALUE",
-            callback=_checked(parse_setting),
+            callback=checked_by(parse_setting),
             help="A server.yaml setting for this start (repeatable); a later start without "
             "--set goes back to the cluster's settings.",
         )(decorated)

@@ -107,6 +107,17 @@ FORMAT_OPTION = click.option(
 )
 
 
+#: ``--format`` of an answer that is one document (``as-of``, ``info``).
+DOCUMENT_FORMAT_OPTION = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="table: for a person; json: one document.",
+)
+
+
 def _path(cluster: ConnectionArgs) -> Path:
     try:
         return cluster.history_file()
@@ -299,14 +310,7 @@ def _partition_id(reader: Any, table_id: int, name: str) -> int | None:
     callback=lambda ctx, param, value: None if value is None else checked_table(value),
     help="Only this table (DB.TABLE).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="table: for a person; json: one document.",
-)
+@DOCUMENT_FORMAT_OPTION
 def history_as_of(
     cluster: ConnectionArgs,
     moment: float,
@@ -667,14 +671,7 @@ def _report_window(
 
 @history.command("info")
 @_file_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="table: for a person; json: one document.",
-)
+@DOCUMENT_FORMAT_OPTION
 def history_info(cluster: ConnectionArgs, fmt: str) -> None:
     """File size, time span, polls and events per level of resolution, the recorder's pid,
     and the epochs (one per cluster the file has recorded)."""

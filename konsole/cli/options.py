@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import click
 from click.core import ParameterSource
 
+from konsole.errors import KonsoleError
 from konsole.model import timefmt
 
 if TYPE_CHECKING:  # profiles and connecting are imported when a command runs, not for --help
@@ -48,6 +49,7 @@ __all__ = [
     "GroupOptions",
     "bootstrap_callback",
     "checked_bootstrap",
+    "checked_by",
     "cluster_options",
     "config_option",
     "count_option",
@@ -113,6 +115,22 @@ class GroupOptions:
 
 
 # =========================================================================== values
+
+
+def checked_by(check: Callable[[str], object]) -> Callable[..., Any]:
+    """A click callback that runs ``check`` on the value (on each, for a repeatable option)
+    as it is parsed: its ValueError or KonsoleError is a usage error, so a bad value is
+    refused before anything connects, starts or writes."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        for one in value if isinstance(value, tuple) else () if value is None else (value,):
+            try:
+                check(one)
+            except (ValueError, KonsoleError) as exc:
+                raise click.BadParameter(str(exc)) from None
+        return value
+
+    return callback
 
 
 def bootstrap_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:

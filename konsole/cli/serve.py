@@ -31,6 +31,7 @@ from konsole.cli.options import (
     ConnectionArgs,
     GroupOptions,
     bootstrap_callback,
+    checked_by,
     config_option,
     interval_option,
     run_dir_option,
@@ -62,18 +63,11 @@ def _listen(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
     return parse_listen(value)
 
 
-def _alertmanager_urls(
-    ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
-) -> tuple[str, ...]:
-    """Each ``--alertmanager`` checked as it is parsed (a usage error names the option)."""
-    from konsole.collect.alertmanager import AlertmanagerUrlError, alerts_endpoint
+def _alertmanager_url(url: str) -> None:
+    """An ``--alertmanager`` value is an Alertmanager URL (AlertmanagerUrlError if not)."""
+    from konsole.collect.alertmanager import alerts_endpoint
 
-    for url in value:
-        try:
-            alerts_endpoint(url)
-        except AlertmanagerUrlError as exc:
-            raise click.BadParameter(str(exc)) from None
-    return value
+    alerts_endpoint(url)
 
 
 @click.command("serve")
@@ -121,7 +115,7 @@ def _alertmanager_urls(
     "alertmanagers",
     multiple=True,
     metavar="URL",
-    callback=_alertmanager_urls,
+    callback=checked_by(_alertmanager_url),
     help="Push alerts to this Alertmanager (v2 API); repeat for several "
     "(also [alerts] alertmanager = [...] in the config file).",
 )

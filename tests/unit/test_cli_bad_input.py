@@ -34,11 +34,10 @@ import konsole.localcluster.seed
 import konsole.ui.app
 from konsole.cli.main import main
 from konsole.cli.options import DURATION, MOMENT
-from konsole.collect.recorder import Recorder
 from konsole.localcluster import LocalCluster
-from tests._testutil.builders import T0, snap, table, view
 from tests._testutil.cli import REPO
 from tests._testutil.cli_tree import exit_codes, leaf_commands
+from tests._testutil.recorded import server_left_history
 
 USAGE = exit_codes()["usage"].code
 LEAVES = leaf_commands()
@@ -299,13 +298,7 @@ def run_real(
 
 @pytest.fixture
 def history(tmp_path: Path) -> Path:
-    path = tmp_path / "h.sqlite"
-    recorder = Recorder(path, say=lambda s: None, clock=lambda: T0 + 100)
-    recorder.open()
-    recorder.record(snap(view((1, 2), [table("db.t", 1, [5, 5])]), seq=1, t=T0))
-    recorder.record(snap(view((1,), [table("db.t", 1, [5, 5])]), seq=2, t=T0 + 10))
-    recorder.close()
-    return path
+    return server_left_history(tmp_path / "h.sqlite")
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")

@@ -19,11 +19,11 @@ from click.testing import CliRunner
 from konsole.cli import watch as watch_cmd
 from konsole.cli.main import main
 from konsole.cli.options import INTERVAL
-from konsole.collect.recorder import Recorder
 from konsole.errors import ExitCode
-from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.builders import T0, table, view
 from tests._testutil.cli_tree import every_command, exit_codes, format_names, leaf_commands
 from tests._testutil.poller import Fakes, fake_build_poller
+from tests._testutil.recorded import server_left_history
 
 #: Each situation of docs/cli.md's table, by the ExitCode member that names it in the code.
 SITUATIONS = {
@@ -110,14 +110,7 @@ def test_set_is_listed_only_where_it_is_taken() -> None:
 
 @pytest.fixture
 def history(tmp_path: Path) -> Path:
-    path = tmp_path / "h.sqlite"
-    recorder = Recorder(path, say=lambda s: None, clock=lambda: T0 + 100)
-    recorder.open()
-    keep = table("db.keep", 1, [5, 5])
-    recorder.record(snap(view((1, 2, 3), [keep]), seq=1, t=T0))
-    recorder.record(snap(view((1, 2), [keep]), seq=2, t=T0 + 10))
-    recorder.close()
-    return path
+    return server_left_history(tmp_path / "h.sqlite")
 
 
 def _run(*args: str) -> str:
@@ -137,11 +130,11 @@ def test_an_event_has_one_shape_in_watch_history_events_and_export(
     )
     assert listed == exported == document and listed
     left = next(e for e in listed if e["kind"] == "server_left")
-    assert left["subject"] == {"kind": "server", "name": "tablet-server 3"}
+    assert left["subject"] == {"kind": "server", "name": "tablet-server 2"}
     assert left["time_ms"] == round((T0 + 10) * 1000) and left["time"].endswith("Z")
     # watch prints the same keys for the same kind of event, live
-    full = view((1, 2, 3), [table("db.keep", 1, [5, 5])])
-    gone = view((1, 2), [table("db.keep", 1, [5, 5])])
+    full = view((1, 2), [table("db.t", 1, [5, 5])])
+    gone = view((1,), [table("db.t", 1, [5, 5])])
     monkeypatch.setattr(watch_cmd, "build_poller", fake_build_poller(Fakes(views=[full, gone])))
     out = _run("watch", "--bootstrap", "127.0.0.1:9123", "--format", "jsonl", "--count", "2")
     events = [d for d in map(json.loads, out.splitlines()) if d["type"] == "event"]

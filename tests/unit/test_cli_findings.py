@@ -23,8 +23,9 @@ from konsole.collect.recorder import Recorder
 from konsole.errors import ExitCode
 from konsole.model.check import CheckResult, failure
 from konsole.model.timefmt import TimeParseError, parse_duration
-from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.builders import T0, snap
 from tests._testutil.poller import Fakes, fake_build_poller
+from tests._testutil.recorded import server_left_history
 
 
 def konsole(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -41,13 +42,7 @@ def one_error(result: Result) -> str:
 
 @pytest.fixture
 def history(tmp_path: Path) -> Path:
-    path = tmp_path / "h.sqlite"
-    recorder = Recorder(path, say=lambda s: None, clock=lambda: T0 + 100)
-    recorder.open()
-    recorder.record(snap(view((1, 2), [table("db.t", 1, [5, 5])]), seq=1, t=T0))
-    recorder.record(snap(view((1,), [table("db.t", 1, [5, 5])]), seq=2, t=T0 + 10))
-    recorder.close()
-    return path
+    return server_left_history(tmp_path / "h.sqlite")
 
 
 def test_export_into_a_missing_directory_is_one_line_and_74(history: Path, tmp_path: Path) -> None:

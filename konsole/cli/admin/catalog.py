@@ -11,10 +11,9 @@ from konsole.cli.admin.common import (
     command,
     read_command,
     run_action,
-    syntax,
     write_command,
 )
-from konsole.cli.options import ConnectionArgs, checked_table
+from konsole.cli.options import ConnectionArgs, checked_by, checked_table
 
 if TYPE_CHECKING:
     from konsole.collect.actions import ActionRunner
@@ -97,13 +96,13 @@ def _acl_options(required: bool) -> list[click.Option]:
         click.Option(
             ["--resource"],
             required=required,
-            callback=syntax(parse_resource),
+            callback=checked_by(parse_resource),
             help="cluster, database:NAME or table:DB.TABLE.",
         ),
         click.Option(
             ["--principal"],
             required=required,
-            callback=syntax(_principal_syntax),
+            callback=checked_by(_principal_syntax),
             help="TYPE:NAME, e.g. User:alice.",
         ),
         click.Option(
@@ -226,7 +225,7 @@ def partition() -> None:
 
 def _partition_command(drop: bool) -> None:
     @click.argument("table_name", metavar="DB.TABLE", callback=_table_name)
-    @click.argument("spec", metavar="KEY=VALUE[,KEY=VALUE]", callback=syntax(_spec_syntax))
+    @click.argument("spec", metavar="KEY=VALUE[,KEY=VALUE]", callback=checked_by(_spec_syntax))
     @write_command()
     def partition_write(
         table_name: str,
@@ -260,7 +259,7 @@ def table() -> None:
 
 @command(table, "set", "Set one table property (AlterTable).")
 @click.argument("table_name", metavar="DB.TABLE", callback=_table_name)
-@click.argument("assignment", metavar="KEY=VALUE", callback=syntax(_assignment_syntax))
+@click.argument("assignment", metavar="KEY=VALUE", callback=checked_by(_assignment_syntax))
 @write_command()
 def table_set(
     table_name: str,

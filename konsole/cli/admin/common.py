@@ -41,7 +41,6 @@ __all__ = [
     "WriteFlags",
     "read_command",
     "run_action",
-    "syntax",
     "write_command",
 ]
 
@@ -96,23 +95,6 @@ def write_command(*, force: bool = False) -> Callable[[F], F]:
 def read_command(f: F) -> F:
     """A read command: the shared options."""
     return cluster_options()(f)
-
-
-def syntax(check: Callable[[str], object]) -> Callable[..., Any]:
-    """A click callback: ``check(value)`` as the value is parsed; its error (ActionInputError
-    or ValueError) is a usage error, before anything connects."""
-    from konsole.errors import ActionInputError
-
-    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if value is None:
-            return value
-        try:
-            check(value)
-        except (ActionInputError, ValueError) as exc:
-            raise click.BadParameter(str(exc)) from None
-        return value
-
-    return callback
 
 
 def command(group: click.Group, name: str, help_text: str) -> Callable[[F], click.Command]:
