@@ -486,6 +486,29 @@ class HistoryReader:
         )
 
 
+def roles_seen(
+    reader: HistoryReader, *, limit: int = 1000
+) -> tuple[list[ServerRow], list[CoordinatorRow]]:
+    """Every server and coordinator row of the latest epoch (its cluster), oldest first (at
+    most ``limit`` of each, the newest): what the cluster last named each address,
+    including servers metadata no longer lists."""
+    since, _ = reader.epochs.span(None)
+    lo = since if since is not None else 0
+    servers = reader._query(
+        "SELECT node_id, role, host, port, rack FROM (SELECT * FROM servers "
+        "WHERE to_ms IS NULL OR to_ms > ? ORDER BY from_ms DESC, id DESC LIMIT ?) "
+        "ORDER BY from_ms, id",
+        (lo, limit),
+    )
+    coordinators = reader._query(
+        "SELECT address, role FROM (SELECT * FROM coordinators "
+        "WHERE to_ms IS NULL OR to_ms > ? ORDER BY from_ms DESC, id DESC LIMIT ?) "
+        "ORDER BY from_ms, id",
+        (lo, limit),
+    )
+    return [ServerRow(*r) for r in servers], [CoordinatorRow(*r) for r in coordinators]
+
+
 def storage_at_poll(reader: HistoryReader, poll_id: int, *, from_poll: int = 0) -> bytes | None:
     """The last storage body recorded at or before ``poll_id`` (from ``from_poll`` on);
     None before any, or in a file older than version 5 (no storage table)."""

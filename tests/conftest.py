@@ -201,7 +201,9 @@ CLIENT_SIDE_GENERATION = "1.0"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Everything under tests/live talks to a real cluster: mark it so `-m "not live"` works.
+    """Everything under tests/live talks to a real cluster, everything under tests/system
+    drives the machine's own programs and mounts: mark them so `-m "not live"` (or
+    `-m "not live and not system"`) works.
 
     A test marked ``client_side(reason)`` proves what konsole does on its own side (a fault
     of the history file, the console keeping two clusters apart): its other generations
@@ -211,6 +213,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "/tests/live/" in str(item.path):
             item.add_marker(pytest.mark.live)
+        elif "/tests/system/" in str(item.path):
+            item.add_marker(pytest.mark.system)
         marker = item.get_closest_marker("client_side")
         if marker is not None and not (marker.args and str(marker.args[0]).strip()):
             raise pytest.UsageError(f"{item.nodeid}: client_side needs its reason")

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from konsole.model.check import CheckResult, Thresholds
     from konsole.model.health import HealthRules
     from konsole.model.snapshot import ClusterSnapshot
-    from konsole.model.storage import StoragePart
 
 DEFAULT_TIMEOUT: Final = 10.0
 #: The watchdog fires this long before the deadline, leaving time to print and exit.
@@ -229,27 +228,6 @@ def build_check_poller(
     return live.poller, live.scraper, live.endpoints, live.rejected
 
 
-def recorded_storage(path: Path | None) -> StoragePart | None:
-    """The last storage part the history file holds (``konsole record`` or the console wrote
-    it), or None: the one look carries its observed times, so a remote log end that stood
-    still while the log grew shows without a second look. Never raises."""
-    if path is None or not path.is_file():
-        return None
-    try:
-        from konsole.collect.storage_rows import unpack_storage
-        from store.queries import open_reader, storage_at_poll
-
-        with open_reader(path) as reader:
-            poll = reader.poll_at(int(time.time() * 1000))
-            if poll is None:
-                return None
-            epoch = reader.epochs.at(poll.at_ms)
-            first = epoch.first_poll if epoch else 0
-            return unpack_storage(storage_at_poll(reader, poll.id, from_poll=first))
-    except Exception:  # a history that cannot be read: the look starts from nothing
-        return None
-
-
 def _has_kv_rejections(snapshot: ClusterSnapshot) -> bool:
     return any(
         (t.kv_rejections or 0) > 0 for m in snapshot.metrics if m.role == "tablet" for t in m.tables
@@ -263,6 +241,7 @@ async def _second_look(
     import asyncio
 
     from konsole.model.metrics import MetricsError, ServerMetrics
+    from konsole.model.roles import BOOTSTRAP_SCOPE
     from konsole.model.snapshot import ClusterSnapshot
 
     assert snapshot.view is not None
@@ -276,6 +255,7 @@ async def _second_look(
         latency_s=snapshot.latency_s,
         view=snapshot.view,
         coordinators=snapshot.coordinators,
+        unanswered=tuple(e for e in snapshot.errors if e.scope == BOOTSTRAP_SCOPE),
         health=snapshot.health,
         health_error=health_error,
         metrics=tuple(r for r in results if isinstance(r, ServerMetrics)),
@@ -300,12 +280,15 @@ async def look(
     cluster's history file, whose last storage part the storage look starts from."""
     import asyncio
 
+    from konsole.collect.recorded_look import recorded_look
     from konsole.model.check import assess, failure, timeout_result
     from konsole.model.health import evaluate
 
     left = deadline - time.monotonic()
     poller, scraper, endpoints, rejected = build_check_poller(profile, left * POLL_SHARE)
-    poller.seed_storage(recorded_storage(history))
+    start = recorded_look(history)
+    poller.seed_storage(start.storage)
+    poller.seed_roles(start.roles)
     snapshot: ClusterSnapshot | None = None
     later: ClusterSnapshot | None = None
     try:

@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol
 
@@ -37,14 +37,16 @@ from fluss_proto.model import ClusterHealth, ClusterView
 from konsole.collect.metrics import MetricsError, MetricsResult, ServerMetrics
 from konsole.collect.profiles import MetricsEndpoint, Profile
 from konsole.model.metrics import MetricsOrigin
-from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
+from konsole.model.roles import AddressRoles, Probed, Role, sort_probes
+from konsole.model.snapshot import ClusterSnapshot, CoordinatorStatus, SnapshotError
 from konsole.model.storage import StoragePart, carry
 
 __all__ = ["PollClient", "Poller", "PollerConfig", "fetch_cluster_health"]
 
 log = logging.getLogger(__name__)
 
-#: Most coordinator addresses remembered (learned from metadata) and probed each poll.
+#: Most coordinator addresses remembered (named by metadata or answering as one) and
+#: probed each poll.
 MAX_KNOWN_COORDINATORS: Final = 8
 
 
@@ -164,8 +166,9 @@ class Poller:
         self._failures = 0
         self._last: ClusterSnapshot | None = None
         self._guide: ClusterView | None = None
-        #: Learned coordinator addresses (insertion-ordered, capped) and known tablets.
-        self._learned: dict[str, None] = {}
+        #: What the cluster said each address is (metadata, probe answers, a seed), and
+        #: the addresses that answered this process as tablet servers (not asked again).
+        self._roles = AddressRoles()
         self._tablets: set[str] = set()
 
     @property
@@ -176,6 +179,12 @@ class Poller:
         """Start from a storage part seen before (a history's last): the next storage poll
         carries its observed times, so a one-look command can tell a value that stood still."""
         self._storage_seed = part
+
+    def seed_roles(self, known: Iterable[tuple[str, Role]]) -> None:
+        """Start from what earlier polls (a history's) said each address is, oldest first:
+        a bootstrap address that does not answer is then named by the role it had."""
+        for address, role in known:
+            self._roles.learn(address, role)
 
     @property
     def consecutive_failures(self) -> int:
@@ -209,12 +218,13 @@ class Poller:
             guide = self._guide
             addresses = self._probe_addresses()
             gathering = asyncio.ensure_future(self._gather_part(guide, earliest))
-            gathered, probes, scraped = await asyncio.gather(
+            gathered, probed, scraped = await asyncio.gather(
                 gathering,
                 self._probe_part(addresses),
                 self._scrape_part(guide, gathering, t0),
             )
             latency = self._monotonic() - t0
+            probes, unanswered = self._sort(gathered.view, probed)
             metrics = tuple(r for r in scraped if isinstance(r, ServerMetrics))
             metrics_errors = tuple(r for r in scraped if isinstance(r, MetricsError))
             if gathered.view is None:
@@ -226,6 +236,7 @@ class Poller:
                     error=gathered.error or "no answer",
                     consecutive_failures=self._failures,
                     coordinators=probes,
+                    unanswered=unanswered,
                     metrics=metrics,
                     metrics_errors=metrics_errors,
                     metrics_origin=self.config.metrics_origin,
@@ -233,13 +244,13 @@ class Poller:
             else:
                 self._failures = 0
                 self._guide = gathered.view
-                self._learn(gathered.view)
                 snapshot = ClusterSnapshot.assemble(
                     seq=self._seq,
                     taken_at=taken_at,
                     latency_s=latency,
                     view=gathered.view,
                     coordinators=probes,
+                    unanswered=unanswered,
                     health=gathered.health,
                     health_error=gathered.health_error,
                     metrics=metrics,
@@ -318,7 +329,7 @@ class Poller:
             return _Gathered(view_result, None, None, _text(health_result))
         return _Gathered(view_result, None, health_result)
 
-    async def _probe_part(self, addresses: Sequence[str]) -> tuple[CoordinatorStatus, ...]:
+    async def _probe_part(self, addresses: Sequence[str]) -> tuple[Probed, ...]:
         if not addresses:
             return ()
         try:
@@ -326,17 +337,23 @@ class Poller:
         except Exception as exc:  # the probe never raises; a fake or a bug might
             log.debug("coordinator probes failed: %s", _text(exc))
             return ()
-        statuses: list[CoordinatorStatus] = []
-        for probe in probes:
-            if probe.role == "tablet-server":
-                # A bootstrap address that is a tablet server: never probed again.
-                self._tablets.add(probe.address)
-                self._learned.pop(probe.address, None)
-                continue
-            error = _text(probe.error) if probe.error is not None else None
-            role = CoordinatorRole(probe.role)
-            statuses.append(CoordinatorStatus(probe.address, role, error, probe.latency_s))
-        return tuple(statuses)
+        return tuple(
+            Probed(p.address, p.role, _text(p.error) if p.error is not None else None, p.latency_s)
+            for p in probes
+        )
+
+    def _sort(
+        self, view: ClusterView | None, probed: Sequence[Probed]
+    ) -> tuple[tuple[CoordinatorStatus, ...], tuple[SnapshotError, ...]]:
+        """Learns what this poll's metadata and answers said of each address, then tells
+        the coordinators from the bootstrap addresses that did not answer."""
+        if view is not None:
+            self._roles.learn_view(view)
+        for p in probed:
+            self._roles.learn_answer(p.address, p.answer)
+            if p.answer == "tablet-server":
+                self._tablets.add(p.address)
+        return sort_probes(probed, self._roles, declared=self.config.coordinators)
 
     async def _scrape_part(
         self, guide: ClusterView | None, gathering: Awaitable[_Gathered], t0: float
@@ -365,21 +382,13 @@ class Poller:
     def _probe_addresses(self) -> list[str]:
         if self.config.coordinators:
             return list(self.config.coordinators)
-        candidates = dict(self._learned)
+        candidates = dict.fromkeys(self._roles.coordinators[-MAX_KNOWN_COORDINATORS:])
         if self._guide is None:
             # Before any metadata: a bootstrap address may be a coordinator; the probe
-            # tells (tablet servers say so in ApiVersions and are not asked again).
+            # tells (tablet servers say so in ApiVersions and are not asked again). One
+            # that does not answer is named by the role the cluster gave it (a seed).
             candidates.update(dict.fromkeys(self.config.bootstrap))
         return [a for a in candidates if a not in self._tablets]
-
-    def _learn(self, view: ClusterView) -> None:
-        if self.config.coordinators or view.coordinator is None:
-            return
-        address = view.coordinator.address
-        self._learned.pop(address, None)
-        self._learned[address] = None
-        while len(self._learned) > MAX_KNOWN_COORDINATORS:
-            self._learned.pop(next(iter(self._learned)))
 
     # ------------------------------------------------------------------ loop
 

@@ -36,6 +36,7 @@ import platformdirs
 from fluss_proto.cluster import parse_bootstrap
 from konsole.collect.log_sources import CommandSource, FileSource, LogConfig, LogSource
 from konsole.errors import ProfileError
+from konsole.model import subjects
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.thresholds import HealthThresholds
 
@@ -563,9 +564,9 @@ def profile_from_local(description: Mapping[str, Any]) -> Profile:
 def _local_subject(process: Mapping[str, Any]) -> str | None:
     """The event subject of a local process (the key of its log source)."""
     if process.get("role") == "tablet-server":
-        return f"tablet-server {process.get('id')}"
+        return subjects.tablet_server(str(process.get("id")))
     if process.get("role") == "coordinator" and process.get("endpoint"):
-        return f"coordinator {process['endpoint']}"
+        return subjects.coordinator(process["endpoint"])
     return None
 
 

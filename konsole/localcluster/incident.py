@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from konsole.model import subjects
+
 if TYPE_CHECKING:
     from konsole.localcluster.cluster import LocalCluster
 
@@ -43,7 +45,7 @@ class Step:
 def incident_steps(tablet: int, *, one_zero: bool) -> list[Step]:
     """The script: tablet server ``tablet`` stopped and started; on the 1.0 line also a
     write lock and a coordinator failover."""
-    name = f"tablet-server {tablet}"
+    name = subjects.tablet_server(tablet)
     if not one_zero:
         return [
             Step(0, f"stopping {name}", lambda lc: lc.stop_server("tablet-server", tablet)),

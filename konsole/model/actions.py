@@ -28,6 +28,7 @@ from fluss_proto.model import (
     RebalanceStatus,
 )
 from konsole.errors import ActionInputError
+from konsole.model import subjects
 from konsole.model.events.base import Event, EventKind, Severity, Subject
 
 __all__ = [
@@ -464,7 +465,7 @@ def audit_event(
 def _subject_name(plan: Plan) -> str:
     """The event's subject as the timeline names it (a server, a table jump on enter)."""
     if plan.subject_kind == "server":
-        return f"tablet-server {plan.subject}"
+        return subjects.tablet_server(plan.subject)
     if plan.subject_kind in ("config", "acl"):
         return f"{plan.subject_kind} {plan.subject}"
     return plan.subject

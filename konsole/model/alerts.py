@@ -33,6 +33,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from fluss_proto.model import HealthStatus
+from konsole.model import subjects
 from konsole.model.events.base import Event, EventKind
 from konsole.model.health import METRIC_RULES, Finding, Health
 
@@ -275,7 +276,7 @@ def _candidates(
         name = EVENT_ALERTS.get(event.kind)
         if name is None:
             continue
-        subject = f"coordinator {event.details.get('new') or ''}".strip()
+        subject = subjects.coordinator(event.details.get("new"))
         labels = _labels(name, cluster, "warning", subject)
         # An event alert fires at once: the event is already the settled fact.
         alert = Alert(labels, (("summary", event.message), ("event", event.message)), event.time)

@@ -28,9 +28,11 @@ from typing import Any, Final
 
 from fluss_proto.model import HealthStatus
 from konsole.errors import ExitCode
+from konsole.model import subjects
 from konsole.model.health import METRIC_RULES, Health, HealthRules
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.placement import Placement, Replication, replication
+from konsole.model.roles import unanswered
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name, table_names
 from konsole.model.storage import StorageLimits, trouble, untiered
 
@@ -507,7 +509,7 @@ def _bucket_lines(
         lines.append(f"offline buckets (no active leader): {_named(offline)}")
     for server, buckets in sorted(per_server.items()):
         lines.append(
-            f"under-replicated buckets (a replica on tablet-server {server}, not alive): "
+            f"under-replicated buckets (a replica on {subjects.tablet_server(server)}, not alive): "
             f"{_named(buckets)}"
         )
     under = sorted({n for buckets in per_server.values() for n in buckets})
@@ -574,7 +576,10 @@ def _seen(s: ClusterSnapshot) -> list[str]:
     lines = []
     for c in s.coordinators:
         extra = f" ({c.error})" if c.error and c.role is CoordinatorRole.UNREACHABLE else ""
-        lines.append(f"seen: coordinator {c.address} {c.role.value}{extra}")
+        lines.append(f"seen: {subjects.coordinator(c.address)} {c.role.value}{extra}")
+    for u in unanswered(s):
+        at = f" at {u.address}" if u.node_id is not None else ""
+        lines.append(f"seen: {u.subject}{at} unreachable ({u.error})")
     for m in s.metrics:
         lines.append(f"seen: {m.subject} metrics answered")
     for e in s.metrics_errors:

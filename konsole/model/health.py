@@ -32,14 +32,17 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
+from konsole.model import subjects
 from konsole.model.metrics import MetricsOrigin, ServerMetrics
 from konsole.model.placement import Placement, placement
+from konsole.model.roles import unanswered
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.model.storage import StorageLimits, TableSummary, trouble
 from konsole.model.thresholds import HealthThresholds
 
 __all__ = [
     "METRIC_RULES",
+    "NOTE_RULES",
     "Finding",
     "Health",
     "HealthRules",
@@ -61,6 +64,9 @@ _RANK: Final = {
 }
 #: Most per-table findings of one rule; the rest are summed up in one more finding.
 MAX_TABLE_FINDINGS: Final = 10
+#: The rules whose findings are GREEN information only (they never raise the status, so
+#: they never alert).
+NOTE_RULES: Final = frozenset({"metrics_not_configured", "new_table", "bootstrap"})
 #: The rules that read the servers' metrics: not judged when no endpoint is configured.
 METRIC_RULES: Final = (
     "disk_write_locked",
@@ -157,6 +163,7 @@ def evaluate(
     young = _young_tables(snapshot, rules.new_table_grace)
     findings += _coordinators(snapshot)
     findings += _servers(view)
+    findings += _bootstrap(snapshot, facts)
     findings += _leaders(view, facts, young)
     findings += _replicas_offline(facts)
     findings += _server_health(snapshot, facts, young)
@@ -183,7 +190,7 @@ def _coordinators(snapshot: ClusterSnapshot) -> list[Finding]:
                 Finding(
                     HealthStatus.YELLOW,
                     "standby",
-                    f"coordinator {status.address}",
+                    subjects.coordinator(status.address),
                     f"unreachable ({status.error or 'no answer'})",
                 )
             )
@@ -195,12 +202,44 @@ def _servers(view: ClusterView) -> list[Finding]:
         Finding(
             HealthStatus.YELLOW,
             "server_unreachable",
-            f"tablet-server {s.node_id}",
+            subjects.tablet_server(s.node_id),
             f"listed in metadata but did not answer ({s.error})",
         )
         for s in view.tablet_servers
         if s.error is not None
     ]
+
+
+def _bootstrap(snapshot: ClusterSnapshot, facts: Placement) -> list[Finding]:
+    """Bootstrap addresses that did not answer, while others did (else the poll failed).
+
+    One the cluster last named tablet server N, which metadata no longer lists, is that
+    server gone (``server_unreachable``; unless ``replicas_offline`` names it already). One
+    whose role nobody said is a note: the address is a connection fact, not a coordinator
+    or a tablet server (a bootstrap list mixes both, in any order)."""
+    out = []
+    for u in unanswered(snapshot):
+        if u.node_id is None:
+            out.append(
+                Finding(
+                    HealthStatus.GREEN,
+                    "bootstrap",
+                    u.subject,
+                    f"in the bootstrap list but does not answer ({u.error}); the cluster has "
+                    "not said what it is",
+                )
+            )
+        elif u.node_id not in facts.alive and u.node_id not in facts.replicas_offline:
+            out.append(
+                Finding(
+                    HealthStatus.YELLOW,
+                    "server_unreachable",
+                    u.subject,
+                    f"not in metadata, and its address {u.address} (in the bootstrap list) "
+                    f"does not answer ({u.error})",
+                )
+            )
+    return out
 
 
 def _table_names(view: ClusterView) -> dict[int, str]:
@@ -279,7 +318,7 @@ def _replicas_offline(facts: Placement) -> list[Finding]:
             Finding(
                 HealthStatus.YELLOW,
                 "replicas_offline",
-                f"tablet-server {server}",
+                subjects.tablet_server(server),
                 f"{n} replica{'s' if n != 1 else ''} placed on this server, which is not alive",
             )
         )
@@ -441,7 +480,7 @@ def _metrics_unknown(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Find
                 Finding(
                     HealthStatus.UNKNOWN,
                     "metrics_unknown",
-                    f"tablet-server {server.node_id}",
+                    subjects.tablet_server(server.node_id),
                     f"metrics unknown ({why})",
                 )
             )

@@ -12,6 +12,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Literal
 
+from konsole.model import subjects
+
 __all__ = [
     "MetricsError",
     "MetricsOrigin",
@@ -113,9 +115,9 @@ class ServerMetrics:
     def subject(self) -> str:
         """How events and health name this server."""
         if self.role == "tablet" and self.server_id is not None:
-            return f"tablet-server {self.server_id}"
+            return subjects.tablet_server(self.server_id)
         if self.role == "coordinator":
-            return f"coordinator {self.host or self.url}"
+            return subjects.coordinator(self.host or self.url)
         return self.url
 
     @property
@@ -155,7 +157,7 @@ class MetricsError:
     @property
     def subject(self) -> str:
         if self.role == "tablet" and self.server_id is not None:
-            return f"tablet-server {self.server_id}"
+            return subjects.tablet_server(self.server_id)
         return f"metrics {self.url}"
 
 

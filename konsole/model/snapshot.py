@@ -51,7 +51,8 @@ class SnapshotError:
     """One per-item failure of a poll."""
 
     #: "cluster", "server", "database", "table", "partition", "bucket", "metrics",
-    #: "coordinator" or "health".
+    #: "coordinator", "bootstrap" (an address whose role the cluster has not said, or
+    #: last said: :mod:`konsole.model.roles`) or "health".
     scope: str
     subject: str
     #: The API, "metrics" or "probe".
@@ -106,12 +107,17 @@ class ClusterSnapshot:
         error: str,
         consecutive_failures: int = 1,
         coordinators: tuple[CoordinatorStatus, ...] = (),
+        unanswered: tuple[SnapshotError, ...] = (),
         metrics: tuple[ServerMetrics, ...] = (),
         metrics_errors: tuple[MetricsError, ...] = (),
         metrics_origin: MetricsOrigin = MetricsOrigin.CONFIGURED,
     ) -> ClusterSnapshot:
-        extra = tuple(_probe_errors(coordinators)) + tuple(
-            SnapshotError.from_metrics(e) for e in metrics_errors
+        """A failed poll. ``unanswered``: bootstrap addresses that did not answer and are
+        not coordinators (:func:`konsole.model.roles.sort_probes`)."""
+        extra = (
+            *unanswered,
+            *_probe_errors(coordinators),
+            *(SnapshotError.from_metrics(e) for e in metrics_errors),
         )
         return cls(
             seq=seq,
@@ -137,14 +143,17 @@ class ClusterSnapshot:
         latency_s: float,
         view: ClusterView,
         coordinators: tuple[CoordinatorStatus, ...] = (),
+        unanswered: tuple[SnapshotError, ...] = (),
         health: ClusterHealth | None = None,
         health_error: str | None = None,
         metrics: tuple[ServerMetrics, ...] = (),
         metrics_errors: tuple[MetricsError, ...] = (),
         metrics_origin: MetricsOrigin = MetricsOrigin.CONFIGURED,
     ) -> ClusterSnapshot:
-        """A successful poll, with every per-item error collected in one place."""
-        errors = [SnapshotError.from_gather(e) for e in view.errors]
+        """A successful poll, with every per-item error collected in one place (the
+        bootstrap addresses first: the history keeps a poll's first errors)."""
+        errors = list(unanswered)
+        errors += [SnapshotError.from_gather(e) for e in view.errors]
         errors += _probe_errors(coordinators)
         errors += [SnapshotError.from_metrics(e) for e in metrics_errors]
         if health_error is not None:

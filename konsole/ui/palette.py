@@ -7,6 +7,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from konsole.model import subjects
 from konsole.ui.services import ConsoleServices, services
 
 __all__ = ["KonsoleCommands", "konsole_commands"]
@@ -37,7 +38,7 @@ def konsole_commands(app: ConsoleServices) -> list[Command]:
     if snap is not None and snap.view is not None:
         commands += [
             (
-                f"Open tablet-server {s.node_id}",
+                f"Open {subjects.tablet_server(s.node_id)}",
                 partial(app.open_server, s.node_id),
                 f"{s.address}: metrics, buckets, log",
             )

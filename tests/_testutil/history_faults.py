@@ -56,6 +56,11 @@ class Watched(Protocol):
         """How many of its stderr lines so far hold ``text``."""
         ...
 
+    def taken(self) -> int | None:
+        """Polls taken so far, recorded or kept in memory; None where the process shows no
+        poll it keeps in memory (`konsole record` prints a poll once it is recorded)."""
+        ...
+
     def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None: ...
 
 
@@ -105,7 +110,11 @@ class Faults:
         if self.on_said is not None:
             self.on_said(name, undo is not None)
         if undo is not None:
-            time.sleep(1.0)  # a few polls wait in memory
+            taken = run.taken()
+            if taken is not None:
+                run.wait(f"{name}: 2 polls kept in memory", lambda: (run.taken() or 0) >= taken + 2)
+            else:  # nothing shows a poll kept in memory: give a few polls the time to be
+                time.sleep(1.0)
             assert run.proc.poll() is None
             undo()
         run.wait(f"{name}: recording again", lambda: run.said("recording again") > again)

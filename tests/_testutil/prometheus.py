@@ -1,9 +1,10 @@
 """A real Prometheus (Debian's ``prometheus``) for live tests: own data dir, loopback port.
 
 :class:`Prometheus` writes a configuration that scrapes the given targets every
-``scrape_interval`` seconds, starts the server, waits (bounded) until it is ready, answers
-PromQL instant queries through its HTTP API, and stops it. Nothing listens beyond
-127.0.0.1; every wait is bounded in time.
+``scrape_interval`` seconds (and evaluates the given rules files as often), starts the
+server, waits (bounded) until it is ready, answers PromQL queries and lists its alerts
+through its HTTP API, and stops it. Nothing listens beyond 127.0.0.1; every wait is
+bounded in time.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import httpx
 
 from konsole.localcluster.ports import free_port
+from tests._testutil.processes import terminate
 from tests._testutil.system_tools import need_binary
 
 __all__ = ["Prometheus", "running_prometheus"]
@@ -40,9 +42,27 @@ class Prometheus:
         assert body["status"] == "success", body
         return [(r["metric"], float(r["value"][1])) for r in body["data"]["result"]]
 
+    def samples(self, selector: str, seconds: int) -> dict[str, list[tuple[float, float]]]:
+        """A range selector's samples over the last ``seconds``, by ``cluster`` label: each
+        as (Prometheus's scrape timestamp in epoch seconds, value), oldest first."""
+        body = self.client.get(
+            f"{self.url}/api/v1/query", params={"query": f"{selector}[{seconds}s]"}
+        ).json()
+        assert body["status"] == "success", body
+        return {
+            r["metric"].get("cluster", ""): [(float(t), float(v)) for t, v in r["values"]]
+            for r in body["data"]["result"]
+        }
+
     def by(self, promql: str, label: str) -> dict[str, float]:
         """An instant query's values by one label (e.g. ``cluster``)."""
         return {labels.get(label, ""): value for labels, value in self.query(promql)}
+
+    def alerts(self) -> list[dict[str, Any]]:
+        """The alerts its rules hold now (pending or firing), each with labels and state."""
+        body = self.client.get(f"{self.url}/api/v1/alerts").json()
+        assert body["status"] == "success", body
+        return list(body["data"]["alerts"])
 
     def targets_up(self) -> int:
         """Active targets whose last scrape succeeded."""
@@ -63,27 +83,35 @@ class Prometheus:
         raise AssertionError(f"{what}: not within {timeout:g} s (last: {last!r}); log {self.log}")
 
 
-def _config(targets: Sequence[str], interval: float) -> str:
+def _config(targets: Sequence[str], interval: float, rules: Sequence[Path]) -> str:
     listed = ", ".join(f"'{t}'" for t in targets)
+    files = "".join(f"  - '{r}'\n" for r in rules)
     return (
         "global:\n"
         f"  scrape_interval: {interval:g}s\n"
         f"  scrape_timeout: {interval:g}s\n"
-        "scrape_configs:\n"
+        f"  evaluation_interval: {interval:g}s\n"
+        + (f"rule_files:\n{files}" if rules else "")
+        + "scrape_configs:\n"
         "  - job_name: konsole\n"
+        "    honor_labels: true\n"  # as deploy/prometheus-scrape.yml
         f"    static_configs:\n      - targets: [{listed}]\n"
     )
 
 
 @contextlib.contextmanager
 def running_prometheus(
-    workdir: Path, targets: Sequence[str], scrape_interval: float = 1.0
+    workdir: Path,
+    targets: Sequence[str],
+    scrape_interval: float = 1.0,
+    rules: Sequence[Path] = (),
 ) -> Iterator[Prometheus]:
-    """A Prometheus scraping ``targets`` (``host:port``) until the block ends."""
+    """A Prometheus scraping ``targets`` (``host:port``) until the block ends, evaluating
+    the ``rules`` files at the scrape interval."""
     binary = need_binary("prometheus")
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
-    config.write_text(_config(targets, scrape_interval))
+    config.write_text(_config(targets, scrape_interval, rules))
     port = free_port()
     log = workdir / "prometheus.log"
     with log.open("wb") as out:
@@ -104,12 +132,7 @@ def running_prometheus(
         yield prom
     finally:
         prom.client.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        terminate(proc)
 
 
 def _ready(prom: Prometheus) -> bool:

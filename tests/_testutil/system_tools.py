@@ -1,5 +1,5 @@
-"""Programs from Debian's packages that some live tests drive for real (Prometheus,
-Alertmanager, promtool, Chromium).
+"""Programs from Debian's packages that some tests drive for real (Prometheus, Alertmanager,
+promtool, Chromium, tmux, setpriv).
 
 :func:`need_binary` returns a program's path. Where it is missing, a test skips with a
 message naming the package to install, except in CI (``CI=true``), where `.ci/run` installs
@@ -22,6 +22,8 @@ PACKAGES: dict[str, str] = {
     "prometheus-alertmanager": "prometheus-alertmanager",
     "amtool": "prometheus-alertmanager",
     "chromium": "chromium",
+    "setpriv": "util-linux",
+    "tmux": "tmux",
 }
 
 

@@ -140,13 +140,14 @@ def check(
     gap_s: float = SAMPLE_GAP_S,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    tasks: Path = Path("/proc/self/task"),
 ) -> list[Spinning]:
     """Samples, waits ``gap_s``, samples again. No watched thread at all: no wait."""
-    before = sample()
+    before = sample(tasks)
     if not any(THREAD_PATTERN.search(t.name) for t in before.values()):
         return []
     started = clock()
     sleep(gap_s)
-    after = sample()
+    after = sample(tasks)
     ticks = os.sysconf("SC_CLK_TCK")
     return spinning(before, after, clock() - started, ticks, main_tid=os.getpid())

@@ -11,7 +11,11 @@ Both generations offer every key used here (0.9.1 and the 1.0 line, checked live
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import re
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
@@ -31,7 +35,7 @@ from fluss_proto.model import HealthStatus
 from konsole.collect.actions import Audit, Options, open_runner
 from konsole.collect.connect import build_poller
 from konsole.collect.profiles import resolve_profile
-from konsole.errors import ActionRefusedError, ExitCode
+from konsole.errors import ActionRefusedError
 from konsole.localcluster import LocalCluster
 from konsole.model.actions import plan_rebalance
 from store import open_reader
@@ -47,6 +51,10 @@ DB = "ops"
 #: A config both generations take dynamically (a MemorySize).
 KEY = "kv.rocksdb.shared-rate-limiter.bytes-per-sec"
 ROWS = {"log3": 60, "pk2": 40}
+#: The exit codes docs/actions.md documents, as numbers (a renumbered ExitCode fails here).
+EX_DATAERR, EX_TEMPFAIL, EX_NOPERM = 65, 75, 77
+#: The tablet server paused to hold a rebalance that moves replicas onto it RUNNING.
+PAUSED = 3
 
 
 konsole = partial(run_konsole, timeout=120)
@@ -71,11 +79,18 @@ def ops(
     """The module's cluster: bootstrap, the history file the admin commands write."""
     run_dir = tmp_path_factory.mktemp(f"admin-{fluss_server.generation}")
     cluster = LocalCluster(run_dir / "cluster")
-    desc = cluster.start(**fluss_server.start_kwargs(), tablet_servers=4, ready_timeout=180)
+    desc = cluster.start(
+        **fluss_server.start_kwargs(),
+        tablet_servers=4,
+        # tablet server 3 is paused for a while to hold a rebalance RUNNING: its ZooKeeper
+        # session outlives the pause (20 s: ZooKeeper's most at its 1 s tick)
+        settings=(f"ts{PAUSED}:zookeeper.client.session-timeout=20s",),
+        ready_timeout=180,
+    )
     try:
         bootstrap = desc.to_dict()["bootstrap_servers"]
         asyncio.run(_seed(bootstrap))
-        yield {"bootstrap": bootstrap, "history": run_dir / "history.sqlite"}
+        yield {"bootstrap": bootstrap, "history": run_dir / "history.sqlite", "cluster": cluster}
     finally:
         cluster.stop(graceful=False)
 
@@ -203,7 +218,7 @@ def test_without_opt_in_every_action_exits_77_before_connecting(
     monkeypatch.setattr(FlussClient, "connect", no_connect)
     for args in WRITES:
         result = CliRunner().invoke(main, ["admin", *args, "--bootstrap", ops["bootstrap"]])
-        assert result.exit_code == ExitCode.NO_PERMISSION, (args, result.output)
+        assert result.exit_code == EX_NOPERM, (args, result.output)
         assert "read-only" in result.output and len(result.output.strip().splitlines()) == 1
     assert connects == []
 
@@ -310,7 +325,7 @@ def test_rebalance_while_one_runs_is_refused(ops: dict[str, Any]) -> None:
             first = await runner.send(plan, lambda: runner.actions.rebalance(goals))
             with pytest.raises(ActionRefusedError) as info:
                 await runner.send(plan, lambda: runner.actions.rebalance(goals))
-            assert info.value.exit_code == ExitCode.REFUSED
+            assert info.value.exit_code == EX_TEMPFAIL
             assert "already exists" in str(info.value) and "\n" not in str(info.value)
             progress = await runner.follow(first)
             assert progress.status is not None
@@ -359,19 +374,19 @@ def test_config_set_list_and_back(ops: dict[str, Any]) -> None:
     [
         (
             ["server", "tag", "9", "temporary-offline", "--yes"],
-            ExitCode.DATA_ERROR,
+            EX_DATAERR,
             "unknown tablet server 9",
         ),
-        (["server", "drain", "9", "--yes"], ExitCode.DATA_ERROR, "unknown tablet server 9"),
+        (["server", "drain", "9", "--yes"], EX_DATAERR, "unknown tablet server 9"),
         (
             ["config", "set", "no.such.key", "1", "--yes"],
-            ExitCode.DATA_ERROR,
+            EX_DATAERR,
             "not allowed to be changed",
         ),
-        (["config", "set", KEY, "lots", "--yes"], ExitCode.DATA_ERROR, "Cannot parse"),
+        (["config", "set", KEY, "lots", "--yes"], EX_DATAERR, "Cannot parse"),
         (
             ["table", "set", "ops.nope", "a=b", "--yes"],
-            ExitCode.DATA_ERROR,
+            EX_DATAERR,
             "unknown table ops.nope",
         ),
         (
@@ -386,7 +401,7 @@ def test_config_set_list_and_back(ops: dict[str, Any]) -> None:
                 "READ",
                 "--yes",
             ],
-            ExitCode.DATA_ERROR,
+            EX_DATAERR,
             "unknown principal type",
         ),
     ],
@@ -429,7 +444,7 @@ def test_partition_create_and_drop(ops: dict[str, Any]) -> None:
 
     assert asyncio.run(partitions()) == {"eu"}
     again = admin(ops, "partition", "create", f"{DB}.parted", "region=eu", "--yes")
-    assert again.returncode == ExitCode.DATA_ERROR and "already has partition eu" in again.stderr
+    assert again.returncode == EX_DATAERR and "already has partition eu" in again.stderr
     assert admin(ops, "partition", "drop", f"{DB}.parted", "region=eu", "--yes").returncode == 0
     assert asyncio.run(partitions()) == set()
     assert steps(operator_events(ops), "partition drop")[-1] == "succeeded"
@@ -449,14 +464,14 @@ def test_table_property_set(ops: dict[str, Any]) -> None:
     last = [e for e in operator_events(ops) if e["action"] == "table set"][-1]
     assert last["outcome"] == "succeeded" and last["changes"][0]["after"] == "ops-team"
     refused = admin(ops, "table", "set", f"{DB}.log3", "table.replication.factor=2", "--yes")
-    assert refused.returncode == ExitCode.DATA_ERROR and "not supported" in refused.stderr
+    assert refused.returncode == EX_DATAERR and "not supported" in refused.stderr
     assert "table.replication.factor" not in asyncio.run(custom())
 
 
 def test_server_tag_untag_round_trip(ops: dict[str, Any]) -> None:
     assert admin(ops, "server", "tag", "2", "temporary-offline", "--yes").returncode == 0
     wrong = admin(ops, "server", "tag", "2", "permanent-offline", "--yes")
-    assert wrong.returncode == ExitCode.REFUSED and "already exists" in wrong.stderr
+    assert wrong.returncode == EX_TEMPFAIL and "already exists" in wrong.stderr
     assert admin(ops, "server", "untag", "2", "temporary-offline", "--yes").returncode == 0
     assert ServerTag.TEMPORARY_OFFLINE.name in json.dumps(operator_events(ops)[-1])
 
@@ -539,3 +554,61 @@ def test_console_actions_tag_and_untag_live(ops: dict[str, Any]) -> None:
 
     assert asyncio.run(flow()) == ["server 2 tagged", "server 2 untagged"]
     assert steps(operator_events(ops), "server untag")[-3:] == ["planned", "sent", "succeeded"]
+
+
+# =========================================================================== a running rebalance
+
+
+@contextlib.contextmanager
+def paused(cluster: LocalCluster, sid: int) -> Iterator[None]:
+    """Tablet server ``sid`` stopped by SIGSTOP (alive to ZooKeeper, answering nothing)
+    for the block; SIGCONT at its end whatever happens."""
+    state = cluster.load()
+    assert state is not None
+    (server,) = [s for s in state.servers if s.role == "tablet-server" and s.id == sid]
+    assert server.pid is not None
+    os.kill(server.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
+
+
+def test_plan_status_and_cancel_of_a_running_rebalance(ops: dict[str, Any]) -> None:
+    """Server 3 drained, untagged, then paused: a rebalance that moves replicas onto it
+    cannot finish its first move, so it RUNS while `rebalance start` stops waiting (75),
+    `plan` refuses a second one naming it, `status` follows it (75 at its bound, the moves
+    listed), `cancel` ends it and `status` then reports it CANCELED (0); each step audited.
+    The pause stays within the server's 20 s ZooKeeper session."""
+    drained = admin(ops, "server", "drain", str(PAUSED), "--yes", "--timeout", "120")
+    assert drained.returncode == 0, drained.stdout + drained.stderr
+    untagged = admin(ops, "server", "untag", str(PAUSED), "permanent-offline", "--yes")
+    assert untagged.returncode == 0, untagged.stderr
+    with paused(ops["cluster"], PAUSED):
+        started = admin(
+            ops, "rebalance", "start", "--goal", "replica-distribution", "--timeout", "2", "--yes"
+        )
+        assert started.returncode == EX_TEMPFAIL, started.stdout + started.stderr
+        (rebalance_id,) = re.findall(r"rebalance (\S+) started", started.stdout)
+        assert "REBALANCING" in started.stdout, started.stdout
+        assert f"rebalance {rebalance_id} keeps running" in started.stderr, started.stderr
+
+        plan = admin(ops, "rebalance", "plan", writes=False)
+        assert plan.returncode == 0, plan.stderr
+        assert f"REFUSED: rebalance {rebalance_id} is running" in plan.stdout, plan.stdout
+
+        following = admin(ops, "rebalance", "status", "--timeout", "2", writes=False)
+        assert following.returncode == EX_TEMPFAIL, following.stderr
+        assert "REBALANCING" in following.stdout and "keeps running" in following.stderr
+        # the moves planned onto the paused server, not all of them done
+        done, total = map(int, re.findall(r"progress: (\d+)/(\d+) buckets", following.stdout)[-1])
+        assert total > 0 and done < total, following.stdout
+
+        cancelled = admin(ops, "rebalance", "cancel", "--yes")
+        assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+        ended = admin(ops, "rebalance", "status", "--id", rebalance_id, writes=False)
+        assert ended.returncode == 0, ended.stdout + ended.stderr
+        assert "CANCELED" in ended.stdout, ended.stdout
+    events = operator_events(ops)
+    assert steps(events, "rebalance start")[-3:] == ["sent", "succeeded", "left_running"]
+    assert steps(events, "rebalance cancel")[-2:] == ["sent", "succeeded"]

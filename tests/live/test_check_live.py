@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import signal
@@ -92,13 +93,18 @@ class Cluster:
         raise AssertionError(f"no {role} {sid}")
 
     def wait(
-        self, what: str, ok: Callable[[Checked], bool], budget: float = 90.0, **kw: Any
+        self,
+        what: str,
+        ok: Callable[[Checked], bool],
+        budget: float = 90.0,
+        args: tuple[str, ...] = (),
+        **kw: Any,
     ) -> Checked:
         """Run the check until ``ok`` says so; every run must itself stay within its timeout."""
         deadline = time.monotonic() + budget
         seen: list[str] = []
         while True:
-            result = self.check(**kw)
+            result = self.check(*args, **kw)
             seen.append(f"{result.code} {result.first[:300]}")
             if ok(result):
                 return result
@@ -282,6 +288,105 @@ def test_a_killed_tablet_server_is_named_with_its_buckets_then_ok_again(
     finally:
         cluster.lc.start_server("ts", 1)
     cluster.wait("OK after the restart", _ok)
+
+
+# =========================================================================== roles
+
+
+def mixed_profile(cluster: Cluster, tmp_path: Path) -> tuple[str, ...]:
+    """Check options for the cluster reached through its whole bootstrap list (every
+    coordinator and tablet server, as `konsole cluster start --json` prints it), without
+    declaring which address is which, and a history file of this test's own."""
+    config = tmp_path / "konsole.toml"
+    servers = ", ".join(f'"{a}"' for a in cluster.desc["bootstrap_servers"].split(","))
+    config.write_text(
+        f"[profiles.mixed]\nbootstrap = [{servers}]\n"
+        'sasl_user = "admin"\npassword_env = "FLUSS_PASSWORD"\n'
+    )
+    history = tmp_path / "mixed.sqlite"
+    return ("--config", str(config), "--profile", "mixed", "--history", str(history))
+
+
+def _names_as_coordinator(r: Checked, address: str) -> bool:
+    return f"coordinator {address}" in r.stdout
+
+
+def test_a_killed_tablet_server_in_the_bootstrap_list_is_never_named_a_coordinator(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Issue 34: `check --bootstrap C,T0,T1,T2` after T1 is killed names tablet-server 1 in
+    its headline, and nothing names T1's address a coordinator; the same with a history
+    that knew T1 (the dead address is then tablet-server 1 itself)."""
+    args = mixed_profile(cluster, tmp_path)
+    t1 = cluster.endpoint("tablet-server", 1)
+    assert t1 in cluster.desc["bootstrap_servers"].split(",")
+    cluster.wait("OK through the bootstrap list", _ok, budget=60, args=args, local=False)
+    known = (*args[:-1], str(tmp_path / "known.sqlite"))
+    assert cluster.check("--record", *known, local=False).code == 0  # the history knows T1
+    seen: list[Checked] = []
+
+    def names_tablet_server_1(r: Checked) -> bool:
+        seen.append(r)
+        return r.code == 1 and r.first.startswith("FLUSS WARNING: tablet-server 1: ")
+
+    cluster.lc.kill("ts", 1)
+    try:
+        cluster.wait("headline: tablet-server 1", names_tablet_server_1, args=args, local=False)
+        r = cluster.wait(
+            "headline: tablet-server 1 (history)", names_tablet_server_1, args=known, local=False
+        )
+        j = json.loads(cluster.check("--format", "json", *args, local=False).stdout)
+    finally:
+        cluster.lc.start_server("ts", 1)
+    assert "tablet-server 1" in r.stdout
+    assert seen and not [s.first for s in seen if _names_as_coordinator(s, t1)]
+    subjects = [f["subject"] for f in j["findings"]]
+    assert "tablet-server 1" in subjects, j["findings"]
+    # T1's address is a bootstrap address (once metadata dropped T1), never a coordinator
+    assert [x for x in subjects if t1 in x] in ([], [f"bootstrap {t1}"]), subjects
+    assert t1 not in j["coordinators"]["unreachable"]
+    cluster.wait("OK after the restart", _ok, args=args, local=False)
+
+
+def test_a_killed_standby_coordinator_in_the_bootstrap_list_is_named_a_coordinator(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Issue 34 on the 1.0 line: a standby coordinator killed is named as the coordinator it
+    is once the cluster has said so (a history that recorded its answer); without one, its
+    address is a bootstrap address that does not answer, never a tablet server."""
+    if not cluster.server.is_1_0:
+        pytest.skip("standby coordinators are a 1.0-line feature")
+    args = mixed_profile(cluster, tmp_path)
+    active = cluster.lc.active_coordinator()
+    assert active is not None
+    standby = cluster.endpoint("coordinator", 1 - active)
+    r = cluster.wait(
+        "OK, one standby", lambda r: r.code == 0 and "1 standby" in r.first, args=args, local=False
+    )
+    assert cluster.check("--record", *args, local=False).code == 0  # the history knows it
+    unknown = (*args[:-1], str(tmp_path / "unknown.sqlite"))
+    cluster.lc.kill("coordinator", 1 - active)
+    try:
+        r = cluster.wait(
+            "headline: the standby coordinator",
+            lambda r: r.code == 1 and r.first.startswith(f"FLUSS WARNING: coordinator {standby}: "),
+            args=args,
+            local=False,
+        )
+        assert "tablet-server" not in r.first.partition(" | ")[0]
+        j = cluster.check("--format", "json", *unknown, local=False)
+        assert j.code == 0, j  # a note: nobody said what the address is
+        found = [(f["rule"], f["subject"]) for f in json.loads(j.stdout)["findings"]]
+        assert ("bootstrap", f"bootstrap {standby}") in found
+        assert not [s for s in found if s[1].startswith("tablet-server")], found
+    finally:
+        cluster.lc.start_server("coordinator", 1 - active)
+    cluster.wait(
+        "OK with the standby back",
+        lambda r: r.code == 0 and "1 standby" in r.first,
+        args=args,
+        local=False,
+    )
 
 
 # =========================================================================== 1.0 line

@@ -1,8 +1,9 @@
-"""`konsole demo` as a person runs it: the real binary in a real terminal (tmux).
+"""`konsole demo --incident` as a person runs it: the real binary in a real terminal (tmux).
 
-The demo starts a local cluster, writes the demo tables, opens the console; keys are
-typed with ``tmux send-keys`` and the screen read with ``capture-pane``. Quitting the
-console must stop the cluster: no server process of the run dir may remain.
+The demo starts a local cluster, writes the demo tables, opens the console and plays its
+scripted incident; keys are typed with ``tmux send-keys`` and the screen read with
+``capture-pane``; the console's history is read as it records. Quitting the console must
+stop the cluster: no server process of the run dir may remain.
 
 tmux runs on its own socket, killed at the end; the history goes to a temporary user data
 dir (``XDG_DATA_HOME``), never the real one. Every wait is bounded in time.
@@ -11,8 +12,8 @@ dir (``XDG_DATA_HOME``), never the real one. Every wait is bounded in time.
 from __future__ import annotations
 
 import os
+import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -22,23 +23,24 @@ from pathlib import Path
 
 import pytest
 
+from konsole.localcluster.incident import incident_steps
 from konsole.localcluster.seed import DEMO_TABLES
+from store import HistoryError, open_reader
+from tests._testutil.system_tools import need_binary
+from tests._testutil.waiting import wait_until
 from tests.conftest import FlussServer, our_java_processes
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(420),
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 @dataclass
 class Terminal:
     socket: str
+    binary: str
 
     def tmux(self, *args: str) -> str:
         out = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10
+            [self.binary, "-L", self.socket, *args], capture_output=True, text=True, timeout=10
         )
         return out.stdout
 
@@ -63,17 +65,40 @@ class Terminal:
 
 @pytest.fixture
 def terminal() -> Iterator[Terminal]:
-    term = Terminal(f"konsole-test-{os.getpid()}")
+    # skips where tmux is missing; fails under CI=true (.ci/run installs it)
+    term = Terminal(f"konsole-test-{os.getpid()}", need_binary("tmux"))
     try:
         yield term
     finally:
         term.tmux("kill-server")
 
 
-def test_demo_opens_the_console_and_quitting_stops_the_cluster(
+#: Seconds before the demo's scripted incident begins: the console has polled by then.
+INCIDENT_AFTER = 20
+
+
+def _recorded(data: Path) -> tuple[list[str], list[str]]:
+    """The demo's history so far: its event kinds and its operator notes' texts."""
+    files = sorted((data / "konsole" / "history").glob("*.sqlite"))
+    if len(files) != 1:
+        return [], []
+    try:
+        with open_reader(files[0]) as reader:
+            return [e.kind for e in reader.events()], [n.text for n in reader.notes()]
+    except HistoryError:
+        return [], []
+
+
+def test_demo_plays_its_incident_into_the_history_and_quitting_stops_the_cluster(
     fluss_server: FlussServer, terminal: Terminal, tmp_path: Path
 ) -> None:
+    """`konsole demo --incident` (its minute's wait shortened): the console opens and lists
+    the demo's tables; the scripted incident's steps become notes in the console's history,
+    in order, and what they did becomes events there (the tablet server left and joined
+    again; on the 1.0 line the coordinator failover too); quitting stops the incident
+    (no step failed) and the cluster."""
     run_dir = tmp_path / "demo-cluster"
+    data = tmp_path / "data"
     command = [
         sys.executable,
         "-m",
@@ -84,8 +109,15 @@ def test_demo_opens_the_console_and_quitting_stops_the_cluster(
         "1",
         "--run-dir",
         str(run_dir),
+        "--incident",
+        "--incident-after",
+        str(INCIDENT_AFTER),
     ]
-    env = f"XDG_DATA_HOME={shlex.quote(str(tmp_path / 'data'))} TERM=xterm-256color"
+    steps = incident_steps(0, one_zero=fluss_server.is_1_0)
+    events = {"server_left", "server_joined"} | (
+        {"coordinator_failover"} if fluss_server.is_1_0 else set()
+    )
+    env = f"XDG_DATA_HOME={shlex.quote(str(data))} TERM=xterm-256color"
     terminal.tmux(
         "new-session",
         "-d",
@@ -102,12 +134,25 @@ def test_demo_opens_the_console_and_quitting_stops_the_cluster(
         terminal.keys("t")
         table = DEMO_TABLES[0].split(".", 1)[1]
         terminal.wait(f"the tables screen lists {table}", lambda s: table in s, 30)
+
+        # the steps' own timetable (on 1.0 the failover is the third step, at 55 s)
+        kinds, notes = wait_until(
+            lambda: _recorded(data),
+            lambda seen: events <= set(seen[0]),
+            "the incident's events in the history",
+            timeout=240,
+            step=1,
+        )
+        assert kinds.index("server_left") < kinds.index("server_joined"), kinds
+        said = [n for n in notes if n.startswith("demo incident: ") and "begins in" not in n]
+        planned = [f"demo incident: {s.what}" for s in steps] + ["demo incident: over"]
+        assert said and said == planned[: len(said)], said  # in order, none failed
         terminal.keys("q")
         text = terminal.wait("the demo's exit", lambda s: "DEMO-EXIT=" in s, 120)
         assert "DEMO-EXIT=0" in text, text
+        assert re.search(rf"incident: \d of {len(steps)} steps done\n", text), text
         assert "stopping:" in text, text
         assert not our_java_processes(run_dir)
-        assert (tmp_path / "data" / "konsole" / "history").is_dir()
     finally:
         if our_java_processes(run_dir):
             subprocess.run(

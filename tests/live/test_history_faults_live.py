@@ -80,6 +80,9 @@ class Running:
     def said(self, text: str) -> int:
         return sum(text in line for line in list(self.err))
 
+    def taken(self) -> None:
+        return None  # `record --verbose` prints a poll once recorded, not while kept
+
     def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None:
         wait_alive(self.proc, self.err, what, check, timeout)
 

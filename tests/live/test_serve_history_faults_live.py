@@ -113,6 +113,9 @@ class Serving:
     def said(self, text: str) -> int:
         return sum(text in line for line in list(self.err))
 
+    def taken(self) -> int:
+        return self.last_recorded()  # konsole_polls_total counts the polls kept in memory
+
     def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None:
         wait_alive(self.proc, self.err, what, check, timeout)
 

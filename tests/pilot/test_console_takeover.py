@@ -53,15 +53,30 @@ def _took_over(x: ConsoleState) -> bool:
 
 
 async def test_a_following_console_takes_the_file_when_the_recorder_is_gone(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import konsole.collect.takeover as takeover
+
     path = record_story(tmp_path / "h.sqlite", polls=4)
     writer = open_writer(path)  # a `konsole record` holding the file
+    held: list[Path] = []  # each follow step that found the lock held
+    real = takeover.writer_gone
+
+    def counted(at: Path) -> bool:
+        gone = real(at)
+        if not gone:
+            held.append(at)
+        return gone
+
+    monkeypatch.setattr(takeover, "writer_gone", counted)
     seen: list[ConsoleState] = []
     task = asyncio.create_task(LiveFeed(_profile(), path).run(seen.append))
     try:
         await _until(seen, _following)
-        await asyncio.sleep(0.3)  # several follow steps: the lock is held, nothing taken
+        # several follow steps: the lock is held, nothing taken
+        async with asyncio.timeout(20):
+            while len(held) < 3:
+                await asyncio.sleep(0.02)
         assert not any(_took_over(x) for x in seen)
         assert _rows(path, "SELECT count(*) FROM polls") == [(4,)]
         writer.close()  # the recorder is gone

@@ -87,7 +87,7 @@ def test_drain_leaving_fewer_servers_than_replication_factor_is_refused_even_for
 def test_unknown_server_is_bad_input() -> None:
     with pytest.raises(ActionInputError, match="unknown tablet server 9") as info:
         drain(server=9)
-    assert info.value.exit_code == ExitCode.DATA_ERROR
+    assert info.value.exit_code == ExitCode.DATA_ERROR == 65
     with pytest.raises(ActionInputError):
         plan_tag(four(), 9, "TEMPORARY_OFFLINE", remove=False)
 

@@ -165,7 +165,7 @@ def test_a_rail_refuses_and_force_lifts_it(tmp_path) -> None:
     r = runner(tmp_path, {}, yes=True)
     with pytest.raises(ActionRefusedError, match="health is RED \\(--force overrides\\)") as info:
         asyncio.run(r.run(plan, _never))
-    assert info.value.exit_code == ExitCode.REFUSED
+    assert info.value.exit_code == ExitCode.REFUSED == 75
     forced = runner(tmp_path, {}, yes=True, force=True)
     assert asyncio.run(forced.run(plan, _value)) == "done"
     assert [o for _, o in outcomes(tmp_path / "h.sqlite")] == [

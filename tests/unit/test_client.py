@@ -284,7 +284,6 @@ async def test_unsupported_api_raises_at_once_and_sends_nothing():
         ts = fc.tablets[0]
         async with await connect(ts.address) as client:
             before = (len(ts.frames), ts.bytes_received)
-            t0 = time.monotonic()
             with pytest.raises(UnsupportedByServer) as info:
                 await client.call(
                     ApiKey.GET_TABLE_STATS, pb.GetTableStatsRequest(table_id=1), node=0
@@ -296,8 +295,7 @@ async def test_unsupported_api_raises_at_once_and_sends_nothing():
                 )
             with pytest.raises(UnsupportedByServer):  # 1.0-only API against a 0.9 server
                 await client.call(ApiKey.SCAN_KV, pb.ScanKvRequest(), node=0)
-            assert time.monotonic() - t0 < 0.5
-            assert (len(ts.frames), ts.bytes_received) == before
+            assert (len(ts.frames), ts.bytes_received) == before  # refused before sending
             assert ApiKey.GET_TABLE_STATS not in client.sent_api_keys
             # the connection is still fine
             await client.call(ApiKey.LIST_DATABASES, pb.ListDatabasesRequest(), node=0)
@@ -423,18 +421,21 @@ async def test_any_server_prefers_tablet_servers_and_coordinator_only_goes_to_co
 
 
 async def test_call_many_pipelines_and_isolates_failures():
-    started = asyncio.Event()
+    arrived: list[Frame] = []
+    both = asyncio.Event()
 
-    async def slow(_s: FakeServer, _f: Frame) -> Any:
-        started.set()
-        await asyncio.sleep(0.2)
+    async def slow(_s: FakeServer, f: Frame) -> Any:
+        # pipelined: node 0's second request arrives while its first is still unanswered
+        arrived.append(f)
+        if len(arrived) == 2:
+            both.set()
+        await asyncio.wait_for(both.wait(), 10)
         return pb.ListDatabasesResponse(database_name=["slow"])
 
     async with FakeCluster(tablets=3) as fc:
         fc.tablets[0].handlers[ApiKey.LIST_DATABASES] = slow
         fc.tablets[2].handlers[ApiKey.LIST_DATABASES] = lambda s, f: Err(7, "no such table")
         async with await connect(fc.tablets[1].address) as client:
-            t0 = time.monotonic()
             results = await client.call_many(
                 [
                     (0, ApiKey.LIST_DATABASES, pb.ListDatabasesRequest()),
@@ -449,7 +450,6 @@ async def test_call_many_pipelines_and_isolates_failures():
                     (0, ApiKey.LIST_DATABASES, pb.ListDatabasesRequest()),
                 ]
             )
-            elapsed = time.monotonic() - t0
         assert [type(r).__name__ for r in results] == [
             "ListDatabasesResponse",
             "ListDatabasesResponse",
@@ -460,8 +460,7 @@ async def test_call_many_pipelines_and_isolates_failures():
         ]
         assert list(results[0].database_name) == ["slow"]
         assert list(results[1].database_name) == ["fluss"]
-        assert elapsed < 0.39  # the two slow requests to node 0 were pipelined
-        assert fc.tablets[0].connections == 1
+        assert len(arrived) == 2 and fc.tablets[0].connections == 1  # one connection, both
 
 
 async def test_unknown_node():
@@ -760,12 +759,11 @@ async def test_sasl_plain_success(caplog):
 async def test_sasl_plain_wrong_password_fails_fast_without_leaking(caplog):
     wrong = "wrong-" + SECRET
     async with FakeCluster(tablets=1, sasl={"alice": SECRET}) as fc:
-        t0 = time.monotonic()
         with pytest.raises(AuthenticationError) as info:
             await connect(
                 [fc.tablets[0].address, fc.coordinator.address], sasl=SaslPlain("alice", wrong)
             )
-        assert time.monotonic() - t0 < 1
+        assert fc.tablets[0].connections == 1  # refused once, not retried
         text = all_text(info.value)
         assert "Invalid username or password" in str(info.value)
         assert "alice" in str(info.value)
@@ -778,10 +776,9 @@ async def test_sasl_plain_wrong_password_fails_fast_without_leaking(caplog):
 
 async def test_plaintext_client_against_a_sasl_server_gets_a_typed_error():
     async with FakeCluster(tablets=1, sasl={"alice": SECRET}) as fc:
-        t0 = time.monotonic()
         with pytest.raises(AuthenticationError, match="requires SASL authentication"):
             await connect(fc.tablets[0].address)
-        assert time.monotonic() - t0 < 1
+        assert fc.tablets[0].connections == 1  # refused once, not retried
 
 
 async def test_sasl_client_against_a_plaintext_server_gets_a_typed_error():

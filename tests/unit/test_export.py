@@ -8,7 +8,6 @@ import errno
 import io
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from konsole.export.writers import TextTableWriter, make_writer
 from konsole.render.arrow import cell_text_array, json_rows_text, json_text, plain_text
 from konsole.render.values import cell_text, json_values, right_aligned, scalar_text, text_table
 from tests._testutil.scan import FakeScanCluster, kv_cluster
+from tests._testutil.system_tools import need_binary
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -413,9 +413,7 @@ def test_read_only_directory_is_refused_before_connecting() -> None:
     command += ["--bootstrap", "127.0.0.1:1", "--timeout", "2"]
     prefix: list[str] = []
     if os.geteuid() == 0:  # root writes anywhere: run the CLI as nobody
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root and no setpriv to drop privileges")
-        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        prefix = [need_binary("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups"]
     with tempfile.TemporaryDirectory(dir="/tmp") as top:  # reachable for nobody
         os.chmod(top, 0o755)
         ro = Path(top) / "ro"

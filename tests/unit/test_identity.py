@@ -76,6 +76,7 @@ def test_what_counts_as_the_same_cluster(seen: ClusterIdentity, same: bool, reas
     verdict = judge(HELD, seen)
     assert verdict.same is same
     assert verdict.reason.startswith(reason)
+    assert (verdict.reason == "") is same  # a reason exactly when it is another cluster
 
 
 def test_the_same_cluster_keeps_every_part_known_before() -> None:

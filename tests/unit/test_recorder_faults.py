@@ -1,10 +1,10 @@
 """The history under the recorder's feet: deleted, moved, replaced, its directory removed,
-read-only, full; and the wall clock moving back.
+and the wall clock moving back (read-only and full file systems, which need mounts:
+tests/system/test_recorder_mounts.py).
 
 Each test checks that the recorder says so once, keeps every poll it can (in memory while
 nothing can be written), writes them in order and once each when it can, never writes into
 a file that is not a konsole history, and leaves every file sound (``integrity_check``).
-Mounts (tmpfs, bind, ext4 on a loop device) need root: see ``tests/_testutil/mounts.py``.
 """
 
 from __future__ import annotations
@@ -20,62 +20,11 @@ import pytest
 
 import konsole.collect.recorder as recorder_module
 from konsole.collect.recorder import Recorder
-from konsole.model.events import Event
-from konsole.model.snapshot import ClusterSnapshot
 from store import HistoryWriter, open_writer
 from store.retention import RetentionPolicy
-from tests._testutil import mounts
-from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.builders import T0
 from tests._testutil.history_files import poll_seqs as seqs
-
-
-def poll(n: int, *, t: float | None = None, tables: int = 1) -> ClusterSnapshot:
-    shown = [table(f"db.t{i}", i + 1, [n, n + i]) for i in range(tables)]
-    return snap(view((1, 2, 3), shown), seq=n, t=T0 + 10 * n if t is None else t)
-
-
-class Rig:
-    """A recorder with what it said, the events it gave and the polls it committed."""
-
-    def __init__(self, path: Path, **kwargs: object) -> None:
-        self.path = path
-        self.said: list[str] = []
-        self.events: list[Event] = []
-        self.committed: list[int] = []
-        self.r = Recorder(
-            path,
-            say=self.said.append,
-            on_event=self.events.append,
-            on_commit=lambda s, _id: self.committed.append(s.seq),
-            clock=lambda: T0 + 10_000,
-            **kwargs,  # type: ignore[arg-type]
-        )
-        self.r.open()
-        self.seq = 0
-
-    def polls(self, n: int, **kwargs: object) -> list[int | None]:
-        out = []
-        for _ in range(n):
-            self.seq += 1
-            out.append(self.r.record(poll(self.seq, **kwargs)))  # type: ignore[arg-type]
-        return out
-
-    @property
-    def troubles(self) -> list[str]:
-        return [s for s in self.said if s.startswith("NOT RECORDING")]
-
-    @property
-    def writer(self) -> HistoryWriter:
-        assert self.r._writer is not None
-        return self.r._writer
-
-
-def kinds(path: Path) -> list[str]:
-    conn = sqlite3.connect(path)
-    try:
-        return [k for (k,) in conn.execute("SELECT kind FROM events ORDER BY id")]
-    finally:
-        conn.close()
+from tests._testutil.recorder_rig import Rig, kinds, poll
 
 
 def test_a_deleted_file_is_noticed_and_recreated_with_the_next_poll(tmp_path: Path) -> None:
@@ -202,64 +151,6 @@ def test_polls_wait_in_memory_up_to_the_bound_then_the_oldest_are_dropped(
     rig.r.close()
     assert seqs(path) == [5, 6, 7]  # the oldest dropped, the rest in order, once each
     assert rig.r.status.polls_missed == 3 and rig.r.status.polls_recorded == 4
-
-
-def test_a_read_only_directory_keeps_the_polls_until_it_is_writable(tmp_path: Path) -> None:
-    directory = tmp_path / "ro"
-    directory.mkdir()
-    path = directory / "h.sqlite"
-    rig = Rig(path)
-    rig.polls(2)
-    path.unlink()  # to be made again, in a directory that has turned read-only
-    with mounts.read_only_bind(directory):
-        assert rig.polls(3) == [None, None, None]
-        assert "Read-only file system" in rig.troubles[-1]
-    assert rig.polls(1)[0] is not None
-    rig.r.close()
-    assert seqs(path) == [3, 4, 5, 6]
-    assert len(rig.troubles) == 2  # deleted, then read-only (said once each)
-
-
-def test_a_full_file_system_keeps_the_polls_until_there_is_room(tmp_path: Path) -> None:
-    directory = tmp_path / "small"
-    with mounts.tmpfs(directory, 1024):
-        path = directory / "h.sqlite"
-        rig = Rig(path)
-        rig.polls(2, tables=20)
-        filler = mounts.fill(directory)
-        for _ in range(100):  # commits into space the WAL already has may still succeed
-            rig.polls(1, tables=20)
-            if rig.r.status.reason is not None:
-                break
-        assert rig.r.status.reason is not None and "full" in rig.r.status.reason
-        waiting = rig.r.status.polls_waiting
-        assert waiting >= 1
-        filler.unlink()
-        rig.polls(1, tables=20)
-        assert rig.r.status.polls_waiting == 0 and rig.r.status.recording
-        rig.r.close()
-        assert seqs(path) == list(range(1, rig.seq + 1))
-        assert kinds(path).count("history_trouble") == 1
-        assert len(rig.troubles) == 1
-
-
-def test_a_file_system_turned_read_only_under_the_writer(tmp_path: Path) -> None:
-    """ext4 with errors=remount-ro after an I/O error: every write fails; the polls wait;
-    the disk replaced (here: a new file system mounted there) takes them."""
-    directory = tmp_path / "disk"
-    with mounts.ext4_image(directory, tmp_path / "disk.img") as device:
-        path = directory / "h.sqlite"
-        rig = Rig(path)
-        rig.polls(2)
-        mounts.turn_read_only(device)
-        assert rig.polls(2) == [None, None]
-        assert len(rig.troubles) == 1, rig.said
-        with mounts.tmpfs(directory, 4096):  # on top: the path names a new place
-            rig.polls(1)
-            rig.r.close()
-            assert seqs(path) == [3, 4, 5]
-            assert rig.r.status.polls_missed == 0
-            assert len(rig.troubles) == 2  # the I/O error, then the file gone from the path
 
 
 def clock_run(

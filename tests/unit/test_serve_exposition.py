@@ -181,7 +181,10 @@ def test_http_text_openmetrics_healthz_and_404(server: tuple[MetricsServer, Expo
         )
         assert om.headers["content-type"].startswith("application/openmetrics-text")
         assert om.text.rstrip().endswith("# EOF")
-        assert "konsole_events_total" not in om.text or "# TYPE konsole_events counter" in om.text
+        # OpenMetrics names a counter's family without ``_total`` and its samples with it
+        assert "# TYPE konsole_polls counter" in om.text
+        assert 'konsole_polls_total{cluster="a"} 1.0' in om.text
+        assert "# TYPE konsole_events counter" in om.text
         health = client.get(f"{base}/healthz")
         assert health.status_code == 200 and json.loads(health.text) == {"status": "ok"}
         assert client.get(f"{base}/nothing").status_code == 404

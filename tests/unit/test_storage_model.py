@@ -375,8 +375,8 @@ def test_the_recorder_writes_each_storage_part_once_and_time_travel_reads_it(
 ) -> None:
     import sqlite3
 
-    from konsole.cli.check import recorded_storage
     from konsole.collect.history import snapshot_at
+    from konsole.collect.recorded_look import recorded_look
     from konsole.collect.recorder import Recorder
     from store import open_reader
 
@@ -419,4 +419,5 @@ def test_the_recorder_writes_each_storage_part_once_and_time_travel_reads_it(
     [row] = json.loads(out.output)["storage"]["tables"]
     assert row["table"] == "db.t" and row["untiered_offsets"] == 50
     # the check starts from the file's last part (the one with the stall's first sighting)
-    assert recorded_storage(path) == second and recorded_storage(tmp_path / "none") is None
+    assert recorded_look(path).storage == second
+    assert recorded_look(tmp_path / "none").storage is None

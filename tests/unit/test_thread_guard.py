@@ -103,9 +103,13 @@ def test_sample_reads_task_directories_and_skips_what_vanished(tmp_path: Path) -
     assert sample(tmp_path / "missing") == {}
 
 
-def test_check_does_not_wait_when_no_watched_thread_runs() -> None:
+def test_check_does_not_wait_when_no_watched_thread_runs(tmp_path: Path) -> None:
+    (tmp_path / "10").mkdir()
+    (tmp_path / "10" / "stat").write_text(line(10, "python", 5, 6))
     waits: list[float] = []
-    if any("tokio" in t.name for t in sample().values()):
-        pytest.skip("this process runs tokio threads already (a live test ran before)")
-    assert check(sleep=waits.append) == []
+    assert check(sleep=waits.append, tasks=tmp_path) == []
     assert waits == []
+    (tmp_path / "11").mkdir()  # a tokio thread: now it samples twice, a gap apart
+    (tmp_path / "11" / "stat").write_text(line(11, "tokio-rt-worker", 5, 6))
+    assert check(sleep=waits.append, tasks=tmp_path, gap_s=0.5) == []
+    assert waits == [0.5]

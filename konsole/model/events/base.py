@@ -14,6 +14,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Final
 
+from konsole.model import subjects
 from konsole.model.health import HealthRules
 from konsole.model.placement import alive_servers
 from konsole.model.snapshot import ClusterSnapshot
@@ -159,7 +160,7 @@ class Emitter:
 
 
 def server_subject(node_id: int | str) -> Subject:
-    return Subject("server", f"tablet-server {node_id}")
+    return Subject("server", subjects.tablet_server(node_id))
 
 
 def plural(n: int, word: str) -> str:
@@ -171,6 +172,6 @@ def tablet_subjects(current: ClusterSnapshot) -> set[str]:
     per-server state is kept (a restarted server answers metrics before it is back in
     metadata: forgetting it then would report its state again every poll)."""
     alive = alive_servers(current.view) if current.view is not None else frozenset()
-    names = {f"tablet-server {i}" for i in alive}
+    names = {subjects.tablet_server(i) for i in alive}
     names |= {m.subject for m in current.metrics if m.role == "tablet"}
     return names

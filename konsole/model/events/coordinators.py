@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from konsole.model import subjects
 from konsole.model.events.base import Emitter, Event, EventConfig, EventKind, Severity, Subject
 from konsole.model.snapshot import ClusterSnapshot
 
@@ -23,7 +24,7 @@ class CoordinatorState:
 
 
 def _coordinator(address: str) -> Subject:
-    return Subject("server", f"coordinator {address}")
+    return Subject("server", subjects.coordinator(address))
 
 
 def detect_coordinators(

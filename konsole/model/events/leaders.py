@@ -31,6 +31,7 @@ from konsole.model.events.base import (
 )
 from konsole.model.placement import Placement, alive_servers, placement
 from konsole.model.snapshot import ClusterSnapshot, bucket_name, table_names
+from konsole.model.subjects import tablet_server
 
 __all__ = ["detect_leaders"]
 
@@ -72,12 +73,12 @@ def _moved(
             moved[was].append((bucket_name(cur, bucket, names_now), now))
     for server, items in sorted(moved.items()):
         to = Counter(new for _, new in items)
-        targets = ", ".join(f"tablet-server {s}: {n}" for s, n in sorted(to.items()))
+        targets = ", ".join(f"{tablet_server(s)}: {n}" for s, n in sorted(to.items()))
         out.emit(
             EventKind.LEADERS_MOVED,
             Severity.INFO,
             server_subject(server),
-            f"{plural(len(items), 'bucket leader')} moved off tablet-server {server} ({targets})",
+            f"{plural(len(items), 'bucket leader')} moved off {tablet_server(server)} ({targets})",
             {"from": server, "to": {str(s): n for s, n in sorted(to.items())}},
             count=len(items),
             samples=(name for name, _ in items),
@@ -115,7 +116,7 @@ def _offline_and_online(
         Severity.CRITICAL,
         offline,
         "previous_leader",
-        lambda n, s: f"{plural(n, 'bucket')} lost their leader (was tablet-server {s})",
+        lambda n, s: f"{plural(n, 'bucket')} lost their leader (was {tablet_server(s)})",
     )
     _by_server(
         out,
@@ -123,7 +124,7 @@ def _offline_and_online(
         Severity.INFO,
         online,
         "leader",
-        lambda n, s: f"{plural(n, 'bucket')} have a leader again (tablet-server {s})",
+        lambda n, s: f"{plural(n, 'bucket')} have a leader again ({tablet_server(s)})",
     )
 
 
@@ -144,7 +145,7 @@ def _replicas_offline(out: Emitter, base: ClusterView, cur: ClusterView, facts: 
         Severity.WARNING,
         gone,
         "server",
-        lambda n, s: f"{plural(n, 'replica')} placed on tablet-server {s}, which is not alive",
+        lambda n, s: f"{plural(n, 'replica')} placed on {tablet_server(s)}, which is not alive",
     )
 
 

@@ -15,6 +15,7 @@ from konsole.model.events.base import (
     server_subject,
 )
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.model.subjects import tablet_server
 
 __all__ = ["detect_servers"]
 
@@ -40,7 +41,7 @@ def _servers(out: Emitter, base: ClusterView, cur: ClusterView) -> None:
             EventKind.SERVER_LEFT,
             Severity.WARNING,
             server_subject(node_id),
-            f"tablet-server {node_id} ({before[node_id].address}) left; "
+            f"{tablet_server(node_id)} ({before[node_id].address}) left; "
             f"it led {plural(n, 'bucket')}",
             {"server": node_id, "address": before[node_id].address, "leaders_before": n},
         )
@@ -49,6 +50,6 @@ def _servers(out: Emitter, base: ClusterView, cur: ClusterView) -> None:
             EventKind.SERVER_JOINED,
             Severity.INFO,
             server_subject(node_id),
-            f"tablet-server {node_id} ({now[node_id].address}) joined",
+            f"{tablet_server(node_id)} ({now[node_id].address}) joined",
             {"server": node_id, "address": now[node_id].address},
         )

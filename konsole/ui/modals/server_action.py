@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Input, ProgressBar, Static
 
+from konsole.model import subjects
 from konsole.model.actions import Plan
 from konsole.ui.actions import ACTIONS, ServerActions
 from konsole.ui.modals.plan_steps import PlanStepsScreen
@@ -75,7 +76,9 @@ class ServerActionScreen(PlanStepsScreen[None]):
             yield Static(id="action-status")
 
     def on_mount(self) -> None:
-        self.query_one("#action-box").border_title = f"Actions · tablet-server {self.server_id}"
+        self.query_one(
+            "#action-box"
+        ).border_title = f"Actions · {subjects.tablet_server(self.server_id)}"
         self._show()
 
     # ------------------------------------------------------------------ steps

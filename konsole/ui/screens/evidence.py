@@ -34,6 +34,7 @@ from konsole.collect.evidence import (
     recorded_log,
     server_series,
 )
+from konsole.model import subjects
 from konsole.model.timefmt import clock_text, short_clock_text, to_ms
 from konsole.ui.colors import severity_style
 from konsole.ui.feed import read_history
@@ -179,7 +180,7 @@ class EvidenceScreen(ConsoleScreen):
         state = self.konsole.state
         view = None if state is None or state.snapshot is None else state.snapshot.view
         for server in () if view is None else view.tablet_servers:
-            if f"tablet-server {server.node_id}" == subject:
+            if subjects.tablet_server(server.node_id) == subject:
                 return server.address
         return None
 

@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Label, Log, Sparkline, Static
 
 from konsole.localcluster import processes
+from konsole.model import subjects
 from konsole.model.metrics import ServerMetrics
 from konsole.model.placement import alive_servers
 from konsole.model.snapshot import table_names
@@ -103,8 +104,8 @@ class ServerDetailScreen(ConsoleScreen):
         """How the history names this server's metrics."""
         if self.is_coordinator:
             host = (self.coordinator or "").rpartition(":")[0]
-            return f"coordinator {host}" if host else "coordinator"
-        return f"tablet-server {self.server_id}"
+            return subjects.coordinator(host)
+        return subjects.tablet_server(self.server_id)
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="server-title")
@@ -169,8 +170,8 @@ class ServerDetailScreen(ConsoleScreen):
 
     def _title(self, state: ConsoleState, row: ServerRow | None) -> Text:
         t = Text(no_wrap=True, overflow="ellipsis")
-        name = f"coordinator {self.coordinator or ''}".strip()
-        t.append(name if self.is_coordinator else f"tablet-server {self.server_id}", "bold")
+        name = subjects.coordinator(self.coordinator)
+        t.append(name if self.is_coordinator else subjects.tablet_server(self.server_id), "bold")
         if row is None:
             t.append("  not in this state's metadata", style="yellow")
             return t
