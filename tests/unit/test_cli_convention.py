@@ -198,3 +198,22 @@ def test_help_and_version_into_a_full_stdout_are_one_line_and_the_io_code(
 def test_leaf_commands_are_found() -> None:
     names = {" ".join(p) for p, _ in leaf_commands()}
     assert {"", "check", "history events", "admin acl create", "cluster start-server"} <= names
+
+
+def test_an_internal_error_is_one_line_and_70_and_its_traceback_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from konsole.cli import profiles as profiles_cmd
+
+    def boom(path: Path) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(profiles_cmd, "load_profiles", boom)
+    table = exit_codes()
+    quiet = CliRunner().invoke(main, ["profiles"], env={"KONSOLE_TRACEBACK": None})
+    assert quiet.exit_code == table["software"].code
+    assert quiet.stderr == "konsole: error: internal error: RuntimeError: boom\n"
+    loud = CliRunner().invoke(main, ["profiles"], env={"KONSOLE_TRACEBACK": "1"})
+    assert loud.exit_code == table["software"].code
+    assert "Traceback (most recent call last)" in loud.stderr
+    assert loud.stderr.endswith("konsole: error: internal error: RuntimeError: boom\n")
