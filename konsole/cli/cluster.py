@@ -27,6 +27,7 @@ from konsole.errors import ClusterAlreadyRunningError, ExitCode, NoLocalClusterE
 from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, LocalCluster
 from konsole.localcluster.cluster import ClusterDescription
 from konsole.localcluster.state import parse_sasl_user, parse_setting
+from konsole.localcluster.versions import lookup
 
 __all__ = ["cluster", "demo"]
 
@@ -41,13 +42,6 @@ FLUSS_HOME_OPTION = click.option(
     help="Run the servers from this unpacked Fluss distribution (lib/, plugins/) instead of "
     "jars fetched with Maven; the version is read from it.",
 )
-
-
-def _version(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and value not in SUPPORTED_VERSIONS:
-        known = ", ".join(SUPPORTED_VERSIONS)
-        raise click.BadParameter(f"unknown Fluss version {value!r}; supported: {known}")
-    return value
 
 
 def _format_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -93,7 +87,7 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
     "--version",
     "version",
     default=None,
-    callback=_version,
+    callback=checked_by(lookup),
     help=f"Published Fluss version fetched with Maven: {', '.join(SUPPORTED_VERSIONS)} "
     f"(default {DEFAULT_VERSION}, unless --fluss-home is given).",
 )
@@ -248,7 +242,7 @@ _server_command(
     "version",
     default=DEFAULT_VERSION,
     show_default=True,
-    callback=_version,
+    callback=checked_by(lookup),
     help=f"Published Fluss version: {', '.join(SUPPORTED_VERSIONS)}.",
 )
 def cluster_fetch(version: str) -> None:
@@ -295,7 +289,7 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
     "--version",
     "version",
     default=None,
-    callback=_version,
+    callback=checked_by(lookup),
     help=f"Published Fluss version: {', '.join(SUPPORTED_VERSIONS)} (default "
     f"{DEFAULT_VERSION}, unless --fluss-home is given).",
 )
