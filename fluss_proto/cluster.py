@@ -71,6 +71,16 @@ def format_address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+def _is_ipv6(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def split_address(address: str) -> tuple[str, int]:
     if address.startswith("["):
         host, _, rest = address[1:].partition("]")
@@ -100,7 +110,9 @@ def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[str]:
                 port_text = rest[1:] if rest else str(DEFAULT_PORT)
             elif item.count(":") == 1:
                 host, port_text = item.split(":")
-            elif item.count(":") > 1:  # a bare IPv6 address
+            elif item.count(":") > 1:  # a bare IPv6 address (``a:b:c`` is not one)
+                if not _is_ipv6(item):
+                    raise ValueError(f"bad bootstrap address {item!r}: HOST:PORT, or [IPv6]:PORT")
                 host, port_text = item, str(DEFAULT_PORT)
             else:
                 host, port_text = item, str(DEFAULT_PORT)

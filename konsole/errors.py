@@ -6,9 +6,10 @@ runner, jar fetch, Java, unknown version, configuration, export; the demo seed's
 Errors of the wire protocol stay :class:`fluss_proto.errors.FlussError`.
 
 :class:`ExitCode` follows monitoring-plugin habits (0 OK, 1 WARNING, 2 CRITICAL,
-3 UNKNOWN), plus 74 for an output that could not be written and 130 / 143 for SIGINT /
-SIGTERM, and is what every command returns (each command's module says what each code
-means for it).
+3 UNKNOWN, which is also every usage error), the sysexits codes for the rest (65 data,
+66 no input, 69 unavailable, 70 internal error, 74 I/O, 75 try again, 77 no permission)
+and 130 / 143 for SIGINT / SIGTERM. It is what every command returns; docs/cli.md holds
+the table (the tests read it there) and ``konsole check`` turns every code above 3 into 3.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "JarFetchError",
     "JavaError",
     "KonsoleError",
+    "NoLocalClusterError",
     "ProfileError",
     "UnknownVersionError",
     "WritesNotAllowedError",
@@ -48,13 +50,26 @@ class ExitCode(IntEnum):
     WARNING = 1
     #: Nothing could be done (cluster unreachable, unknown table, every bucket failed).
     CRITICAL = 2
-    #: Bad arguments or configuration, rejected credentials, internal failure.
+    #: Bad arguments or configuration, rejected credentials; check: anything it could not
+    #: judge (every code below is 3 for it).
     UNKNOWN = 3
-    #: An operator action's input is wrong (unknown server id, config key, value type,
-    #: principal type): sysexits' EX_DATAERR; nothing was sent.
+    #: A usage error (unknown command or option, bad value, missing argument, conflicting
+    #: options): the same code as UNKNOWN, for every command (docs/cli.md says why).
+    USAGE = 3
+    #: The input is wrong: an operator action's (unknown server id, config key, value
+    #: type, principal type; nothing was sent), or a history file konsole cannot read (not
+    #: SQLite, corrupt, another program's, a newer konsole's): sysexits' EX_DATAERR.
     DATA_ERROR = 65
-    #: An operator action was refused by a safety rail or the server is busy with another
-    #: (a rebalance runs): sysexits' EX_TEMPFAIL; try again later or with --force.
+    #: The input file is missing (a history file that does not exist): EX_NOINPUT.
+    NO_INPUT = 66
+    #: Something on this machine konsole needs is not there: no local cluster in the run
+    #: dir, the listen address taken, no terminal for the console: EX_UNAVAILABLE.
+    UNAVAILABLE = 69
+    #: An internal error (a bug in konsole): one line, never a traceback: EX_SOFTWARE.
+    SOFTWARE = 70
+    #: Try again later: an operator action was refused by a safety rail or the server is
+    #: busy with another (a rebalance runs; or with --force), another recorder holds the
+    #: history file: sysexits' EX_TEMPFAIL.
     REFUSED = 75
     #: An operator action without the profile's opt-in (``writes = true`` /
     #: ``--allow-writes``): sysexits' EX_NOPERM; refused before connecting, nothing sent.
@@ -71,8 +86,8 @@ class ExitCode(IntEnum):
 class KonsoleError(Exception):
     """Base of konsole's own failures; the message is meant for the operator.
 
-    The CLI catches it once (``konsole.cli.main``), prints ``error: <message>`` and exits with
-    :attr:`exit_code`: 1 (the action failed) unless a subclass says otherwise.
+    The CLI catches it once (``konsole.cli.main``), prints ``konsole: error: <message>`` and
+    exits with :attr:`exit_code`: 1 (the action failed) unless a subclass says otherwise.
     """
 
     exit_code: ExitCode = ExitCode.WARNING
@@ -83,6 +98,13 @@ class KonsoleError(Exception):
 
 class ClusterError(KonsoleError):
     """The local cluster could not do what was asked; the message says why."""
+
+
+class NoLocalClusterError(ClusterError):
+    """No (running) local cluster in the run dir: for ``--local`` and the ``cluster``
+    commands that need one (exit 69, EX_UNAVAILABLE)."""
+
+    exit_code = ExitCode.UNAVAILABLE
 
 
 class ClusterAlreadyRunningError(ClusterError):
@@ -102,7 +124,9 @@ class JavaError(KonsoleError):
 
 
 class UnknownVersionError(KonsoleError, ValueError):
-    """A ``--version`` the runner does not know how to fetch."""
+    """A ``--version`` the runner does not know how to fetch (a usage error)."""
+
+    exit_code = ExitCode.USAGE
 
     def __init__(self, version: str, supported: Iterable[str] = ()) -> None:
         known = ", ".join(supported)

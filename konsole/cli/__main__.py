@@ -1,5 +1,6 @@
-"""``python -m konsole.cli``: the same as the ``konsole`` command."""
+"""``python -m konsole.cli``: the same as the ``konsole`` command (and named so in its
+messages and help)."""
 
 from konsole.cli.main import main
 
-main()
+main(prog_name="konsole")

@@ -2,8 +2,11 @@
 
 Exit 0 OK, 1 WARNING, 2 CRITICAL (an unreachable cluster and a timeout included), 3
 UNKNOWN (bad arguments or configuration, rejected credentials, ``--record`` without a
-history, an internal error). The answer goes to stdout in every case, even for UNKNOWN,
-because Nagios and Icinga read the first line of stdout.
+history, no local cluster for ``--local``, an output that cannot be written, an internal
+error: every code the other commands give above 3 is 3 here, docs/cli.md). The answer goes
+to stdout in every case, even for UNKNOWN, because Nagios and Icinga read the first line of
+stdout; an UNKNOWN also says why on stderr, as every command's error does
+(``konsole: error: ...``).
 
 Time: ``--timeout`` counts from the process start. The poll and every request in it get a
 share of what is left; a watchdog thread prints a CRITICAL timeout answer and ends the
@@ -25,8 +28,9 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 
 import click
 
-from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options
-from konsole.errors import ExitCode, ProfileError
+from konsole.cli.exits import PREFIX, error_line
+from konsole.cli.options import ConnectionArgs, cluster_options
+from konsole.errors import ExitCode, KonsoleError, ProfileError
 
 if TYPE_CHECKING:
     from konsole.collect.metrics import Scraper
@@ -154,7 +158,8 @@ def process_age() -> float:
 
 class Watchdog:
     """Prints ``text`` and ends the process with ``code`` at ``deadline`` (monotonic)
-    unless cancelled first. A thread, so a blocked event loop cannot hold it up."""
+    unless cancelled first. A thread, so a blocked event loop cannot hold it up. When
+    stdout takes no answer (full), it says so on stderr and ends with 3 (docs/cli.md)."""
 
     def __init__(self, deadline: float, text: str, code: int) -> None:
         self._payload = (text + "\n").encode()
@@ -175,9 +180,14 @@ class Watchdog:
         with self._lock:
             if self._done.is_set():
                 return
-            with contextlib.suppress(OSError):
+            code = self._code
+            try:
                 os.write(1, self._payload)
-            os._exit(self._code)
+            except OSError as exc:
+                code = ExitCode.UNKNOWN
+                with contextlib.suppress(OSError):
+                    os.write(2, f"{PREFIX}cannot write stdout: {exc.strerror}\n".encode())
+            os._exit(code)
 
     def cancel(self) -> None:
         """Stop the watchdog (blocks for good if it fired: the process is ending)."""
@@ -311,19 +321,14 @@ async def look(
 # =========================================================================== command
 
 
-class _CheckCommand(ConfigCommand):
-    """Usage errors are UNKNOWN (3), answered on stdout like every other result."""
-
-    def refuse(self, exc: click.UsageError) -> NoReturn:
-        click.echo(f"FLUSS UNKNOWN: {exc.format_message()}")
-        sys.exit(ExitCode.UNKNOWN)
-
-
-def _finish(result: CheckResult, fmt: str) -> None:
+def _finish(result: CheckResult, fmt: str) -> NoReturn:
+    """The answer on stdout; an UNKNOWN's reason on stderr too (docs/cli.md)."""
     from konsole.model.check import render
 
     click.echo(render(result, fmt))
     sys.stdout.flush()
+    if result.exit_code == ExitCode.UNKNOWN:
+        error_line(result.summary)
     sys.exit(result.exit_code)
 
 
@@ -373,13 +378,14 @@ def run_check(
         thresholds = parse_thresholds(warning, critical)
         chosen = cluster_args.resolve()
         cluster = {
-            "profile": chosen.name,
+            # a name only when a profile was named: never an option's name (docs/health-check.md)
+            "profile": chosen.name if chosen.source == "profile" else None,
             "source": chosen.source,
             "bootstrap": list(chosen.bootstrap),
         }
         rules = rules_with_thresholds(chosen.health, thresholds)
         recorder = open_recorder(cluster_args.history_file(chosen)) if record else None
-    except (CheckError, ProfileError) as exc:
+    except (CheckError, KonsoleError) as exc:  # ProfileError, no local cluster
         return failure(ExitCode.UNKNOWN, str(exc), cluster=cluster)
     except HistoryUnavailable as exc:
         return failure(ExitCode.UNKNOWN, f"--record: {exc}", cluster=cluster)
@@ -419,7 +425,7 @@ def run_check(
     return result
 
 
-@click.command("check", cls=_CheckCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("check")
 @cluster_options(history=True, polls=True)
 @click.option(
     "-w",

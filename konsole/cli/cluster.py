@@ -2,35 +2,41 @@
 
 The cluster commands start, stop, describe and fault-inject the servers of one run dir
 (:mod:`konsole.localcluster`); ``demo`` starts one, writes the demo tables and opens the
-console on it. Exit codes: 0 done, 1 the action failed (``error: ...`` on stderr; the
-runner's :class:`~konsole.errors.KonsoleError` is caught once by the top-level group),
-3 for ``status`` when no cluster runs.
+console on it. Every option is checked as it is parsed (``--set``, ``--sasl``,
+``--version``, ``--fluss-home``), so a bad one starts nothing. Exit codes (docs/cli.md): 0
+done; 1 the action failed (a server that did not start, a step of the seed); 3 bad
+arguments; 69 no (running) cluster in the run dir, for every command that needs one
+(``stop`` and ``status`` included), and ``demo`` without a terminal for its console. The
+runner's :class:`~konsole.errors.KonsoleError` is said once by the top-level group.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from konsole.cli.console import live_feed
-from konsole.cli.options import run_dir_option
-from konsole.errors import ClusterAlreadyRunningError, ClusterError, ExitCode
+from konsole.cli.console import live_feed, require_terminal
+from konsole.cli.exits import fail
+from konsole.cli.options import DOCUMENT_FORMATS, bootstrap_callback, checked_by, run_dir_option
+from konsole.errors import ClusterAlreadyRunningError, ExitCode, NoLocalClusterError
 from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, LocalCluster
 from konsole.localcluster.cluster import ClusterDescription
+from konsole.localcluster.state import parse_sasl_user, parse_setting
+from konsole.localcluster.versions import lookup
 
 __all__ = ["cluster", "demo"]
 
 RUN_DIR_OPTION = run_dir_option(
-    "Directory holding the local cluster (default: konsole's state dir)."
+    "Directory holding the local cluster (default: konsole's state dir; env KONSOLE_RUN_DIR)."
 )
 FLUSS_HOME_OPTION = click.option(
     "--fluss-home",
-    type=click.Path(path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     envvar="KONSOLE_FLUSS_HOME",
     help="Run the servers from this unpacked Fluss distribution (lib/, plugins/) instead of "
@@ -38,15 +44,23 @@ FLUSS_HOME_OPTION = click.option(
 )
 
 
+def _format_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--format text|json`` (and ``--json``, the same as ``--format json``, kept hidden for
+    scripts written before ``--format``)."""
+    f = click.option("--json", "as_json", is_flag=True, hidden=True)(f)
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(DOCUMENT_FORMATS),
+        default="text",
+        show_default=True,
+        help="text: for a person; json: the description as one document.",
+    )(f)
+
+
 @click.group()
 def cluster() -> None:
     """Run a real local Fluss cluster on 127.0.0.1 from the published jars."""
-
-
-def _fail(message: str) -> NoReturn:
-    """A local-cluster action failed: ``error: message``, exit 1."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(ExitCode.WARNING)
 
 
 def _print_description(desc: ClusterDescription, as_json: bool) -> None:
@@ -73,11 +87,18 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
     "--version",
     "version",
     default=None,
+    callback=checked_by(lookup),
     help=f"Published Fluss version fetched with Maven: {', '.join(SUPPORTED_VERSIONS)} "
     f"(default {DEFAULT_VERSION}, unless --fluss-home is given).",
 )
 @FLUSS_HOME_OPTION
-@click.option("--tablet-servers", default=1, show_default=True, type=click.IntRange(1, 9))
+@click.option(
+    "--tablet-servers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 9),
+    help="How many tablet servers.",
+)
 @click.option(
     "--coordinators",
     default=1,
@@ -90,6 +111,7 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
     "sasl",
     multiple=True,
     metavar="USER:PASS",
+    callback=checked_by(parse_sasl_user),
     help="Add a SASL/PLAIN client listener with this user (repeatable).",
 )
 @click.option(
@@ -97,6 +119,7 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
     "settings",
     multiple=True,
     metavar="[TARGET:]KEY=VALUE",
+    callback=checked_by(parse_setting),
     help="Extra server.yaml setting for every server, or for one TARGET "
     "such as ts1 or coordinator (repeatable).",
 )
@@ -109,8 +132,14 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
     "size, to fill and watch its write lock; several sizes make data.dirs (1.0 line). "
     "Needs root; unmounted on stop (repeatable).",
 )
-@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for ready.")
-@click.option("--json", "as_json", is_flag=True, help="Print the description as JSON.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=120.0,
+    show_default=True,
+    help="Seconds to wait for ready.",
+)
+@_format_options
 @RUN_DIR_OPTION
 def cluster_start(
     version: str | None,
@@ -121,12 +150,19 @@ def cluster_start(
     settings: tuple[str, ...],
     disks: tuple[str, ...],
     timeout: float,
+    fmt: str,
     as_json: bool,
     run_dir: Path | None,
 ) -> None:
     """Start ZooKeeper, coordinator(s) and tablet servers; wait until ready."""
+    from konsole.localcluster import ClusterError
     from konsole.localcluster.disks import parse_disks
 
+    as_json = as_json or fmt == "json"
+    try:
+        sizes = parse_disks(disks, tablet_servers)
+    except ClusterError as exc:
+        raise click.BadParameter(str(exc), param_hint="--disk") from None
     lc = LocalCluster(run_dir)
     try:
         desc = lc.start(
@@ -137,18 +173,18 @@ def cluster_start(
             sasl=sasl,
             settings=settings,
             ready_timeout=timeout,
-            disks=parse_disks(disks, tablet_servers),
+            disks=sizes,
         )
     except ClusterAlreadyRunningError as exc:
-        click.echo(f"error: {exc}", err=True)
         _print_description(lc.describe(), as_json)
-        sys.exit(ExitCode.WARNING)  # nothing was started: 1, as for any failed action
+        fail(exc, ExitCode.WARNING)  # nothing was started: 1, as for any failed action
     _print_description(desc, as_json)
 
 
 @cluster.command("stop")
 @click.option(
     "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
     default=60.0,
     show_default=True,
     help="Seconds to wait for each group before SIGKILL.",
@@ -159,64 +195,74 @@ def cluster_stop(timeout: float, run_dir: Path | None) -> None:
     lc = LocalCluster(run_dir)
     stopped = lc.stop(timeout=timeout)
     if not stopped:
-        click.echo(f"nothing is running in {lc.run_dir}")
-    else:
-        click.echo(f"stopped {len(stopped)} processes: {', '.join(stopped)}")
+        raise NoLocalClusterError(f"nothing is running in {lc.run_dir}")
+    click.echo(f"stopped {len(stopped)} processes: {', '.join(stopped)}")
 
 
 @cluster.command("status")
-@click.option("--json", "as_json", is_flag=True)
+@_format_options
 @RUN_DIR_OPTION
-def cluster_status(as_json: bool, run_dir: Path | None) -> None:
-    """Describe the local cluster; exit 0 when running, 3 when not."""
+def cluster_status(fmt: str, as_json: bool, run_dir: Path | None) -> None:
+    """Describe the local cluster; exit 0 when running, 69 when not."""
     lc = LocalCluster(run_dir)
     desc = lc.status()
     if desc is None:
-        click.echo(f"no cluster in {lc.run_dir}")
-        sys.exit(ExitCode.UNKNOWN)
-    _print_description(desc, as_json)
-    sys.exit(ExitCode.OK if desc.running else ExitCode.UNKNOWN)
+        raise NoLocalClusterError(f"no cluster in {lc.run_dir}")
+    _print_description(desc, as_json or fmt == "json")
+    if not desc.running:
+        fail(f"the cluster in {lc.run_dir} is not running", ExitCode.UNAVAILABLE)
 
 
-def _server_command(name: str, help_text: str):  # type: ignore[no-untyped-def]
-    @cluster.command(name, help=help_text)
-    @click.argument(
-        "role", type=click.Choice(["zk", "zookeeper", "coordinator", "cs", "tablet-server", "ts"])
-    )
-    @click.argument("server_id", type=int)
-    @click.option(
-        "--set",
-        "settings",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="start-server only: a server.yaml setting for this start (repeatable); "
-        "a later start without --set goes back to the cluster's settings.",
-    )
-    @RUN_DIR_OPTION
-    def command(role: str, server_id: int, settings: tuple[str, ...], run_dir: Path | None) -> None:
+_ROLES = click.Choice(["zk", "zookeeper", "coordinator", "cs", "tablet-server", "ts"])
+
+
+def _server_command(name: str, help_text: str, *, settings: bool = False) -> click.Command:
+    """``kill``, ``stop-server`` or ``start-server`` ROLE ID (``--set`` on start-server only)."""
+
+    def command(role: str, server_id: int, run_dir: Path | None, **given: Any) -> None:
         lc = LocalCluster(run_dir)
-        if settings and name != "start-server":
-            raise ClusterError("--set is for start-server")
         if name == "kill":
             lc.kill(role, server_id)
         elif name == "stop-server":
             lc.stop_server(role, server_id)
         else:
-            info = lc.start_server(role, server_id, settings=settings)
+            info = lc.start_server(role, server_id, settings=given.get("settings", ()))
             click.echo(f"{info.role} {info.id} running, pid {info.pid}")
             return
         click.echo(f"{role} {server_id}: {'killed' if name == 'kill' else 'stopped'}")
 
-    return command
+    decorated: Any = RUN_DIR_OPTION(command)
+    if settings:
+        decorated = click.option(
+            "--set",
+            "settings",
+            multiple=True,
+            metavar="KEY=VALUE",
+            callback=checked_by(parse_setting),
+            help="A server.yaml setting for this start (repeatable); a later start without "
+            "--set goes back to the cluster's settings.",
+        )(decorated)
+    decorated = click.argument("server_id", type=click.IntRange(min=0))(decorated)
+    decorated = click.argument("role", type=_ROLES)(decorated)
+    return cluster.command(name, help=help_text)(decorated)
 
 
 _server_command("kill", "SIGKILL one server (fault injection), e.g. `kill ts 1`.")
 _server_command("stop-server", "Stop one server gracefully, e.g. `stop-server ts 1`.")
-_server_command("start-server", "Start one server again with the same id, data and ports.")
+_server_command(
+    "start-server", "Start one server again with the same id, data and ports.", settings=True
+)
 
 
 @cluster.command("fetch")
-@click.option("--version", "version", default=DEFAULT_VERSION, show_default=True)
+@click.option(
+    "--version",
+    "version",
+    default=DEFAULT_VERSION,
+    show_default=True,
+    callback=checked_by(lookup),
+    help=f"Published Fluss version: {', '.join(SUPPORTED_VERSIONS)}.",
+)
 def cluster_fetch(version: str) -> None:
     """Download the Fluss server jars for VERSION into the cache (no-op when cached)."""
     from konsole.localcluster.jars import ensure_jars
@@ -229,7 +275,9 @@ def cluster_fetch(version: str) -> None:
     "--bootstrap",
     envvar="FLUSS_BOOTSTRAP",
     default=None,
-    help="Bootstrap servers (default: the local cluster's).",
+    callback=bootstrap_callback,
+    metavar="HOST:PORT,...",
+    help="Bootstrap servers (default: the local cluster's; env FLUSS_BOOTSTRAP).",
 )
 @RUN_DIR_OPTION
 def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
@@ -241,21 +289,36 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
     if bootstrap is None:
         desc = lc.status()
         if desc is None or not desc.running:
-            _fail(f"no running cluster in {lc.run_dir}; pass --bootstrap or start one")
+            raise NoLocalClusterError(
+                f"no running cluster in {lc.run_dir}; pass --bootstrap or start one"
+            )
         bootstrap = desc.bootstrap_servers
         n_ts = len(desc.of_role("tablet-server"))
         replication = min(3, n_ts)
     try:
         report = seed_demo_sync(bootstrap, replication_factor=replication)
     except SeedError as exc:
-        _fail(f"{exc}; run `konsole cluster seed` again to complete it")
+        fail(f"{exc}; run `konsole cluster seed` again to complete it", ExitCode.WARNING)
     click.echo(str(report))
 
 
 @click.command("demo")
-@click.option("--version", "version", default=None, help=f"default {DEFAULT_VERSION}")
+@click.option(
+    "--version",
+    "version",
+    default=None,
+    callback=checked_by(lookup),
+    help=f"Published Fluss version: {', '.join(SUPPORTED_VERSIONS)} (default "
+    f"{DEFAULT_VERSION}, unless --fluss-home is given).",
+)
 @FLUSS_HOME_OPTION
-@click.option("--tablet-servers", default=3, show_default=True, type=click.IntRange(1, 9))
+@click.option(
+    "--tablet-servers",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 9),
+    help="How many tablet servers.",
+)
 @RUN_DIR_OPTION
 @click.option("--no-console", is_flag=True, help="Hold the cluster until Enter instead.")
 @click.option(
@@ -283,10 +346,13 @@ def demo(
     """Start a local cluster, write the demo tables, open the console; stop it on exit.
 
     While the demo runs a small producer keeps writing to the demo's log tables.
-    ``--no-console`` holds the cluster until Enter instead (for scripts and CI).
+    --no-console holds the cluster until Enter instead (for scripts and CI).
     """
     from konsole.localcluster.cluster import default_run_dir
     from konsole.localcluster.seed import seed_demo_sync
+
+    if not no_console:  # before anything starts: the console needs a terminal
+        require_terminal("konsole demo")
 
     one_zero = fluss_home is not None and _is_1_0(fluss_home)
     lc = LocalCluster(run_dir or default_run_dir().with_name("demo-cluster"))

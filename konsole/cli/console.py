@@ -4,7 +4,12 @@ The console polls the cluster the shared options name and records into its histo
 (:meth:`konsole.cli.options.ConnectionArgs.history_file`: the one ``konsole record`` and
 ``check --record`` write), unless ``--no-history``. The other profiles of the config file are
 offered in the console's profile switch, each with its own history file. Exit codes: 0 after
-quitting, 3 for bad configuration (as ``watch``).
+quitting, 3 for bad configuration (as ``watch``), 69 without a terminal (stdin and stdout
+must both be one: the console would otherwise write its screen into a pipe and wait for
+keys that never come) or with ``--local`` and no local cluster.
+
+Colour: Textual honours ``NO_COLOR`` (a monochrome screen); nothing else of the command
+line writes colour or escape sequences.
 
 Textual is imported only when the console opens, so the rest of the CLI starts fast.
 """
@@ -16,7 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from konsole.cli.options import ConnectionArgs, fail
+from konsole.cli.exits import fail
+from konsole.cli.options import ConnectionArgs
 from konsole.errors import ExitCode, ProfileError
 
 if TYPE_CHECKING:
@@ -24,7 +30,26 @@ if TYPE_CHECKING:
     from konsole.localcluster import ClusterDescription
     from konsole.ui.feed import Feed
 
-__all__ = ["live_feed", "run_console"]
+__all__ = ["has_terminal", "live_feed", "require_terminal", "run_console"]
+
+
+def has_terminal() -> bool:
+    """Whether stdin and stdout are both a terminal (the console needs both)."""
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):  # replaced or closed streams
+        return False
+
+
+def require_terminal(command: str) -> None:
+    """Exit 69 with one line unless :func:`has_terminal`."""
+    if not has_terminal():
+        fail(
+            f"{command} opens the console, which needs a terminal (stdin and stdout are "
+            "not both one); for a script use `konsole watch`, `konsole check` or `konsole "
+            "record`",
+            ExitCode.UNAVAILABLE,
+        )
 
 
 def run_console(cluster: ConnectionArgs, interval: float | None = None) -> None:
@@ -38,7 +63,8 @@ def run_console(cluster: ConnectionArgs, interval: float | None = None) -> None:
         description = _local_description(cluster.run_dir) if cluster.local else None
         others = load_profiles(cluster.config_path or default_config_path())
     except ProfileError as exc:
-        fail("ui", str(exc), ExitCode.UNKNOWN)
+        fail(exc, exc.exit_code)
+    require_terminal("konsole ui")  # after the configuration: bad input is said first
     from konsole.ui.app import KonsoleApp
 
     path = None if cluster.no_history else cluster.history_file(chosen)

@@ -4,12 +4,14 @@
 The file is the cluster's own, named by ``--profile`` / ``--bootstrap`` (or env
 FLUSS_BOOTSTRAP) / ``--local`` with the one rule of :mod:`konsole.collect.connect`, or
 ``--history PATH``; nothing is connected to read it. Any number of readers work while the
-recorder writes. Exit codes: 0, 1 when the file is refused (missing, newer, corrupt or
-foreign) or holds nothing for the question, 3 for a bad time, target or format (click's own
-usage errors keep its 2), 74 when ``report`` cannot write its output. Times
-are UTC; ``--since`` / ``--until`` / ``as-of`` take ISO 8601 (``2026-11-30T14:05``, a
-missing zone is UTC), epoch seconds, ``now``, or an age such as ``90s``, ``15m``, ``2h``,
-``3d``, ``1w`` (that long ago).
+recorder writes. Exit codes (docs/cli.md): 0; 1 when the file holds nothing for the one
+thing asked (``as-of`` a time before any poll, ``series`` of a table never recorded); 3 for
+a bad time, target, format or option; 65 when the file is not a konsole history (not
+SQLite, corrupt, another program's, a newer konsole's); 66 when it does not exist; 74 when
+an output cannot be written. Times are UTC; ``--since`` / ``--until`` / ``as-of`` take ISO
+8601 (``2026-11-30T14:05``, a missing zone is UTC), epoch seconds (9 digits or more),
+``now``, or an age such as ``90s``, ``15m``, ``2h``, ``3d``, ``1w`` (that long ago).
+An event is printed in the one shape of :meth:`konsole.model.events.Event.as_dict`.
 """
 
 from __future__ import annotations
@@ -23,17 +25,26 @@ from typing import Any, NoReturn
 
 import click
 
+from konsole.cli.exits import fail, history_failure
 from konsole.cli.options import (
+    DURATION,
+    MOMENT,
     ConnectionArgs,
+    checked_table,
     cluster_options,
-    fail,
     parse_duration,
     parse_time,
     when,
 )
 from konsole.errors import ExitCode, ProfileError
+from konsole.model.events.base import EventKind, Severity
 
 __all__ = ["history", "parse_duration", "parse_time"]
+
+#: ``--format`` of a listing: an aligned table for a person, one JSON document, CSV.
+LISTING_FORMATS = ("table", "json", "csv")
+#: ``history export --format``, and the --output suffixes that choose one.
+EXPORT_FORMATS = ("csv", "json", "jsonl", "parquet")
 
 
 def _emit(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> None:
@@ -67,19 +78,18 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _refused(command: str, message: str) -> NoReturn:
-    """The file or what was asked of it is not there: exit 1 (module docstring)."""
-    fail(command, message, ExitCode.WARNING)
-
-
-def _bad(command: str, message: str) -> NoReturn:
-    """A bad argument: exit 3."""
-    fail(command, message, ExitCode.UNKNOWN)
+def _nothing(message: str) -> NoReturn:
+    """The file holds nothing for the one thing asked: exit 1 (module docstring)."""
+    fail(message, ExitCode.WARNING)
 
 
 def _range_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option("--until", default=None, help="Up to this time (default: now).")(f)
-    return click.option("--since", default=None, help="From this time (default: the start).")(f)
+    f = click.option("--until", type=MOMENT, default=None, help="Up to this time (default: now).")(
+        f
+    )
+    return click.option(
+        "--since", type=MOMENT, default=None, help="From this time (default: the start)."
+    )(f)
 
 
 #: The file to read: the cluster's (as the console and ``record`` name it) or --history.
@@ -89,9 +99,22 @@ _file_options = cluster_options(reach=False, history=True)
 FORMAT_OPTION = click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json", "csv"]),
+    type=click.Choice(LISTING_FORMATS),
     default="table",
     show_default=True,
+    help="table: aligned columns for a person; json: one document; csv: a header line, then "
+    "a line per row.",
+)
+
+
+#: ``--format`` of an answer that is one document (``as-of``, ``info``).
+DOCUMENT_FORMAT_OPTION = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="table: for a person; json: one document.",
 )
 
 
@@ -105,19 +128,24 @@ def _path(cluster: ConnectionArgs) -> Path:
 def _reader(cluster: ConnectionArgs) -> Any:
     from store import HistoryError, open_reader
 
+    path = _path(cluster)
+    if not path.exists():
+        fail(f"{path}: no such history file", ExitCode.NO_INPUT)
     try:
-        return open_reader(_path(cluster))
+        return open_reader(path)
     except HistoryError as exc:
-        _refused("history", str(exc))
+        history_failure(exc)
 
 
-def _window(since: str | None, until: str | None) -> tuple[int | None, int | None]:
-    now = time.time()
-    try:
-        lo = round(parse_time(since, now) * 1000) if since else None
-        hi = round(parse_time(until, now) * 1000) if until else None
-    except click.BadParameter as exc:
-        _bad("history", str(exc))
+def _window(since: float | None, until: float | None) -> tuple[int | None, int | None]:
+    """``--since`` / ``--until`` in the history's milliseconds; an empty range (the end
+    before the start) is a usage error, as for ``report``."""
+    if since is not None and until is not None and until < since:
+        raise click.UsageError(
+            f"--until {when(until * 1000)} is before --since {when(since * 1000)}"
+        )
+    lo = round(since * 1000) if since is not None else None
+    hi = round(until * 1000) if until is not None else None
     return lo, hi
 
 
@@ -129,21 +157,31 @@ def history() -> None:
 @history.command("events")
 @_file_options
 @_range_options
-@click.option("--kind", "kinds", multiple=True, help="Only this kind (repeatable).")
 @click.option(
-    "--severity", "severities", multiple=True, type=click.Choice(["info", "warning", "critical"])
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(sorted(k.value for k in EventKind)),
+    help="Only this kind (repeatable).",
+)
+@click.option(
+    "--severity",
+    "severities",
+    multiple=True,
+    type=click.Choice([s.value for s in Severity]),
+    help="Only this severity (repeatable).",
 )
 @click.option(
     "--subject",
     default=None,
     help="A subject, its buckets and partitions (db.t, tablet-server 2; * globs).",
 )
-@click.option("--limit", type=click.IntRange(min=1), default=None)
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @FORMAT_OPTION
 def history_events(
     cluster: ConnectionArgs,
-    since: str | None,
-    until: str | None,
+    since: float | None,
+    until: float | None,
     kinds: tuple[str, ...],
     severities: tuple[str, ...],
     subject: str | None,
@@ -151,24 +189,20 @@ def history_events(
     fmt: str,
 ) -> None:
     """Events in time order."""
+    from konsole.collect.history import event_document
+
     lo, hi = _window(since, until)
     with _reader(cluster) as reader:
         rows = reader.events(
             lo, hi, kinds=kinds, severities=severities, subject=subject, limit=limit
         )
+    docs = [event_document(e) for e in rows]
+    if fmt == "json":
+        _emit(docs, [], fmt)
+        return
     _emit(
-        [
-            {
-                "time": when(e.at_ms),
-                "severity": e.severity,
-                "kind": e.kind,
-                "subject": e.subject,
-                "message": e.message,
-                **({"details": json.loads(e.details)} if fmt == "json" else {}),
-            }
-            for e in rows
-        ],
-        ["time", "severity", "kind", "subject", "message"] + (["details"] if fmt == "json" else []),
+        [{**d, "subject": d["subject"]["name"]} for d in docs],
+        ["time", "severity", "kind", "subject", "message"],
         fmt,
     )
 
@@ -180,7 +214,10 @@ def history_events(
 @click.option("--partition", default=None, help="One partition of a partitioned table (by name).")
 @click.option("--bucket", type=click.IntRange(min=0), default=None, help="One bucket.")
 @click.option(
-    "--step", default=None, help="One point per step (e.g. 1m, 1h); default: every poll kept."
+    "--step",
+    type=DURATION,
+    default=None,
+    help="One point per step (e.g. 1m, 1h); default: every poll kept.",
 )
 @click.option(
     "--metric",
@@ -190,30 +227,30 @@ def history_events(
 @FORMAT_OPTION
 def history_series(
     cluster: ConnectionArgs,
-    since: str | None,
-    until: str | None,
+    since: float | None,
+    until: float | None,
     target: str,
     partition: str | None,
     bucket: int | None,
-    step: str | None,
+    step: float | None,
     metric: str | None,
     fmt: str,
 ) -> None:
     """Rows/s of TARGET (db.table) from offset deltas, or a server metric with --metric."""
     lo, hi = _window(since, until)
+    database, dot, name = target.partition(".")
+    if metric is None and not (dot and database and name):
+        raise click.BadParameter(f"{target!r} is not DB.TABLE", param_hint="'TARGET'")
     with _reader(cluster) as reader:
         if metric is not None:
             _say_narrowed(reader, lo, hi)
             points = reader.metric_series(target, metric, since=lo, until=hi)
             _emit([{"time": when(p.at_ms), metric: p.value} for p in points], ["time", metric], fmt)
             return
-        database, dot, name = target.partition(".")
-        if not dot:
-            _bad("history series", f"{target!r} is not database.table")
         spans = reader.tables_named(database, name, lo, hi)
         if not spans:
-            _refused("history series", f"no table {target} recorded in that time")
-        step_ms = round(parse_duration(step) * 1000) if step else None
+            _nothing(f"no table {target} recorded in that time")
+        step_ms = round(step * 1000) if step else None
         _say_narrowed(reader, lo, hi)
         out: list[dict[str, Any]] = []
         for span in spans:
@@ -265,28 +302,29 @@ def _partition_id(reader: Any, table_id: int, name: str) -> int | None:
 
 @history.command("as-of")
 @_file_options
-@click.argument("moment")
-@click.option("--table", "only", default=None, help="Only this table (db.table).")
+@click.argument("moment", type=MOMENT)
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+    "--table",
+    "only",
+    default=None,
+    callback=lambda ctx, param, value: None if value is None else checked_table(value),
+    help="Only this table (DB.TABLE).",
 )
+@DOCUMENT_FORMAT_OPTION
 def history_as_of(
     cluster: ConnectionArgs,
-    moment: str,
+    moment: float,
     only: str | None,
     fmt: str,
 ) -> None:
     """The cluster as recorded at MOMENT: servers, tables, buckets (leader, replicas, offsets)."""
     from konsole.collect.history import snapshot_at
 
-    try:
-        at = parse_time(moment, time.time())
-    except click.BadParameter as exc:
-        _bad("history as-of", str(exc))
+    at = moment
     with _reader(cluster) as reader:
         recorded = snapshot_at(reader, at)
     if recorded is None:
-        _refused("history as-of", f"nothing recorded at or before {when(at * 1000)}")
+        _nothing(f"nothing recorded at or before {when(at * 1000)}")
     snap = recorded.snapshot
     doc: dict[str, Any] = {
         "as_of": when(at * 1000),
@@ -350,20 +388,27 @@ def history_as_of(
         )
 
 
+def _some_text(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A note's text: not empty, not only blanks."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("a note needs some text")
+    return value
+
+
 @history.command("notes")
 @_file_options
 @_range_options
-@click.option("--add", "text", default=None, help="Add a note with this text.")
+@click.option("--add", "text", default=None, callback=_some_text, help="Add a note with this text.")
 @click.option("--subject", default=None, help="What the note is about (adding: default cluster).")
-@click.option("--at", "at_text", default=None, help="When it happened (default: now).")
+@click.option("--at", "at", type=MOMENT, default=None, help="When it happened (default: now).")
 @FORMAT_OPTION
 def history_notes(
     cluster: ConnectionArgs,
-    since: str | None,
-    until: str | None,
+    since: float | None,
+    until: float | None,
     text: str | None,
     subject: str | None,
-    at_text: str | None,
+    at: float | None,
     fmt: str,
 ) -> None:
     """Operator notes (free text with a time and a subject) for incident timelines."""
@@ -372,16 +417,13 @@ def history_notes(
 
     if text is not None:
         now = time.time()
-        try:
-            at = parse_time(at_text, now) if at_text else now
-        except click.BadParameter as exc:
-            _bad("history notes", str(exc))
+        at = now if at is None else at
         path = _path(cluster)
         try:
             note = NoteRow(round(at * 1000), subject or "cluster", text)
             add_note(path, note, written_ms=round(now * 1000))
         except HistoryError as exc:
-            _refused("history notes", str(exc))
+            history_failure(exc)
         click.echo(f"noted at {when(at * 1000)} on {subject or 'cluster'}")
         return
     lo, hi = _window(since, until)
@@ -401,160 +443,235 @@ def history_notes(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["csv", "json", "parquet"]),
-    default="csv",
-    show_default=True,
+    type=click.Choice(EXPORT_FORMATS),
+    default=None,
+    help="csv, json (one document), jsonl (a JSON object per line) or parquet (needs "
+    "--output) [default: from the --output suffix, else csv].",
 )
 @click.option(
     "--output",
+    "-o",
+    "output",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="File (default: stdout; parquet needs one).",
+    metavar="FILE",
+    help="Write to FILE, renamed into place only when complete (default: stdout).",
 )
 def history_export(
     cluster: ConnectionArgs,
-    since: str | None,
-    until: str | None,
+    since: float | None,
+    until: float | None,
     what: str,
-    fmt: str,
+    fmt: str | None,
     output: Path | None,
 ) -> None:
-    """Export events, notes or polls of a time range as CSV, JSON lines or Parquet."""
-    import pyarrow as pa
+    """Export events, notes or polls of a time range as CSV, JSON, JSON lines or Parquet."""
+    from konsole.export import open_output
 
+    kind = _export_format(fmt, output)
     lo, hi = _window(since, until)
     with _reader(cluster) as reader:
-        if what == "events":
-            rows: list[dict[str, Any]] = [
-                {
-                    "time_ms": e.at_ms,
-                    "severity": e.severity,
-                    "kind": e.kind,
-                    "subject": e.subject,
-                    "message": e.message,
-                    "details": e.details,
-                }
-                for e in reader.events(lo, hi)
-            ]
-        elif what == "notes":
-            rows = [
-                {"time_ms": n.at_ms, "subject": n.subject, "text": n.text}
-                for n in reader.notes(lo, hi)
-            ]
-        else:
-            rows = [
-                {
-                    "time_ms": p.at_ms,
-                    "seq": p.seq,
-                    "latency_ms": p.latency_ms,
-                    "ok": p.ok,
-                    "error": p.error,
-                    "errors": p.n_errors,
-                    "resolution": ("full", "minute", "hour")[p.level],
-                }
-                for p in reader.polls(lo, hi)
-            ]
-    table = pa.Table.from_pylist(rows)
+        rows = _export_rows(reader, what, lo, hi)
+    with open_output(output) as out:
+        try:
+            _write_export(rows, EXPORT_COLUMNS[what], kind, out.sink)
+        except OSError as exc:
+            from konsole.export import io_error
+
+            raise io_error(output, exc) from None
+        out.commit()
+    if output is not None:
+        click.echo(f"{len(rows)} {what} written to {output} ({kind})", err=True)
+
+
+#: The columns of each export, in order (CSV and Parquet: nested values as JSON text).
+EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "events": (
+        "type",
+        "time",
+        "time_ms",
+        "kind",
+        "severity",
+        "subject_kind",
+        "subject",
+        "message",
+        "count",
+        "samples",
+        "details",
+    ),
+    "notes": ("time", "time_ms", "subject", "text"),
+    "polls": ("time", "time_ms", "seq", "latency_ms", "ok", "error", "errors", "resolution"),
+}
+
+
+def _export_format(fmt: str | None, output: Path | None) -> str:
+    """``--format``, else the suffix of ``--output``, else csv; a contradiction, an unknown
+    suffix or parquet on stdout is a usage error."""
+    from konsole.export import SUFFIXES
+
+    by_suffix = SUFFIXES.get(output.suffix.lower()) if output is not None else None
+    if fmt is None:
+        if output is not None and by_suffix not in EXPORT_FORMATS:
+            raise click.UsageError(
+                f"cannot tell the format of {str(output)!r} from its suffix: give --format "
+                f"({', '.join(EXPORT_FORMATS)})"
+            )
+        fmt = by_suffix or "csv"
+    elif by_suffix is not None and by_suffix != fmt:
+        raise click.UsageError(
+            f"--format {fmt} contradicts the suffix of {str(output)!r} (a {by_suffix} suffix)"
+        )
+    if fmt == "parquet" and output is None:
+        raise click.UsageError("--format parquet needs --output FILE")
+    return fmt
+
+
+def _export_rows(reader: Any, what: str, lo: int | None, hi: int | None) -> list[dict[str, Any]]:
+    from konsole.collect.history import event_document
+
+    if what == "events":
+        return [event_document(e) for e in reader.events(lo, hi)]
+    if what == "notes":
+        return [
+            {"time": when(n.at_ms), "time_ms": n.at_ms, "subject": n.subject, "text": n.text}
+            for n in reader.notes(lo, hi)
+        ]
+    return [
+        {
+            "time": when(p.at_ms),
+            "time_ms": p.at_ms,
+            "seq": p.seq,
+            "latency_ms": p.latency_ms,
+            "ok": p.ok,
+            "error": p.error,
+            "errors": p.n_errors,
+            "resolution": ("full", "minute", "hour")[p.level],
+        }
+        for p in reader.polls(lo, hi)
+    ]
+
+
+def _flat_cell(row: dict[str, Any], column: str) -> Any:
+    subject = row.get("subject")
+    if isinstance(subject, dict) and column in ("subject", "subject_kind"):
+        return subject["name" if column == "subject" else "kind"]
+    value = row.get(column)
+    return json.dumps(value) if isinstance(value, dict | list) else value
+
+
+def _write_export(
+    rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str, sink: Any
+) -> None:
+    """``rows`` in ``fmt`` to the binary ``sink``: JSON and JSON lines as they are, CSV
+    and Parquet (pyarrow's writers) one column per key, an event's subject as
+    ``subject_kind`` and ``subject`` (its name), other nested values as JSON text."""
+    if fmt == "jsonl":
+        for row in rows:
+            sink.write((json.dumps(row) + "\n").encode())
+        return
+    if fmt == "json":
+        sink.write((json.dumps(list(rows), indent=2) + "\n").encode())
+        return
+    import pyarrow as pa
+
+    flat = [{c: _flat_cell(r, c) for c in columns} for r in rows]
+    if flat:
+        table = pa.Table.from_pylist(flat)
+    else:
+        table = pa.Table.from_pylist([], schema=pa.schema([(c, pa.string()) for c in columns]))
     if fmt == "parquet":
-        if output is None:
-            _bad("history export", "--format parquet needs --output FILE")
         import pyarrow.parquet as pq
 
-        pq.write_table(table, output)
-        click.echo(f"{len(rows)} {what} written to {output}", err=True)
+        pq.write_table(table, sink)
         return
-    if fmt == "csv":
-        import pyarrow.csv as pacsv
+    import pyarrow.csv as pacsv
 
-        sink = io.BytesIO()
-        pacsv.write_csv(table, sink)
-        data = sink.getvalue()
-    else:
-        data = "".join(json.dumps(r) + "\n" for r in rows).encode()
-    if output is None:
-        click.echo(data.decode(), nl=False)
-    else:
-        output.write_bytes(data)
-        click.echo(f"{len(rows)} {what} written to {output}", err=True)
+    buffer = io.BytesIO()
+    pacsv.write_csv(table, buffer)
+    sink.write(buffer.getvalue())
 
 
 @history.command("report")
 @_file_options
-@click.option("--around", default=None, help="The moment to explain (a time, as --since takes).")
 @click.option(
-    "--window", default="30m", show_default=True, help="Span around --around (half each side)."
+    "--around", type=MOMENT, default=None, help="The moment to explain (a time, as --since takes)."
 )
-@click.option("--from", "from_", default=None, help="Start of the window (instead of --around).")
-@click.option("--to", default=None, help="End of the window (default: now).")
 @click.option(
-    "-o", "--output", "output", required=True, type=click.Path(dir_okay=False, path_type=Path)
+    "--window",
+    type=DURATION,
+    default="30m",
+    show_default=True,
+    help="Span around --around (half each side).",
+)
+@click.option(
+    "--from", "from_", type=MOMENT, default=None, help="Start of the window (instead of --around)."
+)
+@click.option("--to", type=MOMENT, default=None, help="End of the window (default: now).")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="The report file (Markdown: its plots go beside it).",
 )
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(["html", "md"]),
     default=None,
-    help="Default: md for a .md output, else html.",
+    help="html or md (Markdown) [default: md for a .md output, else html].",
 )
 def history_report(
     cluster: ConnectionArgs,
-    around: str | None,
-    window: str,
-    from_: str | None,
-    to: str | None,
+    around: float | None,
+    window: float,
+    from_: float | None,
+    to: float | None,
     output: Path,
     fmt: str | None,
 ) -> None:
     """An incident report of a window: plots, events, notes and log excerpts (HTML or Markdown)."""
-    from konsole.report import ReportError, write_report
+    from konsole.report import write_report
 
     lo, hi, at = _report_window(around, window, from_, to)
     kind = fmt or ("md" if output.suffix.lower() in (".md", ".markdown") else "html")
     with _reader(cluster) as reader:
-        try:
-            written = write_report(
-                reader,
-                output,
-                since_ms=lo,
-                until_ms=hi,
-                around_ms=at,
-                fmt=kind,  # type: ignore[arg-type]
-            )
-        except ReportError as exc:
-            fail("history report", str(exc), exc.exit_code)
+        written = write_report(
+            reader,
+            output,
+            since_ms=lo,
+            until_ms=hi,
+            around_ms=at,
+            fmt=kind,  # type: ignore[arg-type]
+        )
     for line in written.summary:
         click.echo(line)
     click.echo(f"report written to {written.path}")
 
 
 def _report_window(
-    around: str | None, window: str, from_: str | None, to: str | None
+    around: float | None, window: float, from_: float | None, to: float | None
 ) -> tuple[int, int, int | None]:
     """(since ms, until ms, the moment ms or None) of --around/--window or --from/--to."""
     if (around is None) == (from_ is None):
-        _bad("history report", "give --around T, or --from T1 [--to T2]")
+        raise click.UsageError("give --around T, or --from T1 [--to T2]")
     if around is not None and to is not None:
-        _bad("history report", "--to goes with --from, not with --around")
-    now = time.time()
-    try:
-        if around is not None:
-            at = parse_time(around, now)
-            half = parse_duration(window) / 2
-            return round((at - half) * 1000), round((at + half) * 1000), round(at * 1000)
-        lo = parse_time(from_, now) if from_ is not None else now
-        hi = parse_time(to, now) if to is not None else now
-    except click.BadParameter as exc:
-        _bad("history report", str(exc))
+        raise click.UsageError("--to goes with --from, not with --around")
+    if around is not None:
+        half = window / 2
+        return round((around - half) * 1000), round((around + half) * 1000), round(around * 1000)
+    lo = from_ if from_ is not None else time.time()
+    hi = to if to is not None else time.time()
     if hi <= lo:
-        _bad("history report", "--to must be after --from")
+        raise click.UsageError("--to must be after --from")
     return round(lo * 1000), round(hi * 1000), None
 
 
 @history.command("info")
 @_file_options
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
+@DOCUMENT_FORMAT_OPTION
 def history_info(cluster: ConnectionArgs, fmt: str) -> None:
     """File size, time span, polls and events per level of resolution, the recorder's pid,
     and the epochs (one per cluster the file has recorded)."""
@@ -565,6 +682,7 @@ def history_info(cluster: ConnectionArgs, fmt: str) -> None:
         info = reader.info(
             round(time.time() * 1000), full_ms=policy.full_ms, minute_ms=policy.minute_ms
         )
+        reached = bool(reader._query("SELECT count(*) FROM polls WHERE ok = 1")[0][0])
     doc = {
         "path": info.path,
         "size_bytes": info.size_bytes,
@@ -605,7 +723,22 @@ def history_info(cluster: ConnectionArgs, fmt: str) -> None:
     )
     click.echo(f"notes:     {info.notes}")
     click.echo(f"recorder:  {'pid ' + str(info.writer_pid) if info.writer_pid else 'none running'}")
-    _echo_epochs(doc["epochs"])
+    _echo_epochs(
+        doc["epochs"], _why_no_epoch(info.schema_version, sum(info.polls.values()), reached)
+    )
+
+
+def _why_no_epoch(schema: int, polls: int, reached: bool) -> str:
+    """Why a history holds no epoch: it tells the file's story, not a guess."""
+    if 0 < schema < 3:
+        return f"a file of schema {schema}, from before epochs"
+    if polls == 0:
+        return "no poll recorded yet"
+    if not reached:
+        return (
+            "no recorded poll has reached the cluster yet; an epoch begins with the first that does"
+        )
+    return "none recorded"
 
 
 def _epochs(rows: Sequence[Any]) -> list[dict[str, Any]]:
@@ -628,9 +761,9 @@ def _epochs(rows: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _echo_epochs(epochs: Sequence[dict[str, Any]]) -> None:
+def _echo_epochs(epochs: Sequence[dict[str, Any]], none_because: str) -> None:
     if not epochs:
-        click.echo("epochs:    none (a file written before epochs, or no poll yet)")
+        click.echo(f"epochs:    none ({none_because})")
         return
     click.echo(f"epochs:    {len(epochs)} (one per cluster recorded; no series joins two)")
     for e in epochs:

@@ -9,18 +9,25 @@ when that command runs (click's lazy-group pattern), so ``konsole check`` from a
 pays for the check and nothing of the console, the preview, the export or the local-cluster
 runner. ``konsole --help`` lists every command from the same table, whose one-line help
 ``tests/unit/test_cli_lazy.py`` holds equal to each command's own.
+
+Failing is the same for every command (docs/cli.md, :mod:`konsole.cli.exits`): the group
+runs each under :func:`~konsole.cli.exits.run_guarded`, so a usage error, konsole's own
+failures, a full stdout and an internal error are each one ``konsole: error:`` line and
+the code docs/cli.md documents. ``-h`` is ``--help`` everywhere.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from typing import Any, Final
 
 import click
 
 from konsole import __version__
+from konsole.cli.exits import run_guarded
 from konsole.cli.options import ConnectionArgs, group_options
 from konsole.cli.ui import ui_options
-from konsole.errors import KonsoleError
 
 __all__ = ["COMMANDS", "main"]
 
@@ -96,8 +103,37 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
 
 
 class KonsoleGroup(click.Group):
-    """Imports a command only when it is asked for; catches konsole's own failures once, for
-    every command: one line, its exit code."""
+    """Imports a command only when it is asked for; runs every command under the one way
+    of failing (:func:`konsole.cli.exits.run_guarded`): one line, the documented code."""
+
+    #: The command being run (its first name), for the monitoring-plugin rule of ``check``.
+    running: str | None = None
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        self.running = None
+        code = run_guarded(
+            lambda: super(KonsoleGroup, self).main(
+                args, prog_name, complete_var, standalone_mode=False, **extra
+            ),
+            lambda: self.running,
+        )
+        sys.exit(code)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        self.running = name
+        return name, command, rest
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*COMMANDS, *self.commands})
@@ -123,15 +159,12 @@ class KonsoleGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except KonsoleError as exc:
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(int(exc.exit_code))
 
-
-@click.group(cls=KonsoleGroup, invoke_without_command=True)
+@click.group(
+    cls=KonsoleGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="konsole")
 @ui_options
 @click.pass_context

@@ -16,41 +16,50 @@ before a command name, they reach that command through the context object
 ``--profile`` / ``--bootstrap`` / ``--local`` replace the group's choice of cluster as a
 whole), and an option the command does not take is refused rather than ignored.
 
-Also here: :class:`ConfigCommand` (a usage error is bad configuration, exit 3),
-:func:`fail` (one line on stderr, an exit code) and the click-flavoured time parsers.
+Also here: the value types every command shares (:data:`DURATION`, :data:`MOMENT`, a
+bootstrap list checked as it is parsed), so a bad value is a usage error (exit 3,
+docs/cli.md) before anything is connected, read or written.
 """
 
 from __future__ import annotations
 
 import functools
-import sys
+import re
+import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 from click.core import ParameterSource
 
-from konsole.errors import ExitCode
+from konsole.errors import KonsoleError
 from konsole.model import timefmt
 
 if TYPE_CHECKING:  # profiles and connecting are imported when a command runs, not for --help
     from konsole.collect.profiles import Profile
 
 __all__ = [
-    "ConfigCommand",
+    "DOCUMENT_FORMATS",
+    "DURATION",
+    "INTERVAL",
+    "MOMENT",
     "ConnectionArgs",
     "GroupOptions",
+    "bootstrap_callback",
+    "checked_bootstrap",
+    "checked_by",
     "cluster_options",
     "config_option",
     "count_option",
-    "fail",
     "group_options",
     "interval_option",
+    "invalid_name",
     "parse_duration",
     "parse_time",
     "run_dir_option",
+    "table_argument",
     "when",
 ]
 
@@ -105,6 +114,80 @@ class GroupOptions:
     given: frozenset[str]
 
 
+# =========================================================================== values
+
+
+def checked_by(check: Callable[[str], object]) -> Callable[..., Any]:
+    """A click callback that runs ``check`` on the value (on each, for a repeatable option)
+    as it is parsed: its ValueError or KonsoleError is a usage error, so a bad value is
+    refused before anything connects, starts or writes."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        for one in value if isinstance(value, tuple) else () if value is None else (value,):
+            try:
+                check(one)
+            except (ValueError, KonsoleError) as exc:
+                raise click.BadParameter(str(exc)) from None
+        return value
+
+    return callback
+
+
+def bootstrap_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """The click callback of every ``--bootstrap``: :func:`checked_bootstrap`."""
+    return checked_bootstrap(value)
+
+
+def checked_bootstrap(value: str | None) -> str | None:
+    """``--bootstrap``'s value as given, once it parses as a list of HOST:PORT (an empty
+    value or a malformed address is a usage error, not the default cluster)."""
+    if value is None:
+        return None
+    from fluss_proto.cluster import parse_bootstrap
+
+    try:
+        parse_bootstrap(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--bootstrap'") from None
+    return value
+
+
+# Fluss's own rule for database and table names (TablePath.detectInvalidName): checked
+# before connecting, so a typo costs no round trip and gets the server's reason at once.
+MAX_NAME_LENGTH: Final = 200
+_NAME: Final = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def invalid_name(identifier: str) -> str | None:
+    """Why Fluss would refuse this database or table name, or None when it is valid."""
+    if len(identifier) > MAX_NAME_LENGTH:
+        return f"longer than {MAX_NAME_LENGTH} characters"
+    if not _NAME.fullmatch(identifier):
+        return "only ASCII letters, digits, '_' and '-' are allowed"
+    return None
+
+
+def checked_table(value: str) -> str:
+    """``DB.TABLE`` as given, once both names are ones Fluss takes; else a usage error."""
+    database, dot, name = value.partition(".")
+    if not dot or not database or not name:
+        raise click.BadParameter(f"{value!r} is not DB.TABLE")
+    for kind, ident in (("database", database), ("table", name)):
+        if problem := invalid_name(ident):
+            raise click.BadParameter(f"{kind} name {ident!r} is invalid: {problem}")
+    return value
+
+
+def table_argument(*, required: bool = True) -> Callable[[F], F]:
+    """The ``DB.TABLE`` argument (``table``), checked as it is parsed."""
+    return click.argument(
+        "table",
+        metavar="DB.TABLE" if required else "[DB.TABLE]",
+        required=required,
+        callback=lambda ctx, param, value: None if value is None else checked_table(value),
+    )
+
+
 # =========================================================================== declarations
 
 
@@ -124,21 +207,28 @@ def config_option(f: F) -> F:
     return click.option(
         "--config",
         "config_path",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
         default=None,
-        help="Profiles file (default: konsole/config.toml in the user config dir; "
-        "env KONSOLE_CONFIG).",
+        help="Profiles file, which must exist (default: env KONSOLE_CONFIG, else "
+        "konsole/config.toml in the user config dir; either may be absent: no profiles).",
     )(f)
 
 
-def interval_option(low: float = 0.1, high: float | None = None) -> Callable[[F], F]:
+#: ``--format`` of a command that answers with one document: for a person, or JSON.
+DOCUMENT_FORMATS: Final = ("text", "json")
+
+#: ``--interval``'s range, the same for every command that polls (docs/cli.md).
+INTERVAL: Final = click.FloatRange(0.1, 3600)
+
+
+def interval_option(f: F) -> F:
     """``--interval``: seconds between polls (None: the profile's)."""
     return click.option(
         "--interval",
-        type=click.FloatRange(low, high),
+        type=INTERVAL,
         default=None,
-        help="Seconds between polls (default: the profile's, 5).",
-    )
+        help="Seconds between polls, 0.1 to 3600 (default: the profile's poll_interval, 5).",
+    )(f)
 
 
 #: ``--count``: a bounded run (``max_polls``).
@@ -159,6 +249,8 @@ _OPTIONS: dict[str, Callable[[F], F]] = {
     "bootstrap": click.option(
         "--bootstrap",
         default=None,
+        callback=bootstrap_callback,
+        metavar="HOST:PORT,...",
         help="Bootstrap servers, comma-separated (else env FLUSS_BOOTSTRAP, else localhost:9123).",
     ),
     "local": click.option("--local", is_flag=True, help="The running local cluster."),
@@ -247,57 +339,28 @@ def group_options(
     takes = {p.name for p in command.params} if command is not None else set()
     refused = sorted(flags[n] for n in given if n not in takes or n in console_only)
     if refused:
-        exc = click.UsageError(
+        raise click.UsageError(
             f"{', '.join(refused)} given before `{ctx.invoked_subcommand}`, which does not "
             "take it from there: give a command's options after its name",
             ctx,
         )
-        exc.exit_code = ExitCode.UNKNOWN  # type: ignore[misc]  # click documents this override
-        raise exc
     known = {f.name for f in fields(ConnectionArgs)}
     ctx.obj = GroupOptions(cluster, frozenset(given & known))
-
-
-# =========================================================================== exit codes
-
-
-class ConfigCommand(click.Command):
-    """Usage errors (unknown option, bad value, missing argument) are bad configuration:
-    exit code 3 (``ExitCode.UNKNOWN``), not click's 2 (CRITICAL to a monitoring system)."""
-
-    def make_context(
-        self,
-        info_name: str | None,
-        args: list[str],
-        parent: click.Context | None = None,
-        **extra: Any,
-    ) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as exc:
-            self.refuse(exc)
-            raise
-
-    def refuse(self, exc: click.UsageError) -> None:
-        """Called with a usage error before click reports it (a subclass may answer it)."""
-        exc.exit_code = ExitCode.UNKNOWN  # type: ignore[misc]  # click documents this override
-
-
-def fail(command: str, message: str, code: int) -> NoReturn:
-    """``konsole COMMAND: message`` on stderr, then exit with ``code``."""
-    click.echo(f"konsole {command}: {message}", err=True)
-    sys.exit(code)
 
 
 # =========================================================================== time arguments
 
 
 def parse_duration(text: str) -> float:
-    """:func:`konsole.model.timefmt.parse_duration`, a bad value as click's usage error."""
+    """:func:`konsole.model.timefmt.parse_duration`, more than 0 seconds; a bad value as
+    click's usage error."""
     try:
-        return timefmt.parse_duration(text)
+        seconds = timefmt.parse_duration(text)
     except timefmt.TimeParseError as exc:
         raise click.BadParameter(str(exc)) from None
+    if seconds <= 0:
+        raise click.BadParameter(f"{text!r} is no time at all: give more than 0 seconds")
+    return seconds
 
 
 def parse_time(text: str, now: float) -> float:
@@ -311,3 +374,37 @@ def parse_time(text: str, now: float) -> float:
 def when(ms: int | float) -> str:
     """Epoch milliseconds of the history as konsole prints a time."""
     return timefmt.iso_text(ms / 1000)
+
+
+class _Duration(click.ParamType):
+    """A span of time (``90s``, ``15m``, ``2h``, ``3d``, ``1w``, or seconds), > 0 -> seconds."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float | int):
+            return float(value)
+        try:
+            return parse_duration(str(value))
+        except click.BadParameter as exc:
+            self.fail(exc.message, param, ctx)
+
+
+class _Moment(click.ParamType):
+    """A time (ISO 8601, epoch seconds, ``now``, an age such as ``2h``) -> epoch seconds."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float | int):
+            return float(value)
+        try:
+            return parse_time(str(value), time.time())
+        except click.BadParameter as exc:
+            self.fail(exc.message, param, ctx)
+
+
+#: A duration option's type: seconds (float), more than 0.
+DURATION: Final = _Duration()
+#: A time option's type: epoch seconds (float), read against the clock as it is parsed.
+MOMENT: Final = _Moment()

@@ -11,12 +11,15 @@ docs/preview.md. Exit codes:
   is written);
 - 2 (``CRITICAL``): nothing could be read (cluster unreachable, unknown table or partition,
   every bucket failed);
-- 3 (``UNKNOWN``): bad arguments, an unknown format or file suffix (also click's usage
-  errors, which click itself would end with 2); refused before connecting;
+- 3 (``USAGE``): bad arguments, an unknown format or file suffix, bad configuration;
+  refused before connecting;
+- 69 (``UNAVAILABLE``): ``--local`` without a running local cluster;
 - 74 (``IO_ERROR``): the output could not be written (missing or read-only directory,
   full disk); nothing is left under the final name;
 - 130 / 143 (``INTERRUPTED`` / ``TERMINATED``): SIGINT / SIGTERM; ScanKv sessions are
   closed, the temporary file removed, one line on stderr.
+
+(docs/cli.md holds every command's codes; an error is one ``konsole: error:`` line.)
 
 Values are rendered by :mod:`konsole.render.arrow` (the rules of :mod:`konsole.render.values`,
 shared with the check and the UI, a column at a time). The text formats (table, JSON, JSON
@@ -35,7 +38,6 @@ import asyncio
 import contextlib
 import errno
 import os
-import re
 import signal
 import sys
 import time
@@ -46,7 +48,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options
+from konsole.cli.exits import error_line, fail
+from konsole.cli.options import ConnectionArgs, cluster_options, invalid_name, table_argument
 from konsole.cli.signals import run_until_signalled
 from konsole.errors import ExitCode, ProfileError
 from konsole.export import (
@@ -70,6 +73,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CELL_WIDTH",
+    "invalid_name",
     "json_rows",
     "json_values",
     "preview",
@@ -77,8 +81,8 @@ __all__ = [
 ]
 
 
-@click.command("preview", cls=ConfigCommand)
-@click.argument("table", metavar="DB.TABLE")
+@click.command("preview")
+@table_argument()
 @cluster_options()
 @click.option(
     "--partition",
@@ -131,21 +135,16 @@ def preview(
     timeout: float,
 ) -> None:
     """Show up to LIMIT rows of DB.TABLE, or write them to FILE (report on stderr)."""
-    database, dot, name = table.partition(".")
-    if not dot or not database or not name:
-        raise _usage(f"table {table!r} is not DB.TABLE")
-    for kind, ident in (("database", database), ("table", name)):
-        if problem := invalid_name(ident):
-            raise _usage(f"{kind} name {ident!r} is invalid: {problem}")
+    database, _, name = table.partition(".")
     try:
         fmt = resolve_format(fmt, output)
     except ExportFormatError as exc:
-        raise _usage(str(exc)) from None
+        raise click.UsageError(str(exc)) from None
     try:
         chosen = cluster.resolve()
         sasl = chosen.sasl()  # a missing password variable is bad configuration too
     except ProfileError as exc:
-        raise _usage(str(exc)) from None
+        fail(exc, exc.exit_code)
     job = _Job(
         ",".join(chosen.bootstrap),
         (database, name),
@@ -298,26 +297,5 @@ def _quiet_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
-# Fluss's own rule for database and table names (TablePath.detectInvalidName): checked
-# before connecting, so a typo costs no round trip and gets the server's reason at once.
-MAX_NAME_LENGTH = 200
-_NAME = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def invalid_name(identifier: str) -> str | None:
-    """Why Fluss would refuse this database or table name, or None when it is valid."""
-    if len(identifier) > MAX_NAME_LENGTH:
-        return f"longer than {MAX_NAME_LENGTH} characters"
-    if not _NAME.fullmatch(identifier):
-        return "only ASCII letters, digits, '_' and '-' are allowed"
-    return None
-
-
-def _usage(message: str) -> click.UsageError:
-    exc = click.UsageError(message)
-    exc.exit_code = ExitCode.UNKNOWN  # type: ignore[misc]  # click documents this override
-    return exc
-
-
 def _error(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
+    error_line(message)

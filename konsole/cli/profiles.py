@@ -1,6 +1,7 @@
 """`konsole profiles`: the connection profiles of the config file, never their passwords.
 
-Exit codes: 0, or 3 for a config file that cannot be read (bad configuration).
+Exit codes (docs/cli.md): 0, or 3 for a config file that cannot be read (bad
+configuration; ``--config`` naming a file that does not exist is one).
 """
 
 from __future__ import annotations
@@ -10,17 +11,22 @@ from pathlib import Path
 
 import click
 
-from konsole.cli.options import ConfigCommand, config_option, fail
+from konsole.cli.exits import fail
+from konsole.cli.options import DOCUMENT_FORMATS, config_option
 from konsole.collect.profiles import ProfileError, default_config_path, load_profiles
-from konsole.errors import ExitCode
 
 __all__ = ["profiles"]
 
 
-@click.command("profiles", cls=ConfigCommand)
+@click.command("profiles")
 @config_option
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(DOCUMENT_FORMATS),
+    default="text",
+    show_default=True,
+    help="text: for a person; json: one document.",
 )
 def profiles(config_path: Path | None, fmt: str) -> None:
     """List the connection profiles (never their passwords)."""
@@ -28,7 +34,7 @@ def profiles(config_path: Path | None, fmt: str) -> None:
     try:
         found = load_profiles(path)
     except ProfileError as exc:
-        fail("profiles", str(exc), ExitCode.UNKNOWN)
+        fail(exc, exc.exit_code)
     if fmt == "json":
         click.echo(
             json.dumps(

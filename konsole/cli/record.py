@@ -3,9 +3,10 @@
 ``record`` polls one cluster and writes every poll and event into the history file (the
 cluster's own by the one rule of :mod:`konsole.collect.connect`, or ``--history``): one line
 per event on stdout, notices (not recording, recording again) on stderr; SIGINT and SIGTERM
-stop it cleanly after the poll in hand. Exit codes: 0 after a clean stop, 1 when the history
-is refused (another recorder holds it, a newer schema, a corrupt or foreign file), 3 for bad
-configuration.
+stop it cleanly after the poll in hand. Exit codes (docs/cli.md): 0 after a clean stop, 2
+when ``--count`` polls all failed, 3 for bad arguments or configuration, 65 for a history
+file that is not konsole's or is a newer one's, 69 for ``--local`` without a running local
+cluster, 74 when the history file cannot be made, 75 when another recorder holds it.
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ from typing import Any
 
 import click
 
+from konsole.cli.exits import fail, history_failure
 from konsole.cli.lines import event_line
 from konsole.cli.options import (
-    ConfigCommand,
+    DURATION,
     ConnectionArgs,
     cluster_options,
     count_option,
-    fail,
     interval_option,
-    parse_duration,
     when,
 )
 from konsole.cli.signals import run_until_signalled
@@ -37,26 +37,46 @@ from konsole.errors import ExitCode
 __all__ = ["record"]
 
 
-@click.command("record", cls=ConfigCommand)
+@click.command("record")
 @cluster_options(history=True, polls=True)
-@interval_option()
-@click.option("--keep-full", default="24h", show_default=True, help="Keep every poll this long.")
+@interval_option
 @click.option(
-    "--keep-minute", default="7d", show_default=True, help="Then one per minute this long."
+    "--keep-full",
+    type=DURATION,
+    default="24h",
+    show_default=True,
+    help="Keep every poll this long.",
 )
-@click.option("--keep-hour", default="90d", show_default=True, help="Then one per hour this long.")
 @click.option(
-    "--keep-events", default="90d", show_default=True, help="Keep events and notes this long."
+    "--keep-minute",
+    type=DURATION,
+    default="7d",
+    show_default=True,
+    help="Then one poll per minute this long.",
+)
+@click.option(
+    "--keep-hour",
+    type=DURATION,
+    default="90d",
+    show_default=True,
+    help="Then one poll per hour this long.",
+)
+@click.option(
+    "--keep-events",
+    type=DURATION,
+    default="90d",
+    show_default=True,
+    help="Keep events and notes this long.",
 )
 @count_option
 @click.option("--verbose", is_flag=True, help="Also print a line per recorded poll.")
 def record(
     cluster: ConnectionArgs,
     interval: float | None,
-    keep_full: str,
-    keep_minute: str,
-    keep_hour: str,
-    keep_events: str,
+    keep_full: float,
+    keep_minute: float,
+    keep_hour: float,
+    keep_events: float,
     max_polls: int | None,
     verbose: bool,
 ) -> None:
@@ -65,24 +85,37 @@ def record(
 
     try:
         chosen = cluster.resolve()
-        events_ms = round(parse_duration(keep_events) * 1000)
+        events_ms = round(keep_events * 1000)
         policy = RetentionPolicy(
-            full_ms=round(parse_duration(keep_full) * 1000),
-            minute_ms=round(parse_duration(keep_minute) * 1000),
-            hour_ms=round(parse_duration(keep_hour) * 1000),
+            full_ms=round(keep_full * 1000),
+            minute_ms=round(keep_minute * 1000),
+            hour_ms=round(keep_hour * 1000),
             events_ms=events_ms,
             notes_ms=events_ms,
         )
-    except (ProfileError, click.BadParameter, ValueError) as exc:
-        fail("record", str(exc), ExitCode.UNKNOWN)
+    except ProfileError as exc:
+        fail(exc, exc.exit_code)
+    except ValueError as exc:  # the retention bands out of order
+        fail(exc, ExitCode.USAGE)
     path = cluster.history_file(chosen)
     try:
-        asyncio.run(_record(chosen, path, policy, interval, max_polls, verbose))
+        reached = asyncio.run(_record(chosen, path, policy, interval, max_polls, verbose))
     except ProfileError as exc:
-        fail("record", str(exc), ExitCode.UNKNOWN)
+        fail(exc, exc.exit_code)
     except HistoryError as exc:
-        fail("record", str(exc), ExitCode.WARNING)  # refused: 1 (module docstring)
+        history_failure(exc)
+    if max_polls is not None and not reached:
+        fail(f"none of the {max_polls} poll(s) reached the cluster", ExitCode.CRITICAL)
     sys.exit(ExitCode.OK)
+
+
+def cluster_label(profile: Profile) -> str:
+    """How a line names the cluster: the profile's name, or its bootstrap servers when it was
+    given by address (never an option's name)."""
+    servers = ",".join(profile.bootstrap)
+    if profile.source in ("profile", "local"):
+        return f"{profile.name} ({servers})"
+    return servers
 
 
 async def _record(
@@ -92,7 +125,8 @@ async def _record(
     interval: float | None,
     max_polls: int | None,
     verbose: bool,
-) -> None:
+) -> bool:
+    """Whether any poll reached the cluster (True when a signal stopped the run first)."""
     from konsole.collect.recorder import Recorder
     from konsole.model.events import EventConfig
 
@@ -118,14 +152,18 @@ async def _record(
         logs=profile.logs,
     )
     recorder.open()  # refusals raise here, before any poll
-    say(f"recording {profile.name} ({','.join(profile.bootstrap)}) into {path}")
+    say(f"recording {cluster_label(profile)} into {path}")
     poller, release = build_poller(profile, interval)
+    reached: list[bool] = []
 
     async def run(stop: asyncio.Event) -> None:
+        polls = failed = 0
         async for snapshot in poller.snapshots(stop):
             recorder.record(snapshot)
+            polls, failed = polls + 1, failed + (not snapshot.ok)
             if max_polls is not None and snapshot.seq >= max_polls:
-                return
+                break
+        reached.append(failed < polls or polls == 0)
 
     try:
         # A signal in the middle of a poll: that poll is not recorded.
@@ -138,3 +176,4 @@ async def _record(
             f"stopped: {status.polls_taken} poll(s) taken, {status.polls_recorded} recorded, "
             f"{status.polls_missed} not"
         )
+    return all(reached)

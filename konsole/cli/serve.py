@@ -8,8 +8,10 @@ serves ``/metrics`` (Prometheus text, or OpenMetrics by ``Accept``) and ``/healt
 ``--listen`` (default 127.0.0.1:9464). docs/serve.md lists every family.
 
 Notices go to stderr, one line each. SIGINT and SIGTERM stop the polls, flush the
-histories and exit 0. Exit codes: 0 after a clean stop; 1 when the listen address cannot be
-bound (in use, not available); 3 for bad configuration (unknown profile, bad option).
+histories and exit 0. Exit codes (docs/cli.md): 0 after a clean stop; 3 for bad arguments
+or configuration (unknown profile, bad option, a bad ``[alerts]`` value: file, line and
+key); 69 when the listen address cannot be bound (in use, not available) or ``--local``
+finds no running local cluster.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
+from konsole.cli.exits import error_line, fail
 from konsole.cli.options import (
-    ConfigCommand,
     ConnectionArgs,
     GroupOptions,
+    bootstrap_callback,
+    checked_by,
     config_option,
-    fail,
     interval_option,
     run_dir_option,
     when,
@@ -56,14 +59,31 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-@click.command("serve", cls=ConfigCommand)
+def _listen(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, int]:
+    return parse_listen(value)
+
+
+def _alertmanager_url(url: str) -> None:
+    """An ``--alertmanager`` value is an Alertmanager URL (AlertmanagerUrlError if not)."""
+    from konsole.collect.alertmanager import alerts_endpoint
+
+    alerts_endpoint(url)
+
+
+@click.command("serve")
 @click.option(
     "--profile",
     "profiles",
     multiple=True,
     help="A [profiles.NAME] of the config file; repeat for several (default: every profile).",
 )
-@click.option("--bootstrap", default=None, help="Also this cluster's bootstrap servers.")
+@click.option(
+    "--bootstrap",
+    default=None,
+    callback=bootstrap_callback,
+    metavar="HOST:PORT,...",
+    help="Also this cluster's bootstrap servers.",
+)
 @click.option("--local", is_flag=True, help="Also the running local cluster.")
 @run_dir_option("The local cluster's directory (with --local).")
 @config_option
@@ -74,11 +94,12 @@ def parse_listen(text: str) -> tuple[str, int]:
     metavar="PORT",
     help="The servers' Prometheus port on each server's host, for every cluster.",
 )
-@interval_option()
+@interval_option
 @click.option(
     "--listen",
     default=DEFAULT_LISTEN,
     show_default=True,
+    callback=_listen,
     help="Where /metrics and /healthz are served (HOST:PORT).",
 )
 @click.option(
@@ -94,6 +115,7 @@ def parse_listen(text: str) -> tuple[str, int]:
     "alertmanagers",
     multiple=True,
     metavar="URL",
+    callback=checked_by(_alertmanager_url),
     help="Push alerts to this Alertmanager (v2 API); repeat for several "
     "(also [alerts] alertmanager = [...] in the config file).",
 )
@@ -128,7 +150,7 @@ def serve(
     config_path: Path | None,
     metrics_port: int | None,
     interval: float | None,
-    listen: str,
+    listen: tuple[str, int],
     max_tables: int,
     no_history: bool,
     alertmanagers: tuple[str, ...],
@@ -152,15 +174,13 @@ def serve(
     bootstrap, local, run_dir = inherited["bootstrap"], inherited["local"], inherited["run_dir"]
     config_path, metrics_port = inherited["config_path"], inherited["metrics_port"]
     no_history = inherited["no_history"]
+    host, port = listen
     try:
-        host, port = parse_listen(listen)
         base = ConnectionArgs(run_dir=run_dir, config_path=config_path, metrics_port=metrics_port)
         members = _members(base, profiles, bootstrap, local, interval, no_history)
         alerts = _alerts(config_path, alertmanagers, alert_for, alert_resend, alert_keep_firing)
-    except ProfileError as exc:  # AlertmanagerUrlError too: both are configuration
-        fail("serve", str(exc), ExitCode.UNKNOWN)
-    except click.BadParameter as exc:
-        fail("serve", f"--listen {exc.message}", ExitCode.UNKNOWN)
+    except ProfileError as exc:
+        fail(exc, exc.exit_code)
     _log_to_stderr()
     code = asyncio.run(_serve(members, host, port, max_tables, alerts))
     sys.exit(code)
@@ -188,13 +208,12 @@ def _alerts(
     resend_s: float | None,
     keep_firing_s: float | None,
 ) -> AlertConfig:
-    """The config file's [alerts] with the options over it; every URL checked now.
-    Raises ProfileError (a bad value in the file, a URL that is not one)."""
+    """The config file's [alerts] (its URLs checked as it is read) with the options (checked
+    as they were parsed) over it. Raises ProfileError: a bad value in the file."""
     from dataclasses import replace
 
     from konsole.collect.alert_config import load_alert_config
-    from konsole.collect.alertmanager import AlertmanagerUrlError, alerts_endpoint
-    from konsole.collect.profiles import ProfileError, default_config_path
+    from konsole.collect.profiles import default_config_path
 
     config = load_alert_config(config_path or default_config_path())
     if for_s is not None:
@@ -205,11 +224,6 @@ def _alerts(
         config = replace(config, keep_firing_s=keep_firing_s)
     if urls:
         config = replace(config, urls=urls)
-    try:
-        for url in config.urls:
-            alerts_endpoint(url)
-    except AlertmanagerUrlError as exc:
-        raise ProfileError(str(exc)) from None
     return config
 
 
@@ -298,8 +312,8 @@ async def _serve(
     try:
         server = MetricsServer(exposition.registry, host, port, fleet.healthz)
     except OSError as exc:
-        _say(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-        return int(ExitCode.WARNING)
+        error_line(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        return int(ExitCode.UNAVAILABLE)
     server.start()
     names = ", ".join(m.name for m in members)
     _say(f"serving {len(members)} cluster(s) ({names}) on http://{host}:{server.port}/metrics")

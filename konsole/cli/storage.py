@@ -1,8 +1,9 @@
 """`konsole storage [DB.TABLE]`: where each table's data lives, per tier, for scripts.
 
 One bounded poll with the storage poll inside it (``storage_inline``), printed as text or
-JSON (``konsole.render.storage``). Exit 0 with an answer, 2 when the cluster did not answer,
-3 for bad arguments or configuration. Figures that need successive storage polls (ages,
+JSON (``konsole.model.storage_report``). Exit codes (docs/cli.md): 0 with an answer, 2 when
+the cluster did not answer or has no such table, 3 for bad arguments or configuration, 69
+for ``--local`` without a running local cluster. Figures that need successive storage polls (ages,
 stalls) are unknown or lower bounds in a single look; ``konsole watch`` and the console
 follow them over time.
 """
@@ -16,7 +17,8 @@ from typing import Any
 
 import click
 
-from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options, fail
+from konsole.cli.exits import fail
+from konsole.cli.options import DOCUMENT_FORMATS, ConnectionArgs, cluster_options, table_argument
 from konsole.collect.profiles import Profile, ProfileError
 from konsole.errors import ExitCode
 from konsole.model.timefmt import age_text
@@ -83,21 +85,24 @@ def storage_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@click.command("storage", cls=ConfigCommand)
+@click.command("storage")
 @cluster_options()
-@click.argument("table", metavar="[DB.TABLE]", required=False)
+@table_argument(required=False)
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(DOCUMENT_FORMATS),
+    default="text",
+    show_default=True,
+    help="text: a line per table and per server; json: one document.",
 )
 def storage(cluster: ConnectionArgs, table: str | None, fmt: str) -> None:
     """Where each table's data lives: local log, remote log, KV snapshots, lake."""
-    if table is not None and table.count(".") != 1:
-        fail("storage", f"table {table!r} is not DB.TABLE", ExitCode.UNKNOWN)
     try:
         report, error = asyncio.run(_look(cluster.resolve(), table))
     except ProfileError as exc:
-        fail("storage", str(exc), ExitCode.UNKNOWN)
+        fail(exc, exc.exit_code)
     if error is not None:
-        fail("storage", error, ExitCode.CRITICAL)
+        fail(error, ExitCode.CRITICAL)
     click.echo(json.dumps(report, indent=2) if fmt == "json" else storage_text(report))
     sys.exit(ExitCode.OK)

@@ -21,7 +21,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def ui_options(f: F) -> F:
     """The console's options: the shared ones with ``--history`` / ``--no-history``, and
     ``--interval``; the command receives ``cluster`` and ``interval``."""
-    return cluster_options(history=True, no_history=True, polls=True)(interval_option(0.5, 3600)(f))
+    return cluster_options(history=True, no_history=True, polls=True)(interval_option(f))
 
 
 @click.command("ui")

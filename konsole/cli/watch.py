@@ -1,10 +1,15 @@
 """`konsole watch`: a cluster's events and health as they happen.
 
 ``watch`` polls one cluster (see :mod:`konsole.collect.poller`) and prints one line per event on
-stdout (JSON lines with ``--format json``) and the health whenever its status changes;
+stdout (JSON lines with ``--format jsonl``, each event in the one shape of
+:func:`konsole.render.events.event_document`) and the health whenever its status changes;
 diagnostics (failed polls, the backoff) go to stderr. Ctrl-C and SIGTERM stop it cleanly
-between or during polls. Exit codes: 0 after a clean stop, 3 for bad configuration
-(a profile error, a missing password variable, conflicting options, no local cluster).
+between or during polls. ``watch`` records nothing: after a warning or critical event it
+prints the command that writes its report only when a recorder (``konsole record``, the
+console, ``serve``) is writing the cluster's history file. Exit codes (docs/cli.md): 0 after
+a clean stop, 2 when ``--count`` polls all failed, 3 for bad arguments or configuration (a
+profile error, a missing password variable, conflicting options), 69 for ``--local``
+without a running local cluster.
 
 Heavy imports happen inside the command, so the rest of the CLI starts as fast as before.
 """
@@ -19,13 +24,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from konsole.cli.lines import event_line, health_line
+from konsole.cli.exits import fail
+from konsole.cli.lines import LINE_FORMATS, event_line, health_line
 from konsole.cli.options import (
-    ConfigCommand,
     ConnectionArgs,
     cluster_options,
     count_option,
-    fail,
     interval_option,
 )
 from konsole.cli.signals import run_until_signalled
@@ -49,10 +53,12 @@ async def watch_loop(
     out: Callable[[str], None] = click.echo,
     err: Callable[[str], None] = lambda s: click.echo(s, err=True),
     history: Path | None = None,
-) -> None:
+) -> bool:
     """Print events and health changes until ``stop`` is set (or ``max_polls``); after a
-    warning or critical event, the command writing its report from ``history``."""
+    warning or critical event, the command writing its report from ``history`` when a
+    recorder writes that file. Returns False when polls were taken and all failed."""
     from konsole.model.events import EventConfig, EventState, advance
+    from store import lock_holder
 
     config = EventConfig(rules=profile.health)
     state = EventState()
@@ -60,12 +66,14 @@ async def watch_loop(
     #: The unread items last reported: a cluster with a dead server would otherwise repeat
     #: the same line every poll (seen live), burying the diagnostics that change.
     unread: tuple[tuple[str, str], ...] = ()
+    polls = failed = 0
     async for snapshot in poller.snapshots(stop):
+        polls, failed = polls + 1, failed + (not snapshot.ok)
         events, state = advance(state, snapshot, config=config)
         for event in events:
             out(event_line(event, fmt))
         severe = [e for e in events if e.severity.value in ("warning", "critical")]
-        if severe and history is not None and fmt == "text":
+        if severe and history is not None and fmt == "text" and lock_holder(history):
             from konsole.report import report_command
 
             err(f"  report: {report_command(severe[-1].time, history)}")
@@ -91,35 +99,51 @@ async def watch_loop(
                 err(f"konsole watch: poll {snapshot.seq}: every item read again")
             unread = now
         if max_polls is not None and snapshot.seq >= max_polls:
-            return
+            break
+    return failed < polls or polls == 0
 
 
 async def _watch(
     profile: Profile, interval: float | None, fmt: str, max_polls: int | None, history: Path
-) -> None:
+) -> bool:
+    """Whether any poll reached the cluster (or it was stopped before ``max_polls``)."""
     poller, release = build_poller(profile, interval)
-    try:
-        await run_until_signalled(
-            lambda stop: watch_loop(
-                poller, profile, fmt, stop=stop, max_polls=max_polls, history=history
-            )
+    reached: list[bool] = []
+
+    async def body(stop: asyncio.Event) -> None:
+        reached.append(
+            await watch_loop(poller, profile, fmt, stop=stop, max_polls=max_polls, history=history)
         )
+
+    try:
+        await run_until_signalled(body)
     finally:
         await release()
+    return all(reached)
 
 
-@click.command("watch", cls=ConfigCommand)
+@click.command("watch")
 @cluster_options(polls=True)
-@interval_option()
+@interval_option
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(LINE_FORMATS),
+    default="text",
+    show_default=True,
+    help="text: a line per event for a person; jsonl: a JSON object per line "
+    "(docs/cli.md, the event shape).",
 )
 @count_option
 def watch(cluster: ConnectionArgs, interval: float | None, fmt: str, max_polls: int | None) -> None:
     """Poll a cluster and print its events and health changes as they happen."""
     try:
         profile = cluster.resolve()
-        asyncio.run(_watch(profile, interval, fmt, max_polls, cluster.history_file(profile)))
+        reached = asyncio.run(
+            _watch(profile, interval, fmt, max_polls, cluster.history_file(profile))
+        )
     except ProfileError as exc:
-        fail("watch", str(exc), ExitCode.UNKNOWN)
+        fail(exc, exc.exit_code)
+    if max_polls is not None and not reached:
+        fail(f"none of the {max_polls} poll(s) reached the cluster", ExitCode.CRITICAL)
     sys.exit(ExitCode.OK)

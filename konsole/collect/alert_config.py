@@ -10,8 +10,9 @@ resend = 30       # seconds between re-sends of active alerts (< resolve_timeout
 event_hold = 300  # seconds an event alert (coordinator failover) stays active
 ```
 
-Bad values are a :class:`~konsole.errors.ProfileError` naming the file and key (exit 3);
-URLs are checked by :func:`konsole.collect.alertmanager.alerts_endpoint`.
+Bad values are a :class:`~konsole.errors.ProfileError` naming the file, the line and the
+key (exit 3); URLs are checked by :func:`konsole.collect.alertmanager.alerts_endpoint` as
+the file is read.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from konsole.collect.profiles import KeyLocator
 from konsole.errors import ProfileError
 from konsole.model.alerts import AlertSettings
 
@@ -54,7 +56,8 @@ class AlertConfig:
 def load_alert_config(path: Path) -> AlertConfig:
     """The ``[alerts]`` table of ``path`` (defaults when the file or the table is absent)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except FileNotFoundError:
         return AlertConfig()
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -62,29 +65,33 @@ def load_alert_config(path: Path) -> AlertConfig:
     body = data.get("alerts")
     if body is None:
         return AlertConfig()
+    locate = KeyLocator(text.splitlines(), path)
     if not isinstance(body, dict):
-        raise ProfileError("must be a table", path=path, key="alerts")
-    return _parse(body, path)
+        raise locate.error("must be a table", (), "alerts")
+    return _parse(body, locate)
 
 
-def _parse(body: dict[str, Any], path: Path) -> AlertConfig:
+def _parse(body: dict[str, Any], locate: KeyLocator) -> AlertConfig:
+    from konsole.collect.alertmanager import AlertmanagerUrlError, alerts_endpoint
+
     values: dict[str, Any] = {}
     for key, value in body.items():
         if key == "alertmanager":
             urls = [value] if isinstance(value, str) else value
             if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
-                raise ProfileError(
-                    "must be a URL or a list of URLs", path=path, key=f"alerts.{key}"
-                )
+                raise locate.error("must be a URL or a list of URLs", ("alerts",), key)
+            for url in urls:
+                try:
+                    alerts_endpoint(url)
+                except AlertmanagerUrlError as exc:
+                    raise locate.error(str(exc), ("alerts",), key) from None
             values["urls"] = tuple(urls)
         elif key in _SECONDS:
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise ProfileError(
-                    "must be a number of seconds >= 0", path=path, key=f"alerts.{key}"
-                )
+                raise locate.error("must be a number of seconds >= 0", ("alerts",), key)
             values[_SECONDS[key]] = float(value)
         else:
-            raise ProfileError("unknown key", path=path, key=f"alerts.{key}")
+            raise locate.error("unknown key", ("alerts",), key)
     if values.get("resend_s") == 0:
-        raise ProfileError("must be more than 0 seconds", path=path, key="alerts.resend")
+        raise locate.error("must be more than 0 seconds", ("alerts",), "resend")
     return AlertConfig(**values)

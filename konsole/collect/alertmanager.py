@@ -62,7 +62,8 @@ MAX_RESOLVED_QUEUED: Final = 10_000
 
 
 class AlertmanagerUrlError(KonsoleError):
-    """An ``--alertmanager`` value that is not an http(s) URL."""
+    """An Alertmanager URL (``--alertmanager``, ``[alerts] alertmanager``) that is not an
+    http(s) URL; the message names the value, the caller says where it came from."""
 
     exit_code = ExitCode.UNKNOWN
 
@@ -77,9 +78,7 @@ def alerts_endpoint(url: str) -> str:
     else:
         ok = parts.scheme in ("http", "https") and bool(parts.hostname)
     if not ok:
-        raise AlertmanagerUrlError(
-            f"--alertmanager {url!r} is not an Alertmanager URL (want http://HOST:PORT)"
-        )
+        raise AlertmanagerUrlError(f"{url!r} is not an Alertmanager URL (want http://HOST:PORT)")
     base = url.strip().rstrip("/")
     return base if base.endswith(_API_PATH) else base + _API_PATH
 

@@ -48,9 +48,11 @@ def resolve(
     run_dir: Path | None,
     config_path: Path | None,
 ) -> Profile:
-    """The profile the options name (``--local`` asks the local cluster); raises ProfileError."""
+    """The profile the options name (``--local`` asks the local cluster); raises ProfileError,
+    or NoLocalClusterError for ``--local`` without a running local cluster."""
     description = None
     if local:
+        from konsole.errors import NoLocalClusterError
         from konsole.localcluster import ClusterError, LocalCluster
 
         cluster = LocalCluster(run_dir)
@@ -59,7 +61,7 @@ def resolve(
         except ClusterError as exc:
             raise ProfileError(f"--local: {exc}") from None
         if description is None or not description.running:
-            raise ProfileError(f"--local: no running local cluster in {cluster.run_dir}")
+            raise NoLocalClusterError(f"--local: no running local cluster in {cluster.run_dir}")
     return resolve_profile(
         profile=profile,
         bootstrap=bootstrap,

@@ -65,6 +65,7 @@ __all__ = [
     "REDACTED",
     "Recorded",
     "epoch_mark",
+    "event_document",
     "event_from_row",
     "event_row",
     "poll_record",
@@ -392,6 +393,16 @@ def event_from_row(row: EventRow) -> Event:
         count=int(extra.get("count", 1)),
         samples=tuple(extra.get("samples", ())),
     )
+
+
+def event_document(row: EventRow) -> dict[str, Any]:
+    """A recorded event in the one JSON shape (:meth:`Event.as_dict`), its kind and
+    severity as recorded (a newer konsole's kind stays itself)."""
+    doc = event_from_row(row).as_dict()
+    if doc["kind"] != row.kind:
+        doc["details"].pop("kind", None)
+    doc.update(kind=row.kind, severity=row.severity, time_ms=row.at_ms)
+    return doc
 
 
 # =========================================================================== rows -> snapshot

@@ -47,6 +47,7 @@ __all__ = [
     "CONFIG_ENV",
     "DEFAULT_BOOTSTRAP",
     "HealthThresholds",
+    "KeyLocator",
     "MetricsEndpoint",
     "MetricsOrigin",
     "Profile",
@@ -285,7 +286,7 @@ def parse_profiles(text: str, path: Path) -> dict[str, Profile]:
         raise ProfileError(
             f"TOML syntax error: {_LINE_COL.sub('', message)}", path=path, line=line, key=key
         ) from None
-    locate = _Locator(lines, path)
+    locate = KeyLocator(lines, path)
     for top in data:
         # [alerts] belongs to `konsole serve` (konsole.collect.alert_config reads it).
         if top not in ("profiles", "alerts"):
@@ -300,13 +301,13 @@ def parse_profiles(text: str, path: Path) -> dict[str, Profile]:
     }
 
 
-def _is_table(body: object, locate: _Locator, name: str) -> bool:
+def _is_table(body: object, locate: KeyLocator, name: str) -> bool:
     if not isinstance(body, dict):
         raise locate.error("a profile must be a table", ("profiles",), name)
     return True
 
 
-def _profile(name: str, body: dict[str, Any], locate: _Locator) -> Profile:
+def _profile(name: str, body: dict[str, Any], locate: KeyLocator) -> Profile:
     table = ("profiles", name)
     for key in body:
         if key.lower() in _SECRET_KEYS:
@@ -366,7 +367,7 @@ def _profile(name: str, body: dict[str, Any], locate: _Locator) -> Profile:
     return Profile(**values)
 
 
-def _logs(body: object, locate: _Locator, table: tuple[str, ...]) -> LogConfig:
+def _logs(body: object, locate: KeyLocator, table: tuple[str, ...]) -> LogConfig:
     """``[profiles.NAME.logs]``: a default source, and ``servers."<subject>"`` tables."""
     if not isinstance(body, dict):
         raise locate.error("must be a table", table[:-1], table[-1])
@@ -390,7 +391,7 @@ def _logs(body: object, locate: _Locator, table: tuple[str, ...]) -> LogConfig:
     return LogConfig(default, servers)
 
 
-def _log_source(body: dict[str, Any], locate: _Locator, table: tuple[str, ...]) -> LogSource:
+def _log_source(body: dict[str, Any], locate: KeyLocator, table: tuple[str, ...]) -> LogSource:
     for key in body:
         if key not in ("path", "command", "timeout"):
             raise locate.error("unknown key (path, command, timeout)", table, key)
@@ -411,7 +412,7 @@ def _log_source(body: dict[str, Any], locate: _Locator, table: tuple[str, ...]) 
     return CommandSource(tuple(argv), **({"timeout": timeout} if timeout else {}))
 
 
-def _thresholds(body: object, locate: _Locator, table: tuple[str, ...]) -> HealthThresholds:
+def _thresholds(body: object, locate: KeyLocator, table: tuple[str, ...]) -> HealthThresholds:
     if not isinstance(body, dict):
         raise locate.error("must be a table", table[:-1], table[-1])
     values: dict[str, Any] = {}
@@ -450,7 +451,7 @@ def _thresholds(body: object, locate: _Locator, table: tuple[str, ...]) -> Healt
 
 
 def _addresses(
-    value: object, locate: _Locator, table: tuple[str, ...], key: str
+    value: object, locate: KeyLocator, table: tuple[str, ...], key: str
 ) -> tuple[str, ...]:
     if isinstance(value, str):
         items: list[str] = [value]
@@ -464,13 +465,13 @@ def _addresses(
         raise locate.error(str(exc), table, key) from None
 
 
-def _string(value: object, locate: _Locator, table: tuple[str, ...], key: str) -> str:
+def _string(value: object, locate: KeyLocator, table: tuple[str, ...], key: str) -> str:
     if not isinstance(value, str) or not value:
         raise locate.error("must be a non-empty string", table, key)
     return value
 
 
-def _positive(value: object, locate: _Locator, table: tuple[str, ...], key: str) -> float:
+def _positive(value: object, locate: KeyLocator, table: tuple[str, ...], key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise locate.error("must be a number of seconds > 0", table, key)
     return float(value)
@@ -486,8 +487,9 @@ def _key_on_line(lines: list[str], line: int | None) -> str | None:
     return key.strip().strip("\"'") or None if eq else None
 
 
-class _Locator:
-    """Finds the line of a key under a table header (tomllib keeps no positions)."""
+class KeyLocator:
+    """Finds the line of a key under a table header (tomllib keeps no positions); also
+    used for the ``[alerts]`` table (konsole.collect.alert_config)."""
 
     def __init__(self, lines: list[str], path: Path) -> None:
         self.lines, self.path = lines, path
@@ -594,7 +596,9 @@ def resolve_profile(
     """Pick the profile by the module's order; ``local`` is a local cluster description."""
     env = os.environ if env is None else env
     chosen = [
-        n for n, v in (("--profile", profile), ("--local", local), ("--bootstrap", bootstrap)) if v
+        n
+        for n, v in (("--profile", profile), ("--local", local), ("--bootstrap", bootstrap))
+        if v or (n == "--bootstrap" and v is not None)  # an empty --bootstrap is an error
     ]
     if len(chosen) > 1:
         raise ProfileError(f"give only one of {', '.join(chosen)}")
@@ -608,7 +612,7 @@ def resolve_profile(
     if local is not None:
         return profile_from_local(local)
     for name, value in (("--bootstrap", bootstrap), (BOOTSTRAP_ENV, env.get(BOOTSTRAP_ENV))):
-        if value:
+        if value or (name == "--bootstrap" and value is not None):
             try:
                 return Profile(name=name, source=name, bootstrap=tuple(parse_bootstrap(value)))
             except ValueError as exc:

@@ -28,7 +28,7 @@ from typing import Any
 
 import platformdirs
 
-from konsole.errors import ClusterAlreadyRunningError, ClusterError
+from konsole.errors import ClusterAlreadyRunningError, ClusterError, NoLocalClusterError
 from konsole.localcluster import describe as describing
 from konsole.localcluster import disks as small_disks
 from konsole.localcluster import jars, readiness
@@ -363,7 +363,7 @@ class LocalCluster:
     def _require_state(self) -> ClusterState:
         state = self.load()
         if state is None:
-            raise ClusterError(f"no cluster in {self.run_dir}; run `konsole cluster start`")
+            raise NoLocalClusterError(f"no cluster in {self.run_dir}; run `konsole cluster start`")
         return state
 
     def _running(self, role: str, sid: int) -> ServerState:

@@ -7,6 +7,7 @@ history file; :func:`to_ms` is the one conversion.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ __all__ = [
 
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _AGE: Final = re.compile(r"^-?(\d+(?:\.\d+)?)([smhdw])$")
+_DURATION: Final = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 
 
 class TimeParseError(ValueError):
@@ -37,14 +39,18 @@ def to_ms(seconds: float) -> int:
 
 
 def parse_duration(text: str) -> float:
-    """``90s``, ``15m``, ``2h``, ``3d``, ``1w`` (or plain seconds) -> seconds."""
-    match = _AGE.match(text.strip())
+    """``90s``, ``15m``, ``2h``, ``3d``, ``1w`` (or plain seconds) -> seconds, never
+    negative (a sign is refused: ``-5h`` is not a duration)."""
+    match = _DURATION.match(text.strip())
     if match:
         return float(match.group(1)) * _UNITS[match.group(2)]
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
-        raise TimeParseError(f"{text!r} is not a duration like 90s, 15m, 2h, 3d") from None
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0 or text.strip().startswith(("-", "+")):
+        raise TimeParseError(f"{text!r} is not a duration like 90s, 15m, 2h, 3d")
+    return seconds
 
 
 def parse_time(text: str, now: float) -> float:
@@ -53,8 +59,8 @@ def parse_time(text: str, now: float) -> float:
     value = text.strip()
     if value == "now":
         return now
-    if _AGE.match(value):
-        return now - parse_duration(value)
+    if _AGE.match(value):  # "2h" and "-2h" both: two hours ago
+        return now - parse_duration(value.lstrip("-"))
     if re.fullmatch(r"\d{9,}(\.\d+)?", value):
         return float(value)
     try:

@@ -4,7 +4,7 @@ by a script (:class:`Fakes`); no sockets."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +12,7 @@ from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.model import ClusterHealth, ClusterView
 from konsole.collect.metrics import MetricsResult
 from konsole.collect.poller import EndpointsFn, Poller, PollerConfig
-from konsole.collect.profiles import MetricsEndpoint
+from konsole.collect.profiles import MetricsEndpoint, Profile
 from tests._testutil.builders import addr, metrics_error, table, tm, view
 
 #: The view a poll gathers unless a script says otherwise.
@@ -124,3 +124,31 @@ class Fakes:
             scrape=self.scrape,
             endpoints=endpoints or (lambda v: (MetricsEndpoint("http://127.0.0.1:1/metrics"),)),
         )
+
+
+def fake_build_poller(
+    fakes: Fakes, asked: list[Profile] | None = None
+) -> Callable[[Profile, float | None], tuple[Poller, Callable[[], Awaitable[None]]]]:
+    """A stand-in for ``konsole.collect.connect.build_poller`` (what ``watch`` and
+    ``record`` call): a poller on ``fakes``; each profile asked for goes to ``asked``."""
+
+    def build(
+        profile: Profile, interval: float | None
+    ) -> tuple[Poller, Callable[[], Awaitable[None]]]:
+        if asked is not None:
+            asked.append(profile)
+        poller = Poller(
+            PollerConfig(interval=0.001, coordinators=profile.coordinators or ("127.0.0.1:9123",)),
+            connect=fakes.connect,
+            gather=fakes.gather,
+            health=fakes.health,
+            probe=fakes.probe,
+            scrape=fakes.scrape,
+        )
+
+        async def release() -> None:
+            await poller.aclose()
+
+        return poller, release
+
+    return build

@@ -349,7 +349,7 @@ async def test_signals_leave_no_output_file_and_whole_rows(world: World, tmp_pat
         code, out, err = await _signalled(world, table, point, signal.SIGINT, ["-o", str(out_file)])
         assert code == 130, err.decode()
         lines = err.decode().splitlines()
-        assert lines[-1].startswith("error: interrupted by SIGINT"), lines
+        assert lines[-1].startswith("konsole: error: interrupted by SIGINT"), lines
         assert out == b""
         assert list(tmp_path.iterdir()) == [], (point, list(tmp_path.iterdir()))
 

@@ -86,7 +86,7 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
             "the new table recorded",
             lambda: (
                 ("table_created", table)
-                in {(e["kind"], e["subject"]) for e in history(path, "events")}
+                in {(e["kind"], e["subject"]["name"]) for e in history(path, "events")}
             ),
         )
         t_seen_empty = time.time()
@@ -117,7 +117,7 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
     assert recorder.returncode == 0, err
 
     events = history(path, "events")
-    seen = [(e["kind"], e["subject"]) for e in events]
+    seen = [(e["kind"], e["subject"]["name"]) for e in events]
     order = [
         ("table_created", table),
         ("server_left", "tablet-server 2"),
@@ -127,7 +127,7 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
     for item in order:
         assert item in seen, (item, seen)
     assert [seen.index(i) for i in order] == sorted(seen.index(i) for i in order)
-    assert [e["time"] for e in events] == sorted(e["time"] for e in events)
+    assert [e["time_ms"] for e in events] == sorted(e["time_ms"] for e in events)
     for line in ("table_created", "server_left", "server_joined", "table_dropped"):
         assert line in out  # the recorder's one line per event
 

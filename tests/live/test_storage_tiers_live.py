@@ -355,7 +355,7 @@ async def test_tiering_advances_stalls_and_resumes(tiers: Tiers) -> None:
         "remote end offsets advancing",
     )
 
-    watch = Lines.start(t.konsole("watch", "--format", "json"))
+    watch = Lines.start(t.konsole("watch", "--format", "jsonl"))
     record = Lines.start(t.konsole("record", "--history", str(t.history)))
     writer = Writer(t.conn, path, 10_000)
     table_id = first["table_id"]

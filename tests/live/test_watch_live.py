@@ -1,4 +1,4 @@
-"""`konsole watch --format json` as a real subprocess against a real 3-tablet cluster.
+"""`konsole watch --format jsonl` as a real subprocess against a real 3-tablet cluster.
 
 One cluster per server generation (module-scoped; 2 coordinators on the 1.0 line, where a
 standby exists), one watch process for the whole module, faults injected with the local
@@ -67,7 +67,7 @@ class Line:
 
 @dataclass
 class Watch:
-    """``konsole watch --local --format json`` with reader threads draining both pipes."""
+    """``konsole watch --local --format jsonl`` with reader threads draining both pipes."""
 
     proc: subprocess.Popen[str]
     lines: list[Line] = field(default_factory=list)
@@ -86,7 +86,7 @@ class Watch:
                 "--run-dir",
                 str(run_dir),
                 "--format",
-                "json",
+                "jsonl",
                 "--interval",
                 str(INTERVAL),
             ],
@@ -322,7 +322,7 @@ async def test_tablet_server_stopped_and_started(watched: Watched) -> None:
     await asyncio.to_thread(watched.lc.start_server, "ts", victim, 120.0)
     joined = await w.wait(mark, "server_joined", tablet(victim), timeout=60)
     in_sync = await w.wait(mark, "replicas_in_sync", timeout=90)
-    assert in_sync.data["time"] >= joined.data["time"]
+    assert in_sync.data["time_ms"] >= joined.data["time_ms"]
     assert in_sync.data["details"]["replicas_offline"] == 0
 
 
@@ -363,7 +363,7 @@ async def test_ingest_stalled_after_pyfluss_stops_writing(watched: Watched) -> N
         where=lambda e: e["details"]["log_end_offset"] == 100,
     )
     assert stalled.data["details"]["quiet_polls"] >= 3
-    assert stalled.data["time"] > stopped_at
+    assert stalled.data["time_ms"] / 1000 > stopped_at
     early = w.seen(mark, "ingest_stalled", table)[:-1]
     assert len(early) == len(w.seen(mark, "ingest_resumed", table)) <= 1
 
@@ -396,7 +396,7 @@ async def test_active_coordinator_killed_gives_one_failover(
     failover = await w.wait(mark, "coordinator_failover", f"coordinator {new}", timeout=30)
     assert (failover.data["details"]["old"], failover.data["details"]["new"]) == (old, new)
     # The poll that saw it started at most two intervals after the new one answered.
-    lag = failover.data["time"] - answered_at
+    lag = failover.data["time_ms"] / 1000 - answered_at
     print(
         f"failover: event poll {lag:+.2f}s after the new coordinator answered; "
         f"printed {failover.received - answered_at:+.2f}s after; "

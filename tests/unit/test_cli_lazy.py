@@ -46,4 +46,4 @@ def test_a_command_is_found_by_name_and_an_unknown_one_is_refused() -> None:
     assert main.get_command(ctx, "check") is importlib.import_module("konsole.cli.check").check
     assert main.get_command(ctx, "nope") is None
     result = CliRunner().invoke(main, ["nope"])
-    assert result.exit_code == 2 and "No such command 'nope'" in result.output
+    assert result.exit_code == 3 and "No such command 'nope'" in result.stderr

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+import konsole.cli.console
 import konsole.ui.app
 from konsole.cli import check as check_cmd
 from konsole.cli import record as record_cmd
@@ -94,6 +95,7 @@ def console_history(monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[
             return None
 
     monkeypatch.setattr(konsole.ui.app, "KonsoleApp", App)
+    monkeypatch.setattr(konsole.cli.console, "has_terminal", lambda: True)
     result = CliRunner().invoke(main, ["ui", *args], env=env)
     assert result.exit_code == 0, result.output
     return opened[0].history_path
@@ -158,7 +160,8 @@ def test_options_before_a_command_that_does_not_take_them_are_refused(
 def test_help_lists_the_shared_options_with_their_help() -> None:
     for command in (["--help"], ["ui", "--help"], ["watch", "--help"], ["check", "--help"]):
         out = CliRunner().invoke(main, command).output
-        assert "--bootstrap TEXT" in out and "Bootstrap servers, comma-separated" in out, command
+        assert "--bootstrap HOST:PORT,..." in out, command
+        assert "Bootstrap servers, comma-separated" in out, command
         assert "--run-dir" in out and "--config FILE" in out, command
     notes = CliRunner().invoke(main, ["history", "notes", "--help"]).output
     assert "--history FILE" in notes and "--profile TEXT" in notes

@@ -403,7 +403,7 @@ def test_full_disk_is_an_io_error_and_nothing_is_left(
     assert res.exit_code == ExitCode.IO_ERROR, res.output
     # one line, and no finaliser complaining later about a closed file
     assert calls and res.stderr.strip().splitlines() == [
-        f"error: cannot write {out}: No space left on device"
+        f"konsole: error: cannot write {out}: No space left on device"
     ]
     assert _files(tmp_path) == []
 
@@ -430,7 +430,7 @@ def test_read_only_directory_is_refused_before_connecting() -> None:
             )
             assert proc.returncode == 74, proc.stderr
             assert proc.stderr.decode().splitlines() == [
-                f"error: cannot write {out}: Permission denied"
+                f"konsole: error: cannot write {out}: Permission denied"
             ]
             assert _files(ro) == []
         finally:
@@ -561,6 +561,6 @@ def test_a_signal_mid_stream_exits_130_or_143_and_leaves_no_file(
     )
     assert res.exit_code == code, res.output
     assert res.stderr.splitlines() == [
-        f"error: interrupted by {sig.name}: stopped after 58 row(s); {out} not written"
+        f"konsole: error: interrupted by {sig.name}: stopped after 58 row(s); {out} not written"
     ]
     assert _files(tmp_path) == [] and not fake.sessions  # open sessions were closed

@@ -111,7 +111,7 @@ def test_cli_unknown_version(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         main, ["cluster", "start", "--version", "9.9", "--run-dir", str(tmp_path)]
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # a usage error, refused before anything starts
     assert "supported: 1.0.0, 0.9.1-incubating" in result.output
 
 
@@ -133,15 +133,34 @@ def test_cli_standby_needs_a_version_with_one(tmp_path: Path) -> None:
     assert "no standby coordinator" in result.output
 
 
-def test_stop_with_nothing_running_says_so(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["cluster", "stop", "--run-dir", str(tmp_path)])
-    assert result.exit_code == 0
-    assert "nothing is running" in result.output
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["stop"], "nothing is running in"),
+        (["status"], "no cluster in"),
+        (["kill", "ts", "1"], "no cluster in"),
+        (["stop-server", "ts", "1"], "no cluster in"),
+        (["start-server", "ts", "1"], "no cluster in"),
+        (["seed"], "no running cluster in"),
+    ],
+)
+def test_every_cluster_command_without_a_cluster_exits_69(
+    tmp_path: Path, args: list[str], words: str
+) -> None:
+    # one code for one situation (docs/cli.md): `stop` used to exit 0 here and `kill` 1
+    result = CliRunner().invoke(main, ["cluster", *args, "--run-dir", str(tmp_path)])
+    assert result.exit_code == 69, result.output
+    assert result.stderr.startswith(f"konsole: error: {words} {tmp_path}")
+    assert len(result.stderr.splitlines()) == 1
 
 
-def test_status_with_no_cluster_exits_3(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["cluster", "status", "--run-dir", str(tmp_path)])
-    assert result.exit_code == 3
+@pytest.mark.parametrize("command", ["kill", "stop-server"])
+def test_set_is_offered_by_start_server_only(tmp_path: Path, command: str) -> None:
+    helped = CliRunner().invoke(main, ["cluster", command, "--help"]).output
+    assert "--set" not in helped
+    assert "--set" in CliRunner().invoke(main, ["cluster", "start-server", "--help"]).output
+    refused = CliRunner().invoke(main, ["cluster", command, "ts", "1", "--set", "a=b"])
+    assert refused.exit_code == 3 and "No such option '--set'" in refused.stderr
 
 
 MAVEN_MISSING = [

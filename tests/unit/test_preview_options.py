@@ -78,11 +78,11 @@ def test_local_uses_the_running_cluster(
     assert connects[0][0] == "127.0.0.1:35783"
 
 
-def test_local_without_a_running_cluster_is_bad_configuration(
+def test_local_without_a_running_cluster_is_unavailable(
     connects: list[tuple[Any, dict[str, Any]]], tmp_path: Path
 ) -> None:
     res = preview("--local", "--run-dir", str(tmp_path / "none"))
-    assert res.exit_code == 3 and "--local" in res.output and connects == []
+    assert res.exit_code == 69 and "--local" in res.output and connects == []
 
 
 @pytest.mark.parametrize(

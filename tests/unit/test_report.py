@@ -121,8 +121,9 @@ def test_a_window_with_no_history_says_so(history: Path, tmp_path: Path) -> None
         (("--around", "now", "--from", "1h"), "give --around T, or --from T1"),
         (("--around", "now", "--to", "1h"), "--to goes with --from"),
         (("--from", "now", "--to", "1h"), "--to must be after --from"),
-        (("--around", "yesterday-ish"), "konsole history report"),
-        (("--around", "now", "--window", "forever"), "konsole history report"),
+        (("--around", "yesterday-ish"), "Invalid value for '--around'"),
+        (("--around", "now", "--window", "forever"), "Invalid value for '--window'"),
+        (("--around", "now", "--window", "-30m"), "Invalid value for '--window'"),
     ],
 )
 def test_bad_windows_exit_3(

@@ -241,4 +241,4 @@ def test_bad_input_exit_codes(tmp_path: Path) -> None:
             main,
             ["serve", "--config", str(config), "--no-history", "--listen", f"127.0.0.1:{port}"],
         )
-    assert busy.exit_code == 1 and "cannot listen on" in busy.output
+    assert busy.exit_code == 69 and "konsole: error: cannot listen on" in busy.stderr

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from konsole.cli import watch as watch_cmd
 from konsole.cli.main import main
-from konsole.collect.poller import Poller, PollerConfig
 from konsole.collect.profiles import Profile
 from tests._testutil.builders import table, view
 from tests._testutil.fakes import fake_running_local_cluster
-from tests._testutil.poller import Fakes
+from tests._testutil.poller import Fakes, fake_build_poller
 
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
 FULL = view(tables=[T])
@@ -27,24 +25,7 @@ GONE = view(
 def fake_poller(monkeypatch: pytest.MonkeyPatch, fakes: Fakes) -> list[Profile]:
     """Make `watch` use ``fakes``; returns the profiles it was asked to poll."""
     asked: list[Profile] = []
-
-    def build(profile: Profile, interval: float | None) -> tuple[Poller, Any]:
-        asked.append(profile)
-        poller = Poller(
-            PollerConfig(interval=0.001, coordinators=profile.coordinators or ("127.0.0.1:9123",)),
-            connect=fakes.connect,
-            gather=fakes.gather,
-            health=fakes.health,
-            probe=fakes.probe,
-            scrape=fakes.scrape,
-        )
-
-        async def release() -> None:
-            await poller.aclose()
-
-        return poller, release
-
-    monkeypatch.setattr(watch_cmd, "build_poller", build)
+    monkeypatch.setattr(watch_cmd, "build_poller", fake_build_poller(fakes, asked))
     return asked
 
 
@@ -52,7 +33,7 @@ def test_watch_prints_events_and_health_as_json_lines(monkeypatch: pytest.Monkey
     fakes = Fakes(views=[FULL, FULL, GONE, RuntimeError("cluster went away")])
     fake_poller(monkeypatch, fakes)
     result = CliRunner().invoke(
-        main, ["watch", "--bootstrap", "127.0.0.1:9123", "--format", "json", "--count", "4"]
+        main, ["watch", "--bootstrap", "127.0.0.1:9123", "--format", "jsonl", "--count", "4"]
     )
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in result.stdout.splitlines()]
@@ -65,6 +46,12 @@ def test_watch_prints_events_and_health_as_json_lines(monkeypatch: pytest.Monkey
     assert kinds[-1] == ("health", "RED")
     left = next(d for d in lines if d.get("kind") == "server_left")
     assert left["subject"] == {"kind": "server", "name": "tablet-server 2"}
+    # the one event shape (docs/cli.md): an ISO time and its epoch milliseconds
+    assert set(left) == {
+        "type", "time", "time_ms", "kind", "severity", "subject", "message", "count",
+        "samples", "details",
+    }  # fmt: skip
+    assert left["time"].endswith("Z") and isinstance(left["time_ms"], int)
     assert "poll 4 failed (1 in a row): cluster went away" in result.stderr
 
 
@@ -80,17 +67,41 @@ def test_watch_text_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     assert " HEALTH   UNKNOWN (derived): " in text
 
 
-def test_watch_prints_the_report_command_after_a_warning(
+def test_watch_prints_the_report_command_after_a_warning_when_a_recorder_writes_the_file(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    fake_poller(monkeypatch, Fakes(views=[FULL, GONE]))
+    from store import open_writer
+
     env = {"FLUSS_BOOTSTRAP": "", "XDG_STATE_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path)}
-    result = CliRunner().invoke(main, ["watch", "--count", "2"], env=env)
+    # watch records nothing: with no recorder on the cluster's file, no report to point at
+    fake_poller(monkeypatch, Fakes(views=[FULL, GONE]))
+    alone = CliRunner().invoke(main, ["watch", "--count", "2"], env=env)
+    assert alone.exit_code == 0, alone.output
+    assert "server_left" in alone.stdout and "report:" not in alone.stderr
+    # a recorder holds the cluster's own file: the hint names it
+    writer = open_writer(tmp_path / "konsole" / "history" / "default.sqlite")
+    try:
+        fake_poller(monkeypatch, Fakes(views=[FULL, GONE]))
+        result = CliRunner().invoke(main, ["watch", "--count", "2"], env=env)
+    finally:
+        writer.close()
     assert result.exit_code == 0, result.output
     # Once, after the poll whose events hold warnings, naming the cluster's own history.
     (line,) = [x for x in result.stderr.splitlines() if "report:" in x]
     assert line.startswith(f"  report: konsole history report --history {tmp_path}")
     assert " --around 20" in line and line.endswith(".html")
+
+
+def test_watch_count_exits_2_when_every_poll_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_poller(monkeypatch, Fakes(views=[RuntimeError("down"), RuntimeError("down")]))
+    result = CliRunner().invoke(main, ["watch", "--bootstrap", "127.0.0.1:9123", "--count", "2"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1] == (
+        "konsole: error: none of the 2 poll(s) reached the cluster"
+    )
+    fake_poller(monkeypatch, Fakes(views=[RuntimeError("down"), FULL]))
+    once = CliRunner().invoke(main, ["watch", "--bootstrap", "127.0.0.1:9123", "--count", "2"])
+    assert once.exit_code == 0, once.output
 
 
 def test_watch_uses_the_local_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -104,9 +115,9 @@ def test_watch_uses_the_local_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert asked[0].coordinators == ("127.0.0.1:35783",)
 
 
-def test_watch_local_without_a_running_cluster_is_bad_configuration(tmp_path: Path) -> None:
+def test_watch_local_without_a_running_cluster_is_unavailable(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["watch", "--local", "--run-dir", str(tmp_path / "none")])
-    assert result.exit_code == 3
+    assert result.exit_code == 69
     assert "no running local cluster in" in result.stderr
 
 
@@ -165,7 +176,8 @@ def test_profiles_lists_without_secrets(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("config", "code", "words"),
     [
-        (None, 0, "no profiles in"),
+        ("", 0, "no profiles in"),
+        (None, 3, "does not exist"),  # --config names a file: a missing one is an error
         ("[profiles.a]\nbootstrap = [1]\n", 3, ":2: profiles.a.bootstrap:"),
     ],
 )
@@ -176,6 +188,13 @@ def test_profiles_empty_or_bad(tmp_path: Path, config: str | None, code: int, wo
     result = CliRunner().invoke(main, ["profiles", "--config", str(path)])
     assert result.exit_code == code
     assert words in result.output
+
+
+def test_profiles_with_an_absent_default_config_lists_none(tmp_path: Path) -> None:
+    # KONSOLE_CONFIG, like the default path, may name a file not made yet: no profiles
+    env = {"KONSOLE_CONFIG": str(tmp_path / "absent.toml")}
+    result = CliRunner().invoke(main, ["profiles"], env=env)
+    assert result.exit_code == 0 and "no profiles in" in result.output
 
 
 def test_unread_items_are_reported_when_they_change_not_every_poll(

@@ -13,7 +13,7 @@ from konsole.cli.admin.common import (
     run_action,
     write_command,
 )
-from konsole.cli.options import ConnectionArgs
+from konsole.cli.options import ConnectionArgs, checked_by, checked_table
 
 if TYPE_CHECKING:
     from konsole.collect.actions import ActionRunner
@@ -90,15 +90,21 @@ def acl() -> None:
 
 
 def _acl_options(required: bool) -> list[click.Option]:
-    from konsole.model.actions import ACL_OPERATIONS
+    from konsole.model.actions import ACL_OPERATIONS, parse_resource
 
     return [
         click.Option(
             ["--resource"],
             required=required,
+            callback=checked_by(parse_resource),
             help="cluster, database:NAME or table:DB.TABLE.",
         ),
-        click.Option(["--principal"], required=required, help="TYPE:NAME, e.g. User:alice."),
+        click.Option(
+            ["--principal"],
+            required=required,
+            callback=checked_by(_principal_syntax),
+            help="TYPE:NAME, e.g. User:alice.",
+        ),
         click.Option(
             ["--operation"],
             type=click.Choice(sorted(ACL_OPERATIONS), case_sensitive=False),
@@ -123,6 +129,29 @@ def acl_list(cluster: ConnectionArgs) -> None:
             )
 
     run_action(cluster, body)
+
+
+def _principal_syntax(text: str) -> None:
+    """TYPE:NAME (an unknown TYPE is the server's vocabulary: exit 65 when sent)."""
+    kind, sep, name = text.partition(":")
+    if not sep or not kind or not name:
+        raise ValueError(f"a principal is TYPE:NAME (e.g. User:alice), got {text!r}")
+
+
+def _spec_syntax(text: str) -> None:
+    from konsole.model.actions import parse_assignments
+
+    parse_assignments(text, "a partition spec")
+
+
+def _assignment_syntax(text: str) -> None:
+    key, sep, value = (part.strip() for part in text.partition("="))
+    if not sep or not key or not value:
+        raise ValueError(f"a table property is KEY=VALUE, got {text!r}")
+
+
+def _table_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    return checked_table(value)
 
 
 def _name(value: object) -> str:
@@ -195,8 +224,8 @@ def partition() -> None:
 
 
 def _partition_command(drop: bool) -> None:
-    @click.argument("table_name", metavar="DB.TABLE")
-    @click.argument("spec", metavar="KEY=VALUE[,KEY=VALUE]")
+    @click.argument("table_name", metavar="DB.TABLE", callback=_table_name)
+    @click.argument("spec", metavar="KEY=VALUE[,KEY=VALUE]", callback=checked_by(_spec_syntax))
     @write_command()
     def partition_write(
         table_name: str,
@@ -229,8 +258,8 @@ def table() -> None:
 
 
 @command(table, "set", "Set one table property (AlterTable).")
-@click.argument("table_name", metavar="DB.TABLE")
-@click.argument("assignment", metavar="KEY=VALUE")
+@click.argument("table_name", metavar="DB.TABLE", callback=_table_name)
+@click.argument("assignment", metavar="KEY=VALUE", callback=checked_by(_assignment_syntax))
 @write_command()
 def table_set(
     table_name: str,

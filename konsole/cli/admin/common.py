@@ -1,8 +1,9 @@
 """What every ``konsole admin`` command shares: the write options, the terminal operator
 (plan, typed confirmation, progress) and running one action with its exit codes.
 
-Exit codes (konsole.errors.ExitCode): 0 done (or a dry run shown); 1 the server refused or
-failed it; 2 the cluster could not be reached; 3 bad options or profile; 65 the input
+Exit codes (konsole.errors.ExitCode, docs/cli.md): 0 done (or a dry run shown); 1 the server
+refused or failed it; 2 the cluster could not be reached; 3 bad options or profile (a
+malformed value is refused as it is parsed, before anything connects); 65 the input
 names something wrong (unknown server, config key, value type, principal type); 75 a
 safety rail or a running rebalance refused it, or the wait ended with it still running;
 77 the profile has no ``writes = true`` (nothing was sent, nothing connected); 130 Ctrl-C
@@ -22,7 +23,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options, fail
+from konsole.cli.exits import fail
+from konsole.cli.options import ConnectionArgs, cluster_options
 from konsole.errors import ExitCode, KonsoleError
 
 if TYPE_CHECKING:
@@ -96,7 +98,7 @@ def read_command(f: F) -> F:
 
 
 def command(group: click.Group, name: str, help_text: str) -> Callable[[F], click.Command]:
-    return group.command(name, cls=ConfigCommand, help=help_text)
+    return group.command(name, help=help_text)
 
 
 class TerminalOperator:
@@ -142,10 +144,9 @@ def resolve_for_writes(cluster: ConnectionArgs, allow_writes: bool) -> Profile:
     if allow_writes:
         if profile.source == "profile":
             fail(
-                "admin",
                 "--allow-writes is for --bootstrap / --local: set `writes = true` "
                 f"in profile {profile.name!r}",
-                ExitCode.UNKNOWN,
+                ExitCode.USAGE,
             )
         profile = replace(profile, writes=True)
     return profile
@@ -200,9 +201,9 @@ def run_action(
     except KonsoleError:
         raise
     except UnreachableError as exc:
-        fail("admin", str(exc), ExitCode.CRITICAL)
+        fail(exc, ExitCode.CRITICAL)
     except FlussError as exc:
-        fail("admin", str(exc).splitlines()[0], ExitCode.WARNING)
+        fail(str(exc).splitlines()[0], ExitCode.WARNING)
     finally:
         for trouble in audit.trouble[:1]:
             click.echo(f"konsole admin: the audit could not be written: {trouble}", err=True)

@@ -55,7 +55,7 @@ def server() -> None:
 @command(
     server, "drain", "Tag a tablet server PERMANENT_OFFLINE and rebalance every replica off it."
 )
-@click.argument("server_id", type=int)
+@click.argument("server_id", type=click.IntRange(min=0))
 @goal_option
 @timeout_option
 @write_command(force=True)
@@ -75,7 +75,7 @@ def drain(
 def _tag_command(remove: bool) -> click.Command:
     name = "untag" if remove else "tag"
 
-    @click.argument("server_id", type=int)
+    @click.argument("server_id", type=click.IntRange(min=0))
     @click.argument("tag", type=click.Choice(TAGS))
     @write_command()
     def tag_cmd(

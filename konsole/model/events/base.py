@@ -18,6 +18,7 @@ from konsole.model import subjects
 from konsole.model.health import HealthRules
 from konsole.model.placement import alive_servers
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.model.timefmt import iso_text, to_ms
 
 __all__ = [
     "CLUSTER",
@@ -110,15 +111,19 @@ class Event:
     samples: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
+        """The one JSON shape of an event (docs/cli.md): ``watch --format jsonl``'s lines,
+        ``history events --format json`` and ``history export events`` all print this."""
         return {
-            "time": self.time,
+            "type": "event",
+            "time": iso_text(self.time),
+            "time_ms": to_ms(self.time),
             "kind": self.kind.value,
             "severity": self.severity.value,
             "subject": {"kind": self.subject.kind, "name": self.subject.name},
             "message": self.message,
-            "details": dict(self.details),
             "count": self.count,
             "samples": list(self.samples),
+            "details": dict(self.details),
         }
 
 

@@ -1,0 +1,365 @@
+"""Every command, every option, bad values: no traceback, one line, the documented code.
+
+The commands and their options come from the click tree (``konsole --help`` walks the same
+one), so a command or option added later is tried too; a text option nobody decided a bad
+value for fails :func:`test_every_text_option_has_a_decision`. The expected code is the
+``usage`` row of docs/cli.md's table. Runs in process with click's ``CliRunner``; nothing
+may start, connect or open a screen (those seams raise :class:`Reached`, which would end
+the command as an internal error, 70, not a usage error). A handful run as real processes
+at the end: a full stdout, no terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+import konsole.cli.check
+import konsole.cli.preview
+import konsole.cli.record
+import konsole.cli.serve
+import konsole.cli.storage
+import konsole.cli.watch
+import konsole.collect.actions
+import konsole.localcluster.jars
+import konsole.localcluster.seed
+import konsole.ui.app
+from konsole.cli.main import main
+from konsole.cli.options import DURATION, MOMENT
+from konsole.localcluster import LocalCluster
+from tests._testutil.cli import REPO
+from tests._testutil.cli_tree import exit_codes, leaf_commands
+from tests._testutil.recorded import server_left_history
+
+USAGE = exit_codes()["usage"].code
+LEAVES = leaf_commands()
+
+#: Bad values of text options and arguments, by parameter name.
+BAD_TEXT: dict[str, tuple[str, ...]] = {
+    "bootstrap": ("", "a:b:c", "host:port"),
+    "profile": ("nope",),
+    "profiles": ("nope",),
+    "listen": ("9464", "[::1]:99999"),
+    "alertmanagers": ("ftp://am:9093", "am:9093"),
+    "settings": ("novalue", "nope:k=v"),
+    "sasl": ("nouser", "a b:pw"),
+    "version": ("9.9",),
+    "warning": ("bogus=1", "tablet_servers=abc"),
+    "critical": ("bogus=1",),
+    "only": ("nodot",),
+    "text": ("", "   "),
+    "resource": ("nope:x", "database:"),
+    "principal": ("alice", ":x"),
+    "table": ("nodot", "db.bad name"),
+    "table_name": ("nodot",),
+    "spec": ("novalue",),
+    "assignment": ("novalue",),
+    "target": ("nodot",),
+}
+#: Text that may be anything (a bad value of it is a valid question with no answer).
+FREE_TEXT = {
+    "subject": "a subject filter: a subject never seen matches nothing",
+    "partition": "a partition name: an unknown one is the cluster's answer",
+    "metric": "a metric name: one never recorded is an empty series",
+    "rebalance_id": "the server's id of a rebalance",
+    "host": "an ACL's client host",
+    "key": "a config key (the cluster says which exist: exit 65)",
+    "value": "a config value",
+}
+#: Which commands read the profile file: elsewhere --profile only names a history file.
+READS_PROFILES = ("check", "watch", "record", "storage", "preview", "serve", "ui", "", "admin")
+#: Valid values for what a command needs before it gets to the option under test.
+GOOD = {
+    "table": "db.t",
+    "table_name": "db.t",
+    "spec": "k=v",
+    "assignment": "k=v",
+    "key": "k",
+    "value": "v",
+    "server_id": "1",
+    "role": "ts",
+    "tag": "permanent-offline",
+    "what": "events",
+    "moment": "now",
+    "target": "db.t",
+    "resource": "cluster",
+    "principal": "User:alice",
+    "operation": "READ",
+}
+
+
+#: Options a command needs together to be valid, unless the one under test is among them.
+NEEDS: dict[tuple[str, ...], list[str]] = {("history", "report"): ["--around", "now"]}
+NEEDS_PARAMS = {"around", "from_", "to"}
+
+
+class Reached(Exception):
+    """A command got past its options to work it must not do in this test."""
+
+
+@pytest.fixture(autouse=True)
+def nothing_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No cluster, no poll, no screen, no look: a bad value must be refused before them."""
+
+    def reached(*args: Any, **kwargs: Any) -> Any:
+        raise Reached("the command ran past its options")
+
+    for owner, name in [
+        (LocalCluster, "start"),
+        (LocalCluster, "start_server"),
+        (LocalCluster, "kill"),
+        (LocalCluster, "stop_server"),
+        (LocalCluster, "stop"),
+        (konsole.localcluster.seed, "seed_demo_sync"),
+        (konsole.localcluster.jars, "ensure_jars"),
+        (konsole.ui.app, "KonsoleApp"),
+        (konsole.cli.serve, "_serve"),
+        (konsole.cli.watch, "_watch"),
+        (konsole.cli.record, "_record"),
+        (konsole.cli.check, "look"),
+        (konsole.cli.preview, "_main"),
+        (konsole.cli.storage, "_look"),
+        (konsole.collect.actions, "open_runner"),
+    ]:
+        monkeypatch.setattr(owner, name, reached)
+    config = tmp_path / "config.toml"
+    config.write_text('[profiles.prod]\nbootstrap = "127.0.0.1:1"\n')
+    for name, value in {
+        "KONSOLE_CONFIG": str(config),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "KONSOLE_RUN_DIR": str(tmp_path / "run"),
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in ("FLUSS_BOOTSTRAP", "KONSOLE_FLUSS_HOME", "KONSOLE_TRACEBACK"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+def bad_values(param: click.Parameter, command_path: tuple[str, ...], tmp: Path) -> list[str]:
+    """Values of ``param`` that must be refused (empty: any value is valid)."""
+    kind = param.type
+    name = param.name or ""
+    if isinstance(param, click.Option) and param.is_flag:
+        return []
+    if isinstance(kind, click.IntRange | click.FloatRange):
+        out = ["x"]
+        if kind.min is not None:
+            out.append(str(kind.min - 1))
+        if kind.max is not None:
+            out.append(str(kind.max + 1))
+        return out
+    if kind in (click.INT, click.FLOAT):
+        return ["x"]
+    if isinstance(kind, click.Choice):
+        return ["nope"]
+    if kind is DURATION:
+        return ["-5h", "0", "soon"]
+    if kind is MOMENT:
+        return ["yesterday-ish"]
+    if isinstance(kind, click.Path):
+        if kind.exists:
+            return [str(tmp / "does-not-exist")]
+        if not kind.dir_okay:
+            return [str(tmp)]  # a directory where a file belongs
+        a_file = tmp / "a-file"
+        a_file.write_text("")
+        return [str(a_file)]  # a file where a directory belongs
+    if name == "profile" and command_path[:1] not in [(c,) if c else () for c in READS_PROFILES]:
+        return []  # history: --profile only names a file (a removed profile's stays readable)
+    if name in BAD_TEXT:
+        return list(BAD_TEXT[name])
+    return []
+
+
+def command_line(
+    path: tuple[str, ...], command: click.Command, param: click.Parameter, value: str, tmp: Path
+) -> list[str]:
+    """``path`` with good values for what the command needs and ``value`` for ``param``."""
+    args = list(path)
+    for p in command.params:
+        if p is param:
+            continue
+        if isinstance(p, click.Argument) and p.required:
+            args.append(GOOD[p.name or ""])
+        elif isinstance(p, click.Option) and p.required:
+            args += [p.opts[0], GOOD.get(p.name or "", str(tmp / "out.html"))]
+    names = {p.name for p in command.params}
+    if "bootstrap" in names and param.name not in ("bootstrap", "profile", "profiles", "local"):
+        args += ["--bootstrap", "127.0.0.1:1"]
+    if param.name not in NEEDS_PARAMS:
+        args += NEEDS.get(path, [])
+    if isinstance(param, click.Argument):
+        at = [p for p in command.params if isinstance(p, click.Argument)].index(param)
+        args.insert(len(path) + at, value)
+    else:
+        args += [param.opts[0], value]
+    return args
+
+
+CASES = [
+    pytest.param(path, command, param, id=f"{' '.join(path) or 'konsole'} {param.name}")
+    for path, command in LEAVES
+    for param in command.params
+    if param.name not in ("help",)
+]
+
+
+@pytest.mark.parametrize(("path", "command", "param"), CASES)
+def test_a_bad_value_is_one_line_and_the_usage_code(
+    path: tuple[str, ...], command: click.Command, param: click.Parameter, tmp_path: Path
+) -> None:
+    for value in bad_values(param, path, tmp_path):
+        args = command_line(path, command, param, value, tmp_path)
+        result = CliRunner().invoke(main, args)
+        said = (args, result.stdout, result.stderr)
+        assert result.exit_code == USAGE, said
+        assert "Traceback" not in result.stdout + result.stderr, said
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("konsole: error: "), said
+        # check answers on stdout too (monitoring-plugin rule); nothing else prints there
+        expected = ["FLUSS UNKNOWN: " + lines[0].removeprefix("konsole: error: ")]
+        assert result.stdout.splitlines() == (expected if path[:1] == ("check",) else []), said
+
+
+@pytest.mark.parametrize(
+    ("path", "command"), LEAVES, ids=[" ".join(p) or "konsole" for p, _ in LEAVES]
+)
+def test_each_command_line_is_valid_but_for_the_bad_value(
+    path: tuple[str, ...], command: click.Command, tmp_path: Path
+) -> None:
+    """The premise of the test above: without a bad value, the same command line is no usage
+    error (it goes on to fail later, here: no history file, no cluster, a seam reached)."""
+    nothing = click.Option(["--not-an-option"])
+    args = command_line(path, command, nothing, "", tmp_path)[:-2]  # without it
+    result = CliRunner().invoke(main, args)
+    got_past = "internal error: Reached" in result.stderr  # check answers 3 for that too
+    assert result.exit_code != USAGE or got_past, (args, result.stderr)
+
+
+def test_every_text_option_has_a_decision() -> None:
+    """A text option or argument must have bad values here, or a reason any text is fine."""
+    undecided = sorted(
+        f"{' '.join(path)} {param.name}"
+        for path, command in LEAVES
+        for param in command.params
+        if param.type is click.STRING
+        and not (isinstance(param, click.Option) and param.is_flag)
+        and param.name not in BAD_TEXT
+        and param.name not in FREE_TEXT
+    )
+    assert undecided == []
+
+
+def test_unknown_commands_options_and_missing_arguments_are_usage_errors() -> None:
+    for args in (["nope"], ["history", "nope"], ["watch", "--bogus"], ["preview"], ["admin"]):
+        result = CliRunner().invoke(main, args)
+        if args == ["admin"]:  # a group alone prints its help: not an error
+            assert result.exit_code == 0, result.output
+            continue
+        assert result.exit_code == USAGE, (args, result.output)
+        assert len(result.stderr.splitlines()) == 1, (args, result.stderr)
+
+
+# =========================================================================== real processes
+
+
+def run_real(
+    *args: str, tmp_path: Path, stdout: Any = subprocess.PIPE, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "KONSOLE_RUN_DIR": str(tmp_path / "run"),
+    }
+    for name in ("FLUSS_BOOTSTRAP", "KONSOLE_CONFIG", "KONSOLE_TRACEBACK"):
+        env.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-m", "konsole.cli", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Path:
+    return server_left_history(tmp_path / "h.sqlite")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_a_full_stdout_in_real_processes(tmp_path: Path, history: Path) -> None:
+    codes = exit_codes()
+    cases = [
+        (["--help"], codes["io"].code),
+        (["--version"], codes["io"].code),
+        (["history", "events", "--history", str(history)], codes["io"].code),
+        (["history", "export", "events", "--history", str(history)], codes["io"].code),
+        (["check", "--bootstrap", "127.0.0.1:1", "-t", "20"], codes["io"].check),
+        (["check", "--help"], codes["io"].check),
+    ]
+    for args, expected in cases:
+        with open("/dev/full", "w") as full:
+            done = run_real(*args, tmp_path=tmp_path, stdout=full)
+        assert done.returncode == expected, (args, done.stderr)
+        assert done.stderr.splitlines()[-1] == (
+            "konsole: error: cannot write stdout: No space left on device"
+        ), (args, done.stderr)
+        assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, args
+
+
+def test_the_console_without_a_terminal_says_so_at_once(tmp_path: Path) -> None:
+    code = exit_codes()["unavailable"].code
+    for args in (["ui", "--bootstrap", "127.0.0.1:1"], ["--bootstrap", "127.0.0.1:1"], ["demo"]):
+        done = run_real(*args, tmp_path=tmp_path, timeout=30)
+        assert done.returncode == code, (args, done.stderr)
+        assert done.stdout == "", args  # no screen drawn into the pipe, no escape sequence
+        assert done.stderr.startswith("konsole: error: konsole ") and "terminal" in done.stderr
+        assert len(done.stderr.splitlines()) == 1, args
+    assert not (tmp_path / "run").exists()  # demo started nothing
+
+
+def test_a_bad_value_in_a_real_process(tmp_path: Path) -> None:
+    done = run_real("record", "--keep-full", "-5h", "--bootstrap", "127.0.0.1:1", tmp_path=tmp_path)
+    assert done.returncode == USAGE and done.stdout == ""
+    assert done.stderr == (
+        "konsole: error: Invalid value for '--keep-full': '-5h' is not a duration like 90s, "
+        "15m, 2h, 3d (see `konsole record --help`)\n"
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_check_s_watchdog_into_a_full_stdout_is_unknown() -> None:
+    """The watchdog answers a stuck check itself; with no stdout to answer on it is 3."""
+    child = (
+        "import time\n"
+        "from konsole.cli.check import Watchdog\n"
+        "Watchdog(time.monotonic() + 0.2, 'FLUSS CRITICAL: no answer', 2).start()\n"
+        "time.sleep(30)\n"
+    )
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-c", child],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            timeout=25,
+            check=False,
+        )
+    assert done.returncode == exit_codes()["io"].check
+    assert done.stderr == "konsole: error: cannot write stdout: No space left on device\n"
