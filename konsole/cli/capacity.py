@@ -6,7 +6,8 @@ One bounded poll. The forecast fits the recorded trend: the cluster's history fi
 for the forecast window's usage samples, and the history's last poll gives the growth
 drivers' rates. Without a history the forecast says it needs one. Printed as text or JSON
 (``konsole.model.capacity_report``). Exit 0 with an answer, 2 when the cluster did not
-answer, 3 for bad arguments or configuration. ``konsole check`` is the command that judges.
+answer, 3 for bad arguments or configuration (docs/cli.md). ``konsole check`` is the command
+that judges.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 
 import click
 
-from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options, fail
+from konsole.cli.exits import fail
+from konsole.cli.options import DOCUMENT_FORMATS, ConnectionArgs, cluster_options
 from konsole.collect.profiles import Profile, ProfileError
 from konsole.errors import ExitCode
 from konsole.model.timefmt import age_text
@@ -160,10 +162,15 @@ def capacity_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@click.command("capacity", cls=ConfigCommand)
+@click.command("capacity")
 @cluster_options(polls=True, history=True)
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(DOCUMENT_FORMATS),
+    default="text",
+    show_default=True,
+    help="text: a block per tablet server; json: one document.",
 )
 def capacity(cluster: ConnectionArgs, fmt: str) -> None:
     """Room left before each tablet server's write lock, and when the trend reaches it."""
@@ -171,8 +178,8 @@ def capacity(cluster: ConnectionArgs, fmt: str) -> None:
         profile = cluster.resolve()
         report, error = asyncio.run(_look(profile, cluster.history_file(profile)))
     except ProfileError as exc:
-        fail("capacity", str(exc), ExitCode.UNKNOWN)
+        fail(exc, exc.exit_code)
     if error is not None:
-        fail("capacity", error, ExitCode.CRITICAL)
+        fail(error, ExitCode.CRITICAL)
     click.echo(json.dumps(report, indent=2) if fmt == "json" else capacity_text(report))
     sys.exit(ExitCode.OK)

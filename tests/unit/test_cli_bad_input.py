@@ -63,6 +63,7 @@ BAD_TEXT: dict[str, tuple[str, ...]] = {
     "spec": ("novalue",),
     "assignment": ("novalue",),
     "target": ("nodot",),
+    "disks": ("novalue", "ts9=64m", "ts0=abc", "coordinator=64m"),
 }
 #: Text that may be anything (a bad value of it is a valid question with no answer).
 FREE_TEXT = {
@@ -75,7 +76,18 @@ FREE_TEXT = {
     "value": "a config value",
 }
 #: Which commands read the profile file: elsewhere --profile only names a history file.
-READS_PROFILES = ("check", "watch", "record", "storage", "preview", "serve", "ui", "", "admin")
+READS_PROFILES = (
+    "check",
+    "watch",
+    "record",
+    "storage",
+    "capacity",
+    "preview",
+    "serve",
+    "ui",
+    "",
+    "admin",
+)
 #: Valid values for what a command needs before it gets to the option under test.
 GOOD = {
     "table": "db.t",
