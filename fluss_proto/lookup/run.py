@@ -1,0 +1,411 @@
+"""Looking keys up: LOOKUP / PREFIX_LOOKUP to each bucket's leader, one request per leader.
+
+:func:`lookup_rows` reads the table's metadata once (GetMetadata; for a partitioned table
+ListPartitionInfos and the partitions' placement), types, encodes and places every key
+(:mod:`.plan`), and sends each leader *one* request carrying every bucket and key it leads;
+the leaders are asked at once (the requests to one server share its connection, pipelined).
+The request version is negotiated from each server's ApiVersions by the client (LOOKUP and
+PREFIX_LOOKUP 0..1 on Fluss 0.9.1 and the 1.0 line: version 1 is sent). The request never
+carries ``insert_if_not_exists``: konsole's message has no such field.
+
+A bucket whose leader moved (NOT_LEADER_OR_FOLLOWER and kin, a lost connection) is asked
+again once after one shared metadata refresh; any other failure marks that bucket's keys
+failed and the rest of the lookup goes on. A key whose partition does not exist is absent
+(as Fluss's own lookuper answers; the report says why). Values are decoded with their own
+schema and mapped onto the table's latest one (as a preview does), in key order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from fluss_proto._gen import fluss_rpc_pb2 as pb
+from fluss_proto._replies import body_error, needs_refresh, opt
+from fluss_proto.api_keys import ApiKey
+from fluss_proto.cluster import TablePath
+from fluss_proto.error_codes import LeaderNotAvailableError
+from fluss_proto.errors import FlussError, NoBucketAnswerError, RequestTimeoutError
+from fluss_proto.lookup.plan import KeyPlan, LookupSpec, lookup_spec, plan_keys
+from fluss_proto.records.kv_batch import lookup_values_batch
+from fluss_proto.scan.constants import (
+    DEFAULT_FETCH_MAX_BYTES,
+    DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
+    DEFAULT_KV_BATCH_BYTES,
+)
+from fluss_proto.scan.rows import Rows, RowsSchema
+from fluss_proto.scan.run import PreviewRun, ScanClient
+from fluss_proto.scan.runner import Deadline
+from fluss_proto.types import TableInfo
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["KeyResult", "KeyStatus", "Lookup", "LookupReport", "lookup_rows"]
+
+_Place = tuple[int | None, int]  # (partition id, bucket id)
+
+
+class KeyStatus(StrEnum):
+    FOUND = "found"
+    ABSENT = "absent"
+    #: The key's partition does not exist (so neither does the key).
+    NO_PARTITION = "no such partition"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyResult:
+    """What became of one key."""
+
+    index: int
+    status: KeyStatus
+    #: Rows found: 0 or 1 for a key, any number for a prefix.
+    rows: int
+    bucket: int
+    partition: str | None
+    leader_id: int | None
+    error: FlussError | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.status is not KeyStatus.FAILED
+
+
+@dataclass(frozen=True, slots=True)
+class LookupReport:
+    table_path: str
+    table_id: int
+    prefix: bool
+    keys: tuple[KeyResult, ...]
+    #: LOOKUP / PREFIX_LOOKUP requests sent (one per leader, plus the ones after a refresh).
+    requests: int
+    #: Leader id -> the request version negotiated with it.
+    versions: Mapping[int, int]
+    elapsed_s: float
+
+    def _count(self, status: KeyStatus) -> int:
+        return sum(1 for k in self.keys if k.status is status)
+
+    @property
+    def found(self) -> int:
+        return self._count(KeyStatus.FOUND)
+
+    @property
+    def absent(self) -> int:
+        return self._count(KeyStatus.ABSENT) + self._count(KeyStatus.NO_PARTITION)
+
+    @property
+    def failed(self) -> int:
+        return self._count(KeyStatus.FAILED)
+
+    @property
+    def rows(self) -> int:
+        return sum(k.rows for k in self.keys)
+
+    @property
+    def complete(self) -> bool:
+        """Every key was answered (found or absent)."""
+        return all(k.answered for k in self.keys)
+
+    @property
+    def nothing_read(self) -> bool:
+        return bool(self.keys) and not any(k.answered for k in self.keys)
+
+    def summary_lines(self) -> list[str]:
+        """One headline, then one line per key not found (named by its position only:
+        a key may hold masked values)."""
+        what = "prefix(es)" if self.prefix else "key(s)"
+        head = (
+            f"{self.table_path}: {len(self.keys)} {what} looked up, {self.found} found"
+            f" ({self.rows} row(s)), {self.absent} absent"
+        )
+        if self.failed:
+            head += f", {self.failed} failed"
+        versions = sorted(set(self.versions.values()))
+        api = "PrefixLookup" if self.prefix else "Lookup"
+        head += (
+            f"; {self.requests} {api} request(s)"
+            f"{' v' + '/'.join(map(str, versions)) if versions else ''} in {self.elapsed_s:.2f}s"
+        )
+        lines = [head]
+        for k in self.keys:
+            if k.status is KeyStatus.FOUND:
+                continue
+            text = f"  {what[:-5] if what.endswith('(es)') else 'key'} {k.index + 1}: {k.status}"
+            if k.partition is not None:
+                text += f" (partition {k.partition})"
+            if k.error is not None:
+                text += f": {k.error}"
+            lines.append(text)
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "table": self.table_path,
+            "table_id": self.table_id,
+            "mode": "prefix" if self.prefix else "key",
+            "keys": len(self.keys),
+            "found": self.found,
+            "absent": self.absent,
+            "failed": self.failed,
+            "rows": self.rows,
+            "requests": self.requests,
+            "versions": {str(k): v for k, v in sorted(self.versions.items())},
+            "elapsed_s": round(self.elapsed_s, 4),
+            "results": [
+                {
+                    "key": k.index + 1,
+                    "status": str(k.status),
+                    "rows": k.rows,
+                    "bucket": k.bucket,
+                    "partition": k.partition,
+                    "leader": k.leader_id,
+                    **({"error": str(k.error)} if k.error is not None else {}),
+                }
+                for k in self.keys
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """The rows found (the table's columns, in key order) and what became of each key."""
+
+    rows: pa.Table | Rows
+    schema: pa.Schema | RowsSchema
+    report: LookupReport
+    info: TableInfo
+
+    @property
+    def light(self) -> bool:
+        return isinstance(self.rows, Rows)
+
+
+@dataclass
+class _Key:
+    plan: KeyPlan
+    partition_id: int | None = None
+    leader_id: int | None = None
+    status: KeyStatus | None = None
+    error: FlussError | None = None
+    values: tuple[bytes, ...] = ()
+    #: To be asked again after the metadata refresh (no leader, or the leader moved).
+    again: bool = False
+    #: Has had its refresh already (a second move fails the key).
+    moved: bool = False
+
+    @property
+    def place(self) -> _Place:
+        return (self.partition_id, self.plan.bucket)
+
+
+async def lookup_rows(
+    client: ScanClient,
+    path: TablePath | tuple[str, str] | str,
+    keys: Sequence[Mapping[str, object]],
+    *,
+    prefix: bool = False,
+    deadline_s: float = 10.0,
+    light: bool = False,
+) -> Lookup:
+    """Look ``keys`` up in ``path`` (each a ``{column: value}`` mapping; values are texts or
+    Python values, see :mod:`fluss_proto.literals`); ``prefix``: each key names the bucket
+    key (and partition keys) and gets every row under it.
+
+    Raises before anything is sent to a leader: :class:`~fluss_proto.errors.LookupKeyError`
+    and :class:`~fluss_proto.errors.LiteralError` for keys that do not fit the table,
+    :class:`~fluss_proto.errors.UnsupportedTableError`, ``TableNotExistError``, connection
+    errors, and :class:`RequestTimeoutError` when the metadata did not come in time.
+    Per-bucket failures are kept in the report. ``light``: rows as
+    :class:`~fluss_proto.scan.rows.Rows` (no pyarrow) when every column is of a plain type.
+    """
+    started = time.monotonic()
+    if not deadline_s > 0:
+        raise ValueError(f"deadline_s must be positive, got {deadline_s!r}")
+    run = PreviewRun(
+        client,
+        TablePath.of(path),
+        limit=1,
+        tail=False,
+        deadline=Deadline(deadline_s),
+        batch_size_bytes=DEFAULT_KV_BATCH_BYTES,
+        fetch_max_bytes=DEFAULT_FETCH_MAX_BYTES,
+        fetch_max_bytes_per_bucket=DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
+        light=light,
+    )
+    try:
+        async with asyncio.timeout(run.deadline.remaining()):
+            table, info = await run.load_table()
+            spec = lookup_spec(info, prefix=prefix)
+            state = [_Key(p) for p in plan_keys(spec, keys)]
+            await _place(run, spec, state, table.buckets if not info.is_partitioned else ())
+            lookup = _Lookups(run, info, prefix)
+            await lookup.send([k for k in state if k.status is None and not k.again])
+            retry = [k for k in state if k.status is None and k.again]
+            if retry:
+                await run.refresh_leaders(run.refresh_generation)
+                for k in retry:
+                    k.leader_id = run.leaders.get(k.place)
+                    k.again, k.moved = False, True
+                await lookup.send(retry)
+            rows = await _decode(run, state)
+    except TimeoutError:
+        raise RequestTimeoutError(f"the lookup did not finish within {deadline_s}s") from None
+    for k in state:
+        if k.status is None:  # pragma: no cover - every path above settles each key
+            k.status, k.error = KeyStatus.FAILED, FlussError("no answer")
+    report = LookupReport(
+        table_path=str(run.path),
+        table_id=info.table_id,
+        prefix=prefix,
+        keys=tuple(
+            KeyResult(
+                index=k.plan.index,
+                status=k.status or KeyStatus.FAILED,
+                rows=len(k.values),
+                bucket=k.plan.bucket,
+                partition=k.plan.partition,
+                leader_id=k.leader_id,
+                error=k.error,
+            )
+            for k in state
+        ),
+        requests=lookup.requests,
+        versions=lookup.versions,
+        elapsed_s=time.monotonic() - started,
+    )
+    schema = run.target_rows if run.light else run.target_schema
+    assert schema is not None
+    return Lookup(rows=rows, schema=schema, report=report, info=info)
+
+
+async def _place(run: PreviewRun, spec: LookupSpec, state: list[_Key], buckets: Any) -> None:
+    """Partition ids (absent partition: the key is absent) and the leader of each key."""
+    for b in buckets:
+        run.leaders[(None, b.bucket_id)] = b.leader_id
+    if spec.partition_keys:
+        parts = {p.name: p.partition_id for p in await run.admin.list_partitions(run.path)}
+        wanted: set[int] = set()
+        for k in state:
+            pid = parts.get(k.plan.partition or "")
+            if pid is None:
+                k.status = KeyStatus.NO_PARTITION
+                continue
+            k.partition_id = pid
+            wanted.add(pid)
+        if wanted:
+            run.partition_ids = sorted(wanted)
+            for pid, meta in (await run.partition_buckets(run.partition_ids)).items():
+                for b in meta.buckets:
+                    run.leaders[(pid, b.bucket_id)] = b.leader_id
+    for k in state:
+        if k.status is None:
+            k.leader_id = run.leaders.get(k.place)
+            if k.leader_id is None:
+                k.again = True  # no leader yet: the refresh round may find one
+
+
+class _Lookups:
+    """Sends one request per leader and settles each key from the replies."""
+
+    def __init__(self, run: PreviewRun, info: TableInfo, prefix: bool) -> None:
+        self.run = run
+        self.info = info
+        self.prefix = prefix
+        self.api = ApiKey.PREFIX_LOOKUP if prefix else ApiKey.LOOKUP
+        self.requests = 0
+        self.versions: dict[int, int] = {}
+
+    async def send(self, keys: list[_Key]) -> None:
+        by_leader: dict[int, list[_Key]] = defaultdict(list)
+        for k in keys:
+            if k.leader_id is None:  # still without a leader after the refresh
+                k.status = KeyStatus.FAILED
+                k.error = LeaderNotAvailableError(
+                    f"bucket {k.plan.bucket} of {self.run.path} has no leader"
+                )
+                continue
+            by_leader[k.leader_id].append(k)
+        await asyncio.gather(*(self._one(node, group) for node, group in by_leader.items()))
+
+    async def _one(self, node: int, keys: list[_Key]) -> None:
+        run = self.run
+        by_place: dict[_Place, list[_Key]] = defaultdict(list)
+        for k in keys:
+            by_place[k.place].append(k)
+        request: pb.LookupRequest | pb.PrefixLookupRequest
+        if self.prefix:
+            request = pb.PrefixLookupRequest(table_id=self.info.table_id)
+        else:
+            request = pb.LookupRequest(table_id=self.info.table_id)
+        for (pid, bucket), group in by_place.items():
+            item = request.buckets_req.add(bucket_id=bucket, keys=[k.plan.key for k in group])
+            if pid is not None:
+                item.partition_id = pid
+        versions = run._versions(node)
+        version = versions.negotiate(self.api) if versions is not None else None
+        if version is not None:
+            self.versions[node] = version
+        self.requests += 1
+        try:
+            resp = await run.call(None, self.api, request, node)
+        except FlussError as exc:
+            for k in keys:
+                self._failed(k, exc)
+            return
+        answered: set[_Place] = set()
+        for b in resp.buckets_resp:
+            place = (opt(b, "partition_id"), b.bucket_id)
+            if place not in by_place or place in answered:
+                continue
+            group = by_place[place]
+            answered.add(place)
+            err = body_error(b, self.api, run.server(node))
+            if err is not None:
+                for k in group:
+                    self._failed(k, err)
+                continue
+            entries = b.value_lists if self.prefix else b.values
+            if len(entries) != len(group):
+                err = NoBucketAnswerError(
+                    f"{self.api.name} reply for bucket {place[1]} has {len(entries)} "
+                    f"answer(s) for {len(group)} key(s)"
+                )
+                for k in group:
+                    self._failed(k, err, refresh=False)
+                continue
+            for k, entry in zip(group, entries, strict=True):
+                if self.prefix:
+                    k.values = tuple(entry.values)
+                elif entry.HasField("values"):
+                    k.values = (entry.values,)
+                k.status = KeyStatus.FOUND if k.values else KeyStatus.ABSENT
+        for place, group in by_place.items():
+            if place not in answered:
+                err = NoBucketAnswerError(
+                    f"{self.api.name} reply from {run.server(node)} did not mention "
+                    f"bucket {place[1]}"
+                )
+                for k in group:
+                    self._failed(k, err, refresh=False)
+
+    def _failed(self, k: _Key, err: FlussError, *, refresh: bool = True) -> None:
+        if refresh and needs_refresh(err) and not k.moved:
+            k.again = True  # the leader moved: asked again after one shared refresh
+            return
+        k.status, k.error = KeyStatus.FAILED, err
+
+
+async def _decode(run: PreviewRun, state: list[_Key]) -> pa.Table | Rows:
+    """The values found, in key order, as rows of the table's latest schema."""
+    values = [v for k in state for v in k.values]
+    batch = lookup_values_batch(values, light=run.light)
+    ids = batch.schema_ids
+    await run.ensure_schemas(set(ids if isinstance(ids, list) else ids.tolist()))
+    return run.values_table(batch, 0, len(values))
