@@ -49,6 +49,7 @@ __all__ = [
     "column_value",
     "internal_value",
     "type_text",
+    "unscaled_bytes",
 ]
 
 INTEGER_RANGES: Final = {
@@ -118,6 +119,13 @@ def internal_value(value: Any, dt: DataType) -> Any:
     if root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
         return divmod(_unit_to_nanos(value, _precision(dt)), 1_000_000)
     return value
+
+
+def unscaled_bytes(unscaled: int) -> bytes:
+    """A non-compact DECIMAL's unscaled value as Fluss writes it: big-endian two's
+    complement in the fewest bytes that hold its sign (Java ``BigInteger.toByteArray``)."""
+    size = ((unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8) + 1
+    return unscaled.to_bytes(size, "big", signed=True)
 
 
 # ---------------------------------------------------------------------------- readers

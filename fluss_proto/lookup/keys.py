@@ -41,6 +41,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any, Final
 
+from fluss_proto.literals import unscaled_bytes
 from fluss_proto.records.rowtype import DataType
 
 __all__ = ["bucket_of", "encode_key", "hash_bytes", "murmur_mix"]
@@ -94,8 +95,7 @@ def _write(out: bytearray, value: Any, dt: DataType) -> None:
         if (dt.precision or 10) <= 18:
             _varint(out, unscaled & 0xFFFFFFFFFFFFFFFF)
         else:
-            size = ((unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8) + 1
-            _bytes(out, unscaled.to_bytes(size, "big", signed=True))
+            _bytes(out, unscaled_bytes(unscaled))
     elif root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
         millis, nanos = value
         _varint(out, millis & 0xFFFFFFFFFFFFFFFF)
