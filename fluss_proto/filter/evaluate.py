@@ -28,15 +28,15 @@ from fluss_proto.filter.tree import (
     Predicate,
     columns_of,
 )
-from fluss_proto.scan.rows import Rows
-
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from fluss_proto.scan.rows import Rows
 
 __all__ = ["filter_chunk", "matches", "truth"]
 
 Truth = list[bool | None]
-Chunk = TypeVar("Chunk", "pa.Table", Rows)
+Chunk = TypeVar("Chunk", "pa.Table", "Rows")
 
 _COMPARE: dict[Op, Callable[[Any, Any], bool]] = {
     Op.EQ: operator.eq,
@@ -90,6 +90,9 @@ def matches(p: Predicate, columns: Mapping[str, Sequence[Any]], n: int) -> list[
 def filter_chunk(p: Predicate, chunk: Chunk) -> Chunk:
     """The rows of ``chunk`` (light :class:`Rows` or a ``pyarrow.Table``) that ``p`` keeps,
     in order."""
+    # here, not at the top: fluss_proto.scan imports this package
+    from fluss_proto.scan.rows import Rows, rows_from_arrow
+
     n = chunk.num_rows
     if not n:
         return chunk
@@ -102,8 +105,6 @@ def filter_chunk(p: Predicate, chunk: Chunk) -> Chunk:
         columns = [[v for v, k in zip(col, keep, strict=True) if k] for col in chunk.columns]
         return Rows(chunk.schema, columns, sum(keep))
     import pyarrow as pa
-
-    from fluss_proto.scan.rows import rows_from_arrow
 
     selected = chunk.select(sorted(names))
     values = dict(zip(selected.column_names, rows_from_arrow(selected), strict=True))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
@@ -35,6 +35,7 @@ from fluss_proto.error_codes import (
     TableNotExistError,
 )
 from fluss_proto.errors import FlussError, PreviewArgumentError, SchemaMismatchError
+from fluss_proto.filter import Filter, Predicate, filter_chunk, parse_filter, pushdown, to_pb
 from fluss_proto.records import (
     ChangeType,
     LogBatch,
@@ -53,6 +54,7 @@ from fluss_proto.records.kv_batch import ValueBatch
 from fluss_proto.records.log_batch import Magic1Layout, magic1_layout_for_api_keys
 from fluss_proto.scan.constants import (
     CHANGE_TYPE_COLUMN,
+    FILTERED_SCAN_ROWS,
     FLUSS_TYPE_KEY,
     KV_SESSIONS_PER_LEADER,
     OFFSET_COLUMN,
@@ -123,6 +125,8 @@ class PreviewRun:
         fetch_max_bytes: int,
         fetch_max_bytes_per_bucket: int,
         light: bool = False,
+        where: str | Filter | None = None,
+        check_filter: Callable[[Filter], None] | None = None,
     ) -> None:
         self.client = client
         #: Rows as light chunks (no pyarrow); cleared by load_table for a nested column.
@@ -155,6 +159,16 @@ class PreviewRun:
         self.kv_slots: dict[int, asyncio.Semaphore] = defaultdict(
             lambda: asyncio.Semaphore(KV_SESSIONS_PER_LEADER)
         )
+        #: The filter as given (typed against the table in load_table), and its checker.
+        self._where = where
+        self._check_filter = check_filter
+        self.filter: Filter | None = where if isinstance(where, Filter) else None
+        #: What FetchLog sends (1.0 line, ARROW tables), or why nothing is sent.
+        self.pushed: Predicate | None = None
+        self.push_note: str | None = None
+        self._push_pb: pb.PbPredicate | None = None
+        #: FetchLog carried the filter at least once.
+        self.filter_sent = False
 
     # ------------------------------------------------------------------ metadata
 
@@ -177,12 +191,56 @@ class PreviewRun:
         info = table_info_from_metadata(table)
         self.info = info
         self._schemas[info.schema_id] = info.schema
+        self._type_filter(info)
         self.light = self.light and is_plain(info.schema)
         if self.light:
             self.target_rows = RowsSchema.of_table(info.schema)
         else:
             self.target_schema = _with_fluss_types(to_arrow_schema(info.schema), info.schema)
         return table, info
+
+    def _type_filter(self, info: TableInfo) -> None:
+        """Parse (or check) the filter against the table's latest schema; decide what part
+        of it FetchLog may carry."""
+        where = self._where
+        if where is None:
+            return
+        if isinstance(where, str):
+            self.filter = parse_filter(where, info.schema, schema_id=info.schema_id)
+        assert self.filter is not None
+        if self._check_filter is not None:
+            self._check_filter(self.filter)
+        if info.log_format is not LogFormat.ARROW:
+            self.push_note = f"the table's log format is {info.log_format} (statistics: ARROW only)"
+            return
+        self.pushed = pushdown(self.filter.predicate)
+        if self.pushed is None:
+            self.push_note = "no part of the filter can be checked against batch statistics"
+        else:
+            self._push_pb = to_pb(self.pushed)
+
+    @property
+    def filtering(self) -> bool:
+        return self._where is not None
+
+    def filter_for(self, node: int) -> pb.PbPredicate | None:
+        """The ``filter_predicate`` to send to ``node`` with FetchLog: a 1.0-line server
+        (it advertises a 1.0-only API) and a pushable filter; else None (the reason goes to
+        :attr:`push_note`)."""
+        if self._push_pb is None:
+            return None
+        info = self._versions(node)
+        if info is None or not info.fluss_1_0:
+            self.push_note = "the server has no FetchLog filter (before the 1.0 line)"
+            return None
+        self.filter_sent = True
+        return self._push_pb
+
+    @property
+    def read_cap(self) -> int:
+        """Rows a key scan may read per bucket: the limit, or (filtering) up to
+        :data:`FILTERED_SCAN_ROWS` of which ``limit`` must match."""
+        return FILTERED_SCAN_ROWS if self.filtering else self.limit
 
     async def choose_partitions(
         self, info: TableInfo, partition: str | int | None, max_partitions: int
@@ -346,9 +404,17 @@ class PreviewRun:
     async def deliver(self, st: BucketState, chunk: Chunk, *, flow: bool = False) -> None:
         """Rows of a bucket, in order: kept in the bucket's state, or handed to the stream.
 
+        With a filter, the rows are decoded (value records too) and only those it keeps go
+        on; ``st.scanned`` counts them all, ``st.rows`` the ones kept.
+
         ``flow``: the worker may wait for the reader (back-pressure; only for a worker that
         reads one bucket, so that waiting never holds up another bucket).
         """
+        st.scanned += chunk.num_rows
+        if self.filter is not None and chunk.num_rows:
+            if isinstance(chunk, RawValues):
+                chunk = self.values_table(chunk.batch, chunk.start, chunk.stop)
+            chunk = filter_chunk(self.filter.predicate, chunk)
         if self.sink is None:
             st.add(chunk)
         elif chunk.num_rows:
@@ -391,12 +457,15 @@ class PreviewRun:
         *,
         min_offset: int | None = None,
         end_offset: int | None = None,
+        ranges: list[tuple[int, int]] | None = None,
     ) -> tuple[pa.Table | Rows, int | None, int]:
         """A log blob -> (rows with _offset/_change_type, next offset, bytes left over).
 
         Rows below ``min_offset`` or at/after ``end_offset`` are dropped. The next offset is
         that of the last complete batch (None when there was none); an incomplete trailing
-        batch is not an error (its bytes are the third value).
+        batch is not an error (its bytes are the third value). ``ranges`` gets the
+        ``[base, next)`` offsets of every complete batch (a filtered FetchLog's gaps are
+        the batches the server left out).
         """
         if not records:
             return self._empty_chunk(log=True), None, 0
@@ -404,6 +473,8 @@ class PreviewRun:
             records, magic1_layout=self.magic1_layout(node), check_crc=True, bucket=st.label
         )
         await self.ensure_schemas(b.schema_id for b in batches if b.record_count)
+        if ranges is not None:
+            ranges.extend((b.base_offset, b.next_offset) for b in batches)
         pieces = []
         for b in batches:
             if b.record_count == 0:
