@@ -27,9 +27,11 @@ __all__ = [
     "ClusterError",
     "DistributionError",
     "ExitCode",
+    "ExportForbiddenError",
     "JarFetchError",
     "JavaError",
     "KonsoleError",
+    "MaskedColumnError",
     "ProfileError",
     "UnknownVersionError",
     "WritesNotAllowedError",
@@ -51,13 +53,15 @@ class ExitCode(IntEnum):
     #: Bad arguments or configuration, rejected credentials, internal failure.
     UNKNOWN = 3
     #: An operator action's input is wrong (unknown server id, config key, value type,
-    #: principal type): sysexits' EX_DATAERR; nothing was sent.
+    #: principal type), or a lookup key or a filter does not fit the table: sysexits'
+    #: EX_DATAERR; nothing was sent.
     DATA_ERROR = 65
     #: An operator action was refused by a safety rail or the server is busy with another
     #: (a rebalance runs): sysexits' EX_TEMPFAIL; try again later or with --force.
     REFUSED = 75
     #: An operator action without the profile's opt-in (``writes = true`` /
-    #: ``--allow-writes``): sysexits' EX_NOPERM; refused before connecting, nothing sent.
+    #: ``--allow-writes``), an export the profile forbids, a filter or key on a masked
+    #: column: sysexits' EX_NOPERM; refused, nothing sent or read.
     NO_PERMISSION = 77
     #: The output could not be written (missing or read-only directory, full disk):
     #: sysexits' EX_IOERR, so a script tells a local I/O failure from a cluster problem.
@@ -132,6 +136,23 @@ class ProfileError(KonsoleError):
         if key:
             where += f"{': ' if where else ''}{key}"
         super().__init__(f"{where}: {message}" if where else message)
+
+
+# ----------------------------------------------------------------------- masking, export
+
+
+class MaskedColumnError(KonsoleError):
+    """A filter or a lookup key names a column the profile masks (which rows match, or
+    whether a key exists, would tell its values): refused, nothing read."""
+
+    exit_code = ExitCode.NO_PERMISSION
+
+
+class ExportForbiddenError(KonsoleError):
+    """The profile forbids writing rows to a file (``export = false``): refused before
+    connecting."""
+
+    exit_code = ExitCode.NO_PERMISSION
 
 
 # ----------------------------------------------------------------------- operator actions

@@ -348,10 +348,6 @@ class _Lookups:
             item = request.buckets_req.add(bucket_id=bucket, keys=[k.plan.key for k in group])
             if pid is not None:
                 item.partition_id = pid
-        versions = run._versions(node)
-        version = versions.negotiate(self.api) if versions is not None else None
-        if version is not None:
-            self.versions[node] = version
         self.requests += 1
         try:
             resp = await run.call(None, self.api, request, node)
@@ -359,6 +355,10 @@ class _Lookups:
             for k in keys:
                 self._failed(k, exc)
             return
+        versions = run._versions(node)  # known once the connection's handshake is done
+        version = versions.negotiate(self.api) if versions is not None else None
+        if version is not None:
+            self.versions[node] = version
         answered: set[_Place] = set()
         for b in resp.buckets_resp:
             place = (opt(b, "partition_id"), b.bucket_id)

@@ -39,7 +39,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,7 +48,7 @@ import click
 
 from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options
 from konsole.cli.signals import run_until_signalled
-from konsole.errors import ExitCode, ProfileError
+from konsole.errors import ExitCode, ExportForbiddenError, MaskedColumnError, ProfileError
 from konsole.export import (
     FORMATS,
     LIGHT_FORMATS,
@@ -65,8 +65,10 @@ from konsole.render.values import (  # json_rows, json_values, text_table: re-ex
 )
 
 if TYPE_CHECKING:
+    from fluss_proto.filter import Filter
     from fluss_proto.sasl import SaslPlain
     from fluss_proto.scan import StreamOrder
+    from konsole.model.masking import MaskRules
 
 __all__ = [
     "CELL_WIDTH",
@@ -90,6 +92,14 @@ __all__ = [
     "--limit", type=click.IntRange(1, 1_000_000), default=100, show_default=True, help="Rows."
 )
 @click.option("--tail", is_flag=True, help="The last rows of each bucket's log (FetchLog).")
+@click.option(
+    "--where",
+    default=None,
+    metavar="EXPR",
+    help="Only rows matching EXPR (e.g. \"amount > 1000 AND region IN ('eu', 'us')\"; "
+    "docs/preview.md). A log table is read whole; on the 1.0 line the server skips batches "
+    "its statistics rule out.",
+)
 @click.option(
     "--format",
     "fmt",
@@ -125,6 +135,7 @@ def preview(
     partition: str | None,
     limit: int,
     tail: bool,
+    where: str | None,
     fmt: str | None,
     output: Path | None,
     arrival_order: bool,
@@ -146,6 +157,11 @@ def preview(
         sasl = chosen.sasl()  # a missing password variable is bad configuration too
     except ProfileError as exc:
         raise _usage(str(exc)) from None
+    if output is not None and not chosen.export:
+        raise ExportForbiddenError(
+            f"profile {chosen.name!r} forbids export (export = false): rows are shown, "
+            "never written to a file"
+        )
     job = _Job(
         ",".join(chosen.bootstrap),
         (database, name),
@@ -157,6 +173,9 @@ def preview(
         "arrival" if arrival_order else "bucket",
         timeout,
         sasl,
+        where=where,
+        masks=chosen.masks,
+        profile=chosen.name,
     )
     with _without_pandas():
         code = asyncio.run(_main(job))
@@ -175,6 +194,9 @@ class _Job:
     order: StreamOrder
     timeout: float
     sasl: SaslPlain | None = None
+    where: str | None = None
+    masks: MaskRules | None = None
+    profile: str = ""
     #: Progress, for the message of an interrupted run.
     rows: int = 0
     code: ExitCode | None = None
@@ -229,7 +251,7 @@ class _RefusePandas:
 
 async def _run(job: _Job) -> ExitCode:
     from fluss_proto.client import FlussClient
-    from fluss_proto.errors import FlussError
+    from fluss_proto.errors import FlussError, InputError
     from fluss_proto.scan import PreviewArgumentError, stream_preview
     from konsole.export.stream import export_stream, finish_export
 
@@ -261,16 +283,25 @@ async def _run(job: _Job) -> ExitCode:
                     deadline_s=remaining,
                     order=job.order,
                     light=job.fmt in LIGHT_FORMATS,
+                    where=job.where,
+                    check_filter=_unmasked_filter(job),
                 ) as stream:
                     writer = await export_stream(
-                        stream, out, job.fmt, on_rows=lambda n: setattr(job, "rows", n)
+                        stream,
+                        out,
+                        job.fmt,
+                        on_rows=lambda n: setattr(job, "rows", n),
+                        masks=job.masks,
                     )
-                report = stream.report
+                report = writer.public_report(stream.report)
                 assert report is not None
                 await finish_export(writer, out, report)
             except PreviewArgumentError as exc:
                 _error(str(exc))
                 return ExitCode.UNKNOWN
+            except InputError as exc:  # a filter that does not fit the table
+                _error(str(exc))
+                return ExitCode.DATA_ERROR
             except FlussError as exc:
                 _error(str(exc))
                 return ExitCode.CRITICAL
@@ -289,6 +320,27 @@ async def _run(job: _Job) -> ExitCode:
     if report.nothing_read:
         return ExitCode.CRITICAL
     return ExitCode.OK if report.complete else ExitCode.WARNING
+
+
+def _unmasked_filter(job: _Job) -> Callable[[Filter], None] | None:
+    """A check that refuses a filter reading a column the profile masks (which rows match
+    would tell its values); None without masks."""
+    masks = job.masks
+    if not masks or job.where is None:
+        return None
+    table = ".".join(job.path)
+
+    def check(where: Filter) -> None:
+        from fluss_proto.filter import columns_of
+
+        hidden = sorted(c for c in columns_of(where.predicate) if masks.masked(table, c))
+        if hidden:
+            raise MaskedColumnError(
+                f"column(s) {', '.join(hidden)} of {table} are masked in profile "
+                f"{job.profile!r}: they cannot be filtered on"
+            )
+
+    return check
 
 
 def _quiet_stdout() -> None:
