@@ -28,6 +28,7 @@ from fluss_proto.filter.tree import (
     Predicate,
     columns_of,
 )
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
