@@ -355,7 +355,7 @@ class _Lookups:
             for k in keys:
                 self._failed(k, exc)
             return
-        versions = run._versions(node)  # known once the connection's handshake is done
+        versions = run.versions_of(node)  # known once the connection's handshake is done
         version = versions.negotiate(self.api) if versions is not None else None
         if version is not None:
             self.versions[node] = version

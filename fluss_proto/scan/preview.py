@@ -243,7 +243,7 @@ async def plan_preview(
         method, keep_last = ScanMethod.FETCH_LOG_TAIL, True
     elif info.is_pk_table:
         method, keep_last = ScanMethod.SCAN_KV, False
-    elif run.filtering:  # the whole log, its first matches kept
+    elif run.where.active:  # the whole log, its first matches kept
         method, keep_last = ScanMethod.FETCH_LOG, False
     else:
         method, keep_last = ScanMethod.LIMIT_SCAN, True
@@ -288,7 +288,8 @@ def build_report(plan: Plan, quota: Sequence[int], rows_returned: int) -> ScanRe
     """The report of a finished preview; ``quota``: rows returned per bucket state."""
     states, info, run = plan.states, plan.info, plan.run
     rows_read = sum(st.rows for st in states)
-    pushed = run.pushed if run.filter is not None else None
+    where = run.where
+    pushed = where.pushed if where.filter is not None else None
     buckets = tuple(
         BucketScan(
             partition_id=st.partition_id,
@@ -331,21 +332,21 @@ def build_report(plan: Plan, quota: Sequence[int], rows_returned: int) -> ScanRe
         partitions_skipped=tuple(plan.skipped),
         schema_ids=tuple(sorted(run.schema_ids_seen)),
         schema_id=info.schema_id,
-        filter=str(run.filter) if run.filter is not None else None,
+        filter=str(where.filter) if where.filter is not None else None,
         rows_scanned=sum(st.scanned for st in states),
-        filter_pushed=render(pushed) if pushed is not None and run.filter_sent else None,
+        filter_pushed=render(pushed) if pushed is not None and where.sent else None,
         filter_note=_filter_note(plan),
     )
 
 
 def _filter_note(plan: Plan) -> str | None:
     """Why the filter did not go to the server (None: it did, or there is none)."""
-    run = plan.run
-    if run.filter is None or run.filter_sent:
+    where = plan.run.where
+    if where.filter is None or where.sent:
         return None
     if plan.method in (ScanMethod.SCAN_KV, ScanMethod.LIMIT_SCAN):
         return "key scans (ScanKv, LimitScan) carry no filter; the rows are filtered here"
-    return run.push_note
+    return where.note
 
 
 def output_schema(plan: Plan) -> pa.Schema | RowsSchema:

@@ -35,7 +35,7 @@ from fluss_proto.error_codes import (
     TableNotExistError,
 )
 from fluss_proto.errors import FlussError, PreviewArgumentError, SchemaMismatchError
-from fluss_proto.filter import Filter, Predicate, filter_chunk, parse_filter, pushdown, to_pb
+from fluss_proto.filter import Filter
 from fluss_proto.records import (
     ChangeType,
     LogBatch,
@@ -54,11 +54,11 @@ from fluss_proto.records.kv_batch import ValueBatch
 from fluss_proto.records.log_batch import Magic1Layout, magic1_layout_for_api_keys
 from fluss_proto.scan.constants import (
     CHANGE_TYPE_COLUMN,
-    FILTERED_SCAN_ROWS,
     FLUSS_TYPE_KEY,
     KV_SESSIONS_PER_LEADER,
     OFFSET_COLUMN,
 )
+from fluss_proto.scan.filtering import ScanFilter
 from fluss_proto.scan.rows import (
     BIGINT,
     STRING,
@@ -159,16 +159,8 @@ class PreviewRun:
         self.kv_slots: dict[int, asyncio.Semaphore] = defaultdict(
             lambda: asyncio.Semaphore(KV_SESSIONS_PER_LEADER)
         )
-        #: The filter as given (typed against the table in load_table), and its checker.
-        self._where = where
-        self._check_filter = check_filter
-        self.filter: Filter | None = where if isinstance(where, Filter) else None
-        #: What FetchLog sends (1.0 line, ARROW tables), or why nothing is sent.
-        self.pushed: Predicate | None = None
-        self.push_note: str | None = None
-        self._push_pb: pb.PbPredicate | None = None
-        #: FetchLog carried the filter at least once.
-        self.filter_sent = False
+        #: The filter (typed against the table in load_table), its pushdown, its counts.
+        self.where = ScanFilter(where, check_filter)
 
     # ------------------------------------------------------------------ metadata
 
@@ -191,56 +183,13 @@ class PreviewRun:
         info = table_info_from_metadata(table)
         self.info = info
         self._schemas[info.schema_id] = info.schema
-        self._type_filter(info)
+        self.where.bind(info)
         self.light = self.light and is_plain(info.schema)
         if self.light:
             self.target_rows = RowsSchema.of_table(info.schema)
         else:
             self.target_schema = _with_fluss_types(to_arrow_schema(info.schema), info.schema)
         return table, info
-
-    def _type_filter(self, info: TableInfo) -> None:
-        """Parse (or check) the filter against the table's latest schema; decide what part
-        of it FetchLog may carry."""
-        where = self._where
-        if where is None:
-            return
-        if isinstance(where, str):
-            self.filter = parse_filter(where, info.schema, schema_id=info.schema_id)
-        assert self.filter is not None
-        if self._check_filter is not None:
-            self._check_filter(self.filter)
-        if info.log_format is not LogFormat.ARROW:
-            self.push_note = f"the table's log format is {info.log_format} (statistics: ARROW only)"
-            return
-        self.pushed = pushdown(self.filter.predicate)
-        if self.pushed is None:
-            self.push_note = "no part of the filter can be checked against batch statistics"
-        else:
-            self._push_pb = to_pb(self.pushed)
-
-    @property
-    def filtering(self) -> bool:
-        return self._where is not None
-
-    def filter_for(self, node: int) -> pb.PbPredicate | None:
-        """The ``filter_predicate`` to send to ``node`` with FetchLog: a 1.0-line server
-        (it advertises a 1.0-only API) and a pushable filter; else None (the reason goes to
-        :attr:`push_note`)."""
-        if self._push_pb is None:
-            return None
-        info = self._versions(node)
-        if info is None or not info.fluss_1_0:
-            self.push_note = "the server has no FetchLog filter (before the 1.0 line)"
-            return None
-        self.filter_sent = True
-        return self._push_pb
-
-    @property
-    def read_cap(self) -> int:
-        """Rows a key scan may read per bucket: the limit, or (filtering) up to
-        :data:`FILTERED_SCAN_ROWS` of which ``limit`` must match."""
-        return FILTERED_SCAN_ROWS if self.filtering else self.limit
 
     async def choose_partitions(
         self, info: TableInfo, partition: str | int | None, max_partitions: int
@@ -314,15 +263,15 @@ class PreviewRun:
         return server.address if server is not None else f"node {node}"
 
     def magic1_layout(self, node: int) -> Magic1Layout | None:
-        info = self._versions(node)
+        info = self.versions_of(node)
         return magic1_layout_for_api_keys(info.versions) if info is not None else None
 
-    def _versions(self, node: int) -> ServerApiVersions | None:
+    def versions_of(self, node: int) -> ServerApiVersions | None:
         getter = getattr(self.client, "api_versions_of", None)
         return getter(node) if getter is not None else None
 
     def offers_scan_kv(self, node: int) -> bool | None:
-        info = self._versions(node)
+        info = self.versions_of(node)
         return None if info is None else info.advertises(ApiKey.SCAN_KV)
 
     # ------------------------------------------------------------------ schemas & decoding
@@ -402,19 +351,13 @@ class PreviewRun:
             await self.deliver(st, RawValues(batch, 0, len(batch)), flow=True)
 
     async def deliver(self, st: BucketState, chunk: Chunk, *, flow: bool = False) -> None:
-        """Rows of a bucket, in order: kept in the bucket's state, or handed to the stream.
-
-        With a filter, the rows are decoded (value records too) and only those it keeps go
-        on; ``st.scanned`` counts them all, ``st.rows`` the ones kept.
-
-        ``flow``: the worker may wait for the reader (back-pressure; only for a worker that
+        """Rows of a bucket, in order: kept in the bucket's state, or handed to the stream;
+        with a filter only the rows it keeps (``st.scanned`` counts every row). ``flow``:
+        the worker may wait for the reader (back-pressure; only for a worker that
         reads one bucket, so that waiting never holds up another bucket).
         """
         st.scanned += chunk.num_rows
-        if self.filter is not None and chunk.num_rows:
-            if isinstance(chunk, RawValues):
-                chunk = self.values_table(chunk.batch, chunk.start, chunk.stop)
-            chunk = filter_chunk(self.filter.predicate, chunk)
+        chunk = self.where.keep(chunk, self.values_table)
         if self.sink is None:
             st.add(chunk)
         elif chunk.num_rows:
@@ -463,9 +406,8 @@ class PreviewRun:
 
         Rows below ``min_offset`` or at/after ``end_offset`` are dropped. The next offset is
         that of the last complete batch (None when there was none); an incomplete trailing
-        batch is not an error (its bytes are the third value). ``ranges`` gets the
-        ``[base, next)`` offsets of every complete batch (a filtered FetchLog's gaps are
-        the batches the server left out).
+        batch is not an error (its bytes are the third value). ``ranges``: gets each batch's
+        ``[base, next)``.
         """
         if not records:
             return self._empty_chunk(log=True), None, 0

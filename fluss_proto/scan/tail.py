@@ -57,7 +57,7 @@ async def tail_buckets(run: PreviewRun, states: Sequence[BucketState]) -> None:
         st.end_offset = end
         st.earliest_offset = start_of_log
         # A filter reads the whole log (its matches may be anywhere).
-        st.start_offset = start_of_log if run.filtering else max(start_of_log, end - run.limit)
+        st.start_offset = start_of_log if run.where.active else max(start_of_log, end - run.limit)
         st.limit_reached = st.start_offset > start_of_log
         st.next_offset = st.start_offset
         st.fetch_bytes = run.fetch_max_bytes_per_bucket
@@ -81,7 +81,7 @@ async def _fetch_loop(run: PreviewRun, node: int, states: list[BucketState]) -> 
         table_req = pb.PbFetchLogReqForTable(
             table_id=run.info.table_id, projection_pushdown_enabled=False
         )
-        pushed = run.filter_for(node)
+        pushed = run.where.for_server(run.versions_of(node))
         if pushed is not None:  # the 1.0 line: the server skips batches ruled out
             table_req.filter_predicate.CopyFrom(pushed)
             table_req.filter_schema_id = run.info.schema_id
