@@ -29,6 +29,14 @@ value (``Integer.MIN_VALUE`` -> 0). The bucket key bytes are the key bytes thems
 the bucket key is the physical primary key; otherwise the bucket-key columns encoded the
 same way (a proper prefix of the key bytes, which is what makes prefix lookups work).
 
+**Two hashes in the wild.** Fluss's Java ``MurmurHashUtils`` reads each tail byte as a
+signed Java ``byte`` (sign-extended); the Rust client (fluss-rust, which pyfluss 1.0 is)
+reads it unsigned (``byte as u32``). Keys whose length is not a multiple of 4 and whose
+tail holds a byte >= 0x80 can therefore hash to another bucket when the Rust client writes
+them than when the Java client (Flink, the Java API) does, and each client's lookups only
+look in its own bucket. :func:`bucket_candidates` gives both buckets (the Java one first)
+so that a lookup finds the row whichever client wrote it.
+
 Learnt from Fluss ``CompactedKeyEncoder``, ``CompactedRowWriter``, ``KeyEncoder``,
 ``MurmurHashUtils``, ``MathUtils`` and ``FlussBucketingFunction`` (v0.9.1-incubating and the
 1.0 line, unchanged between them). Values come in as :func:`fluss_proto.literals.internal_value`
@@ -44,7 +52,7 @@ from typing import Any, Final
 from fluss_proto.literals import unscaled_bytes
 from fluss_proto.records.rowtype import DataType
 
-__all__ = ["bucket_of", "encode_key", "hash_bytes", "murmur_mix"]
+__all__ = ["bucket_candidates", "bucket_of", "encode_key", "hash_bytes", "murmur_mix"]
 
 _MASK32: Final = 0xFFFFFFFF
 _C1: Final = 0xCC9E2D51
@@ -145,16 +153,18 @@ def _fmix(h: int) -> int:
     return h
 
 
-def hash_bytes(data: bytes) -> int:
-    """Fluss ``MurmurHashUtils.hashUnsafeBytes`` (seed 42), as an unsigned 32-bit int."""
+def hash_bytes(data: bytes, *, signed_tail: bool = True) -> int:
+    """Fluss ``MurmurHashUtils.hashUnsafeBytes`` (seed 42), as an unsigned 32-bit int;
+    ``signed_tail=False``: the Rust client's variant (tail bytes unsigned)."""
     length = len(data)
     aligned = length - length % 4
     h1 = _SEED
     for (word,) in _WORDS.iter_unpack(data[:aligned]):
         h1 = _mix_h1(h1, _mix_k1(word))
     for byte in data[aligned:]:
-        signed = byte - 256 if byte >= 128 else byte  # Java's byte is signed
-        h1 = _mix_h1(h1, _mix_k1(signed & _MASK32))
+        if signed_tail and byte >= 128:  # Java's byte is signed
+            byte -= 256
+        h1 = _mix_h1(h1, _mix_k1(byte & _MASK32))
     return _fmix(h1 ^ length)
 
 
@@ -168,10 +178,19 @@ def murmur_mix(code: int) -> int:
     return -signed if signed != -(2**31) else 0
 
 
-def bucket_of(key: bytes, buckets: int) -> int:
-    """The bucket of a (bucket) key among ``buckets`` (``FlussBucketingFunction``)."""
+def bucket_of(key: bytes, buckets: int, *, signed_tail: bool = True) -> int:
+    """The bucket of a (bucket) key among ``buckets`` (``FlussBucketingFunction``; with
+    ``signed_tail=False`` the Rust client's)."""
     if not key:
         raise ValueError("an empty key has no bucket")
     if buckets < 1:
         raise ValueError(f"a table has at least one bucket, not {buckets}")
-    return murmur_mix(hash_bytes(key)) % buckets
+    return murmur_mix(hash_bytes(key, signed_tail=signed_tail)) % buckets
+
+
+def bucket_candidates(key: bytes, buckets: int) -> tuple[int, ...]:
+    """The buckets a key may live in: the Java client's, then the Rust client's when it
+    differs (see the module doc)."""
+    java = bucket_of(key, buckets)
+    rust = bucket_of(key, buckets, signed_tail=False)
+    return (java,) if rust == java else (java, rust)

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from fluss_proto.errors import LiteralError, LookupKeyError, UnsupportedTableError
 from fluss_proto.literals import column_value, internal_value, type_text
-from fluss_proto.lookup.keys import bucket_of, encode_key
+from fluss_proto.lookup.keys import bucket_candidates, encode_key
 from fluss_proto.records.rowtype import DataType, as_row_type
 from fluss_proto.types import TableInfo
 
@@ -64,7 +64,9 @@ class KeyPlan:
     #: Column values (see :mod:`fluss_proto.literals`), in :attr:`LookupSpec.columns` order.
     values: tuple[Any, ...]
     key: bytes
-    bucket: int
+    #: Where the key lives: the Java client's bucket, then the Rust client's when it
+    #: differs (fluss_proto.lookup.keys: the two hashes in the wild).
+    buckets: tuple[int, ...]
     #: The partition name (partitioned tables), e.g. ``2024-06-01$eu``.
     partition: str | None
 
@@ -170,7 +172,7 @@ def _plan(spec: LookupSpec, index: int, key: Mapping[str, object], count: int) -
         index=index,
         values=tuple(typed[name] for name in spec.columns),
         key=key_bytes,
-        bucket=bucket_of(bucket_bytes, spec.bucket_count),
+        buckets=bucket_candidates(bucket_bytes, spec.bucket_count),
         partition=partition,
     )
 

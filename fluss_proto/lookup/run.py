@@ -71,6 +71,9 @@ class KeyResult:
     partition: str | None
     leader_id: int | None
     error: FlussError | None = None
+    #: The buckets the key's rows came from: two when the Java and the Rust clients'
+    #: buckets for it both hold a row (two writers disagreed; see lookup.keys).
+    found_in: tuple[int, ...] = ()
 
     @property
     def answered(self) -> bool:
@@ -110,8 +113,8 @@ class LookupReport:
 
     @property
     def complete(self) -> bool:
-        """Every key was answered (found or absent)."""
-        return all(k.answered for k in self.keys)
+        """Every key was answered (found or absent), each from one bucket."""
+        return all(k.answered and len(k.found_in) <= 1 for k in self.keys)
 
     @property
     def nothing_read(self) -> bool:
@@ -135,9 +138,14 @@ class LookupReport:
         )
         lines = [head]
         for k in self.keys:
-            if k.status is KeyStatus.FOUND:
+            if k.status is KeyStatus.FOUND and len(k.found_in) <= 1:
                 continue
-            text = f"  {what[:-5] if what.endswith('(es)') else 'key'} {k.index + 1}: {k.status}"
+            text = f"  {'prefix' if self.prefix else 'key'} {k.index + 1}: {k.status}"
+            if len(k.found_in) > 1:
+                text += (
+                    f" in buckets {' and '.join(map(str, k.found_in))}: the Java and the Rust "
+                    "clients bucket this key differently and both wrote it"
+                )
             if k.partition is not None:
                 text += f" (partition {k.partition})"
             if k.error is not None:
@@ -164,6 +172,7 @@ class LookupReport:
                     "status": str(k.status),
                     "rows": k.rows,
                     "bucket": k.bucket,
+                    "found_in": list(k.found_in),
                     "partition": k.partition,
                     "leader": k.leader_id,
                     **({"error": str(k.error)} if k.error is not None else {}),
@@ -189,7 +198,10 @@ class Lookup:
 
 @dataclass
 class _Key:
+    """One probe: a key in one of the buckets it may live in (see ``KeyPlan.buckets``)."""
+
     plan: KeyPlan
+    bucket: int
     partition_id: int | None = None
     leader_id: int | None = None
     status: KeyStatus | None = None
@@ -202,7 +214,7 @@ class _Key:
 
     @property
     def place(self) -> _Place:
-        return (self.partition_id, self.plan.bucket)
+        return (self.partition_id, self.bucket)
 
 
 async def lookup_rows(
@@ -243,7 +255,7 @@ async def lookup_rows(
         async with asyncio.timeout(run.deadline.remaining()):
             table, info = await run.load_table()
             spec = lookup_spec(info, prefix=prefix)
-            state = [_Key(p) for p in plan_keys(spec, keys)]
+            state = [_Key(p, b) for p in plan_keys(spec, keys) for b in p.buckets]
             await _place(run, spec, state, table.buckets if not info.is_partitioned else ())
             lookup = _Lookups(run, info, prefix)
             await lookup.send([k for k in state if k.status is None and not k.again])
@@ -257,25 +269,11 @@ async def lookup_rows(
             rows = await _decode(run, state)
     except TimeoutError:
         raise RequestTimeoutError(f"the lookup did not finish within {deadline_s}s") from None
-    for k in state:
-        if k.status is None:  # pragma: no cover - every path above settles each key
-            k.status, k.error = KeyStatus.FAILED, FlussError("no answer")
     report = LookupReport(
         table_path=str(run.path),
         table_id=info.table_id,
         prefix=prefix,
-        keys=tuple(
-            KeyResult(
-                index=k.plan.index,
-                status=k.status or KeyStatus.FAILED,
-                rows=len(k.values),
-                bucket=k.plan.bucket,
-                partition=k.plan.partition,
-                leader_id=k.leader_id,
-                error=k.error,
-            )
-            for k in state
-        ),
+        keys=_results(state),
         requests=lookup.requests,
         versions=lookup.versions,
         elapsed_s=time.monotonic() - started,
@@ -283,6 +281,41 @@ async def lookup_rows(
     schema = run.target_rows if run.light else run.target_schema
     assert schema is not None
     return Lookup(rows=rows, schema=schema, report=report, info=info)
+
+
+def _results(state: list[_Key]) -> tuple[KeyResult, ...]:
+    """One result per key from its probes: found where any probe found rows; failed when
+    a probe failed and none found; else absent (or its partition does not exist)."""
+    by_key: dict[int, list[_Key]] = defaultdict(list)
+    for k in state:
+        by_key[k.plan.index].append(k)
+    out = []
+    for index, probes in sorted(by_key.items()):
+        hits = [k for k in probes if k.status is KeyStatus.FOUND]
+        failed = [k for k in probes if k.status is None or k.status is KeyStatus.FAILED]
+        if hits:
+            status = KeyStatus.FOUND
+        elif failed:
+            status = KeyStatus.FAILED
+        else:
+            status = probes[0].status or KeyStatus.FAILED
+        first = (hits or failed or probes)[0]
+        error = None
+        if status is KeyStatus.FAILED:
+            error = first.error or FlussError("no answer")
+        out.append(
+            KeyResult(
+                index=index,
+                status=status,
+                rows=sum(len(k.values) for k in probes),
+                bucket=first.bucket,
+                partition=first.plan.partition,
+                leader_id=first.leader_id,
+                error=error,
+                found_in=tuple(k.bucket for k in hits),
+            )
+        )
+    return tuple(out)
 
 
 async def _place(run: PreviewRun, spec: LookupSpec, state: list[_Key], buckets: Any) -> None:
@@ -328,7 +361,7 @@ class _Lookups:
             if k.leader_id is None:  # still without a leader after the refresh
                 k.status = KeyStatus.FAILED
                 k.error = LeaderNotAvailableError(
-                    f"bucket {k.plan.bucket} of {self.run.path} has no leader"
+                    f"bucket {k.bucket} of {self.run.path} has no leader"
                 )
                 continue
             by_leader[k.leader_id].append(k)
