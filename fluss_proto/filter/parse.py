@@ -300,6 +300,7 @@ class _Parser:
             self.expect(")", "',' or ')'")
             return InList(col, tuple(dict.fromkeys(values)), negated)
         expected = "IN" if negated else "a comparison (= != < <= > >=), IS [NOT] NULL or IN"
+        t = self.tok
         raise FilterError(f"expected {expected} after {col.name}, found {self._shown(t)}", t.pos)
 
     def column(self) -> ColumnRef:
