@@ -2,14 +2,22 @@
 
 - :mod:`.keys`: key bytes (Fluss's compacted key encoding) and the bucket they hash to;
 - :mod:`.plan`: which columns a key names, each key typed, encoded and placed (pure);
-- :mod:`.run`: :func:`lookup_rows`, one request per leader, rows decoded in key order.
+- :mod:`.run`: :class:`Lookuper` (the table read once, then one request per leader per
+  lookup) and :func:`lookup_rows` (one lookup); rows decoded in key order.
 """
 
 from __future__ import annotations
 
 from fluss_proto.lookup.keys import bucket_of, encode_key
 from fluss_proto.lookup.plan import KeyPlan, LookupSpec, lookup_spec, partition_text, plan_keys
-from fluss_proto.lookup.run import KeyResult, KeyStatus, Lookup, LookupReport, lookup_rows
+from fluss_proto.lookup.run import (
+    KeyResult,
+    KeyStatus,
+    Lookup,
+    Lookuper,
+    LookupReport,
+    lookup_rows,
+)
 
 __all__ = [
     "KeyPlan",
@@ -18,6 +26,7 @@ __all__ = [
     "Lookup",
     "LookupReport",
     "LookupSpec",
+    "Lookuper",
     "bucket_of",
     "encode_key",
     "lookup_rows",

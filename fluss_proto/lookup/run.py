@@ -18,6 +18,7 @@ schema and mapped onto the table's latest one (as a preview does), in key order.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -37,6 +38,7 @@ from fluss_proto.scan.constants import (
     DEFAULT_FETCH_MAX_BYTES,
     DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
     DEFAULT_KV_BATCH_BYTES,
+    MIN_REQUEST_TIMEOUT_S,
 )
 from fluss_proto.scan.rows import Rows, RowsSchema
 from fluss_proto.scan.run import PreviewRun, ScanClient
@@ -46,7 +48,7 @@ from fluss_proto.types import TableInfo
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["KeyResult", "KeyStatus", "Lookup", "LookupReport", "lookup_rows"]
+__all__ = ["KeyResult", "KeyStatus", "Lookup", "LookupReport", "Lookuper", "lookup_rows"]
 
 _Place = tuple[int | None, int]  # (partition id, bucket id)
 
@@ -217,6 +219,139 @@ class _Key:
         return (self.partition_id, self.bucket)
 
 
+class Lookuper:
+    """Lookups on one table, again and again: the table's metadata, key columns, leaders,
+    partitions and schemas are read once (:meth:`open`) and kept, as pyfluss's lookuper
+    keeps them; each :meth:`lookup` is then one request per leader. Leaders that moved are
+    refreshed on the way; a partition not known yet is looked for again."""
+
+    def __init__(self, run: PreviewRun, info: TableInfo, spec: LookupSpec) -> None:
+        self._run = run
+        self.info = info
+        self.spec = spec
+        self._partitions: dict[str, int] = {}
+
+    @classmethod
+    async def open(
+        cls,
+        client: ScanClient,
+        path: TablePath | tuple[str, str] | str,
+        *,
+        prefix: bool = False,
+        deadline_s: float = 10.0,
+        light: bool = False,
+    ) -> Lookuper:
+        """Read the table (GetMetadata; ListPartitionInfos for a partitioned one) and check
+        it can be looked up: raises :class:`~fluss_proto.errors.LookupKeyError`,
+        :class:`~fluss_proto.errors.UnsupportedTableError`, ``TableNotExistError``,
+        connection errors, :class:`RequestTimeoutError`."""
+        if not deadline_s > 0:
+            raise ValueError(f"deadline_s must be positive, got {deadline_s!r}")
+        run = PreviewRun(
+            client,
+            TablePath.of(path),
+            limit=1,
+            tail=False,
+            deadline=Deadline(deadline_s),
+            batch_size_bytes=DEFAULT_KV_BATCH_BYTES,
+            fetch_max_bytes=DEFAULT_FETCH_MAX_BYTES,
+            fetch_max_bytes_per_bucket=DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
+            light=light,
+        )
+        try:
+            async with asyncio.timeout(run.deadline.remaining()):
+                table, info = await run.load_table()
+                lookuper = cls(run, info, lookup_spec(info, prefix=prefix))
+                for b in table.buckets:
+                    run.leaders[(None, b.bucket_id)] = b.leader_id
+                if info.is_partitioned:
+                    await lookuper._list_partitions()
+        except TimeoutError:
+            raise RequestTimeoutError(
+                f"the metadata of {run.path} did not arrive within {deadline_s}s"
+            ) from None
+        return lookuper
+
+    @property
+    def schema(self) -> pa.Schema | RowsSchema:
+        """The columns of the rows found."""
+        schema = self._run.target_rows if self._run.light else self._run.target_schema
+        assert schema is not None
+        return schema
+
+    async def lookup(
+        self, keys: Sequence[Mapping[str, object]], *, deadline_s: float = 10.0
+    ) -> Lookup:
+        """Look ``keys`` up (each a ``{column: value}`` mapping of texts or Python values,
+        see :mod:`fluss_proto.literals`). Raises before anything is sent:
+        :class:`~fluss_proto.errors.LookupKeyError` and
+        :class:`~fluss_proto.errors.LiteralError` for keys that do not fit the table;
+        :class:`RequestTimeoutError` past ``deadline_s``. Per-bucket failures are kept in
+        the report."""
+        started = time.monotonic()
+        run = self._run
+        state = [_Key(p, b) for p in plan_keys(self.spec, keys) for b in p.buckets]
+        run.deadline = Deadline(deadline_s)
+        sender = _Lookups(run, self.info, self.spec.prefix)
+        try:
+            async with asyncio.timeout(run.deadline.remaining()):
+                await self._place(state)
+                await sender.send([k for k in state if k.status is None and not k.again])
+                retry = [k for k in state if k.status is None and k.again]
+                if retry:
+                    await run.refresh_leaders(run.refresh_generation)
+                    for k in retry:
+                        k.leader_id = run.leaders.get(k.place)
+                        k.again, k.moved = False, True
+                    await sender.send(retry)
+                rows = await _decode(run, state)
+        except TimeoutError:
+            raise RequestTimeoutError(f"the lookup did not finish within {deadline_s}s") from None
+        report = LookupReport(
+            table_path=str(run.path),
+            table_id=self.info.table_id,
+            prefix=self.spec.prefix,
+            keys=_results(state),
+            requests=sender.requests,
+            versions=sender.versions,
+            elapsed_s=time.monotonic() - started,
+        )
+        return Lookup(rows=rows, schema=self.schema, report=report, info=self.info)
+
+    async def _list_partitions(self) -> None:
+        run = self._run
+        self._partitions = {
+            p.name: p.partition_id for p in await run.admin.list_partitions(run.path)
+        }
+
+    async def _place(self, state: list[_Key]) -> None:
+        """Partition ids (a partition that does not exist: the key is absent) and each
+        probe's leader (none yet: asked again after the refresh)."""
+        run = self._run
+        if self.spec.partition_keys:
+            if any(k.plan.partition not in self._partitions for k in state):
+                await self._list_partitions()  # created since we last looked?
+            unknown: set[int] = set()
+            for k in state:
+                pid = self._partitions.get(k.plan.partition or "")
+                if pid is None:
+                    k.status = KeyStatus.NO_PARTITION
+                    continue
+                k.partition_id = pid
+                if (pid, k.bucket) not in run.leaders:
+                    unknown.add(pid)
+            if unknown:
+                run.partition_ids = sorted({*run.partition_ids, *unknown})
+                for pid, meta in (await run.partition_buckets(sorted(unknown))).items():
+                    for b in meta.buckets:
+                        run.leaders[(pid, b.bucket_id)] = b.leader_id
+        for k in state:
+            if k.status is None:
+                k.leader_id = run.leaders.get(k.place)
+                if k.leader_id is None:
+                    k.again = True
+
+
 async def lookup_rows(
     client: ScanClient,
     path: TablePath | tuple[str, str] | str,
@@ -226,61 +361,19 @@ async def lookup_rows(
     deadline_s: float = 10.0,
     light: bool = False,
 ) -> Lookup:
-    """Look ``keys`` up in ``path`` (each a ``{column: value}`` mapping; values are texts or
-    Python values, see :mod:`fluss_proto.literals`); ``prefix``: each key names the bucket
-    key (and partition keys) and gets every row under it.
-
-    Raises before anything is sent to a leader: :class:`~fluss_proto.errors.LookupKeyError`
-    and :class:`~fluss_proto.errors.LiteralError` for keys that do not fit the table,
-    :class:`~fluss_proto.errors.UnsupportedTableError`, ``TableNotExistError``, connection
-    errors, and :class:`RequestTimeoutError` when the metadata did not come in time.
-    Per-bucket failures are kept in the report. ``light``: rows as
+    """One lookup of ``keys`` in ``path`` (:meth:`Lookuper.open`, then
+    :meth:`Lookuper.lookup`, sharing ``deadline_s``); ``prefix``: each key names the bucket
+    key (and partition keys) and gets every row under it. ``light``: rows as
     :class:`~fluss_proto.scan.rows.Rows` (no pyarrow) when every column is of a plain type.
-    """
+    Raises what those two raise."""
     started = time.monotonic()
-    if not deadline_s > 0:
-        raise ValueError(f"deadline_s must be positive, got {deadline_s!r}")
-    run = PreviewRun(
-        client,
-        TablePath.of(path),
-        limit=1,
-        tail=False,
-        deadline=Deadline(deadline_s),
-        batch_size_bytes=DEFAULT_KV_BATCH_BYTES,
-        fetch_max_bytes=DEFAULT_FETCH_MAX_BYTES,
-        fetch_max_bytes_per_bucket=DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
-        light=light,
-    )
-    try:
-        async with asyncio.timeout(run.deadline.remaining()):
-            table, info = await run.load_table()
-            spec = lookup_spec(info, prefix=prefix)
-            state = [_Key(p, b) for p in plan_keys(spec, keys) for b in p.buckets]
-            await _place(run, spec, state, table.buckets if not info.is_partitioned else ())
-            lookup = _Lookups(run, info, prefix)
-            await lookup.send([k for k in state if k.status is None and not k.again])
-            retry = [k for k in state if k.status is None and k.again]
-            if retry:
-                await run.refresh_leaders(run.refresh_generation)
-                for k in retry:
-                    k.leader_id = run.leaders.get(k.place)
-                    k.again, k.moved = False, True
-                await lookup.send(retry)
-            rows = await _decode(run, state)
-    except TimeoutError:
-        raise RequestTimeoutError(f"the lookup did not finish within {deadline_s}s") from None
-    report = LookupReport(
-        table_path=str(run.path),
-        table_id=info.table_id,
-        prefix=prefix,
-        keys=_results(state),
-        requests=lookup.requests,
-        versions=lookup.versions,
-        elapsed_s=time.monotonic() - started,
-    )
-    schema = run.target_rows if run.light else run.target_schema
-    assert schema is not None
-    return Lookup(rows=rows, schema=schema, report=report, info=info)
+    lookuper = await Lookuper.open(client, path, prefix=prefix, deadline_s=deadline_s, light=light)
+    # the key check comes before the remaining-time check: a bad key is the caller's error
+    plan_keys(lookuper.spec, keys)
+    remaining = max(MIN_REQUEST_TIMEOUT_S, deadline_s - (time.monotonic() - started))
+    result = await lookuper.lookup(keys, deadline_s=remaining)
+    report = dataclasses.replace(result.report, elapsed_s=time.monotonic() - started)
+    return dataclasses.replace(result, report=report)
 
 
 def _results(state: list[_Key]) -> tuple[KeyResult, ...]:
@@ -316,32 +409,6 @@ def _results(state: list[_Key]) -> tuple[KeyResult, ...]:
             )
         )
     return tuple(out)
-
-
-async def _place(run: PreviewRun, spec: LookupSpec, state: list[_Key], buckets: Any) -> None:
-    """Partition ids (absent partition: the key is absent) and the leader of each key."""
-    for b in buckets:
-        run.leaders[(None, b.bucket_id)] = b.leader_id
-    if spec.partition_keys:
-        parts = {p.name: p.partition_id for p in await run.admin.list_partitions(run.path)}
-        wanted: set[int] = set()
-        for k in state:
-            pid = parts.get(k.plan.partition or "")
-            if pid is None:
-                k.status = KeyStatus.NO_PARTITION
-                continue
-            k.partition_id = pid
-            wanted.add(pid)
-        if wanted:
-            run.partition_ids = sorted(wanted)
-            for pid, meta in (await run.partition_buckets(run.partition_ids)).items():
-                for b in meta.buckets:
-                    run.leaders[(pid, b.bucket_id)] = b.leader_id
-    for k in state:
-        if k.status is None:
-            k.leader_id = run.leaders.get(k.place)
-            if k.leader_id is None:
-                k.again = True  # no leader yet: the refresh round may find one
 
 
 class _Lookups:
