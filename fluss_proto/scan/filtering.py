@@ -20,10 +20,15 @@ class ScanFilter:
     """The ``where`` of one run (text or parsed; None: no filter) and its checker."""
 
     def __init__(
-        self, where: str | Filter | None, check: Callable[[Filter], None] | None = None
+        self,
+        where: str | Filter | None,
+        check: Callable[[Filter], None] | None = None,
+        *,
+        pushdown: bool = True,
     ) -> None:
         self._where = where
         self._check = check
+        self._pushdown = pushdown
         #: The typed filter (set by :meth:`bind` for a text).
         self.filter: Filter | None = where if isinstance(where, Filter) else None
         #: The part FetchLog may carry (NOT-free, implied by the filter), or None.
@@ -48,6 +53,9 @@ class ScanFilter:
         assert self.filter is not None
         if self._check is not None:
             self._check(self.filter)
+        if not self._pushdown:
+            self.note = "pushdown turned off by the caller"
+            return
         if info.log_format is not LogFormat.ARROW:
             self.note = f"the table's log format is {info.log_format} (statistics: ARROW only)"
             return

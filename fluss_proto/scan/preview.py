@@ -370,6 +370,7 @@ def new_run(
     light: bool = False,
     where: str | Filter | None = None,
     check_filter: Callable[[Filter], None] | None = None,
+    pushdown: bool = True,
 ) -> PreviewRun:
     check_arguments(
         limit,
@@ -391,6 +392,7 @@ def new_run(
         light=light,
         where=where,
         check_filter=check_filter,
+        pushdown=pushdown,
     )
 
 
@@ -408,6 +410,7 @@ async def preview_table(
     fetch_max_bytes_per_bucket: int = DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
     where: str | Filter | None = None,
     check_filter: Callable[[Filter], None] | None = None,
+    pushdown: bool = True,
 ) -> Preview:
     """Preview up to ``limit`` rows of ``path`` within ``deadline_s`` seconds.
 
@@ -428,7 +431,8 @@ async def preview_table(
     ``limit`` rows match; rows are filtered exactly here, and on the 1.0 line the filter
     also goes with FetchLog so that the server skips batches its statistics rule out.
     :class:`~fluss_proto.errors.FilterError` is raised for a filter that does not fit the
-    table; ``check_filter`` is called with the typed filter before anything is read.
+    table; ``check_filter`` is called with the typed filter before anything is read;
+    ``pushdown=False`` never sends the filter (every batch comes; for comparisons).
 
     The whole result is held in memory; :func:`~fluss_proto.scan.stream_preview` hands the
     rows out batch by batch instead.
@@ -446,6 +450,7 @@ async def preview_table(
         fetch_max_bytes_per_bucket=fetch_max_bytes_per_bucket,
         where=where,
         check_filter=check_filter,
+        pushdown=pushdown,
     )
     try:
         plan = await plan_preview(run, partition, max_partitions, deadline_s, started)

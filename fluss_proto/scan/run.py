@@ -127,6 +127,7 @@ class PreviewRun:
         light: bool = False,
         where: str | Filter | None = None,
         check_filter: Callable[[Filter], None] | None = None,
+    pushdown: bool = True,
     ) -> None:
         self.client = client
         #: Rows as light chunks (no pyarrow); cleared by load_table for a nested column.
@@ -160,7 +161,7 @@ class PreviewRun:
             lambda: asyncio.Semaphore(KV_SESSIONS_PER_LEADER)
         )
         #: The filter (typed against the table in load_table), its pushdown, its counts.
-        self.where = ScanFilter(where, check_filter)
+        self.where = ScanFilter(where, check_filter, pushdown=pushdown)
 
     # ------------------------------------------------------------------ metadata
 

@@ -369,6 +369,7 @@ async def stream_preview(
     fetch_max_bytes_per_bucket: int = DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
     where: str | Filter | None = None,
     check_filter: Callable[[Filter], None] | None = None,
+    pushdown: bool = True,
 ) -> AsyncIterator[PreviewStream]:
     """Open a streamed preview (arguments and errors as :func:`preview_table`).
 
@@ -391,6 +392,7 @@ async def stream_preview(
         light=light,
         where=where,
         check_filter=check_filter,
+        pushdown=pushdown,
     )
     plan = await plan_preview(run, partition, max_partitions, deadline_s, started)
     collected = order == "bucket" and limit <= fair_share_rows
