@@ -13,8 +13,11 @@ docs/preview.md. Exit codes:
   every bucket failed);
 - 3 (``UNKNOWN``): bad arguments, an unknown format or file suffix (also click's usage
   errors, which click itself would end with 2); refused before connecting;
+- 65 (``DATA_ERROR``): a ``--where`` filter that does not parse or fit the table;
 - 74 (``IO_ERROR``): the output could not be written (missing or read-only directory,
   full disk); nothing is left under the final name;
+- 77 (``NO_PERMISSION``): ``--output`` under a profile with ``export = false``, or a filter
+  on a column the profile masks (docs/lookup.md);
 - 130 / 143 (``INTERRUPTED`` / ``TERMINATED``): SIGINT / SIGTERM; ScanKv sessions are
   closed, the temporary file removed, one line on stderr.
 
