@@ -48,6 +48,7 @@ __all__ = [
     "INTEGER_RANGES",
     "column_value",
     "internal_value",
+    "read_quoted",
     "type_text",
     "unscaled_bytes",
 ]
@@ -119,6 +120,26 @@ def internal_value(value: Any, dt: DataType) -> Any:
     if root in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
         return divmod(_unit_to_nanos(value, _precision(dt)), 1_000_000)
     return value
+
+
+def read_quoted(text: str, start: int) -> tuple[str, int]:
+    """The body of the quoted text starting at ``text[start]`` (its quote character; a
+    doubled quote inside is one quote) and the position after the closing quote. Raises
+    ``ValueError`` for an unterminated one."""
+    quote = text[start]
+    parts: list[str] = []
+    i = start + 1
+    for _ in range(len(text) + 1):  # bounded: each pass moves past a quote
+        j = text.find(quote, i)
+        if j < 0:
+            break
+        parts.append(text[i:j])
+        if j + 1 < len(text) and text[j + 1] == quote:
+            parts.append(quote)
+            i = j + 2
+            continue
+        return "".join(parts), j + 1
+    raise ValueError(f"unterminated {quote}...{quote}")
 
 
 def unscaled_bytes(unscaled: int) -> bytes:

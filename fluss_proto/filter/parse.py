@@ -51,8 +51,8 @@ from fluss_proto.filter.tree import (
     Or,
     Predicate,
 )
-from fluss_proto.literals import column_value, type_text
-from fluss_proto.records.rowtype import as_row_type
+from fluss_proto.literals import column_value, read_quoted, type_text
+from fluss_proto.records.rowtype import ROOTS, as_row_type
 from fluss_proto.types import Schema
 
 __all__ = ["KEYWORDS", "MAX_FILTER_LENGTH", "column_refs", "is_identifier", "parse_filter"]
@@ -64,26 +64,7 @@ KEYWORDS: Final = frozenset(
 MAX_FILTER_LENGTH: Final = 10_000
 #: Deepest nesting of parentheses and NOTs.
 MAX_DEPTH: Final = 64
-_FILTERABLE: Final = frozenset(
-    {
-        "BOOLEAN",
-        "TINYINT",
-        "SMALLINT",
-        "INTEGER",
-        "BIGINT",
-        "FLOAT",
-        "DOUBLE",
-        "STRING",
-        "CHAR",
-        "BYTES",
-        "BINARY",
-        "DECIMAL",
-        "DATE",
-        "TIME_WITHOUT_TIME_ZONE",
-        "TIMESTAMP_WITHOUT_TIME_ZONE",
-        "TIMESTAMP_WITH_LOCAL_TIME_ZONE",
-    }
-)
+_FILTERABLE: Final = ROOTS - {"ARRAY", "MAP", "ROW"}
 _OPS: Final = {
     "=": Op.EQ,
     "==": Op.EQ,
@@ -132,12 +113,12 @@ def _tokens(text: str) -> list[_Token]:
             out.append(_Token(c, c, i))
             i += 1
         elif c in "'\"`":
-            body, end = _quoted(text, i, c)
+            body, end = _quoted(text, i)
             kind = "string" if c == "'" else "quoted"
             out.append(_Token(kind, body, i))
             i = end
         elif (c in "xX") and i + 1 < n and text[i + 1] == "'":
-            body, end = _quoted(text, i + 1, "'")
+            body, end = _quoted(text, i + 1)
             if not re.fullmatch(r"(?:[0-9a-fA-F]{2})*", body):
                 raise FilterError("X'...' must hold pairs of hexadecimal digits", i)
             out.append(_Token("hex", body, i))
@@ -164,21 +145,11 @@ def _after_operand(tokens: Sequence[_Token]) -> bool:
     return bool(tokens) and tokens[-1].kind in ("number", "string", "hex", ")", "quoted")
 
 
-def _quoted(text: str, start: int, quote: str) -> tuple[str, int]:
-    """The body of a quoted token starting at ``start`` (doubled quotes escape one) and the
-    position after its closing quote."""
-    parts: list[str] = []
-    i = start + 1
-    while True:
-        j = text.find(quote, i)
-        if j < 0:
-            raise FilterError(f"unterminated {quote}...{quote}", start)
-        parts.append(text[i:j])
-        if j + 1 < len(text) and text[j + 1] == quote:
-            parts.append(quote)
-            i = j + 2
-            continue
-        return "".join(parts), j + 1
+def _quoted(text: str, start: int) -> tuple[str, int]:
+    try:
+        return read_quoted(text, start)
+    except ValueError as exc:
+        raise FilterError(str(exc), start) from None
 
 
 class _Parser:

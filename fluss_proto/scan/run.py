@@ -127,7 +127,7 @@ class PreviewRun:
         light: bool = False,
         where: str | Filter | None = None,
         check_filter: Callable[[Filter], None] | None = None,
-    pushdown: bool = True,
+        pushdown: bool = True,
     ) -> None:
         self.client = client
         #: Rows as light chunks (no pyarrow); cleared by load_table for a nested column.

@@ -36,16 +36,18 @@ from typing import TYPE_CHECKING
 import click
 
 from konsole.cli.options import ConfigCommand, ConnectionArgs, cluster_options
-from konsole.cli.preview import _error, _quiet_stdout, _usage, _without_pandas, invalid_name
-from konsole.errors import ExitCode, ExportForbiddenError, MaskedColumnError, ProfileError
-from konsole.export import (
-    FORMATS,
-    LIGHT_FORMATS,
-    ExportFormatError,
-    ExportIOError,
-    open_output,
-    resolve_format,
+from konsole.cli.preview import (
+    _error,
+    _quiet_stdout,
+    _without_pandas,
+    checked_format,
+    format_option,
+    output_option,
+    resolve_profile,
+    split_table,
 )
+from konsole.errors import ExitCode, MaskedColumnError
+from konsole.export import LIGHT_FORMATS, ExportIOError, open_output
 
 if TYPE_CHECKING:
     from fluss_proto.sasl import SaslPlain
@@ -96,19 +98,12 @@ def parse_key(text: str) -> dict[str, str]:
 
 
 def _quoted(text: str, start: int) -> tuple[str, int]:
-    quote = text[start]
-    parts: list[str] = []
-    i = start + 1
-    while True:
-        j = text.find(quote, i)
-        if j < 0:
-            raise KeyArgumentError(f"unterminated {quote} at character {start + 1}")
-        parts.append(text[i:j])
-        if j + 1 < len(text) and text[j + 1] == quote:
-            parts.append(quote)
-            i = j + 2
-            continue
-        return "".join(parts), j + 1
+    from fluss_proto.literals import read_quoted
+
+    try:
+        return read_quoted(text, start)
+    except ValueError as exc:
+        raise KeyArgumentError(f"{exc} at character {start + 1}") from None
 
 
 @click.command("lookup", cls=ConfigCommand)
@@ -120,23 +115,8 @@ def _quoted(text: str, start: int) -> tuple[str, int]:
     is_flag=True,
     help="Each argument names the bucket key (and partition keys): every row under it.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(list(FORMATS)),
-    default=None,
-    help="Output format [default: from the --output suffix, else table]; parquet and arrow "
-    "need --output.",
-)
-@click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Write the rows to FILE (renamed into place only when complete).",
-)
+@format_option
+@output_option
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -154,31 +134,14 @@ def lookup(
     timeout: float,
 ) -> None:
     """Look rows of DB.TABLE up by primary key (or by prefix); report on stderr."""
-    database, dot, name = table.partition(".")
-    if not dot or not database or not name:
-        raise _usage(f"table {table!r} is not DB.TABLE")
-    for kind, ident in (("database", database), ("table", name)):
-        if problem := invalid_name(ident):
-            raise _usage(f"{kind} name {ident!r} is invalid: {problem}")
-    try:
-        fmt = resolve_format(fmt, output)
-    except ExportFormatError as exc:
-        raise _usage(str(exc)) from None
+    split_table(table)
+    fmt = checked_format(fmt, output)
     try:
         parsed = [parse_key(k) for k in keys]
     except KeyArgumentError as exc:
         _error(f"bad key: {exc}")
         sys.exit(ExitCode.DATA_ERROR)
-    try:
-        chosen = cluster.resolve()
-        sasl = chosen.sasl()
-    except ProfileError as exc:
-        raise _usage(str(exc)) from None
-    if output is not None and not chosen.export:
-        raise ExportForbiddenError(
-            f"profile {chosen.name!r} forbids export (export = false): rows are shown, "
-            "never written to a file"
-        )
+    chosen, sasl = resolve_profile(cluster, output)
     masks = chosen.masks
     for key in parsed:
         hidden = sorted(c for c in key if masks.masked(table, c))

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from fluss_proto.filter import Filter
     from fluss_proto.sasl import SaslPlain
     from fluss_proto.scan import StreamOrder
+    from konsole.collect.profiles import Profile
     from konsole.model.masking import MaskRules
 
 __all__ = [
@@ -80,6 +81,26 @@ __all__ = [
     "preview",
     "text_table",
 ]
+
+
+#: ``--format`` and ``--output``, shared with ``konsole lookup``.
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(FORMATS)),
+    default=None,
+    help="Output format [default: from the --output suffix, else table]; parquet and arrow "
+    "need --output.",
+)
+output_option = click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Write the rows to FILE (renamed into place only when complete).",
+)
 
 
 @click.command("preview", cls=ConfigCommand)
@@ -103,23 +124,8 @@ __all__ = [
     "docs/preview.md). A log table is read whole; on the 1.0 line the server skips batches "
     "its statistics rule out.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(list(FORMATS)),
-    default=None,
-    help="Output format [default: from the --output suffix, else table]; parquet and arrow "
-    "need --output.",
-)
-@click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Write the rows to FILE (renamed into place only when complete).",
-)
+@format_option
+@output_option
 @click.option(
     "--arrival-order",
     is_flag=True,
@@ -145,26 +151,9 @@ def preview(
     timeout: float,
 ) -> None:
     """Show up to LIMIT rows of DB.TABLE, or write them to FILE (report on stderr)."""
-    database, dot, name = table.partition(".")
-    if not dot or not database or not name:
-        raise _usage(f"table {table!r} is not DB.TABLE")
-    for kind, ident in (("database", database), ("table", name)):
-        if problem := invalid_name(ident):
-            raise _usage(f"{kind} name {ident!r} is invalid: {problem}")
-    try:
-        fmt = resolve_format(fmt, output)
-    except ExportFormatError as exc:
-        raise _usage(str(exc)) from None
-    try:
-        chosen = cluster.resolve()
-        sasl = chosen.sasl()  # a missing password variable is bad configuration too
-    except ProfileError as exc:
-        raise _usage(str(exc)) from None
-    if output is not None and not chosen.export:
-        raise ExportForbiddenError(
-            f"profile {chosen.name!r} forbids export (export = false): rows are shown, "
-            "never written to a file"
-        )
+    database, name = split_table(table)
+    fmt = checked_format(fmt, output)
+    chosen, sasl = resolve_profile(cluster, output)
     job = _Job(
         ",".join(chosen.bootstrap),
         (database, name),
@@ -323,6 +312,43 @@ async def _run(job: _Job) -> ExitCode:
     if report.nothing_read:
         return ExitCode.CRITICAL
     return ExitCode.OK if report.complete else ExitCode.WARNING
+
+
+def split_table(table: str) -> tuple[str, str]:
+    """``DB.TABLE`` -> (database, table), each valid by Fluss's rule; a usage error else."""
+    database, dot, name = table.partition(".")
+    if not dot or not database or not name:
+        raise _usage(f"table {table!r} is not DB.TABLE")
+    for kind, ident in (("database", database), ("table", name)):
+        if problem := invalid_name(ident):
+            raise _usage(f"{kind} name {ident!r} is invalid: {problem}")
+    return database, name
+
+
+def checked_format(fmt: str | None, output: Path | None) -> str:
+    """The output format (given, or from the file's suffix); a usage error for a bad one."""
+    try:
+        return resolve_format(fmt, output)
+    except ExportFormatError as exc:
+        raise _usage(str(exc)) from None
+
+
+def resolve_profile(
+    cluster: ConnectionArgs, output: Path | None
+) -> tuple[Profile, SaslPlain | None]:
+    """The profile and its credentials (a missing password variable is bad configuration
+    too); :class:`ExportForbiddenError` for a file under ``export = false``."""
+    try:
+        chosen = cluster.resolve()
+        sasl = chosen.sasl()
+    except ProfileError as exc:
+        raise _usage(str(exc)) from None
+    if output is not None and not chosen.export:
+        raise ExportForbiddenError(
+            f"profile {chosen.name!r} forbids export (export = false): rows are shown, "
+            "never written to a file"
+        )
+    return chosen, sasl
 
 
 def _unmasked_filter(job: _Job) -> Callable[[Filter], None] | None:

@@ -35,13 +35,12 @@ import pyarrow.parquet as pq
 import pytest
 import pytest_asyncio
 
-from fluss_proto.client import FlussClient
 from fluss_proto.lookup import KeyStatus, lookup_rows
 from fluss_proto.scan import preview_table
 from konsole.errors import ExitCode
 from konsole.localcluster.seed import wait_leaders
 from tests._testutil import pyfluss_data as pf
-from tests._testutil.all_types import CONNECT, World, create_table, write_rows
+from tests._testutil.all_types import World, create_table, world_of, write_rows
 from tests._testutil.cli import REPO, run_konsole
 from tests.conftest import FlussServer
 
@@ -100,18 +99,8 @@ def key_text(row: dict[str, Any], columns: list[str]) -> dict[str, str]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def world(bootstrap: str) -> AsyncIterator[World]:
-    conn = await pf.connect(bootstrap)
-    db = pf.unique_name("lookup_live")
-    client: FlussClient | None = None
-    try:
-        await pf.create_database(conn.get_admin(), db)
-        client = await FlussClient.connect(bootstrap, **CONNECT)
-        yield World(conn, client, db, bootstrap)
-    finally:
-        if client is not None:
-            await client.close()
-        await pf.drop_database(conn.get_admin(), db)
-        await pf.close_connection(conn)
+    async with world_of(bootstrap, "lookup_live") as w:
+        yield w
 
 
 async def test_lookups_equal_pyfluss_lookups(world: World) -> None:

@@ -15,8 +15,6 @@ of the same keys. Checked here, without a server:
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, time
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from fluss_proto.lookup import lookup_spec, plan_keys
 from fluss_proto.records import make_row_decoder
 from fluss_proto.records.kv_batch import split_value
 from fluss_proto.types import TableInfo
+from tests.fixtures.capture_lookup import jsonable
 
 FRAMES = Path(__file__).resolve().parents[1] / "fixtures" / "frames"
 DIRS = {"0.9.1": FRAMES / "lookup", "1.0": FRAMES / "fluss-1.0" / "lookup"}
@@ -55,18 +54,6 @@ def _load(gen: str, table: str) -> tuple[Path, dict[str, Any], TableInfo]:
     doc = json.loads((d / "lookup.json").read_text())["tables"][table]
     reply = pb.GetTableInfoResponse.FromString(_body(d / f"{table}_table_info.resp.bin"))
     return d, doc, TableInfo.from_response("db", table, reply)
-
-
-def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in row.items():
-        if isinstance(v, bytes):
-            out[k] = {"hex": v.hex()}
-        elif isinstance(v, datetime | date | time | Decimal):
-            out[k] = str(v)
-        else:
-            out[k] = v
-    return out
 
 
 @pytest.mark.parametrize(("gen", "table"), CASES)
@@ -114,7 +101,7 @@ def test_the_servers_answers_decode_to_pyfluss_lookups(gen: str, table: str) -> 
                 for value in values:
                     schema_id, row = split_value(value)
                     assert schema_id == info.schema_id
-                    found[key].append(_jsonable(decoder.decode(bytes(row))))
+                    found[key].append(jsonable(decoder.decode(bytes(row))))
     for p, expected in zip(plans, doc["expected"], strict=True):
         rows = found[p.key]
         if prefix:
