@@ -295,7 +295,7 @@ async def _run(job: _Job) -> ExitCode:
                 _error(str(exc))
                 return ExitCode.DATA_ERROR
             except FlussError as exc:
-                _error(str(exc))
+                _error(_public(exc, job))
                 return ExitCode.CRITICAL
             finally:
                 await client.close()
@@ -312,6 +312,16 @@ async def _run(job: _Job) -> ExitCode:
     if report.nothing_read:
         return ExitCode.CRITICAL
     return ExitCode.OK if report.complete else ExitCode.WARNING
+
+
+def _public(exc: Exception, job: _Job) -> str:
+    """An error's text as it may be shown: under masking rules, an unknown partition's
+    message lists no partition names (they hold partition-key values, which may be masked)."""
+    from fluss_proto.error_codes import PartitionNotExistError
+
+    if job.masks and isinstance(exc, PartitionNotExistError):
+        return f"partition {job.partition!r} of {'.'.join(job.path)} does not exist"
+    return str(exc)
 
 
 def split_table(table: str) -> tuple[str, str]:

@@ -236,3 +236,14 @@ def test_preview_masks_and_refuses_a_filter_on_a_masked_column(
     assert res.exit_code == ExitCode.NO_PERMISSION and "cannot be filtered on" in res.stderr
     res = runner.invoke(cli.main, ["preview", "db.t", "--profile", "p", "--where", "id >= 201"])
     assert res.exit_code == 0 and "9 matched" in res.stderr
+
+
+def test_an_unknown_partition_lists_no_partition_names_under_masking() -> None:
+    from fluss_proto.error_codes import PartitionNotExistError
+    from konsole.cli.preview import _Job, _public
+
+    err = PartitionNotExistError("partition 'x' of db.t does not exist (partitions: eu, us)")
+    job = _Job("b", ("db", "t"), "x", 1, False, "table", None, "bucket", 1.0)
+    assert "eu" in _public(err, job)  # no masks: the server's words
+    job.masks = MaskRules(("region",))
+    assert "eu" not in _public(err, job) and "'x'" in _public(err, job)
