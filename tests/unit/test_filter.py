@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fluss_proto.errors import FilterError
@@ -54,7 +54,9 @@ from fluss_proto.types import (
     TimeType,
 )
 
-pytestmark = pytest.mark.timeout(60)
+#: The hypothesis profile's examples over the CI profile's (200): `make fuzz` runs 100x more.
+SCALE = max(settings.default.max_examples / 200, 1.0)
+pytestmark = pytest.mark.timeout(int(60 * SCALE))
 
 SCHEMA = Schema(
     columns=tuple(

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fluss_proto.errors import LiteralError, LookupKeyError, UnsupportedTableError
@@ -27,7 +27,9 @@ from fluss_proto.types import (
     TableInfo,
 )
 
-pytestmark = pytest.mark.timeout(30)
+#: The hypothesis profile's examples over the CI profile's (200): `make fuzz` runs 100x more.
+SCALE = max(settings.default.max_examples / 200, 1.0)
+pytestmark = pytest.mark.timeout(int(30 * SCALE))
 
 D = DataType
 
