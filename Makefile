@@ -75,6 +75,7 @@ bench: jars
 # Every benchmark's smoke run (--quick: tiny set-ups, figures meaningless; own clusters).
 bench-quick: jars
 	for b in poll poll_busy check scan; do $(BIN)/python bench/$$b.py --quick || exit 1; done
+	$(BIN)/python bench/scan.py --find --quick
 	$(BIN)/python bench/history.py --quick
 	$(BIN)/python bench/history_inserts.py --quick
 	$(BIN)/python bench/ui.py --quick

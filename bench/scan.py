@@ -47,6 +47,10 @@ instead of the published 0.9.1 jars, so primary-key rows come through ScanKv):
   ``--format jsonl`` (and of the default table format with ``--limit 100``), beside the
   time a process takes to start Python and import the modules a preview needs.
 
+``--find`` measures only key lookups against pyfluss's and a filtered scan with and without
+the filter sent to the server (bench/_find.py; with ``--fluss-home`` for the 1.0 line's
+pushdown).
+
 ``--quick`` (bench/_quick.py): 2,000 log rows, 1,000 PK rows, 2 buckets, one rep and one
 export rep; the same code paths, figures meaningless.
 """
@@ -71,6 +75,7 @@ for _path in (REPO, REPO / "bench"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+import _find  # noqa: E402
 import fluss  # noqa: E402
 import pyarrow as pa  # noqa: E402
 from _quick import add_quick, parse_args  # noqa: E402
@@ -523,6 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         help="measure the export of an existing table (with --bootstrap), create nothing",
     )
     parser.add_argument("--keep-tables", action="store_true", help="do not drop the database")
+    _find.add_arguments(parser)
     add_quick(
         parser,
         {
@@ -532,6 +538,7 @@ def main(argv: list[str] | None = None) -> int:
             "reps": 1,
             "export_reps": 1,
             "create_budget": 30.0,
+            **_find.QUICK,
         },
     )
     args = parse_args(parser, argv)
@@ -561,9 +568,15 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     with own as desc:
-        out = asyncio.run(run(args.bootstrap or desc.bootstrap_servers, args))
+        bootstrap = args.bootstrap or desc.bootstrap_servers
+        if args.find:
+            out = asyncio.run(_find.run_find(bootstrap, args, arrow_chunk, SCHEMA, log))
+        else:
+            out = asyncio.run(run(bootstrap, args))
     if args.json:
         print(json.dumps(out, indent=2))
+    elif args.find:
+        _find.print_find(out)
     else:
         print_summary(out)
     return 0

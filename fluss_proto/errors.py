@@ -23,8 +23,12 @@ __all__ = [
     "ConnectionFailure",
     "CoordinatorUnknownError",
     "DecodeError",
+    "FilterError",
     "FlussError",
     "FrameTooLargeError",
+    "InputError",
+    "LiteralError",
+    "LookupKeyError",
     "NoBucketAnswerError",
     "NoMessagesForApi",
     "NoMessagesForApiError",
@@ -40,6 +44,7 @@ __all__ = [
     "UnreachableError",
     "UnsupportedByServer",
     "UnsupportedByServerError",
+    "UnsupportedTableError",
     "short_reason",
 ]
 
@@ -154,6 +159,45 @@ class ServerError(FlussError):
 
 class PreviewArgumentError(FlussError, ValueError):
     """The request does not fit the table (e.g. a partition for a non-partitioned table)."""
+
+
+class InputError(FlussError, ValueError):
+    """A value the caller gave does not fit the table: a lookup key, a filter, a literal.
+    Raised before anything is sent; the message is one line."""
+
+
+class LiteralError(InputError):
+    """A value cannot be read as its column's type (``column``, ``type``, ``reason``)."""
+
+    def __init__(self, column: str, type_text: str, reason: str) -> None:
+        self.column = column
+        self.type_text = type_text
+        self.reason = reason
+        super().__init__(f"column {column!r} ({type_text}): {reason}")
+
+
+class LookupKeyError(InputError):
+    """A lookup key does not fit the table: a key column missing or unknown, a prefix the
+    table's bucket key does not allow, a table without a primary key."""
+
+
+class FilterError(InputError):
+    """A filter expression is malformed or does not fit the table's columns.
+
+    ``position`` is the 0-based character offset the problem was found at (None when it
+    concerns the whole expression); the message says it as ``at character N``.
+    """
+
+    def __init__(self, reason: str, position: int | None = None) -> None:
+        self.reason = reason
+        self.position = position
+        where = f" at character {position + 1}" if position is not None else ""
+        super().__init__(f"filter{where}: {reason}")
+
+
+class UnsupportedTableError(FlussError):
+    """The table needs something fluss_proto does not implement (e.g. a lake format's key
+    encoding); nothing was sent."""
 
 
 class NoBucketAnswerError(FlussError):

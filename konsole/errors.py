@@ -28,9 +28,11 @@ __all__ = [
     "ClusterError",
     "DistributionError",
     "ExitCode",
+    "ExportForbiddenError",
     "JarFetchError",
     "JavaError",
     "KonsoleError",
+    "MaskedColumnError",
     "NoLocalClusterError",
     "ProfileError",
     "UnknownVersionError",
@@ -57,8 +59,9 @@ class ExitCode(IntEnum):
     #: options): the same code as UNKNOWN, for every command (docs/cli.md says why).
     USAGE = 3
     #: The input is wrong: an operator action's (unknown server id, config key, value
-    #: type, principal type; nothing was sent), or a history file konsole cannot read (not
-    #: SQLite, corrupt, another program's, a newer konsole's): sysexits' EX_DATAERR.
+    #: type, principal type; nothing was sent), a lookup key or a filter that does not fit
+    #: the table, or a history file konsole cannot read (not SQLite, corrupt, another
+    #: program's, a newer konsole's): sysexits' EX_DATAERR.
     DATA_ERROR = 65
     #: The input file is missing (a history file that does not exist): EX_NOINPUT.
     NO_INPUT = 66
@@ -72,7 +75,8 @@ class ExitCode(IntEnum):
     #: history file: sysexits' EX_TEMPFAIL.
     REFUSED = 75
     #: An operator action without the profile's opt-in (``writes = true`` /
-    #: ``--allow-writes``): sysexits' EX_NOPERM; refused before connecting, nothing sent.
+    #: ``--allow-writes``), an export the profile forbids, a filter or key on a masked
+    #: column: sysexits' EX_NOPERM; refused, nothing sent or read.
     NO_PERMISSION = 77
     #: The output could not be written (missing or read-only directory, full disk):
     #: sysexits' EX_IOERR, so a script tells a local I/O failure from a cluster problem.
@@ -156,6 +160,23 @@ class ProfileError(KonsoleError):
         if key:
             where += f"{': ' if where else ''}{key}"
         super().__init__(f"{where}: {message}" if where else message)
+
+
+# ----------------------------------------------------------------------- masking, export
+
+
+class MaskedColumnError(KonsoleError):
+    """A filter or a lookup key names a column the profile masks (which rows match, or
+    whether a key exists, would tell its values): refused, nothing read."""
+
+    exit_code = ExitCode.NO_PERMISSION
+
+
+class ExportForbiddenError(KonsoleError):
+    """The profile forbids writing rows to a file (``export = false``): refused before
+    connecting."""
+
+    exit_code = ExitCode.NO_PERMISSION
 
 
 # ----------------------------------------------------------------------- operator actions

@@ -538,6 +538,94 @@ class LimitScanResponse(_message.Message):
     records: bytes
     def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., is_log_table: _Optional[bool] = ..., records: _Optional[bytes] = ...) -> None: ...
 
+class LookupRequest(_message.Message):
+    __slots__ = ("table_id", "buckets_req")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_REQ_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    buckets_req: _containers.RepeatedCompositeFieldContainer[PbLookupReqForBucket]
+    def __init__(self, table_id: _Optional[int] = ..., buckets_req: _Optional[_Iterable[_Union[PbLookupReqForBucket, _Mapping]]] = ...) -> None: ...
+
+class LookupResponse(_message.Message):
+    __slots__ = ("buckets_resp",)
+    BUCKETS_RESP_FIELD_NUMBER: _ClassVar[int]
+    buckets_resp: _containers.RepeatedCompositeFieldContainer[PbLookupRespForBucket]
+    def __init__(self, buckets_resp: _Optional[_Iterable[_Union[PbLookupRespForBucket, _Mapping]]] = ...) -> None: ...
+
+class PbLookupReqForBucket(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "keys")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    keys: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., keys: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class PbLookupRespForBucket(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "error_code", "error_message", "values")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    error_code: int
+    error_message: str
+    values: _containers.RepeatedCompositeFieldContainer[PbValue]
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., values: _Optional[_Iterable[_Union[PbValue, _Mapping]]] = ...) -> None: ...
+
+class PbValue(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: bytes
+    def __init__(self, values: _Optional[bytes] = ...) -> None: ...
+
+class PrefixLookupRequest(_message.Message):
+    __slots__ = ("table_id", "buckets_req")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_REQ_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    buckets_req: _containers.RepeatedCompositeFieldContainer[PbPrefixLookupReqForBucket]
+    def __init__(self, table_id: _Optional[int] = ..., buckets_req: _Optional[_Iterable[_Union[PbPrefixLookupReqForBucket, _Mapping]]] = ...) -> None: ...
+
+class PrefixLookupResponse(_message.Message):
+    __slots__ = ("buckets_resp",)
+    BUCKETS_RESP_FIELD_NUMBER: _ClassVar[int]
+    buckets_resp: _containers.RepeatedCompositeFieldContainer[PbPrefixLookupRespForBucket]
+    def __init__(self, buckets_resp: _Optional[_Iterable[_Union[PbPrefixLookupRespForBucket, _Mapping]]] = ...) -> None: ...
+
+class PbPrefixLookupReqForBucket(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "keys")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    keys: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., keys: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class PbPrefixLookupRespForBucket(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "error_code", "error_message", "value_lists")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    VALUE_LISTS_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    error_code: int
+    error_message: str
+    value_lists: _containers.RepeatedCompositeFieldContainer[PbValueList]
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., value_lists: _Optional[_Iterable[_Union[PbValueList, _Mapping]]] = ...) -> None: ...
+
+class PbValueList(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, values: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
 class FetchLogRequest(_message.Message):
     __slots__ = ("follower_server_id", "max_bytes", "tables_req", "max_wait_ms", "min_bytes", "read_preference")
     FOLLOWER_SERVER_ID_FIELD_NUMBER: _ClassVar[int]

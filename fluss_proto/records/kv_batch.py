@@ -43,6 +43,7 @@ __all__ = [
     "ValueBatch",
     "ValueRecord",
     "decode_value_batch",
+    "lookup_values_batch",
     "make_row_decoder",
     "read_value_batch",
     "split_value",
@@ -268,6 +269,36 @@ def value_batch_table(
         return decoder.decode_table(batch.buffer, batch.starts, batch.ends)
     except RecordDecodeError as exc:
         raise exc.with_context(bucket=bucket) from None
+
+
+def lookup_values_batch(values: list[bytes], *, light: bool = False) -> ValueBatch:
+    """Lookup values (``int16 schema_id | row`` each) as one :class:`ValueBatch`, so that
+    they decode through the same path as a scan's value batch. Raises
+    :class:`TruncatedBatchError` for a value too short to hold its schema id."""
+    starts: list[int] = []
+    ends: list[int] = []
+    ids: list[int] = []
+    pos = 0
+    for value in values:
+        if len(value) < 2:
+            raise TruncatedBatchError(f"lookup value of {len(value)} bytes has no schema id")
+        ids.append(_SCHEMA_ID.unpack_from(value, 0)[0])
+        starts.append(pos + 2)
+        pos += len(value)
+        ends.append(pos)
+    buffer = b"".join(values)
+    if light:
+        return ValueBatch(0, len(buffer), buffer, starts, ends, ids)
+    import numpy as np
+
+    return ValueBatch(
+        0,
+        len(buffer),
+        buffer,
+        np.array(starts, np.int64),
+        np.array(ends, np.int64),
+        np.array(ids, np.int16),
+    )
 
 
 def split_value(value: bytes | bytearray | memoryview) -> tuple[int, memoryview]:

@@ -37,6 +37,14 @@ Methods, chosen per bucket:
   the fetch continues locally after the last remote segment's end offset (exclusive: it is
   the next segment's base offset in ``LogTieringTask``).
 
+- **FetchLog, filtered** (``where=``, log tables): the whole log, from ListOffsets EARLIEST
+  to LATEST per bucket, the first ``limit`` matches kept (with ``tail``, the last); on the
+  1.0 line FetchLog carries the filter (``filter_predicate``) so that the server leaves out
+  batches whose statistics rule them out, and its ``filtered_end_offset`` is followed. Every
+  read filters the rows exactly on our side (:mod:`fluss_proto.filter`); key scans with a
+  filter read on (up to ``FILTERED_SCAN_ROWS`` per bucket) until ``limit`` rows match. The
+  report counts rows scanned and matched, and the runs of batches the server skipped.
+
 Buckets are scanned concurrently (every bucket's requests are sent at once; LimitScan and
 ScanKv are per bucket, FetchLog and ListOffsets one request per leader), under one overall
 deadline. A bucket still running at the deadline is reported *timed out* (never empty) and

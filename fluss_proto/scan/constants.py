@@ -32,5 +32,8 @@ MAX_FETCH_ROUNDS = 10_000  # a hard bound on FetchLog rounds per leader loop
 MAX_STALLED_ROUNDS = 3  # FetchLog rounds without progress or truncation before giving up
 MIN_REQUEST_TIMEOUT_S = 0.05
 MAX_LIMIT = 2**31 - 1  # LimitScan's limit is an int32
+#: A filtered key scan (ScanKv, LimitScan) reads at most this many rows per bucket looking
+#: for matches (LimitScan's reply holds them all at once; ScanKv pages through them).
+FILTERED_SCAN_ROWS: Final = 1_000_000
 
 LOG_COLUMNS = (OFFSET_COLUMN, CHANGE_TYPE_COLUMN)

@@ -66,7 +66,7 @@ async def _kv_session(
 ) -> Literal["done", "unsupported", "busy", "expired", "moved"]:
     assert run.info is not None
     open_req = pb.PbScanReqForBucket(
-        table_id=run.info.table_id, bucket_id=st.bucket_id, limit=run.limit
+        table_id=run.info.table_id, bucket_id=st.bucket_id, limit=run.where.cap(run.limit)
     )
     if st.partition_id is not None:
         open_req.partition_id = st.partition_id
@@ -77,7 +77,8 @@ async def _kv_session(
     drained = False
     server = run.server(node)
     try:
-        for seq in range(run.limit + 2):  # every page carries at least one row
+        pages = run.where.cap(run.limit) + 2
+        for seq in range(pages):  # every page carries at least one row
             if seq > 0:
                 assert scanner_id is not None
                 req = pb.ScanKvRequest(
@@ -117,18 +118,18 @@ async def _kv_session(
                 await run.receive_values(resp.records, st)
             if not resp.has_more_results:
                 drained = True
-                st.limit_reached = st.rows >= run.limit
+                st.limit_reached = st.rows >= run.limit or st.scanned >= run.where.cap(run.limit)
                 st.done_reading()
                 return "done"
             if scanner_id is None:
                 raise CorruptBatchError(
                     "ScanKv reply has more results but no scanner id", bucket=st.label
                 )
-            if st.rows >= run.limit:
+            if st.rows >= run.limit or st.scanned >= run.where.cap(run.limit):
                 st.limit_reached = True
                 st.done_reading()
                 return "done"  # the finally block closes the session
-        raise FlussError(f"{st.label}: ScanKv did not finish within {run.limit + 2} pages")
+        raise FlussError(f"{st.label}: ScanKv did not finish within {pages} pages")
     finally:
         if scanner_id is not None and not drained:
             close_kv(run, st, node, scanner_id)

@@ -16,7 +16,7 @@ async def limit_scan(run: PreviewRun, st: BucketState) -> None:
     for _ in range(2):  # a second try only after a leader refresh
         node = await run.leader_of(st)
         req = pb.LimitScanRequest(
-            table_id=run.info.table_id, bucket_id=st.bucket_id, limit=run.limit
+            table_id=run.info.table_id, bucket_id=st.bucket_id, limit=run.where.cap(run.limit)
         )
         if st.partition_id is not None:
             req.partition_id = st.partition_id
@@ -41,6 +41,6 @@ async def limit_scan(run: PreviewRun, st: BucketState) -> None:
             await run.deliver(st, table)
         else:
             await run.receive_values(records, st)
-        st.limit_reached = st.rows >= run.limit
+        st.limit_reached = st.rows >= run.limit or st.scanned >= run.where.cap(run.limit)
         st.done_reading()
         return

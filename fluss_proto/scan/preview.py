@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from fluss_proto.errors import (
     PreviewArgumentError,
     RequestTimeoutError,
 )
+from fluss_proto.filter import Filter, render
 from fluss_proto.scan.constants import (
     BUCKET_COLUMN,
     CHANGE_TYPE_COLUMN,
@@ -242,6 +243,8 @@ async def plan_preview(
         method, keep_last = ScanMethod.FETCH_LOG_TAIL, True
     elif info.is_pk_table:
         method, keep_last = ScanMethod.SCAN_KV, False
+    elif run.where.active:  # the whole log, its first matches kept
+        method, keep_last = ScanMethod.FETCH_LOG, False
     else:
         method, keep_last = ScanMethod.LIMIT_SCAN, True
     states = _bucket_states(
@@ -265,7 +268,7 @@ def spawn_workers(plan: Plan) -> None:
         run.leaders[st.key] = st.leader_id
         st.started = time.monotonic()
     live = [st for st in plan.states if st.status is None]
-    if run.tail:
+    if run.tail or plan.method is ScanMethod.FETCH_LOG:
         run.runner.spawn(live, tail_buckets(run, live))
     else:
         for st in live:
@@ -285,6 +288,8 @@ def build_report(plan: Plan, quota: Sequence[int], rows_returned: int) -> ScanRe
     """The report of a finished preview; ``quota``: rows returned per bucket state."""
     states, info, run = plan.states, plan.info, plan.run
     rows_read = sum(st.rows for st in states)
+    where = run.where
+    pushed = where.pushed if where.filter is not None else None
     buckets = tuple(
         BucketScan(
             partition_id=st.partition_id,
@@ -305,6 +310,9 @@ def build_report(plan: Plan, quota: Sequence[int], rows_returned: int) -> ScanRe
             end_offset=st.end_offset,
             earliest_offset=st.earliest_offset,
             elapsed_s=((st.ended or time.monotonic()) - st.started) if st.started else 0.0,
+            rows_scanned=st.scanned,
+            skipped_offsets=st.skipped_offsets,
+            skipped_runs=st.skipped_runs,
         )
         for st, q in zip(states, quota, strict=True)
     )
@@ -324,7 +332,21 @@ def build_report(plan: Plan, quota: Sequence[int], rows_returned: int) -> ScanRe
         partitions_skipped=tuple(plan.skipped),
         schema_ids=tuple(sorted(run.schema_ids_seen)),
         schema_id=info.schema_id,
+        filter=str(where.filter) if where.filter is not None else None,
+        rows_scanned=sum(st.scanned for st in states),
+        filter_pushed=render(pushed) if pushed is not None and where.sent else None,
+        filter_note=_filter_note(plan),
     )
+
+
+def _filter_note(plan: Plan) -> str | None:
+    """Why the filter did not go to the server (None: it did, or there is none)."""
+    where = plan.run.where
+    if where.filter is None or where.sent:
+        return None
+    if plan.method in (ScanMethod.SCAN_KV, ScanMethod.LIMIT_SCAN):
+        return "key scans (ScanKv, LimitScan) carry no filter; the rows are filtered here"
+    return where.note
 
 
 def output_schema(plan: Plan) -> pa.Schema | RowsSchema:
@@ -346,6 +368,9 @@ def new_run(
     fetch_max_bytes: int,
     fetch_max_bytes_per_bucket: int,
     light: bool = False,
+    where: str | Filter | None = None,
+    check_filter: Callable[[Filter], None] | None = None,
+    pushdown: bool = True,
 ) -> PreviewRun:
     check_arguments(
         limit,
@@ -365,6 +390,9 @@ def new_run(
         fetch_max_bytes=fetch_max_bytes,
         fetch_max_bytes_per_bucket=fetch_max_bytes_per_bucket,
         light=light,
+        where=where,
+        check_filter=check_filter,
+        pushdown=pushdown,
     )
 
 
@@ -380,6 +408,9 @@ async def preview_table(
     batch_size_bytes: int = DEFAULT_KV_BATCH_BYTES,
     fetch_max_bytes: int = DEFAULT_FETCH_MAX_BYTES,
     fetch_max_bytes_per_bucket: int = DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
+    where: str | Filter | None = None,
+    check_filter: Callable[[Filter], None] | None = None,
+    pushdown: bool = True,
 ) -> Preview:
     """Preview up to ``limit`` rows of ``path`` within ``deadline_s`` seconds.
 
@@ -393,6 +424,15 @@ async def preview_table(
     :class:`~fluss_proto.error_codes.PartitionNotExistError`, connection errors, and
     :class:`~fluss_proto.errors.RequestTimeoutError` when the table's metadata did not come
     within the deadline. Per-bucket failures and timeouts are kept in the report.
+
+    ``where``: a filter (:mod:`fluss_proto.filter`; text or parsed) the rows must match:
+    a log table is then read whole (FetchLog from its start; its first ``limit`` matches per
+    bucket kept, or its last with ``tail``), a primary-key table's scan reads on until
+    ``limit`` rows match; rows are filtered exactly here, and on the 1.0 line the filter
+    also goes with FetchLog so that the server skips batches its statistics rule out.
+    :class:`~fluss_proto.errors.FilterError` is raised for a filter that does not fit the
+    table; ``check_filter`` is called with the typed filter before anything is read;
+    ``pushdown=False`` never sends the filter (every batch comes; for comparisons).
 
     The whole result is held in memory; :func:`~fluss_proto.scan.stream_preview` hands the
     rows out batch by batch instead.
@@ -408,6 +448,9 @@ async def preview_table(
         batch_size_bytes=batch_size_bytes,
         fetch_max_bytes=fetch_max_bytes,
         fetch_max_bytes_per_bucket=fetch_max_bytes_per_bucket,
+        where=where,
+        check_filter=check_filter,
+        pushdown=pushdown,
     )
     try:
         plan = await plan_preview(run, partition, max_partitions, deadline_s, started)

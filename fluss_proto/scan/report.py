@@ -20,6 +20,8 @@ class ScanMethod(StrEnum):
     SCAN_KV = "ScanKv"
     LIMIT_SCAN = "LimitScan"
     FETCH_LOG_TAIL = "FetchLog tail"
+    #: A filtered read of a log table: FetchLog from the log start to the latest offset.
+    FETCH_LOG = "FetchLog"
 
 
 class BucketStatus(StrEnum):
@@ -67,6 +69,12 @@ class BucketScan:
     end_offset: int | None = None
     earliest_offset: int | None = None
     elapsed_s: float = 0.0
+    #: Rows read before a filter (equal to ``rows_read`` without one).
+    rows_scanned: int = 0
+    #: Filtered FetchLog (1.0 line): offsets the server left out, in how many runs of whole
+    #: batches (each run is one or more batches its statistics ruled out).
+    skipped_offsets: int = 0
+    skipped_runs: int = 0
 
     @property
     def label(self) -> str:
@@ -103,6 +111,11 @@ class BucketScan:
             out["reopened"] = True
         if self.sessions_closed:
             out["sessions_closed"] = self.sessions_closed
+        if self.rows_scanned != self.rows_read:
+            out["rows_scanned"] = self.rows_scanned
+        if self.skipped_runs:
+            out["server_skipped_offsets"] = self.skipped_offsets
+            out["server_skipped_runs"] = self.skipped_runs
         if self.start_offset is not None:
             out["start_offset"] = self.start_offset
             out["end_offset"] = self.end_offset
@@ -141,6 +154,13 @@ class ScanReport:
     #: Schema ids of the rows decoded for the preview (the latest is ``schema_id``).
     schema_ids: tuple[int, ...] = ()
     schema_id: int = 0
+    #: The filter, as typed (None: no filter); ``rows_read`` then counts its matches.
+    filter: str | None = None
+    #: Rows read before the filter.
+    rows_scanned: int = 0
+    #: What part of the filter FetchLog carried to the server (None: nothing), and why not.
+    filter_pushed: str | None = None
+    filter_note: str | None = None
 
     def _with(self, status: BucketStatus) -> tuple[BucketScan, ...]:
         return tuple(b for b in self.buckets if b.status is status)
@@ -179,6 +199,16 @@ class ScanReport:
         )
 
     @property
+    def server_skipped_runs(self) -> int:
+        """Runs of whole batches the server left out (filtered FetchLog): at least that many
+        batches were skipped."""
+        return sum(b.skipped_runs for b in self.buckets)
+
+    @property
+    def server_skipped_offsets(self) -> int:
+        return sum(b.skipped_offsets for b in self.buckets)
+
+    @property
     def methods(self) -> Mapping[str, ScanMethod]:
         """Bucket label -> the method used."""
         return {b.label: b.method for b in self.buckets}
@@ -209,13 +239,30 @@ class ScanReport:
                 "timed_out": len(self.timed_out),
             },
             "buckets": [b.to_dict() for b in self.buckets],
+            **self._filter_dict(),
+        }
+
+    def _filter_dict(self) -> dict[str, Any]:
+        if self.filter is None:
+            return {}
+        return {
+            "filter": {
+                "text": self.filter,
+                "rows_scanned": self.rows_scanned,
+                "rows_matched": self.rows_read,
+                "sent_to_server": self.filter_pushed,
+                "not_sent_because": self.filter_note if self.filter_pushed is None else None,
+                "server_skipped_batch_runs": self.server_skipped_runs,
+                "server_skipped_offsets": self.server_skipped_offsets,
+            }
         }
 
     def summary_lines(self) -> list[str]:
         """A short human report: one headline, then one line per bucket that needs a word."""
         methods = sorted({str(b.method) for b in self.buckets})
         head = (
-            f"{self.table_path}: {self.rows_returned} row(s) shown of {self.rows_read} read "
+            f"{self.table_path}: {self.rows_returned} row(s) shown of {self.rows_read} "
+            f"{'matching' if self.filter is not None else 'read'} "
             f"from {len(self.buckets)} bucket(s) via {', '.join(methods) or '-'} in "
             f"{self.elapsed_s:.2f}s"
         )
@@ -230,6 +277,8 @@ class ScanReport:
             (len(self.timed_out), "timed out"),
         ]
         lines.append("  buckets: " + ", ".join(f"{n} {what}" for n, what in counts if n))
+        if self.filter is not None:
+            lines.append(self._filter_line())
         if self.partitions:
             lines.append(f"  partitions: {', '.join(self.partitions)}")
         if self.partitions_skipped:
@@ -254,6 +303,16 @@ class ScanReport:
                 text += " (session expired; scan restarted once)"
             lines.append(text)
         return lines
+
+    def _filter_line(self) -> str:
+        text = f"  filter: {self.rows_scanned} row(s) scanned, {self.rows_read} matched; "
+        if self.filter_pushed is None:
+            return text + f"not sent to the server ({self.filter_note or 'not pushable'})"
+        runs, offsets = self.server_skipped_runs, self.server_skipped_offsets
+        return text + (
+            f"sent to the server, which skipped {runs} run(s) of batches "
+            f"({offsets} offset(s)) by their statistics"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
@@ -35,6 +35,7 @@ from fluss_proto.error_codes import (
     TableNotExistError,
 )
 from fluss_proto.errors import FlussError, PreviewArgumentError, SchemaMismatchError
+from fluss_proto.filter import Filter
 from fluss_proto.records import (
     ChangeType,
     LogBatch,
@@ -57,6 +58,7 @@ from fluss_proto.scan.constants import (
     KV_SESSIONS_PER_LEADER,
     OFFSET_COLUMN,
 )
+from fluss_proto.scan.filtering import ScanFilter
 from fluss_proto.scan.rows import (
     BIGINT,
     STRING,
@@ -123,6 +125,9 @@ class PreviewRun:
         fetch_max_bytes: int,
         fetch_max_bytes_per_bucket: int,
         light: bool = False,
+        where: str | Filter | None = None,
+        check_filter: Callable[[Filter], None] | None = None,
+        pushdown: bool = True,
     ) -> None:
         self.client = client
         #: Rows as light chunks (no pyarrow); cleared by load_table for a nested column.
@@ -155,6 +160,8 @@ class PreviewRun:
         self.kv_slots: dict[int, asyncio.Semaphore] = defaultdict(
             lambda: asyncio.Semaphore(KV_SESSIONS_PER_LEADER)
         )
+        #: The filter (typed against the table in load_table), its pushdown, its counts.
+        self.where = ScanFilter(where, check_filter, pushdown=pushdown)
 
     # ------------------------------------------------------------------ metadata
 
@@ -177,6 +184,7 @@ class PreviewRun:
         info = table_info_from_metadata(table)
         self.info = info
         self._schemas[info.schema_id] = info.schema
+        self.where.bind(info)
         self.light = self.light and is_plain(info.schema)
         if self.light:
             self.target_rows = RowsSchema.of_table(info.schema)
@@ -256,15 +264,15 @@ class PreviewRun:
         return server.address if server is not None else f"node {node}"
 
     def magic1_layout(self, node: int) -> Magic1Layout | None:
-        info = self._versions(node)
+        info = self.versions_of(node)
         return magic1_layout_for_api_keys(info.versions) if info is not None else None
 
-    def _versions(self, node: int) -> ServerApiVersions | None:
+    def versions_of(self, node: int) -> ServerApiVersions | None:
         getter = getattr(self.client, "api_versions_of", None)
         return getter(node) if getter is not None else None
 
     def offers_scan_kv(self, node: int) -> bool | None:
-        info = self._versions(node)
+        info = self.versions_of(node)
         return None if info is None else info.advertises(ApiKey.SCAN_KV)
 
     # ------------------------------------------------------------------ schemas & decoding
@@ -344,11 +352,13 @@ class PreviewRun:
             await self.deliver(st, RawValues(batch, 0, len(batch)), flow=True)
 
     async def deliver(self, st: BucketState, chunk: Chunk, *, flow: bool = False) -> None:
-        """Rows of a bucket, in order: kept in the bucket's state, or handed to the stream.
-
-        ``flow``: the worker may wait for the reader (back-pressure; only for a worker that
+        """Rows of a bucket, in order: kept in the bucket's state, or handed to the stream;
+        with a filter only the rows it keeps (``st.scanned`` counts every row). ``flow``:
+        the worker may wait for the reader (back-pressure; only for a worker that
         reads one bucket, so that waiting never holds up another bucket).
         """
+        st.scanned += chunk.num_rows
+        chunk = self.where.keep(chunk, self.values_table)
         if self.sink is None:
             st.add(chunk)
         elif chunk.num_rows:
@@ -391,12 +401,14 @@ class PreviewRun:
         *,
         min_offset: int | None = None,
         end_offset: int | None = None,
+        ranges: list[tuple[int, int]] | None = None,
     ) -> tuple[pa.Table | Rows, int | None, int]:
         """A log blob -> (rows with _offset/_change_type, next offset, bytes left over).
 
         Rows below ``min_offset`` or at/after ``end_offset`` are dropped. The next offset is
         that of the last complete batch (None when there was none); an incomplete trailing
-        batch is not an error (its bytes are the third value).
+        batch is not an error (its bytes are the third value). ``ranges``: gets each batch's
+        ``[base, next)``.
         """
         if not records:
             return self._empty_chunk(log=True), None, 0
@@ -404,6 +416,8 @@ class PreviewRun:
             records, magic1_layout=self.magic1_layout(node), check_crc=True, bucket=st.label
         )
         await self.ensure_schemas(b.schema_id for b in batches if b.record_count)
+        if ranges is not None:
+            ranges.extend((b.base_offset, b.next_offset) for b in batches)
         pieces = []
         for b in batches:
             if b.record_count == 0:

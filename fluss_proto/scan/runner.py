@@ -61,7 +61,12 @@ class BucketState:
     detail: str | None = None
     #: Decoded log rows (pa.Table) or undecoded value records (RawValues), in order.
     chunks: list[Chunk] = field(default_factory=list)
+    #: Rows kept (a filter's matches); ``scanned`` counts every row read.
     rows: int = 0
+    scanned: int = 0
+    #: Filtered FetchLog: offsets the server left out, in how many runs of whole batches.
+    skipped_offsets: int = 0
+    skipped_runs: int = 0
     requests: int = 0
     limit_reached: bool = False
     reopened: bool = False
@@ -102,6 +107,7 @@ class BucketState:
     def discard_rows(self) -> None:
         self.chunks.clear()
         self.rows = 0
+        self.scanned = 0
 
     def finish(
         self,

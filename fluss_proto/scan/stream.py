@@ -51,11 +51,12 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Literal
 
 from fluss_proto.cluster import TablePath
 from fluss_proto.errors import DecodeError, FlussError
+from fluss_proto.filter import Filter
 from fluss_proto.scan.constants import (
     DEFAULT_FETCH_MAX_BYTES,
     DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
@@ -366,6 +367,9 @@ async def stream_preview(
     batch_size_bytes: int = DEFAULT_KV_BATCH_BYTES,
     fetch_max_bytes: int = DEFAULT_FETCH_MAX_BYTES,
     fetch_max_bytes_per_bucket: int = DEFAULT_FETCH_MAX_BYTES_PER_BUCKET,
+    where: str | Filter | None = None,
+    check_filter: Callable[[Filter], None] | None = None,
+    pushdown: bool = True,
 ) -> AsyncIterator[PreviewStream]:
     """Open a streamed preview (arguments and errors as :func:`preview_table`).
 
@@ -386,6 +390,9 @@ async def stream_preview(
         fetch_max_bytes=fetch_max_bytes,
         fetch_max_bytes_per_bucket=fetch_max_bytes_per_bucket,
         light=light,
+        where=where,
+        check_filter=check_filter,
+        pushdown=pushdown,
     )
     plan = await plan_preview(run, partition, max_partitions, deadline_s, started)
     collected = order == "bucket" and limit <= fair_share_rows

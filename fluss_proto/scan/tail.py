@@ -56,7 +56,8 @@ async def tail_buckets(run: PreviewRun, states: Sequence[BucketState]) -> None:
         end, start_of_log = int(latest.value), int(earliest.value)
         st.end_offset = end
         st.earliest_offset = start_of_log
-        st.start_offset = max(start_of_log, end - run.limit)
+        # A filter reads the whole log (its matches may be anywhere).
+        st.start_offset = start_of_log if run.where.active else max(start_of_log, end - run.limit)
         st.limit_reached = st.start_offset > start_of_log
         st.next_offset = st.start_offset
         st.fetch_bytes = run.fetch_max_bytes_per_bucket
@@ -80,6 +81,10 @@ async def _fetch_loop(run: PreviewRun, node: int, states: list[BucketState]) -> 
         table_req = pb.PbFetchLogReqForTable(
             table_id=run.info.table_id, projection_pushdown_enabled=False
         )
+        pushed = run.where.for_server(run.versions_of(node))
+        if pushed is not None:  # the 1.0 line: the server skips batches ruled out
+            table_req.filter_predicate.CopyFrom(pushed)
+            table_req.filter_schema_id = run.info.schema_id
         for st in active:
             item = table_req.buckets_req.add(
                 bucket_id=st.bucket_id,
@@ -116,7 +121,7 @@ async def _fetch_loop(run: PreviewRun, node: int, states: list[BucketState]) -> 
                     else:
                         state.finish(BucketStatus.FAILED, err)
                     continue
-                await _fetched(run, state, b, node)
+                await _fetched(run, state, b, node, filtered=pushed is not None)
         for st in active:
             if st.key not in answered and st.status is None:
                 st.finish(
@@ -130,6 +135,32 @@ async def _fetch_loop(run: PreviewRun, node: int, states: list[BucketState]) -> 
             BucketStatus.FAILED,
             FlussError(f"gave up after {MAX_FETCH_ROUNDS} FetchLog rounds"),
         )
+
+
+def _count_skipped(
+    st: BucketState,
+    ranges: list[tuple[int, int]],
+    next_offset: int | None,
+    filtered_end: int | None,
+) -> int | None:
+    """A filtered FetchLog reply: the offsets between the batches it returned (and up to
+    its ``filtered_end_offset``) are batches the server left out. Counts them (up to the
+    scan's end) and returns where the next fetch starts."""
+    end = st.end_offset if st.end_offset is not None else 2**63 - 1
+    cursor = st.next_offset
+    for base, after in ranges:
+        if base > cursor:
+            st.skipped_offsets += min(base, end) - cursor
+            st.skipped_runs += 1
+        cursor = max(cursor, after)
+    if filtered_end is not None and filtered_end > cursor:
+        if cursor < end:
+            st.skipped_offsets += min(filtered_end, end) - cursor
+            st.skipped_runs += 1
+        cursor = filtered_end
+    if cursor > st.next_offset and (next_offset is None or cursor > next_offset):
+        return cursor
+    return next_offset
 
 
 async def _move_fetches(run: PreviewRun, states: list[BucketState], exc: FlussError | None) -> None:
@@ -151,7 +182,12 @@ async def _move_fetches(run: PreviewRun, states: list[BucketState], exc: FlussEr
 
 
 async def _fetched(
-    run: PreviewRun, st: BucketState, b: pb.PbFetchLogRespForBucket, node: int
+    run: PreviewRun,
+    st: BucketState,
+    b: pb.PbFetchLogRespForBucket,
+    node: int,
+    *,
+    filtered: bool = False,
 ) -> None:
     assert st.end_offset is not None
     if b.HasField("remote_log_fetch_info"):
@@ -165,10 +201,17 @@ async def _fetched(
             st.done_reading()
         return
     records = b.records if b.HasField("records") else b""
+    ranges: list[tuple[int, int]] | None = [] if filtered else None
     table, next_offset, leftover = await run.decode_log(
-        records, st, node, min_offset=st.next_offset, end_offset=st.end_offset
+        records, st, node, min_offset=st.next_offset, end_offset=st.end_offset, ranges=ranges
     )
+    if ranges is not None:
+        next_offset = _count_skipped(st, ranges, next_offset, opt(b, "filtered_end_offset"))
     await run.deliver(st, table)
+    if not st.keep_last and st.rows >= run.limit:  # a filtered read keeps its first matches
+        st.limit_reached = True
+        st.done_reading()
+        return
     if next_offset is not None and next_offset > st.next_offset:
         st.next_offset = next_offset
         st.fetch_bytes = run.fetch_max_bytes_per_bucket

@@ -63,6 +63,11 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
         "history",
         "Read the recorded history: events, series, the cluster as of a time, notes.",
     ),
+    "lookup": (
+        "konsole.cli.lookup",
+        "lookup",
+        "Look rows of DB.TABLE up by primary key (or by prefix); report on stderr.",
+    ),
     "preview": (
         "konsole.cli.preview",
         "preview",

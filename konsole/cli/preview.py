@@ -13,9 +13,12 @@ docs/preview.md. Exit codes:
   every bucket failed);
 - 3 (``USAGE``): bad arguments, an unknown format or file suffix, bad configuration;
   refused before connecting;
+- 65 (``DATA_ERROR``): a ``--where`` filter that does not parse or fit the table;
 - 69 (``UNAVAILABLE``): ``--local`` without a running local cluster;
 - 74 (``IO_ERROR``): the output could not be written (missing or read-only directory,
   full disk); nothing is left under the final name;
+- 77 (``NO_PERMISSION``): ``--output`` under a profile with ``export = false``, or a filter
+  on a column the profile masks (docs/lookup.md);
 - 130 / 143 (``INTERRUPTED`` / ``TERMINATED``): SIGINT / SIGTERM; ScanKv sessions are
   closed, the temporary file removed, one line on stderr.
 
@@ -41,7 +44,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,7 +54,7 @@ import click
 from konsole.cli.exits import error_line, fail
 from konsole.cli.options import ConnectionArgs, cluster_options, invalid_name, table_argument
 from konsole.cli.signals import run_until_signalled
-from konsole.errors import ExitCode, ProfileError
+from konsole.errors import ExitCode, ExportForbiddenError, MaskedColumnError, ProfileError
 from konsole.export import (
     FORMATS,
     LIGHT_FORMATS,
@@ -68,8 +71,11 @@ from konsole.render.values import (  # json_rows, json_values, text_table: re-ex
 )
 
 if TYPE_CHECKING:
+    from fluss_proto.filter import Filter
     from fluss_proto.sasl import SaslPlain
     from fluss_proto.scan import StreamOrder
+    from konsole.collect.profiles import Profile
+    from konsole.model.masking import MaskRules
 
 __all__ = [
     "CELL_WIDTH",
@@ -79,6 +85,26 @@ __all__ = [
     "preview",
     "text_table",
 ]
+
+
+#: ``--format`` and ``--output``, shared with ``konsole lookup``.
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(FORMATS)),
+    default=None,
+    help="Output format [default: from the --output suffix, else table]; parquet and arrow "
+    "need --output.",
+)
+output_option = click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Write the rows to FILE (renamed into place only when complete).",
+)
 
 
 @click.command("preview")
@@ -95,22 +121,15 @@ __all__ = [
 )
 @click.option("--tail", is_flag=True, help="The last rows of each bucket's log (FetchLog).")
 @click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(list(FORMATS)),
+    "--where",
     default=None,
-    help="Output format [default: from the --output suffix, else table]; parquet and arrow "
-    "need --output.",
+    metavar="EXPR",
+    help="Only rows matching EXPR (e.g. \"amount > 1000 AND region IN ('eu', 'us')\"; "
+    "docs/preview.md). A log table is read whole; on the 1.0 line the server skips batches "
+    "its statistics rule out.",
 )
-@click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Write the rows to FILE (renamed into place only when complete).",
-)
+@format_option
+@output_option
 @click.option(
     "--arrival-order",
     is_flag=True,
@@ -129,22 +148,16 @@ def preview(
     partition: str | None,
     limit: int,
     tail: bool,
+    where: str | None,
     fmt: str | None,
     output: Path | None,
     arrival_order: bool,
     timeout: float,
 ) -> None:
     """Show up to LIMIT rows of DB.TABLE, or write them to FILE (report on stderr)."""
-    database, _, name = table.partition(".")
-    try:
-        fmt = resolve_format(fmt, output)
-    except ExportFormatError as exc:
-        raise click.UsageError(str(exc)) from None
-    try:
-        chosen = cluster.resolve()
-        sasl = chosen.sasl()  # a missing password variable is bad configuration too
-    except ProfileError as exc:
-        fail(exc, exc.exit_code)
+    database, name = split_table(table)
+    fmt = checked_format(fmt, output)
+    chosen, sasl = resolve_profile(cluster, output)
     job = _Job(
         ",".join(chosen.bootstrap),
         (database, name),
@@ -156,6 +169,9 @@ def preview(
         "arrival" if arrival_order else "bucket",
         timeout,
         sasl,
+        where=where,
+        masks=chosen.masks,
+        profile=chosen.name,
     )
     with _without_pandas():
         code = asyncio.run(_main(job))
@@ -174,6 +190,9 @@ class _Job:
     order: StreamOrder
     timeout: float
     sasl: SaslPlain | None = None
+    where: str | None = None
+    masks: MaskRules | None = None
+    profile: str = ""
     #: Progress, for the message of an interrupted run.
     rows: int = 0
     code: ExitCode | None = None
@@ -228,7 +247,7 @@ class _RefusePandas:
 
 async def _run(job: _Job) -> ExitCode:
     from fluss_proto.client import FlussClient
-    from fluss_proto.errors import FlussError
+    from fluss_proto.errors import FlussError, InputError
     from fluss_proto.scan import PreviewArgumentError, stream_preview
     from konsole.export.stream import export_stream, finish_export
 
@@ -260,18 +279,27 @@ async def _run(job: _Job) -> ExitCode:
                     deadline_s=remaining,
                     order=job.order,
                     light=job.fmt in LIGHT_FORMATS,
+                    where=job.where,
+                    check_filter=_unmasked_filter(job),
                 ) as stream:
                     writer = await export_stream(
-                        stream, out, job.fmt, on_rows=lambda n: setattr(job, "rows", n)
+                        stream,
+                        out,
+                        job.fmt,
+                        on_rows=lambda n: setattr(job, "rows", n),
+                        masks=job.masks,
                     )
-                report = stream.report
+                report = writer.public_report(stream.report)
                 assert report is not None
                 await finish_export(writer, out, report)
             except PreviewArgumentError as exc:
                 _error(str(exc))
                 return ExitCode.UNKNOWN
-            except FlussError as exc:
+            except InputError as exc:  # a filter that does not fit the table
                 _error(str(exc))
+                return ExitCode.DATA_ERROR
+            except FlussError as exc:
+                _error(_public(exc, job))
                 return ExitCode.CRITICAL
             finally:
                 await client.close()
@@ -288,6 +316,70 @@ async def _run(job: _Job) -> ExitCode:
     if report.nothing_read:
         return ExitCode.CRITICAL
     return ExitCode.OK if report.complete else ExitCode.WARNING
+
+
+def _public(exc: Exception, job: _Job) -> str:
+    """An error's text as it may be shown: under masking rules, an unknown partition's
+    message lists no partition names (they hold partition-key values, which may be masked)."""
+    from fluss_proto.error_codes import PartitionNotExistError
+
+    if job.masks and isinstance(exc, PartitionNotExistError):
+        return f"partition {job.partition!r} of {'.'.join(job.path)} does not exist"
+    return str(exc)
+
+
+def split_table(table: str) -> tuple[str, str]:
+    """``DB.TABLE`` (checked by :func:`~konsole.cli.options.table_argument`) -> (database,
+    table)."""
+    database, _, name = table.partition(".")
+    return database, name
+
+
+def checked_format(fmt: str | None, output: Path | None) -> str:
+    """The output format (given, or from the file's suffix); a usage error for a bad one."""
+    try:
+        return resolve_format(fmt, output)
+    except ExportFormatError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def resolve_profile(
+    cluster: ConnectionArgs, output: Path | None
+) -> tuple[Profile, SaslPlain | None]:
+    """The profile and its credentials (a missing password variable is bad configuration
+    too); :class:`ExportForbiddenError` for a file under ``export = false``."""
+    try:
+        chosen = cluster.resolve()
+        sasl = chosen.sasl()
+    except ProfileError as exc:
+        fail(exc, exc.exit_code)
+    if output is not None and not chosen.export:
+        raise ExportForbiddenError(
+            f"profile {chosen.name!r} forbids export (export = false): rows are shown, "
+            "never written to a file"
+        )
+    return chosen, sasl
+
+
+def _unmasked_filter(job: _Job) -> Callable[[Filter], None] | None:
+    """A check that refuses a filter reading a column the profile masks (which rows match
+    would tell its values); None without masks."""
+    masks = job.masks
+    if not masks or job.where is None:
+        return None
+    table = ".".join(job.path)
+
+    def check(where: Filter) -> None:
+        from fluss_proto.filter import columns_of
+
+        hidden = sorted(c for c in columns_of(where.predicate) if masks.masked(table, c))
+        if hidden:
+            raise MaskedColumnError(
+                f"column(s) {', '.join(hidden)} of {table} are masked in profile "
+                f"{job.profile!r}: they cannot be filtered on"
+            )
+
+    return check
 
 
 def _quiet_stdout() -> None:

@@ -37,6 +37,7 @@ from fluss_proto.cluster import parse_bootstrap
 from konsole.collect.log_sources import CommandSource, FileSource, LogConfig, LogSource
 from konsole.errors import ProfileError
 from konsole.model import subjects
+from konsole.model.masking import MaskRules, pattern_problem
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.thresholds import HealthThresholds
 
@@ -105,6 +106,10 @@ class Profile:
     #: Where the servers' log lines come from (``[profiles.NAME.logs]``; a local cluster:
     #: its servers' own files); none configured: the evidence shows no log.
     logs: LogConfig = field(default_factory=LogConfig)
+    #: ``mask = [...]``: columns whose values never leave konsole (konsole.model.masking).
+    masks: MaskRules = field(default_factory=MaskRules)
+    #: ``export = false``: rows are never written to a file (``--output``), only shown.
+    export: bool = True
 
     def sasl(self, env: Mapping[str, str] | None = None) -> SaslPlain | None:
         """The SASL/PLAIN credentials, reading the password now; None without a user.
@@ -199,6 +204,8 @@ class Profile:
             "metrics_origin": self.metrics_origin.value,
             "poll_interval": self.poll_interval,
             "writes": self.writes,
+            "mask": list(self.masks.patterns),
+            "export": self.export,
         }
 
 
@@ -213,6 +220,8 @@ def _host(address: str) -> str:
 _PROFILE_KEYS: Final = {
     "bootstrap",
     "writes",
+    "mask",
+    "export",
     "coordinators",
     "sasl_user",
     "password_env",
@@ -364,7 +373,22 @@ def _profile(name: str, body: dict[str, Any], locate: KeyLocator) -> Profile:
         values["writes"] = body["writes"]
     if "logs" in body:
         values["logs"] = _logs(body["logs"], locate, (*table, "logs"))
+    if "mask" in body:
+        values["masks"] = _masks(body["mask"], locate, table)
+    if "export" in body:
+        if not isinstance(body["export"], bool):
+            raise locate.error("must be true or false", table, "export")
+        values["export"] = body["export"]
     return Profile(**values)
+
+
+def _masks(body: object, locate: KeyLocator, table: tuple[str, ...]) -> MaskRules:
+    if not isinstance(body, list):
+        raise locate.error("must be a list of COLUMN or DB.TABLE.COLUMN patterns", table, "mask")
+    for pattern in body:
+        if (problem := pattern_problem(pattern)) is not None:
+            raise locate.error(problem, table, "mask")
+    return MaskRules(tuple(body))
 
 
 def _logs(body: object, locate: KeyLocator, table: tuple[str, ...]) -> LogConfig:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from konsole.export.stream import RowWriter
 
 if TYPE_CHECKING:
-    from fluss_proto.scan import ScanReport
+    from konsole.export.stream import Report
 
 __all__ = ["JsonDocument", "TextTable"]
 
@@ -44,7 +44,7 @@ class JsonDocument(RowWriter):
             text = text[2:]
         self.sink.write(text)
 
-    def _finish(self, report: ScanReport | None) -> None:
+    def _finish(self, report: Report | None) -> None:
         tail = "\n]" if self.rows else "]"
         if report is not None:
             tail += f', "report": {json.dumps(report.to_dict(), ensure_ascii=False)}'
@@ -118,7 +118,7 @@ class TextTable(RowWriter):
         )
         return [title.rstrip(), "  ".join("-" * w for w in self._widths)]
 
-    def _finish(self, report: ScanReport | None) -> None:
+    def _finish(self, report: Report | None) -> None:
         self._release()
         if self._widths is None:  # no rows: the header alone
             self._widths = [len(n) for n in self._names]

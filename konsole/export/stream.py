@@ -15,14 +15,24 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, BinaryIO, Final
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Protocol, TypeVar
 
 from konsole.export import FORMATS, ExportFormatError, Output, io_error
 
 if TYPE_CHECKING:
-    from fluss_proto.scan import PreviewStream, ScanReport
+    from fluss_proto.scan import PreviewStream
     from fluss_proto.types import DataType
+    from konsole.model.masking import MaskRules
+
+
+class Report(Protocol):
+    """What the JSON document writes last: a scan's or a lookup's report."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound="Report | None")
 
 __all__ = [
     "PAUSE_ENV",
@@ -38,7 +48,14 @@ PAUSE_SECONDS_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE_S"
 
 
 class RowWriter:
-    """Writes chunks of rows of one schema in one format; subclasses per format."""
+    """Writes chunks of rows of one schema in one format; subclasses per format.
+
+    ``masked``: columns whose values are replaced before any format sees them (set by
+    :func:`make_writer`, which also gives the writer the masked schema).
+    """
+
+    #: Masked column names (konsole.export.mask).
+    masked: frozenset[str] = frozenset()
 
     def __init__(
         self,
@@ -56,13 +73,26 @@ class RowWriter:
 
     def write(self, data: Any) -> None:
         if data.num_rows:
+            if self.masked:
+                from konsole.export.mask import mask_chunk
+
+                data = mask_chunk(data, self.masked, self.schema)
             self._write(data)
             self.rows += data.num_rows
             self.sink.flush()
 
-    def finish(self, report: ScanReport | None = None) -> None:
-        self._finish(report)
+    def finish(self, report: Report | None = None) -> None:
+        self._finish(self.public_report(report))
         self.sink.flush()
+
+    def public_report(self, report: R) -> R:
+        """``report`` as it may be shown beside these rows: without partition names when
+        ``_partition`` is masked."""
+        from konsole.export.mask import PARTITION_COLUMN, hide_partitions
+
+        if report is None or PARTITION_COLUMN not in self.masked:
+            return report
+        return hide_partitions(report)  # type: ignore[arg-type,return-value]
 
     def abort(self) -> None:
         """Release the format writer after a failure or an interruption (its output is
@@ -76,7 +106,7 @@ class RowWriter:
     def _write(self, data: Any) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _finish(self, report: ScanReport | None) -> None:
+    def _finish(self, report: Report | None) -> None:
         return None
 
 
@@ -87,18 +117,28 @@ def make_writer(
     *,
     table: str = "",
     types: Mapping[str, DataType] | None = None,
+    masked: Collection[str] = (),
 ) -> RowWriter:
     """A writer of ``fmt`` onto ``sink`` for rows of ``schema`` (its header, if any, is
     written now): light rows for a ``RowsSchema`` (the text formats only), Arrow tables for
-    a ``pyarrow.Schema``. Raises :class:`ExportFormatError` for a format the kind has no
-    writer for, ``TypeError`` for any other schema."""
+    a ``pyarrow.Schema``. ``masked`` columns are written as the mask text whatever they
+    hold (:mod:`konsole.export.mask`). Raises :class:`ExportFormatError` for a format the
+    kind has no writer for, ``TypeError`` for any other schema."""
     writers, kind = _writers_for(schema)
     try:
         cls = writers[fmt]
     except KeyError:
         known = ", ".join(f for f in FORMATS if f in writers)
         raise ExportFormatError(f"unknown format {fmt!r} for {kind}; known: {known}") from None
-    return cls(sink, schema, table=table, types=types)
+    hidden = frozenset(masked)
+    if hidden:
+        from konsole.export.mask import mask_schema
+
+        schema = mask_schema(schema, hidden)
+        types = {k: v for k, v in (types or {}).items() if k not in hidden}
+    writer = cls(sink, schema, table=table, types=types)
+    writer.masked = hidden
+    return writer
 
 
 def _writers_for(schema: Any) -> tuple[Mapping[str, type[RowWriter]], str]:
@@ -125,15 +165,20 @@ async def export_stream(
     fmt: str,
     *,
     on_rows: Callable[[int], None] | None = None,
+    masks: MaskRules | None = None,
 ) -> RowWriter:
     """Write a :class:`~fluss_proto.scan.PreviewStream`'s chunks onto an open
     :class:`Output` as they arrive. Then, once the stream's ``async with`` has closed (the
     report is final), :func:`finish_export` ends the format and commits the output.
+    ``masks``: the profile's masking rules (the columns they name are masked).
     Raises :class:`ExportIOError`."""
     types = {c.name: c.type for c in stream.info.schema.columns}
     pause = os.environ.get(PAUSE_ENV)
+    masked = _masked(masks, stream.table_path, stream.schema, stream.info.partition_keys)
     try:
-        writer = make_writer(fmt, out.sink, stream.schema, table=stream.table_path, types=types)
+        writer = make_writer(
+            fmt, out.sink, stream.schema, table=stream.table_path, types=types, masked=masked
+        )
     except OSError as exc:
         raise io_error(out.path, exc) from None
     try:
@@ -155,7 +200,17 @@ async def export_stream(
     return writer
 
 
-async def finish_export(writer: RowWriter, out: Output, report: ScanReport | None) -> None:
+def _masked(
+    masks: MaskRules | None, table: str, schema: Any, partition_keys: Collection[str]
+) -> frozenset[str]:
+    if not masks:
+        return frozenset()
+    from konsole.export.mask import masked_columns
+
+    return masked_columns(masks, table, schema.names, partition_keys)
+
+
+async def finish_export(writer: RowWriter, out: Output, report: Report | None) -> None:
     """End the format (the JSON document takes the report) and commit the output."""
     try:
         if os.environ.get(PAUSE_ENV) == "finish":

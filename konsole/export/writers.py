@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from konsole.export import io_error, open_output, resolve_format
 from konsole.export.frames import JsonDocument, TextTable
+from konsole.export.mask import masked_columns
 from konsole.export.stream import (
     PAUSE_ENV,
     PAUSE_SECONDS_ENV,
@@ -37,7 +38,9 @@ from konsole.render.arrow import (
 from konsole.render.values import right_aligned, type_label
 
 if TYPE_CHECKING:
-    from fluss_proto.scan import Preview, ScanReport
+    from fluss_proto.scan import Preview
+    from konsole.export.stream import Report
+    from konsole.model.masking import MaskRules
 
 __all__ = [
     "WRITERS",
@@ -86,7 +89,7 @@ class CsvWriter(RowWriter):
                 columns.append(plain_text(column, self.types.get(field.name)))
         self._csv.write_table(pa.Table.from_arrays(columns, schema=self._text_schema))
 
-    def _finish(self, report: ScanReport | None) -> None:
+    def _finish(self, report: Report | None) -> None:
         self._csv.close()
 
     def _close(self) -> None:
@@ -176,7 +179,7 @@ class ParquetWriter(_ArrowFileWriter):
     def _write(self, data: pa.Table) -> None:
         self._pq.write_table(self._conform(data))
 
-    def _finish(self, report: ScanReport | None) -> None:
+    def _finish(self, report: Report | None) -> None:
         self._pq.close()
 
     def _close(self) -> None:
@@ -191,7 +194,7 @@ class ArrowIpcWriter(_ArrowFileWriter):
     def _write(self, data: pa.Table) -> None:
         self._ipc.write_table(self._conform(data))
 
-    def _finish(self, report: ScanReport | None) -> None:
+    def _finish(self, report: Report | None) -> None:
         self._ipc.close()
 
     def _close(self) -> None:
@@ -219,17 +222,24 @@ class ExportResult:
 
 
 def export_preview(
-    preview: Preview, path: Path | str | None, fmt: str | None = None
+    preview: Preview,
+    path: Path | str | None,
+    fmt: str | None = None,
+    *,
+    masks: MaskRules | None = None,
 ) -> ExportResult:
     """Write a collected preview to ``path`` (None: stdout) in ``fmt`` (None: from the
-    suffix). Raises :class:`ExportFormatError` / :class:`ExportIOError`."""
+    suffix), the columns ``masks`` name masked. Raises :class:`ExportFormatError` /
+    :class:`ExportIOError`."""
     chosen = resolve_format(fmt, path)
     types = {c.name: c.type for c in preview.info.schema.columns}
+    table = preview.report.table_path
+    masked = masked_columns(masks, table, preview.table.schema.names, preview.info.partition_keys)
     with open_output(path) as out:
         writer: RowWriter | None = None
         try:
             writer = make_writer(
-                chosen, out.sink, preview.table.schema, table=preview.report.table_path, types=types
+                chosen, out.sink, preview.table.schema, table=table, types=types, masked=masked
             )
             for batch in preview.table.to_batches(max_chunksize=65_536):
                 writer.write(pa.Table.from_batches([batch], schema=preview.table.schema))

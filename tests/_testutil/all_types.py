@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as dtime
@@ -193,6 +195,25 @@ class World:
     client: FlussClient
     db: str
     bootstrap: str
+
+
+@contextlib.asynccontextmanager
+async def world_of(bootstrap: str, prefix: str) -> AsyncIterator[World]:
+    """A pyfluss connection, a fresh database (dropped at the end) and our client."""
+    from tests._testutil import pyfluss_data as pf
+
+    conn = await pf.connect(bootstrap)
+    db = pf.unique_name(prefix)
+    client: FlussClient | None = None
+    try:
+        await pf.create_database(conn.get_admin(), db)
+        client = await FlussClient.connect(bootstrap, **CONNECT)  # type: ignore[arg-type]
+        yield World(conn, client, db, bootstrap)
+    finally:
+        if client is not None:
+            await client.close()
+        await pf.drop_database(conn.get_admin(), db)
+        await pf.close_connection(conn)
 
 
 async def create_table(

@@ -77,6 +77,14 @@ def test_scan_bench_quick(bootstrap: str) -> None:
     assert not [d for d in databases(bootstrap) if d.startswith("konsole_bench_scan_")]
 
 
+def test_scan_find_bench_quick(bootstrap: str) -> None:
+    """bench/scan.py --find (bench/_find.py): lookups against pyfluss's, a filtered scan."""
+    s = bench("scan.py", "--find", "--bootstrap", bootstrap)
+    assert s["ours_one"]["per_key_ms"] > 0 and s["pyfluss_one"]["per_key_ms"] > 0
+    assert s["filter"]["pushdown"]["rows_matched"] == s["filter"]["no_pushdown"]["rows_matched"]
+    assert not [d for d in databases(bootstrap) if d.startswith("konsole_bench_find_")]
+
+
 def test_serve_bench_quick(bootstrap: str) -> None:
     """bench/serve.py's real part: the live poller's I/O path on the session cluster."""
     s = bench("serve.py", "--bootstrap", bootstrap)
