@@ -200,7 +200,7 @@ async def test_bad_keys_are_one_line_and_exit_65(world: World, keys: list[str], 
     )
     assert res.returncode == ExitCode.DATA_ERROR, res.stderr
     lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], lines
+    assert len(lines) == 1 and lines[0].startswith("konsole: error: ") and says in lines[0], lines
     assert res.stdout == ""
 
 

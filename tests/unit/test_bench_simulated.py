@@ -20,7 +20,7 @@ NEEDS_CLUSTER = {"poll.py", "poll_busy.py", "check.py", "scan.py", "storage.py"}
 SIMULATED = {"history.py", "history_inserts.py", "serve.py", "startup.py", "ui.py"}
 #: Not benchmarks: poll_busy.py's load process (run by its quick mode), the --quick and
 #: bytecode helpers.
-HELPERS = {"busy_writer.py", "_quick.py", "_bytecode.py"}
+HELPERS = {"busy_writer.py", "_quick.py", "_bytecode.py", "_find.py"}
 
 
 def run(script: str, *args: str, limit: float = 120) -> str:

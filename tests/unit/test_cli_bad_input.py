@@ -23,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 import konsole.cli.check
+import konsole.cli.lookup
 import konsole.cli.preview
 import konsole.cli.record
 import konsole.cli.serve
@@ -74,6 +75,8 @@ FREE_TEXT = {
     "host": "an ACL's client host",
     "key": "a config key (the cluster says which exist: exit 65)",
     "value": "a config value",
+    "keys": "a lookup key is judged against the table's schema: exit 65 (test_masking)",
+    "where": "a filter is judged against the table's columns: exit 65 (test_masking)",
 }
 #: Which commands read the profile file: elsewhere --profile only names a history file.
 READS_PROFILES = (
@@ -105,6 +108,7 @@ GOOD = {
     "resource": "cluster",
     "principal": "User:alice",
     "operation": "READ",
+    "keys": "id=1",
 }
 
 
@@ -138,6 +142,7 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
         (konsole.cli.record, "_record"),
         (konsole.cli.check, "look"),
         (konsole.cli.preview, "_main"),
+        (konsole.cli.lookup, "_run"),
         (konsole.cli.storage, "_look"),
         (konsole.collect.actions, "open_runner"),
     ]:

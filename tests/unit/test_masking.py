@@ -205,7 +205,7 @@ def test_refused_before_connecting(
     res = run_konsole(*args, env=config, cwd=tmp_path, timeout=60)
     assert res.returncode == code, res.stderr
     lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("konsole: error: ") and says in lines[0]
     assert not (tmp_path / "x.csv").exists()
 
 
