@@ -50,6 +50,9 @@ def _zookeeper_config(server: ServerState) -> str:
         "maxClientCnxns": "0",
         "admin.enableServer": "false",
         "tickTime": "1000",
+        # ZooKeeper caps a client's session at 20 ticks by default; a server given a longer
+        # `zookeeper.client.session-timeout` (a test that pauses one) gets what it asked for
+        "maxSessionTimeout": "120000",
         "4lw.commands.whitelist": "ruok,srvr",
     }
     return "".join(f"{k}={v}\n" for k, v in lines.items())

@@ -83,8 +83,10 @@ def ops(
         **fluss_server.start_kwargs(),
         tablet_servers=4,
         # tablet server 3 is paused for a while to hold a rebalance RUNNING: its ZooKeeper
-        # session outlives the pause (20 s: ZooKeeper's most at its 1 s tick)
-        settings=(f"ts{PAUSED}:zookeeper.client.session-timeout=20s",),
+        # session must outlive the pause, or the coordinator drops it and plans no move onto
+        # it. `rebalance start` first polls the cluster, which waits out the paused server's
+        # metrics (about 15 s here, more under CI's load): 90 s leaves room
+        settings=(f"ts{PAUSED}:zookeeper.client.session-timeout=90s",),
         ready_timeout=180,
     )
     try:
@@ -579,14 +581,24 @@ def test_plan_status_and_cancel_of_a_running_rebalance(ops: dict[str, Any]) -> N
     cannot finish its first move, so it RUNS while `rebalance start` stops waiting (75),
     `plan` refuses a second one naming it, `status` follows it (75 at its bound, the moves
     listed), `cancel` ends it and `status` then reports it CANCELED (0); each step audited.
-    The pause stays within the server's 20 s ZooKeeper session."""
+    The pause stays within the server's 90 s ZooKeeper session."""
     drained = admin(ops, "server", "drain", str(PAUSED), "--yes", "--timeout", "120")
     assert drained.returncode == 0, drained.stdout + drained.stderr
     untagged = admin(ops, "server", "untag", str(PAUSED), "permanent-offline", "--yes")
     assert untagged.returncode == 0, untagged.stderr
     with paused(ops["cluster"], PAUSED):
+        # --force: the look before the send may already find the paused server unanswering
+        # (health RED), which refuses a rebalance without it
         started = admin(
-            ops, "rebalance", "start", "--goal", "replica-distribution", "--timeout", "2", "--yes"
+            ops,
+            "rebalance",
+            "start",
+            "--goal",
+            "replica-distribution",
+            "--timeout",
+            "2",
+            "--yes",
+            "--force",
         )
         assert started.returncode == EX_TEMPFAIL, started.stdout + started.stderr
         (rebalance_id,) = re.findall(r"rebalance (\S+) started", started.stdout)
