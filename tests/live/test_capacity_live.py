@@ -184,7 +184,8 @@ def test_a_server_with_two_data_dirs_shows_both_each_with_its_own_headroom(
 ) -> None:
     first, second = disks.dirs
     _ballast(second / "ballast", SECOND_BALLAST_MIB)
-    try:
+
+    def look() -> dict[str, Any] | None:
         done = konsole(
             "capacity",
             "--local",
@@ -197,6 +198,14 @@ def test_a_server_with_two_data_dirs_shows_both_each_with_its_own_headroom(
         )
         assert done.returncode == 0, done.stderr
         (server,) = json.loads(done.stdout)["servers"]
+        # the server measures its disks every check interval (1 s): wait for the look
+        # that follows the ballast rather than racing it
+        seen = (server["disk"] or {}).get("used_ratio") or 0.0
+        return server if seen >= SECOND_BALLAST_MIB / SECOND_DISK_MIB - 0.01 else None
+
+    try:
+        server = wait_for(look, timeout=30, every=1.0)
+        assert server is not None, "the server never measured the ballast on its second disk"
         rows = {Path(r["dir"]): r for r in server["dirs"]}
         assert set(rows) == {first, second}
         for path, mib in ((first, DISK_MIB), (second, SECOND_DISK_MIB)):
