@@ -535,13 +535,16 @@ def test_acl_create_list_drop(secured: list[str], monkeypatch: pytest.MonkeyPatc
 
 
 def test_console_actions_tag_and_untag_live(ops: dict[str, Any]) -> None:
-    """The console's LiveServerActions: off without writes; with them, the same flow and
-    audit as the CLI (plan, then tag and untag server 2)."""
+    """The console's LiveServerActions (requests to the one action service): off without
+    writes; with them, the same flow and audit as the CLI (plan, then tag and untag
+    server 2)."""
+    from konsole.collect.action_service import ActionService
     from konsole.ui.actions import LiveServerActions
 
     profile = resolve_profile(bootstrap=ops["bootstrap"])
-    assert "writes = true" in (LiveServerActions(profile, None).unavailable() or "")
-    live = LiveServerActions(replace(profile, writes=True), ops["history"])
+    assert "writes = true" in (LiveServerActions(ActionService(profile, None)).unavailable() or "")
+    service = ActionService(replace(profile, writes=True), ops["history"])
+    live = LiveServerActions(service)
     assert live.unavailable() is None
     seen: list[tuple[int, int, str]] = []
 
@@ -553,6 +556,7 @@ def test_console_actions_tag_and_untag_live(ops: dict[str, Any]) -> None:
         return [tagged, untagged]
 
     assert asyncio.run(flow()) == ["server 2 tagged", "server 2 untagged"]
+    assert service.read_clients() == (1, 1)  # the plan's look: one read client, closed
     assert steps(operator_events(ops), "server untag")[-3:] == ["planned", "sent", "succeeded"]
 
 
