@@ -32,7 +32,8 @@ from fluss_proto.admin import FlussAdmin
 from fluss_proto.api_keys import API_INFO
 from fluss_proto.client import FlussClient
 from fluss_proto.model import HealthStatus
-from konsole.collect.actions import Audit, Options, open_runner
+from konsole.collect.action_service import connect_for
+from konsole.collect.actions import ActionRunner, Audit, Options
 from konsole.collect.connect import build_poller
 from konsole.collect.profiles import resolve_profile
 from konsole.errors import ActionRefusedError
@@ -313,9 +314,9 @@ def test_rebalance_while_one_runs_is_refused(ops: dict[str, Any]) -> None:
 
     async def twice() -> None:
         profile = resolve_profile(bootstrap=ops["bootstrap"])
-        runner = await open_runner(
-            replace(profile, writes=True), Audit(ops["history"]), Quiet(), Options(timeout=60)
-        )
+        writer = replace(profile, writes=True)
+        client = await connect_for(writer)(writes=True)
+        runner = ActionRunner(writer, client, Audit(ops["history"]), Quiet(), Options(timeout=60))
         try:
             view = (await runner.look()).view
             plan = plan_rebalance(
