@@ -57,7 +57,7 @@ REQUEST_SHARE: Final = 0.2
 RETRIES: Final = 0
 #: Seconds between the two metrics looks that tell whether KV rejections are rising.
 KV_WINDOW: Final = 1.0
-#: konsole.model.check.FORMATS, repeated so that importing the CLI does not import the check
+#: konsole.render.check.FORMATS, repeated so that importing the CLI does not import the check
 #: (and the metrics stack under it) for every other command.
 FORMATS: Final = ("nagios", "json", "text")
 
@@ -94,8 +94,8 @@ class HistoryCheckRecorder:
     def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None:
         """None when appended; else why not (the check's own answer stands)."""
         from konsole.collect.history import poll_record, with_epoch
-        from konsole.model.check import render_nagios
         from konsole.model.timefmt import to_ms
+        from konsole.render.check import render_nagios
         from store import HistoryError, HistoryLocked, add_note, open_writer
         from store.rows import NoteRow
 
@@ -323,7 +323,7 @@ async def look(
 
 def _finish(result: CheckResult, fmt: str) -> NoReturn:
     """The answer on stdout; an UNKNOWN's reason on stderr too (docs/cli.md)."""
-    from konsole.model.check import render
+    from konsole.render.check import render
 
     click.echo(render(result, fmt))
     sys.stdout.flush()
@@ -366,10 +366,10 @@ def run_check(
         CheckError,
         failure,
         parse_thresholds,
-        render,
         rules_with_thresholds,
         timeout_result,
     )
+    from konsole.render.check import render
 
     started = time.monotonic() - process_age() if started is None else started
     deadline = started + timeout

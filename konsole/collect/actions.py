@@ -27,7 +27,6 @@ from typing import Any, Protocol, TypeVar
 
 from fluss_proto.actions import FlussActions, Goal, ServerTag
 from fluss_proto.admin import FlussAdmin
-from fluss_proto.api_keys import OPERATOR_ACTIONS
 from fluss_proto.client import FlussClient
 from fluss_proto.errors import FlussError, ServerError
 from fluss_proto.model import ClusterView, HealthStatus, RebalanceProgress, RebalanceStatus
@@ -56,7 +55,6 @@ __all__ = [
     "Look",
     "Operator",
     "Options",
-    "open_runner",
     "operator_name",
     "require_writes",
     "server_error_text",
@@ -118,7 +116,8 @@ def _classify(exc: FlussError, what: str) -> Exception:
 
 
 class Operator(Protocol):
-    """What the runner asks of the face it runs under (the CLI; the console later)."""
+    """What the runner asks of the face it runs under (the CLI's terminal; the console's
+    confirmed modal: :class:`konsole.collect.action_service.ConfirmedOperator`)."""
 
     def show(self, lines: Sequence[str]) -> None: ...
 
@@ -364,20 +363,3 @@ def _status_name(progress: RebalanceProgress) -> str:
     if status is None:
         return "none"
     return status.name if isinstance(status, RebalanceStatus) else str(status)
-
-
-async def open_runner(
-    profile: Profile, audit: Audit, operator: Operator, options: Options, *, writes: bool = True
-) -> ActionRunner:
-    """Connect with exactly the operator actions' write grant (after :func:`require_writes`),
-    or read-only for the commands that only look (``writes`` False)."""
-    if writes:
-        require_writes(profile)
-    client = await FlussClient.connect(
-        list(profile.bootstrap),
-        sasl=profile.sasl(),
-        allow_writes=OPERATOR_ACTIONS if writes else False,
-        connect_timeout=profile.connect_timeout,
-        request_timeout=profile.request_timeout,
-    )
-    return ActionRunner(profile, client, audit, operator, options)

@@ -38,7 +38,8 @@ from konsole.collect.log_sources import (
     LogSource,
 )
 from konsole.errors import KonsoleError
-from konsole.model.logs import LogLine, parse_lines, utc_text
+from konsole.model.logs import LogLine, parse_lines
+from konsole.model.timefmt import iso_seconds_text
 
 __all__ = [
     "MAX_BYTES",
@@ -173,7 +174,7 @@ def _fill(arg: str, server: ServerRef, since: float | None) -> str:
         "{server}": server.slug,
         "{host}": server.host,
         "{id}": server.id,
-        "{since}": utc_text(since) if since is not None else "",
+        "{since}": iso_seconds_text(since) if since is not None else "",
     }
     for key, value in values.items():
         arg = arg.replace(key, value)

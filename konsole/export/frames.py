@@ -12,10 +12,10 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from konsole.export.stream import RowWriter
+from konsole.export.rowwriter import RowWriter
 
 if TYPE_CHECKING:
-    from konsole.export.stream import Report
+    from konsole.export.rowwriter import Report
 
 __all__ = ["JsonDocument", "TextTable"]
 

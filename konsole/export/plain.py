@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from konsole.export import LIGHT_FORMATS
 from konsole.export.frames import JsonDocument, TextTable
-from konsole.export.stream import RowWriter
+from konsole.export.rowwriter import RowWriter
 from konsole.render.plain import cell_text, json_renderer, renderer
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Streaming a preview into a writer, and the writers' common base (no pyarrow here).
+"""Streaming a preview into a writer, and the one writer factory (no pyarrow here).
 
 :func:`export_stream` writes a :class:`~fluss_proto.scan.PreviewStream`'s chunks as they
 arrive: an Arrow stream through :mod:`konsole.export.writers`, a light stream (Python values,
@@ -7,18 +7,19 @@ without pyarrow. :func:`finish_export` ends the format and commits the output.
 
 :func:`make_writer` is the one writer factory: it picks the table of writer classes by the
 schema's kind (a light ``RowsSchema``: :mod:`konsole.export.plain`, never importing pyarrow;
-a ``pyarrow.Schema``: :mod:`konsole.export.writers`).
+a ``pyarrow.Schema``: :mod:`konsole.export.writers`). The writers' base class is in
+:mod:`konsole.export.rowwriter` (re-exported here), so that no writer imports this module.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING, Any, BinaryIO, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from konsole.export import FORMATS, ExportFormatError, Output, io_error
+from konsole.export.rowwriter import Report, RowWriter
 
 if TYPE_CHECKING:
     from fluss_proto.scan import PreviewStream
@@ -26,17 +27,10 @@ if TYPE_CHECKING:
     from konsole.model.masking import MaskRules
 
 
-class Report(Protocol):
-    """What the JSON document writes last: a scan's or a lookup's report."""
-
-    def to_dict(self) -> dict[str, Any]: ...
-
-
-R = TypeVar("R", bound="Report | None")
-
 __all__ = [
     "PAUSE_ENV",
     "PAUSE_SECONDS_ENV",
+    "Report",
     "RowWriter",
     "export_stream",
     "finish_export",
@@ -45,69 +39,6 @@ __all__ = [
 
 PAUSE_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE"
 PAUSE_SECONDS_ENV: Final = "KONSOLE_EXPORT_TEST_PAUSE_S"
-
-
-class RowWriter:
-    """Writes chunks of rows of one schema in one format; subclasses per format.
-
-    ``masked``: columns whose values are replaced before any format sees them (set by
-    :func:`make_writer`, which also gives the writer the masked schema).
-    """
-
-    #: Masked column names (konsole.export.mask).
-    masked: frozenset[str] = frozenset()
-
-    def __init__(
-        self,
-        sink: BinaryIO,
-        schema: Any,
-        *,
-        table: str = "",
-        types: Mapping[str, DataType] | None = None,
-    ) -> None:
-        self.sink = sink
-        self.schema = schema
-        self.table = table
-        self.types: Mapping[str, DataType] = types or {}
-        self.rows = 0
-
-    def write(self, data: Any) -> None:
-        if data.num_rows:
-            if self.masked:
-                from konsole.export.mask import mask_chunk
-
-                data = mask_chunk(data, self.masked, self.schema)
-            self._write(data)
-            self.rows += data.num_rows
-            self.sink.flush()
-
-    def finish(self, report: Report | None = None) -> None:
-        self._finish(self.public_report(report))
-        self.sink.flush()
-
-    def public_report(self, report: R) -> R:
-        """``report`` as it may be shown beside these rows: without partition names when
-        ``_partition`` is masked."""
-        from konsole.export.mask import PARTITION_COLUMN, hide_partitions
-
-        if report is None or PARTITION_COLUMN not in self.masked:
-            return report
-        return hide_partitions(report)  # type: ignore[arg-type,return-value]
-
-    def abort(self) -> None:
-        """Release the format writer after a failure or an interruption (its output is
-        about to be discarded): nothing is left for a finaliser to write later."""
-        with contextlib.suppress(Exception):
-            self._close()
-
-    def _close(self) -> None:
-        return None
-
-    def _write(self, data: Any) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _finish(self, report: Report | None) -> None:
-        return None
 
 
 def make_writer(

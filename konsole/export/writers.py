@@ -1,33 +1,23 @@
-"""The format writers and the one-call exports (pyarrow; see :mod:`konsole.export`).
+"""The Arrow format writers (pyarrow; see :mod:`konsole.export`).
 
-The writer base, the one writer factory (:func:`make_writer`, which picks these writers for
-a ``pyarrow.Schema``) and the streaming export live in :mod:`konsole.export.stream` (no
-pyarrow) and are re-exported here; the writers of light rows are in
-:mod:`konsole.export.plain`."""
+The writer base is :mod:`konsole.export.rowwriter`; the one writer factory
+(:func:`konsole.export.stream.make_writer`, which picks these writers for a
+``pyarrow.Schema``) and the streaming export live in :mod:`konsole.export.stream` (no
+pyarrow); the one-call export of a collected preview is :mod:`konsole.export.collected`; the
+writers of light rows are in :mod:`konsole.export.plain`."""
 
 from __future__ import annotations
 
 import csv
 import io
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from konsole.export import io_error, open_output, resolve_format
 from konsole.export.frames import JsonDocument, TextTable
-from konsole.export.mask import masked_columns
-from konsole.export.stream import (
-    PAUSE_ENV,
-    PAUSE_SECONDS_ENV,
-    RowWriter,
-    export_stream,
-    finish_export,
-    make_writer,
-)
+from konsole.export.rowwriter import RowWriter
 from konsole.render.arrow import (
     cell_text_array,
     json_rows_text,
@@ -38,28 +28,20 @@ from konsole.render.arrow import (
 from konsole.render.values import right_aligned, type_label
 
 if TYPE_CHECKING:
-    from fluss_proto.scan import Preview
-    from konsole.export.stream import Report
-    from konsole.model.masking import MaskRules
+    from konsole.export.rowwriter import Report
 
 __all__ = [
     "WRITERS",
     "ArrowIpcWriter",
     "CsvWriter",
-    "ExportResult",
     "JsonLinesWriter",
     "JsonWriter",
     "ParquetWriter",
     "RowWriter",
     "TextTableWriter",
-    "export_preview",
-    "export_stream",
-    "finish_export",
-    "make_writer",
 ]
 
 TABLE_KEY: Final = b"fluss.table"
-__all__ += ["PAUSE_ENV", "PAUSE_SECONDS_ENV"]  # re-exported from konsole.export.stream
 
 
 # =========================================================================== writers
@@ -210,47 +192,3 @@ WRITERS: Final[Mapping[str, type[RowWriter]]] = {
     "parquet": ParquetWriter,
     "arrow": ArrowIpcWriter,
 }
-
-
-# =========================================================================== one call
-
-
-@dataclass(frozen=True)
-class ExportResult:
-    rows: int
-    path: Path | None
-
-
-def export_preview(
-    preview: Preview,
-    path: Path | str | None,
-    fmt: str | None = None,
-    *,
-    masks: MaskRules | None = None,
-) -> ExportResult:
-    """Write a collected preview to ``path`` (None: stdout) in ``fmt`` (None: from the
-    suffix), the columns ``masks`` name masked. Raises :class:`ExportFormatError` /
-    :class:`ExportIOError`."""
-    chosen = resolve_format(fmt, path)
-    types = {c.name: c.type for c in preview.info.schema.columns}
-    table = preview.report.table_path
-    masked = masked_columns(masks, table, preview.table.schema.names, preview.info.partition_keys)
-    with open_output(path) as out:
-        writer: RowWriter | None = None
-        try:
-            writer = make_writer(
-                chosen, out.sink, preview.table.schema, table=table, types=types, masked=masked
-            )
-            for batch in preview.table.to_batches(max_chunksize=65_536):
-                writer.write(pa.Table.from_batches([batch], schema=preview.table.schema))
-            writer.finish(preview.report)
-        except OSError as exc:
-            if writer is not None:
-                writer.abort()
-            raise io_error(out.path, exc) from None
-        except BaseException:
-            if writer is not None:
-                writer.abort()
-            raise
-        out.commit()
-        return ExportResult(writer.rows, out.path)

@@ -42,6 +42,8 @@ __all__ = [
     "parse_assignments",
     "parse_principal",
     "parse_resource",
+    "plan_acl",
+    "plan_cancel",
     "plan_config",
     "plan_drain",
     "plan_partition",
@@ -262,6 +264,24 @@ def plan_rebalance(
     )
 
 
+def plan_cancel(running: str | None, named: str | None = None) -> Plan:
+    """Cancelling a rebalance: the one ``named`` (``--id``) or the one ``running`` now. The
+    subject typed is the id named, else ``rebalance``."""
+    target = named or running
+    return Plan(
+        "rebalance cancel",
+        "cluster",
+        named or "rebalance",
+        ("CANCEL_REBALANCE",),
+        {"rebalance_id": target},
+        notes=(
+            (f"cancels rebalance {target}; moves already done stay",)
+            if running
+            else ("no rebalance is running: the server will say so",)
+        ),
+    )
+
+
 def progress_counts(progress: RebalanceProgress) -> tuple[int, int, str]:
     """(buckets done, buckets in the plan, the rebalance's status name) of a progress report;
     a bucket is done when it COMPLETED (or ended FAILED / CANCELED)."""
@@ -409,6 +429,23 @@ def parse_resource(text: str) -> tuple[int, str]:
             f"a resource is cluster, database:NAME or table:DB.TABLE, got {text!r}"
         )
     return code, name if code != ACL_RESOURCES["cluster"] else "fluss-cluster"
+
+
+def plan_acl(resource: str, principal: str, operation: str, host: str, *, drop: bool) -> Plan:
+    """Creating (or dropping) one ALLOW binding; ActionInputError for a principal type, a
+    resource or an operation Fluss does not know."""
+    parse_principal(principal)
+    parse_resource(resource)
+    if operation.upper() not in ACL_OPERATIONS:
+        raise ActionInputError(f"unknown ACL operation {operation!r}")
+    return Plan(
+        "acl drop" if drop else "acl create",
+        "acl",
+        f"{principal}@{resource}",
+        ("DROP_ACLS" if drop else "CREATE_ACLS",),
+        {"resource": resource, "principal": principal, "operation": operation.upper()}
+        | {"host": host, "permission": "ALLOW"},
+    )
 
 
 # =========================================================================== audit

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -36,6 +35,7 @@ from fluss_proto.model import HealthStatus
 from konsole.model import subjects
 from konsole.model.events.base import Event, EventKind
 from konsole.model.health import METRIC_RULES, Finding, Health
+from konsole.model.timefmt import rfc3339_text
 
 __all__ = [
     "ALERTNAMES",
@@ -46,7 +46,6 @@ __all__ = [
     "AlertUpdate",
     "advance_alerts",
     "alert_payload",
-    "rfc3339",
     "subject_labels",
 ]
 
@@ -324,19 +323,15 @@ def _cause(finding: Finding, events: Iterable[Event]) -> Event | None:
     return fallback
 
 
-def rfc3339(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
-
-
 def alert_payload(alert: Alert, *, generator_url: str = "") -> dict[str, Any]:
     """The alert as one item of Alertmanager's ``POST /api/v2/alerts`` body."""
     body: dict[str, Any] = {
         "labels": dict(alert.labels),
         "annotations": dict(alert.annotations),
-        "startsAt": rfc3339(alert.starts_at),
+        "startsAt": rfc3339_text(alert.starts_at),
     }
     if alert.ends_at is not None:
-        body["endsAt"] = rfc3339(alert.ends_at)
+        body["endsAt"] = rfc3339_text(alert.ends_at)
     if generator_url:
         body["generatorURL"] = generator_url
     return body

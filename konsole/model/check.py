@@ -3,8 +3,9 @@
 Pure: nothing here touches the network, the clock or the process. ``konsole check``
 (:mod:`konsole.cli.check`) polls once, asks :func:`konsole.model.health.evaluate` (the same
 rules the console uses) and hands both to :func:`assess`, which adds the operator's
-``-w``/``-c`` thresholds and returns a :class:`CheckResult`; :func:`render` turns that
-into the Nagios/Icinga text, a versioned JSON object or plain text.
+``-w``/``-c`` thresholds and returns a :class:`CheckResult`;
+:func:`konsole.render.check.render` turns that into the Nagios/Icinga text, a versioned JSON
+object or plain text.
 
 Status: the worst of the health status (GREEN -> OK, YELLOW -> WARNING, RED -> CRITICAL,
 UNKNOWN -> WARNING) and every threshold that alerts. Health UNKNOWN means the check
@@ -18,7 +19,6 @@ silence: the metric-based rules are listed as not configured (an OK finding, per
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,7 +38,6 @@ from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name
 from konsole.model.storage import StorageLimits, trouble, untiered
 
 __all__ = [
-    "JSON_SCHEMA",
     "MEASURES",
     "CheckError",
     "CheckFinding",
@@ -53,13 +52,11 @@ __all__ = [
     "measure",
     "parse_range",
     "parse_thresholds",
-    "render",
+    "plain_number",
     "rules_with_thresholds",
     "timeout_result",
 ]
 
-#: The JSON object's ``schema`` field; bumped when a field changes meaning or goes away.
-JSON_SCHEMA: Final = "konsole.model.check/1"
 #: Most buckets named per detail line (the rest are counted).
 MAX_NAMED_BUCKETS: Final = 10
 #: Most findings quoted in the first line's summary.
@@ -262,7 +259,7 @@ def rules_with_thresholds(rules: HealthRules, thresholds: Thresholds) -> HealthR
     return merged
 
 
-def _fmt(value: float) -> str:
+def plain_number(value: float) -> str:
     """A C-locale decimal without exponent (perfdata parsers do not all read 1e-05)."""
     if math.isinf(value):
         return ""
@@ -305,8 +302,8 @@ def measure(
         warn_text = warn.text if warn else None
         crit_text = crit.text if crit else None
         if spec.label == "disk_usage_max":  # the health rule's limits, as ranges
-            warn_text = _fmt(rules.disk_usage_warn)
-            crit_text = _fmt(rules.disk_usage_critical)
+            warn_text = plain_number(rules.disk_usage_warn)
+            crit_text = plain_number(rules.disk_usage_critical)
         out[spec.label] = Measure(
             spec.label,
             value,
@@ -497,7 +494,7 @@ def _threshold_findings(measures: Mapping[str, Measure], thresholds: Thresholds)
                         status,
                         "threshold",
                         label,
-                        f"{_fmt(m.value)}{m.uom} is {where} {limit.text} "
+                        f"{plain_number(m.value)}{m.uom} is {where} {limit.text} "
                         f"({'-c' if status is ExitCode.CRITICAL else '-w'})",
                     )
                 )
@@ -620,7 +617,7 @@ def _summary(r: CheckResult) -> str:
             + (f", {standby} standby" if standby else "")
         )
     if servers is not None and servers.value is not None:
-        parts.append(f"{_fmt(servers.value)} tablet servers")
+        parts.append(f"{plain_number(servers.value)} tablet servers")
     return "; ".join(parts)
 
 
@@ -652,142 +649,3 @@ def timeout_result(timeout: float, *, cluster: Mapping[str, Any] | None = None) 
         cluster=cluster,
         timed_out=True,
     )
-
-
-# =========================================================================== output
-
-
-def perfdata(measures: Mapping[str, Measure]) -> str:
-    """``'label'=value[UOM];warn;crit;min;max`` for every measure, ``U`` when unknown."""
-    items = []
-    for m in measures.values():
-        value = "U" if m.value is None else f"{_fmt(m.value)}{m.uom}"
-        fields = [
-            m.warn or "",
-            m.crit or "",
-            "" if m.minimum is None else _fmt(m.minimum),
-            "" if m.maximum is None else _fmt(m.maximum),
-        ]
-        tail = ";".join(fields).rstrip(";")
-        items.append(f"'{m.label}'={value}" + (f";{tail}" if tail else ""))
-    return " ".join(items)
-
-
-def render_nagios(r: CheckResult) -> str:
-    """First line ``FLUSS <STATUS>: <summary> | <perfdata>``, then one line per finding and
-    per detail (the plugin's long output)."""
-    first = f"FLUSS {r.status.name}: {_one_line(r.summary)}"
-    data = perfdata(r.measures)
-    lines = [f"{first} | {data}" if data else first]
-    lines += [_one_line(f.line()) for f in r.findings]
-    lines += [_one_line(d) for d in r.details]
-    return "\n".join(lines)
-
-
-def _one_line(text: str) -> str:
-    # "|" would start the perfdata; line breaks would start long output.
-    return " ".join(text.replace("|", "/").split())
-
-
-def as_dict(r: CheckResult) -> dict[str, Any]:
-    """The versioned JSON object (see docs/health-check.md)."""
-    return {
-        "schema": JSON_SCHEMA,
-        "status": r.status.name,
-        "exit_code": r.exit_code,
-        "summary": r.summary,
-        "time": r.time,
-        "cluster": dict(r.cluster),
-        "poll": {"ok": r.poll_ok, "error": r.poll_error, "timed_out": r.timed_out},
-        "health": None
-        if r.health is None
-        else {"status": r.health.status.name, "source": r.health.source},
-        "coordinators": {
-            "active": r.active_coordinator,
-            "standby": list(r.standby_coordinators),
-            "unreachable": list(r.unreachable_coordinators),
-        },
-        "findings": [
-            {
-                "status": f.status.name,
-                "rule": f.rule,
-                "subject": f.subject,
-                "reason": f.reason,
-                "health": None if f.health is None else f.health.name,
-            }
-            for f in r.findings
-        ],
-        "measures": {
-            m.label: {
-                "value": m.value,
-                "uom": m.uom,
-                "warning": m.warn,
-                "critical": m.crit,
-                "min": m.minimum,
-                "max": m.maximum,
-                "unknown_because": m.why_unknown,
-            }
-            for m in r.measures.values()
-        },
-        "buckets": {
-            "offline": list(r.offline_buckets),
-            "under_replicated": list(r.under_replicated_buckets),
-        },
-        "details": list(r.details),
-        "metrics": None if r.metrics is None else r.metrics.as_dict(),
-    }
-
-
-def render_json(r: CheckResult) -> str:
-    return json.dumps(as_dict(r), sort_keys=False)
-
-
-def render_text(r: CheckResult) -> str:
-    """For a person at a terminal: status, coordinators, findings, then the measures."""
-    lines = [f"FLUSS {r.status.name}: {r.summary}"]
-    if r.health is not None:
-        lines.append(f"  health:       {r.health.status.name} ({r.health.source})")
-    if r.poll_ok is not None or r.timed_out:
-        poll = "ok" if r.poll_ok else f"failed: {r.poll_error}"
-        lines.append(f"  poll:         {poll}")
-    if r.metrics is not None:
-        lines.append(f"  metrics:      {r.metrics.text()}")
-    if r.active_coordinator or r.standby_coordinators or r.unreachable_coordinators:
-        lines.append(
-            f"  coordinators: active {r.active_coordinator or 'none'}"
-            + (f"; standby {', '.join(r.standby_coordinators)}" if r.standby_coordinators else "")
-            + (
-                f"; unreachable {', '.join(r.unreachable_coordinators)}"
-                if r.unreachable_coordinators
-                else ""
-            )
-        )
-    if r.findings:
-        lines.append("  findings:")
-        lines += [
-            f"    {f.status.name:<8} {f.rule:<20} {f.subject}: {f.reason}" for f in r.findings
-        ]
-    if r.details:
-        lines.append("  details:")
-        lines += [f"    {d}" for d in r.details]
-    if r.measures:
-        lines.append("  measures:")
-        for m in r.measures.values():
-            shown = "unknown" if m.value is None else f"{_fmt(m.value)}{m.uom}"
-            why = f"  ({m.why_unknown})" if m.why_unknown else ""
-            limits = "".join(
-                f"  {name} {text}" for name, text in (("warn", m.warn), ("crit", m.crit)) if text
-            )
-            lines.append(f"    {m.label:<26} {shown}{limits}{why}")
-    return "\n".join(lines)
-
-
-FORMATS: Final = ("nagios", "json", "text")
-
-
-def render(r: CheckResult, fmt: str) -> str:
-    if fmt == "json":
-        return render_json(r)
-    if fmt == "text":
-        return render_text(r)
-    return render_nagios(r)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Final
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "mask",
     "parse_line",
     "parse_lines",
-    "utc_text",
 ]
 
 MASK: Final = "******"
@@ -129,8 +128,3 @@ def in_window(lines: Sequence[LogLine], since: float, until: float) -> list[LogL
     if not any(line.at is not None for line in lines):
         return list(lines)
     return [line for line in lines if line.at is not None and since <= line.at <= until]
-
-
-def utc_text(at: float) -> str:
-    """ISO 8601 UTC with a Z (what ``{since}`` in a log command becomes)."""
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

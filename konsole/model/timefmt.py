@@ -17,10 +17,15 @@ __all__ = [
     "TimeParseError",
     "age_text",
     "clock_text",
+    "day_time_text",
+    "file_stamp_text",
+    "iso_seconds_text",
     "iso_text",
     "parse_duration",
     "parse_time",
+    "rfc3339_text",
     "short_clock_text",
+    "time_of_day_text",
     "to_ms",
 ]
 
@@ -78,6 +83,38 @@ def iso_text(seconds: float) -> str:
     """``2026-11-30T17:05:08.123Z``: the machine-readable moment of lines and exports."""
     ms = to_ms(seconds)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+def iso_seconds_text(t: float) -> str:
+    """``2026-11-30T17:05:08Z``: a moment handed to another program (a log command's
+    ``{since}``, ``--around`` in a printed command line)."""
+    return _utc(t).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_text(t: float) -> str:
+    """``2026-11-30T17:05:08.123+00:00``: RFC 3339 with milliseconds (Alertmanager's
+    ``startsAt``/``endsAt``)."""
+    return _utc(t).isoformat(timespec="milliseconds")
+
+
+def file_stamp_text(t: float) -> str:
+    """``20261130-170508``: a moment in a file name (an incident report's)."""
+    return _utc(t).strftime("%Y%m%d-%H%M%S")
+
+
+def day_time_text(t: float) -> str:
+    """``2026-11-30 17:05:08 UTC``: a moment in prose (an incident report's window)."""
+    return _utc(t).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def time_of_day_text(t: float) -> str:
+    """``17:05:08`` (UTC): a moment inside a window whose day is said once."""
+    return _utc(t).strftime("%H:%M:%S")
+
+
+def _utc(t: float) -> datetime:
+    # datetime, not time.gmtime: it rounds to the microsecond as these texts always have.
+    return datetime.fromtimestamp(t, UTC)
 
 
 def clock_text(t: float | None) -> str:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 from konsole.errors import ExitCode, KonsoleError
+from konsole.model.timefmt import file_stamp_text, iso_seconds_text
 
 if TYPE_CHECKING:
     from store import HistoryReader
@@ -77,8 +77,7 @@ def write_report(
 def report_command(at: float, history: Path) -> str:
     """The command that writes the report of the moment ``at`` from ``history`` (what
     ``check --record`` and ``watch`` print)."""
-    moment = datetime.fromtimestamp(at, UTC)
-    out = f"konsole-report-{moment:%Y%m%d-%H%M%S}.html"
+    out = f"konsole-report-{file_stamp_text(at)}.html"
     return shlex.join(
         [
             "konsole",
@@ -87,7 +86,7 @@ def report_command(at: float, history: Path) -> str:
             "--history",
             str(history),
             "--around",
-            moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            iso_seconds_text(at),
             "-o",
             out,
         ]

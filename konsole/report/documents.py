@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
 from konsole.model.logs import parse_line
+from konsole.model.timefmt import day_time_text, time_of_day_text
 from konsole.report.data import ReportData
 from konsole.report.plots import Plot
 from store.rows import LogExcerptRow
@@ -35,19 +35,19 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 """
 
 
-def _time(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+def _window(data: ReportData) -> str:
+    return f"{day_time_text(data.since)} to {day_time_text(data.until)}"
 
 
 def _clock(at_ms: int) -> str:
-    return datetime.fromtimestamp(at_ms / 1000, UTC).strftime("%H:%M:%S")
+    return time_of_day_text(at_ms / 1000)
 
 
 def summary_lines(data: ReportData) -> list[str]:
     """A few lines saying what the window holds (also what the CLI prints)."""
     if data.empty:
         return [
-            f"No history in this window ({_time(data.since)} to {_time(data.until)}): "
+            f"No history in this window ({_window(data)}): "
             "no poll was recorded then, so there is nothing to plot."
         ]
     failed = sum(1 for _, ok in data.polls if not ok)
@@ -82,14 +82,18 @@ def _excerpt_html(row: LogExcerptRow) -> str:
 
 
 def html_document(data: ReportData, plots: Sequence[Plot]) -> str:
-    title = f"konsole incident report · {_time(data.since)} to {_time(data.until)}"
+    title = f"konsole incident report · {_window(data)}"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         f"<p>History: <code>{html.escape(data.source)}</code>"
-        + (f"; the moment asked about: {_time(data.around)}" if data.around is not None else "")
+        + (
+            f"; the moment asked about: {day_time_text(data.around)}"
+            if data.around is not None
+            else ""
+        )
         + "</p>",
     ]
     cls = ' class="empty"' if data.empty else ""
@@ -137,7 +141,7 @@ def markdown_document(data: ReportData, plots: Sequence[Plot], out: Path) -> str
     folder = out.with_name(out.stem + ".plots")
     if plots:
         folder.mkdir(parents=True, exist_ok=True)
-    lines = [f"# konsole incident report: {_time(data.since)} to {_time(data.until)}", ""]
+    lines = [f"# konsole incident report: {_window(data)}", ""]
     lines += [f"History: `{data.source}`", ""]
     lines += [*summary_lines(data), ""]
     for plot in plots:

@@ -2,26 +2,23 @@
 
 :class:`ServerActions` is what the server detail screen and its confirmation modal ask
 (the app hands one out; tests hand a fake): why actions are off, the plan of one, and
-carrying it out with progress. :class:`LiveServerActions` does it through
-:mod:`konsole.collect.actions` (the same flow, rails and audit as ``konsole admin``):
-the profile's ``writes = true`` is the only way in, and each call opens its own client
-with the operator actions' write grant and closes it after.
+carrying it out with progress. :class:`LiveServerActions` only builds the request: the
+plan, the rails, the send and the audit are the one action service's
+(:class:`konsole.collect.action_service.ActionService`, the same as ``konsole admin``'s);
+the profile's ``writes = true`` is the only way in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from konsole.collect.profiles import Profile
+from konsole.collect.action_service import DRAIN_GOALS, ActionRequest, Progress
 from konsole.model.actions import Plan
 
 if TYPE_CHECKING:
-    from konsole.collect.actions import ActionRunner
+    from konsole.collect.action_service import ActionService
 
-__all__ = ["ACTIONS", "LiveServerActions", "Progress", "ServerActions"]
+__all__ = ["ACTIONS", "LiveServerActions", "Progress", "ServerActions", "server_request"]
 
 #: The actions a server offers: (name, what the key shows).
 ACTIONS: tuple[tuple[str, str], ...] = (
@@ -29,9 +26,6 @@ ACTIONS: tuple[tuple[str, str], ...] = (
     ("tag", "tag temporary-offline"),
     ("untag", "untag temporary-offline"),
 )
-
-#: (buckets done, buckets in the plan, the rebalance's status) as it moves.
-Progress = Callable[[int, int, str], None]
 
 
 class ServerActions(Protocol):
@@ -48,74 +42,24 @@ class ServerActions(Protocol):
         ...
 
 
-@dataclass
-class _Operator:
-    """The runner's face inside the console: the modal already confirmed."""
-
-    progress_to: Progress
-
-    def show(self, lines: Sequence[str]) -> None:
-        pass
-
-    def confirm(self, plan: Plan) -> bool:
-        return True
-
-    def progress(self, progress: object) -> None:
-        from fluss_proto.model import RebalanceProgress
-        from konsole.model.actions import progress_counts
-
-        if isinstance(progress, RebalanceProgress):
-            self.progress_to(*progress_counts(progress))
+def server_request(action: str, server_id: int) -> ActionRequest:
+    """The request of one of :data:`ACTIONS` on ``server_id``."""
+    if action == "drain":
+        return ActionRequest("server-drain", str(server_id), DRAIN_GOALS)
+    return ActionRequest(f"server-{action}", str(server_id), "TEMPORARY_OFFLINE")
 
 
 class LiveServerActions:
-    def __init__(self, profile: Profile | None, history: Path | None) -> None:
-        self.profile = profile
-        self.history = history
+    """The server actions of the action service the console holds for its profile."""
+
+    def __init__(self, service: ActionService) -> None:
+        self.service = service
 
     def unavailable(self) -> str | None:
-        if self.profile is None:
-            return "actions need a cluster profile"
-        if not self.profile.writes:
-            return f"read-only: profile {self.profile.name!r} has no `writes = true`"
-        return None
-
-    async def _runner(self, progress: Progress | None = None) -> ActionRunner:
-        from konsole.collect.actions import Audit, Options, open_runner
-
-        assert self.profile is not None
-        operator = _Operator(progress or (lambda done, total, status: None))
-        return await open_runner(self.profile, Audit(self.history), operator, Options(yes=True))
+        return self.service.unavailable()
 
     async def plan(self, action: str, server_id: int) -> Plan:
-        from konsole.model.actions import plan_drain, plan_tag
-
-        runner = await self._runner()
-        try:
-            look = await runner.look()
-        finally:
-            await runner.aclose()
-        if action == "drain":
-            goals = ["REPLICA_DISTRIBUTION", "LEADER_DISTRIBUTION"]
-            return plan_drain(
-                look.view, server_id, health=look.health, running=look.running, goals=goals
-            )
-        return plan_tag(look.view, server_id, "TEMPORARY_OFFLINE", remove=action == "untag")
+        return await self.service.plan(server_request(action, server_id))
 
     async def execute(self, action: str, server_id: int, progress: Progress) -> str:
-        from fluss_proto.actions import Goal, ServerTag
-        from konsole.model.actions import plan_tag
-
-        runner = await self._runner(progress)
-        try:
-            if action == "drain":
-                await runner.drain(server_id, [Goal.REPLICA_DISTRIBUTION, Goal.LEADER_DISTRIBUTION])
-                return f"server {server_id} drained: it holds no replica"
-            look = await runner.look()
-            remove = action == "untag"
-            plan = plan_tag(look.view, server_id, ServerTag.TEMPORARY_OFFLINE.name, remove=remove)
-            send = runner.actions.remove_server_tag if remove else runner.actions.add_server_tag
-            await runner.run(plan, lambda: send([server_id], ServerTag.TEMPORARY_OFFLINE))
-            return f"server {server_id} {'untagged' if remove else 'tagged'}"
-        finally:
-            await runner.aclose()
+        return await self.service.execute(server_request(action, server_id), progress)

@@ -29,6 +29,7 @@ from konsole.ui.services import ConsoleServices, ConsoleSettings
 # The first frame pays only for the overview: the feed module (and through it the model)
 # is imported where the history is read, the feed itself started after that frame.
 if TYPE_CHECKING:
+    from konsole.collect.action_service import ActionService
     from konsole.ui.actions import ServerActions
     from konsole.ui.cluster_actions import ClusterActions
     from konsole.ui.feed import Feed
@@ -109,6 +110,8 @@ class KonsoleApp(App[None]):
         #: Operator actions to use instead of the feed profile's (tests put a fake here).
         self.actions_override: ServerActions | None = None
         self.cluster_actions_override: ClusterActions | None = None
+        #: The action service of the feed watched (one per feed: its reads are shared).
+        self._actions: tuple[object, ActionService] | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -260,14 +263,21 @@ class KonsoleApp(App[None]):
 
         if self.actions_override is not None:
             return self.actions_override
-        return LiveServerActions(self.feed.profile, self.feed.history_path)
+        return LiveServerActions(self.action_service())
 
     def cluster_actions(self) -> ClusterActions:
-        from konsole.ui.cluster_actions import LiveClusterActions
-
         if self.cluster_actions_override is not None:
             return self.cluster_actions_override
-        return LiveClusterActions(self.feed.profile, self.feed.history_path)
+        return self.action_service()
+
+    def action_service(self) -> ActionService:
+        """The one action service of the feed watched (a new one after a switch)."""
+        from konsole.collect.action_service import ActionService
+
+        feed = self.feed
+        if self._actions is None or self._actions[0] is not feed:
+            self._actions = (feed, ActionService(feed.profile, feed.history_path))
+        return self._actions[1]
 
     # ------------------------------------------------------------------ profiles
 

@@ -19,6 +19,7 @@ from fluss_proto.model import (
 from konsole.errors import ActionFailedError
 from konsole.model.actions import (
     Plan,
+    plan_cancel,
     plan_config,
     plan_drain,
     plan_partition,
@@ -27,7 +28,7 @@ from konsole.model.actions import (
     plan_tag,
 )
 from konsole.ui.actions import Progress
-from konsole.ui.cluster_actions import ActionRequest, cancel_plan
+from konsole.ui.cluster_actions import ActionRequest
 from tests._testutil.builders import table, view
 
 #: Four tablet servers, one table of replication factor 2 over four buckets.
@@ -145,7 +146,7 @@ class FakeClusterActions:
             goals = request.value.split(",")
             return plan_rebalance(self.view, health=self.health, running=self.running, goals=goals)
         if kind == "rebalance-cancel":
-            return cancel_plan(self.running)
+            return plan_cancel(self.running)
         if kind.startswith("config-"):
             delete = kind == "config-delete"
             return plan_config(self.configs_list, request.target, request.value, delete=delete)

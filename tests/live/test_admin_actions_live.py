@@ -32,7 +32,8 @@ from fluss_proto.admin import FlussAdmin
 from fluss_proto.api_keys import API_INFO
 from fluss_proto.client import FlussClient
 from fluss_proto.model import HealthStatus
-from konsole.collect.actions import Audit, Options, open_runner
+from konsole.collect.action_service import connect_for
+from konsole.collect.actions import ActionRunner, Audit, Options
 from konsole.collect.connect import build_poller
 from konsole.collect.profiles import resolve_profile
 from konsole.errors import ActionRefusedError
@@ -315,9 +316,9 @@ def test_rebalance_while_one_runs_is_refused(ops: dict[str, Any]) -> None:
 
     async def twice() -> None:
         profile = resolve_profile(bootstrap=ops["bootstrap"])
-        runner = await open_runner(
-            replace(profile, writes=True), Audit(ops["history"]), Quiet(), Options(timeout=60)
-        )
+        writer = replace(profile, writes=True)
+        client = await connect_for(writer)(writes=True)
+        runner = ActionRunner(writer, client, Audit(ops["history"]), Quiet(), Options(timeout=60))
         try:
             view = (await runner.look()).view
             plan = plan_rebalance(
@@ -537,13 +538,16 @@ def test_acl_create_list_drop(secured: list[str], monkeypatch: pytest.MonkeyPatc
 
 
 def test_console_actions_tag_and_untag_live(ops: dict[str, Any]) -> None:
-    """The console's LiveServerActions: off without writes; with them, the same flow and
-    audit as the CLI (plan, then tag and untag server 2)."""
+    """The console's LiveServerActions (requests to the one action service): off without
+    writes; with them, the same flow and audit as the CLI (plan, then tag and untag
+    server 2)."""
+    from konsole.collect.action_service import ActionService
     from konsole.ui.actions import LiveServerActions
 
     profile = resolve_profile(bootstrap=ops["bootstrap"])
-    assert "writes = true" in (LiveServerActions(profile, None).unavailable() or "")
-    live = LiveServerActions(replace(profile, writes=True), ops["history"])
+    assert "writes = true" in (LiveServerActions(ActionService(profile, None)).unavailable() or "")
+    service = ActionService(replace(profile, writes=True), ops["history"])
+    live = LiveServerActions(service)
     assert live.unavailable() is None
     seen: list[tuple[int, int, str]] = []
 
@@ -555,6 +559,7 @@ def test_console_actions_tag_and_untag_live(ops: dict[str, Any]) -> None:
         return [tagged, untagged]
 
     assert asyncio.run(flow()) == ["server 2 tagged", "server 2 untagged"]
+    assert service.read_clients() == (1, 1)  # the plan's look: one read client, closed
     assert steps(operator_events(ops), "server untag")[-3:] == ["planned", "sent", "succeeded"]
 
 

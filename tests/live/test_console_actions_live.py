@@ -227,12 +227,8 @@ async def test_rebalance_screen_reads_the_coordinators_progress(
         expected = await FlussAdmin(client).rebalance_progress()
     finally:
         await client.close()
-    # The action runners (each one client) opened and closed, and the progress reads:
-    # the screen's refreshes read through one client for its life, not one each.
-    import konsole.collect.actions as collect_actions
-
-    opened = _count_calls(monkeypatch, collect_actions, "open_runner")
-    closed = _count_calls(monkeypatch, collect_actions.ActionRunner, "aclose")
+    # The action service's read clients opened and closed, and the progress reads: the
+    # screen's refreshes read through one client for its life, not one each.
     reads = _count_calls(monkeypatch, FlussAdmin, "rebalance_progress")
     profile = resolve_profile(bootstrap=bootstrap)  # a read: no writes needed
     app = KonsoleApp(LiveFeed(profile, tmp_path / "history.sqlite", interval=1.0))
@@ -255,6 +251,14 @@ async def test_rebalance_screen_reads_the_coordinators_progress(
             await pilot.press("r")
             await until(pilot, "a refresh", lambda b=before: reads[0] > b, 30)  # type: ignore[misc]
         assert screen.progress_error is None and reads[0] >= 5
-        assert (opened[0], closed[0]) == (1, 0)
-    # The screen's client is closed with it.
-    assert (opened[0], closed[0]) == (1, 1)
+        service = app.action_service()
+        assert service.read_clients() == (1, 0)
+        # The Config screen reads through the same client (the Rebalance screen holds it).
+        await pilot.press("C")
+        await until(pilot, "the Config screen", lambda: isinstance(app.screen, ConfigScreen), 10)
+        config = app.screen
+        assert isinstance(config, ConfigScreen)
+        await until(pilot, "the configs", lambda: config.configs is not None, 30)
+        assert config.error is None and service.read_clients() == (1, 0)
+    # The screens' client is closed with them.
+    assert service.read_clients() == (1, 1)

@@ -39,7 +39,7 @@ import pytest_asyncio
 
 from fluss_proto.client import FlussClient
 from fluss_proto.scan import preview_table, stream_preview
-from konsole.export.writers import make_writer
+from konsole.export.stream import make_writer
 from konsole.render.values import json_rows, scalar_text
 from tests._testutil import pyfluss_data as pf
 from tests._testutil.all_types import (

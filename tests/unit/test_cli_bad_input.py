@@ -29,7 +29,7 @@ import konsole.cli.record
 import konsole.cli.serve
 import konsole.cli.storage
 import konsole.cli.watch
-import konsole.collect.actions
+import konsole.collect.action_service
 import konsole.localcluster.jars
 import konsole.localcluster.seed
 import konsole.ui.app
@@ -144,7 +144,7 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
         (konsole.cli.preview, "_main"),
         (konsole.cli.lookup, "_run"),
         (konsole.cli.storage, "_look"),
-        (konsole.collect.actions, "open_runner"),
+        (konsole.collect.action_service, "connect_for"),
     ]:
         monkeypatch.setattr(owner, name, reached)
     config = tmp_path / "config.toml"

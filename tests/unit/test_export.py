@@ -30,7 +30,8 @@ from konsole.export import (
     open_output,
     resolve_format,
 )
-from konsole.export.writers import TextTableWriter, make_writer
+from konsole.export.stream import make_writer
+from konsole.export.writers import TextTableWriter
 from konsole.render.arrow import cell_text_array, json_rows_text, json_text, plain_text
 from konsole.render.values import cell_text, json_values, right_aligned, scalar_text, text_table
 from tests._testutil.scan import FakeScanCluster, kv_cluster
@@ -510,7 +511,7 @@ def test_export_preview_writes_a_collected_preview_in_one_call(tmp_path: Path) -
     import asyncio
 
     from fluss_proto.scan import preview_table
-    from konsole.export.writers import export_preview
+    from konsole.export.collected import export_preview
 
     preview = asyncio.run(preview_table(kv_cluster(), "db.t", limit=100))
     result = export_preview(preview, tmp_path / "rows.feather")

@@ -82,6 +82,23 @@ def test_the_copied_tree_keeps_every_contract(tmp_path: Path) -> None:
             "from fluss_proto.records import columnar",
             "records: row decoders above the nested-value readers",
         ),
+        ("konsole/model/_probe.py", "import konsole.render.check", "layers: "),
+        (
+            "konsole/export/rowwriter.py",
+            "from konsole.export import stream",
+            "no import circle in konsole",
+        ),
+        (
+            "konsole/ui/screens/timeline.py",
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    import konsole.ui.screens.events",
+            "no import circle in konsole",
+        ),
+        (
+            "konsole/model/snapshot.py",
+            "def _probe() -> None:\n    import konsole.model.check",
+            "no import circle in konsole",
+        ),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

@@ -21,12 +21,13 @@ from konsole.cli.options import ConnectionArgs
 from konsole.collect.history import poll_record, snapshot_at
 from konsole.collect.poller import Poller, PollerConfig
 from konsole.collect.profiles import MetricsEndpoint, Profile, parse_profiles, profile_from_local
-from konsole.model.check import ExitCode, assess, failure, render
+from konsole.model.check import ExitCode, assess, failure
 from konsole.model.events import EventConfig
 from konsole.model.events.health_change import detect_health
 from konsole.model.health import METRIC_RULES, HealthRules, evaluate
 from konsole.model.metrics import MetricsError, MetricsOrigin, MetricsResult
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.render.check import render
 from store import open_reader, open_writer
 from tests._testutil.builders import all_metrics, metrics_error, snap, table, tm, view
 from tests._testutil.poller import Fakes

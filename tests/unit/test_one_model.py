@@ -23,7 +23,7 @@ import pytest
 
 from fluss_proto.model import ClusterHealth, HealthStatus
 from konsole.collect.history import event_from_row, event_row, poll_record, snapshot_from_state
-from konsole.model.check import CheckFinding, assess, render_nagios
+from konsole.model.check import CheckFinding, assess
 from konsole.model.events import Event, EventKind, EventState, advance
 from konsole.model.health import evaluate
 from konsole.model.placement import (
@@ -37,6 +37,7 @@ from konsole.model.placement import (
 )
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.table_stats import table_figures
+from konsole.render.check import render_nagios
 from konsole.ui.screens.cluster_facts import bucket_counts, server_rows
 from konsole.ui.state import ConsoleState
 from store.queries import StateAt

@@ -22,7 +22,8 @@ from fluss_proto.records.arrow import to_arrow_type
 from fluss_proto.records.rowtype import DataType
 from fluss_proto.scan.rows import Rows, RowsSchema
 from konsole.export.plain import PlainTextTableWriter
-from konsole.export.writers import TextTableWriter, make_writer
+from konsole.export.stream import make_writer
+from konsole.export.writers import TextTableWriter
 from konsole.render.plain import float_text
 
 

@@ -14,7 +14,7 @@ import pytest
 from fluss_proto.model import HealthStatus
 from konsole.collect.history import poll_record, snapshot_at
 from konsole.collect.recorded_look import recorded_look
-from konsole.model.check import assess, render
+from konsole.model.check import assess
 from konsole.model.health import Finding, evaluate
 from konsole.model.roles import (
     AddressRoles,
@@ -24,6 +24,7 @@ from konsole.model.roles import (
     unanswered,
 )
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
+from konsole.render.check import render
 from store import open_reader, open_writer
 from tests._testutil.builders import T0, addr, snap, table, view
 from tests._testutil.poller import Fakes

@@ -53,6 +53,9 @@ HEAVY = (
 )
 
 
+#: The one part of konsole.render `konsole check` needs: its answer's text.
+CHECK_RENDER = frozenset({"konsole.render", "konsole.render.check"})
+
 #: Cut from `konsole check`'s import set (issue 22): the log readers and their parser, which
 #: only the incident evidence uses, and tomllib when there is no config file to read.
 CHECK_CUT = ("konsole.collect.logs", "konsole.model.logs", "tomllib")
@@ -98,8 +101,10 @@ def test_check_imports_the_check_and_nothing_of_the_console(tmp_path: Path) -> N
     modules = imported(["check", "--bootstrap", f"127.0.0.1:{port}", "--timeout", "5"], tmp_path)
     # it did look (a client, the judgement) ...
     assert {"konsole.cli.check", "fluss_proto.client", "konsole.model.check"} <= modules
+    # ... its answer's text (konsole.render.check alone of konsole.render) ...
+    assert modules >= CHECK_RENDER
     # ... and imported nothing of the console, the preview, the export or the runner
-    assert _under(modules, HEAVY) == []
+    assert _under(modules - CHECK_RENDER, HEAVY) == []
     # no metrics endpoint named: no HTTP client, no Prometheus parser
     assert _under(modules, ("httpx", "httpcore", "prometheus_client")) == []
     # a profile's log sources are declarations (konsole.collect.log_sources): no log reader,
@@ -119,7 +124,7 @@ def test_check_with_metrics_endpoints_imports_httpx_without_its_command_line(
     )
     modules = imported(["check", "--profile", "p", "--config", str(config), "-t", "5"], tmp_path)
     assert {"konsole.cli.check", "konsole.collect.metrics", "httpx"} <= modules
-    assert _under(modules, HEAVY) == []
+    assert _under(modules - CHECK_RENDER, HEAVY) == []
     assert "httpx._main" not in modules  # httpx's command line, which pulls rich and pygments
     assert "tomllib" in modules  # a config file is read ...
     assert _under(modules, ("konsole.collect.logs", "konsole.model.logs")) == []  # ... no logs
@@ -223,7 +228,7 @@ WRITE = textwrap.dedent(
     refuse = _without_pandas() if sys.argv[1] == "refuse" else contextlib.nullcontext()
     with refuse:
         import pyarrow as pa
-        from konsole.export.writers import make_writer
+        from konsole.export.stream import make_writer
 
         table = pa.table({
             "id": pa.array([1, 2, None], pa.int64()),

@@ -7,16 +7,22 @@ from typing import TYPE_CHECKING
 import click
 
 from konsole.cli.admin.common import (
+    TerminalOperator,
     WriteFlags,
+    action_request,
     command,
     read_command,
-    run_action,
+    run_read,
+    run_request,
     write_command,
 )
 from konsole.cli.options import ConnectionArgs, checked_by, checked_table
 
 if TYPE_CHECKING:
-    from konsole.collect.actions import ActionRunner
+    import asyncio
+
+    from konsole.collect.action_service import ActionService
+    from konsole.collect.actions import Options
 
 __all__ = ["acl", "config", "partition", "table"]
 
@@ -37,14 +43,16 @@ def config() -> None:
 )
 @read_command
 def config_list(source: str | None, cluster: ConnectionArgs) -> None:
-    async def body(runner: ActionRunner) -> None:
-        entries = await runner.admin.cluster_configs()
+    async def body(
+        service: ActionService, operator: TerminalOperator, options: Options, stop: asyncio.Event
+    ) -> None:
+        entries = await service.configs()
         for e in sorted(entries, key=lambda e: e.key):
             if source is None or e.source == _SOURCES[source]:
                 value = "(not shown)" if e.value is None else e.value
                 click.echo(f"{e.key}\t{value}\t{e.source}")
 
-    run_action(cluster, body)
+    run_read(cluster, body)
 
 
 def _config_command(delete: bool) -> None:
@@ -55,16 +63,8 @@ def _config_command(delete: bool) -> None:
         flags: WriteFlags,
         value: str | None = None,
     ) -> None:
-        from fluss_proto.actions import AlterOp, ConfigChange
-        from konsole.model.actions import plan_config
-
-        async def body(runner: ActionRunner) -> None:
-            plan = plan_config(await runner.admin.cluster_configs(), key, value, delete=delete)
-            op = AlterOp.DELETE if delete else AlterOp.SET
-            change = ConfigChange(key, None if delete else value, op)
-            await runner.run(plan, lambda: runner.actions.alter_cluster_configs([change]))
-
-        run_action(cluster, body, flags)
+        kind = "config-delete" if delete else "config-set"
+        run_request(cluster, action_request(kind, key, value or ""), flags)
 
     if delete:
         cmd = click.argument("key")(config_write)
@@ -118,8 +118,10 @@ def _acl_options(required: bool) -> list[click.Option]:
 @command(acl, "list", "The ACLs the cluster holds (an unsecured cluster says so).")
 @read_command
 def acl_list(cluster: ConnectionArgs) -> None:
-    async def body(runner: ActionRunner) -> None:
-        listing = await runner.admin.list_acls()
+    async def body(
+        service: ActionService, operator: TerminalOperator, options: Options, stop: asyncio.Event
+    ) -> None:
+        listing = await service.acls()
         if not listing.enabled:
             click.echo(f"ACLs are not enabled: {listing.reason}")
         for b in listing.bindings:
@@ -128,7 +130,7 @@ def acl_list(cluster: ConnectionArgs) -> None:
                 f"{b.principal_name}\t{_name(b.operation)}\t{_name(b.permission)}\t{b.host}"
             )
 
-    run_action(cluster, body)
+    run_read(cluster, body)
 
 
 def _principal_syntax(text: str) -> None:
@@ -168,43 +170,10 @@ def _acl_command(drop: bool) -> None:
         cluster: ConnectionArgs,
         flags: WriteFlags,
     ) -> None:
-        from fluss_proto.model import AclBinding, AclFilter, OperationType, ResourceType
-        from konsole.errors import ActionFailedError
-        from konsole.model.actions import (
-            ACL_OPERATIONS,
-            Plan,
-            parse_principal,
-            parse_resource,
+        request = action_request(
+            "acl-drop" if drop else "acl-create", resource, principal, operation, host
         )
-
-        async def body(runner: ActionRunner) -> None:
-            kind, name = parse_principal(principal)
-            rtype, rname = parse_resource(resource)
-            op = ACL_OPERATIONS[operation.upper()]
-            plan = Plan(
-                "acl drop" if drop else "acl create",
-                "acl",
-                f"{principal}@{resource}",
-                ("DROP_ACLS" if drop else "CREATE_ACLS",),
-                {"resource": resource, "principal": principal, "operation": operation.upper()}
-                | {"host": host, "permission": "ALLOW"},
-            )
-
-            async def send() -> None:
-                if drop:
-                    flt = AclFilter(ResourceType(rtype), rname, name, kind, host, OperationType(op))
-                    results = await runner.actions.drop_acls([flt])
-                else:
-                    binding = AclBinding(rtype, rname, name, kind, host, op, 2)
-                    results = await runner.actions.create_acls([binding])
-                bad = [r for r in results if r.error_code]
-                if bad:
-                    raise ActionFailedError(f"{plan.action}: {bad[0].error_message}")
-                click.echo(f"{plan.action}: {len(results)} binding(s)")
-
-            await runner.run(plan, send)
-
-        run_action(cluster, body, flags)
+        run_request(cluster, request, flags)
 
     acl_write.__click_params__ += _acl_options(required=True)  # type: ignore[attr-defined]
     what = "Drop the ACL that matches" if drop else "Create an ACL binding (ALLOW)"
@@ -233,16 +202,8 @@ def _partition_command(drop: bool) -> None:
         cluster: ConnectionArgs,
         flags: WriteFlags,
     ) -> None:
-        from konsole.model.actions import parse_assignments, plan_partition
-
-        async def body(runner: ActionRunner) -> None:
-            look = await runner.look()
-            plan = plan_partition(look.view, table_name, spec, drop=drop)
-            values = parse_assignments(spec, "a partition spec")
-            send = runner.actions.drop_partition if drop else runner.actions.create_partition
-            await runner.run(plan, lambda: send(table_name, values))
-
-        run_action(cluster, body, flags)
+        kind = "partition-drop" if drop else "partition-create"
+        run_request(cluster, action_request(kind, table_name, spec), flags)
 
     what = "Drop a partition (its data goes with it)" if drop else "Create a partition"
     command(partition, "drop" if drop else "create", f"{what}.")(partition_write)
@@ -267,13 +228,4 @@ def table_set(
     cluster: ConnectionArgs,
     flags: WriteFlags,
 ) -> None:
-    from fluss_proto.actions import ConfigChange
-    from konsole.model.actions import plan_table_set
-
-    async def body(runner: ActionRunner) -> None:
-        look = await runner.look()
-        plan = plan_table_set(look.view, table_name, assignment)
-        change = ConfigChange(str(plan.params["key"]), str(plan.params["value"]))
-        await runner.run(plan, lambda: runner.actions.alter_table_properties(table_name, [change]))
-
-    run_action(cluster, body, flags)
+    run_request(cluster, action_request("table-set", table_name, assignment), flags)

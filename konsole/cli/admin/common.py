@@ -1,5 +1,7 @@
 """What every ``konsole admin`` command shares: the write options, the terminal operator
-(plan, typed confirmation, progress) and running one action with its exit codes.
+(plan, typed confirmation, progress) and handing one request to the action service
+(:mod:`konsole.collect.action_service`) with its exit codes: a command only builds the
+request (:func:`run_request`) or reads and prints (:func:`run_read`).
 
 Exit codes (konsole.errors.ExitCode, docs/cli.md): 0 done (or a dry run shown); 1 the server
 refused or failed it; 2 the cluster could not be reached; 3 bad options or profile (a
@@ -29,9 +31,13 @@ from konsole.errors import ExitCode, KonsoleError
 
 if TYPE_CHECKING:
     from fluss_proto.model import RebalanceProgress
-    from konsole.collect.actions import ActionRunner
+    from konsole.collect.action_service import ActionRequest, ActionService
+    from konsole.collect.actions import Options
     from konsole.collect.profiles import Profile
     from konsole.model.actions import Plan
+
+#: A read command's body: the service, the operator, the options and the stop event.
+ReadBody = Callable[["ActionService", "TerminalOperator", "Options", asyncio.Event], Awaitable[Any]]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,8 +45,10 @@ __all__ = [
     "GOALS",
     "TerminalOperator",
     "WriteFlags",
+    "action_request",
     "read_command",
-    "run_action",
+    "run_read",
+    "run_request",
     "write_command",
 ]
 
@@ -168,33 +176,59 @@ def _stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
             loop.remove_signal_handler(sig)
 
 
-def run_action(
+def action_request(
+    kind: str, target: str = "", value: str = "", operation: str = "", host: str = "*"
+) -> ActionRequest:
+    """An :class:`~konsole.collect.action_service.ActionRequest` (imported when a command
+    runs, not when the CLI starts)."""
+    from konsole.collect.action_service import ActionRequest
+
+    return ActionRequest(kind, target, value, operation, host)
+
+
+def run_request(
     cluster: ConnectionArgs,
-    body: Callable[[ActionRunner], Awaitable[Any]],
-    flags: WriteFlags | None = None,
+    request: ActionRequest,
+    flags: WriteFlags,
     *,
     timeout: float = 300.0,
 ) -> None:
-    """Resolve, refuse without the opt-in (77, before connecting), connect, run ``body``;
-    a write command passes its ``flags``, a read command none (no opt-in, no audit)."""
+    """Resolve, refuse without the opt-in (77, before connecting), then have the action
+    service plan, confirm, send, follow and audit ``request``."""
+
+    async def body(
+        service: ActionService, operator: TerminalOperator, options: Options, stop: asyncio.Event
+    ) -> None:
+        await service.run(request, operator, options, stop=stop)
+
+    _run(cluster, body, flags, timeout=timeout)
+
+
+def run_read(cluster: ConnectionArgs, body: ReadBody, *, timeout: float = 300.0) -> None:
+    """Resolve and run ``body``, which reads through the service and prints (no opt-in,
+    no audit)."""
+    _run(cluster, body, None, timeout=timeout)
+
+
+def _run(
+    cluster: ConnectionArgs, body: ReadBody, flags: WriteFlags | None, *, timeout: float
+) -> None:
     from fluss_proto.errors import FlussError, UnreachableError
-    from konsole.collect.actions import Audit, Options, open_runner, require_writes
+    from konsole.collect.action_service import ActionService
+    from konsole.collect.actions import Options, require_writes
 
     writes = flags is not None
     flags = flags or WriteFlags()
     profile = resolve_for_writes(cluster, flags.allow_writes)
     if writes:
         require_writes(profile)
-    audit = Audit(cluster.history_file(profile) if writes else None)
+    service = ActionService(profile, cluster.history_file(profile) if writes else None)
     options = Options(dry_run=flags.dry_run, yes=flags.yes, force=flags.force, timeout=timeout)
 
     async def main() -> None:
-        runner = await open_runner(profile, audit, TerminalOperator(), options, writes=writes)
-        try:
-            with _stop_on_signals(runner.stop):
-                await body(runner)
-        finally:
-            await runner.aclose()
+        stop = asyncio.Event()
+        with _stop_on_signals(stop):
+            await body(service, TerminalOperator(), options, stop)
 
     try:
         asyncio.run(main())
@@ -205,5 +239,5 @@ def run_action(
     except FlussError as exc:
         fail(str(exc).splitlines()[0], ExitCode.WARNING)
     finally:
-        for trouble in audit.trouble[:1]:
+        for trouble in service.audit.trouble[:1]:
             click.echo(f"konsole admin: the audit could not be written: {trouble}", err=True)

@@ -8,17 +8,22 @@ import click
 
 from konsole.cli.admin.common import (
     GOALS,
+    TerminalOperator,
     WriteFlags,
+    action_request,
     command,
     read_command,
-    run_action,
+    run_read,
+    run_request,
     write_command,
 )
 from konsole.cli.options import ConnectionArgs
 
 if TYPE_CHECKING:
-    from fluss_proto.actions import Goal
-    from konsole.collect.actions import ActionRunner
+    import asyncio
+
+    from konsole.collect.action_service import ActionService
+    from konsole.collect.actions import Options
 
 __all__ = ["rebalance", "server"]
 
@@ -40,11 +45,11 @@ timeout_option = click.option(
 )
 
 
-def _goals(names: tuple[str, ...]) -> list[Goal]:
-    from fluss_proto.actions import Goal
-
+def _goals(names: tuple[str, ...]) -> str:
+    """The goals chosen (by priority; default replica- then leader-distribution), as a
+    request names them."""
     chosen = names or GOALS[:2]
-    return [Goal[n.upper().replace("-", "_")] for n in chosen]
+    return ",".join(n.upper().replace("-", "_") for n in chosen)
 
 
 @click.group("server")
@@ -66,10 +71,8 @@ def drain(
     cluster: ConnectionArgs,
     flags: WriteFlags,
 ) -> None:
-    async def body(runner: ActionRunner) -> None:
-        await runner.drain(server_id, _goals(goals))
-
-    run_action(cluster, body, flags, timeout=timeout)
+    request = action_request("server-drain", str(server_id), _goals(goals))
+    run_request(cluster, request, flags, timeout=timeout)
 
 
 def _tag_command(remove: bool) -> click.Command:
@@ -84,18 +87,9 @@ def _tag_command(remove: bool) -> click.Command:
         cluster: ConnectionArgs,
         flags: WriteFlags,
     ) -> None:
-        from fluss_proto.actions import ServerTag
-        from konsole.model.actions import plan_tag
-
-        value = ServerTag[tag.upper().replace("-", "_")]
-
-        async def body(runner: ActionRunner) -> None:
-            look = await runner.look()
-            plan = plan_tag(look.view, server_id, value.name, remove=remove)
-            send = runner.actions.remove_server_tag if remove else runner.actions.add_server_tag
-            await runner.run(plan, lambda: send([server_id], value))
-
-        run_action(cluster, body, flags)
+        value = tag.upper().replace("-", "_")
+        request = action_request(f"server-{name}", str(server_id), value)
+        run_request(cluster, request, flags)
 
     what = "Remove a tag from" if remove else "Tag"
     return command(server, name, f"{what} a tablet server (permanent- or temporary-offline).")(
@@ -116,15 +110,13 @@ def rebalance() -> None:
 @goal_option
 @read_command
 def plan_cmd(goals: tuple[str, ...], cluster: ConnectionArgs) -> None:
-    from konsole.model.actions import plan_rebalance
+    async def body(
+        service: ActionService, operator: TerminalOperator, options: Options, stop: asyncio.Event
+    ) -> None:
+        plan = await service.plan(action_request("rebalance", value=_goals(goals)))
+        operator.show(plan.lines())
 
-    async def body(runner: ActionRunner) -> None:
-        look = await runner.look()
-        names = [g.name for g in _goals(goals)]
-        plan = plan_rebalance(look.view, health=look.health, running=look.running, goals=names)
-        runner.operator.show(plan.lines())
-
-    run_action(cluster, body)
+    run_read(cluster, body)
 
 
 @command(rebalance, "start", "Start a rebalance with the goals given and follow its progress.")
@@ -137,20 +129,7 @@ def start(
     cluster: ConnectionArgs,
     flags: WriteFlags,
 ) -> None:
-    from konsole.model.actions import plan_rebalance
-
-    async def body(runner: ActionRunner) -> None:
-        look = await runner.look()
-        chosen = _goals(goals)
-        plan = plan_rebalance(
-            look.view, health=look.health, running=look.running, goals=[g.name for g in chosen]
-        )
-        rebalance_id = await runner.run(plan, lambda: runner.actions.rebalance(chosen))
-        if rebalance_id is not None:
-            runner.operator.show([f"rebalance {rebalance_id} started"])
-            runner.check_ended(plan, rebalance_id, await runner.follow(rebalance_id))
-
-    run_action(cluster, body, flags, timeout=timeout)
+    run_request(cluster, action_request("rebalance", value=_goals(goals)), flags, timeout=timeout)
 
 
 @command(rebalance, "status", "Follow the current (or given) rebalance until it ends.")
@@ -158,14 +137,15 @@ def start(
 @timeout_option
 @read_command
 def status(rebalance_id: str | None, timeout: float, cluster: ConnectionArgs) -> None:
-    async def body(runner: ActionRunner) -> None:
-        progress = await runner.follow(rebalance_id)
-        runner.check_ended(None, rebalance_id, progress)
+    async def body(
+        service: ActionService, operator: TerminalOperator, options: Options, stop: asyncio.Event
+    ) -> None:
+        progress = await service.follow(rebalance_id, operator, options, stop=stop)
         if not progress.exists:
-            runner.operator.show(["no rebalance to report"])
+            operator.show(["no rebalance to report"])
         for t in progress.tables:
             for b in t.buckets:
-                runner.operator.show(
+                operator.show(
                     [
                         f"  table {t.table_id} bucket {b.bucket_id}: replicas "
                         f"{list(b.original_replicas)} -> {list(b.new_replicas)}, leader "
@@ -173,7 +153,7 @@ def status(rebalance_id: str | None, timeout: float, cluster: ConnectionArgs) ->
                     ]
                 )
 
-    run_action(cluster, body, timeout=timeout)
+    run_read(cluster, body, timeout=timeout)
 
 
 def _name(status: object) -> str:
@@ -188,19 +168,4 @@ def cancel(
     cluster: ConnectionArgs,
     flags: WriteFlags,
 ) -> None:
-    from konsole.model.actions import Plan
-
-    async def body(runner: ActionRunner) -> None:
-        running = await runner.running()
-        target = rebalance_id or running
-        plan = Plan(
-            "rebalance cancel",
-            "cluster",
-            target or "(none)",
-            ("CANCEL_REBALANCE",),
-            {"rebalance_id": target},
-            notes=() if running else ("no rebalance is running: the server will say so",),
-        )
-        await runner.run(plan, lambda: runner.actions.cancel_rebalance(rebalance_id))
-
-    run_action(cluster, body, flags)
+    run_request(cluster, action_request("rebalance-cancel", rebalance_id or ""), flags)

@@ -177,7 +177,7 @@ class TimeTravelScreen(ModalScreen[None]):
 
     @work(group="travel-report", exit_on_error=False)
     async def action_report(self) -> None:
-        from konsole.ui.screens.evidence import write_moment_report
+        from konsole.ui.moment_report import write_moment_report
 
         table = self.query_one("#tt-events", DataTable)
         at = None

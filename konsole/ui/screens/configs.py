@@ -1,8 +1,9 @@
 """Config (``C``): the cluster's configs with their source, edit one with a diff, delete.
 
 The list is DescribeClusterConfigs read live (a read: no opt-in) when the screen is shown
-and on ``r``: key, value (a value the server does not send shows as not shown, never as
-empty), source (the server file's ``INITIAL_SERVER_CONFIG`` or a
+and on ``r``, over the action service's one read client, held from the screen's mount to
+its unmount (shared with the Rebalance screen): key, value (a value the server does not
+send shows as not shown, never as empty), source (the server file's ``INITIAL_SERVER_CONFIG`` or a
 ``DYNAMIC_SERVER_CONFIG`` set at run time). ``enter`` / ``v`` edits the selected key
 (``n`` a key not listed) and ``d`` deletes its dynamic value, through the confirmation
 modal: the plan shows old and new as a diff, the key is typed in full, and the audit keeps
@@ -23,7 +24,7 @@ from textual.widgets import Static
 
 from fluss_proto.errors import FlussError
 from konsole.errors import KonsoleError
-from konsole.ui.cluster_actions import ActionRequest
+from konsole.ui.cluster_actions import ActionRequest, HeldReads
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.widgets.grid import KeyedGrid
 
@@ -52,16 +53,21 @@ class ConfigScreen(ConsoleScreen):
         #: The configs last read (None: not read yet); the error when the read failed.
         self.configs: Sequence[ConfigEntry] | None = None
         self.error: str | None = None
+        self.held = HeldReads(lambda: self.konsole)
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="cfg-title")
         yield KeyedGrid(id="cfg-table")
 
     def on_mount(self) -> None:
+        self.held.open()
         self.query_one(KeyedGrid).set_columns(
             (("key", "Key"), ("value", "Value"), ("source", "Source"))
         )
         self._draw()
+
+    async def on_unmount(self) -> None:
+        await self.held.close()
 
     def on_screen_resume(self) -> None:
         super().on_screen_resume()
@@ -69,8 +75,11 @@ class ConfigScreen(ConsoleScreen):
 
     @work(exclusive=True, group="configs", exit_on_error=False)
     async def action_refresh(self) -> None:
+        reads, _ = await self.held.current()
+        if reads is None:
+            return  # unmounted
         try:
-            self.configs = sorted(await self.konsole.cluster_actions().configs(), key=_key)
+            self.configs = sorted(await reads.configs(), key=_key)
             self.error = None
         except (KonsoleError, FlussError, OSError) as exc:  # unknown, said so
             self.error = str(exc) or type(exc).__name__

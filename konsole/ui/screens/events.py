@@ -13,8 +13,6 @@ of the selected event's moment (in time travel, of the moment shown when none is
 from __future__ import annotations
 
 import asyncio
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -28,11 +26,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from konsole.collect.history import event_from_row
-from konsole.model.events import Event
 from konsole.model.timefmt import clock_text, short_clock_text, to_ms
 from konsole.ui.colors import severity_style
 from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.screens.timeline import TimelineEntry, open_subject, subject_target
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_rows import Row
@@ -59,63 +57,6 @@ SEVERITY_LEVELS: tuple[tuple[str, frozenset[str]], ...] = (
     ("critical", frozenset({"critical"})),
 )
 _SEVERITY_LABEL = {"critical": "CRIT", "warning": "WARN", "info": "info", "note": "note"}
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineEntry:
-    key: str
-    time: float
-    severity: str
-    kind: str
-    subject: str
-    message: str
-    #: A few of the items a grouped event stands for ("3 of 12: db.t#1, ...").
-    samples: str = ""
-
-    @classmethod
-    def of_event(cls, event: Event) -> TimelineEntry:
-        ms = to_ms(event.time)
-        key = f"e{ms}|{event.kind.value}|{event.subject.name}|{event.message}"
-        samples = ""
-        if event.samples:
-            samples = f"{len(event.samples)} of {event.count}: {', '.join(event.samples)}"
-        return cls(
-            key,
-            ms / 1000,
-            event.severity.value,
-            event.kind.value,
-            event.subject.name,
-            event.message,
-            samples,
-        )
-
-
-def subject_target(subject: str) -> tuple[str, int | str] | None:
-    """Where enter goes for an event subject: ``("server", id)``, ``("table", "db.t")``
-    or None (the cluster, a whole database)."""
-    name = subject.strip()
-    if m := re.fullmatch(r"tablet-server (\d+)", name):
-        return ("server", int(m.group(1)))
-    if name.startswith("coordinator"):
-        return ("server", 0)  # Fluss numbers the coordinator 0
-    for prefix in ("table ", "partition ", "bucket "):
-        name = name.removeprefix(prefix)
-    name = re.sub(r"(\[.*\])?(#\d+)?$", "", name)
-    database, dot, table = name.partition(".")
-    if dot and database and table and table != "*" and " " not in name:
-        return ("table", name)
-    return None
-
-
-def open_subject(screen: ConsoleScreen, subject: str) -> None:
-    """Open what ``subject`` names (a server's detail, a table's), or say there is none."""
-    target = subject_target(subject)
-    if target is None:
-        screen.notify(f"nothing to open for {subject}", severity="information")
-    elif target[0] == "server":
-        screen.konsole.open_server(int(target[1]))
-    else:
-        screen.konsole.open_table(str(target[1]))
 
 
 def _matches_subject(subject: str, wanted: str) -> bool:
@@ -432,7 +373,7 @@ class EventsScreen(ConsoleScreen):
 
     @work(group="events-report", exit_on_error=False)
     async def action_report(self) -> None:
-        from konsole.ui.screens.evidence import write_moment_report
+        from konsole.ui.moment_report import write_moment_report
 
         selected = self._selected()
         state = self._state

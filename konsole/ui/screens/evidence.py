@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -22,7 +21,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Label, RichLog, Sparkline, Static
 
 from konsole.collect.evidence import (
@@ -35,16 +33,16 @@ from konsole.collect.evidence import (
     server_series,
 )
 from konsole.model import subjects
-from konsole.model.timefmt import clock_text, short_clock_text, to_ms
+from konsole.model.timefmt import clock_text, short_clock_text
 from konsole.ui.colors import severity_style
 from konsole.ui.feed import read_history
+from konsole.ui.moment_report import report_path, write_moment_report
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.services import services
+from konsole.ui.screens.timeline import open_subject
 from konsole.ui.state import ConsoleState
 
 if TYPE_CHECKING:
-    from konsole.ui.screens.events import TimelineEntry
-    from konsole.ui.services import ConsoleServices
+    from konsole.ui.screens.timeline import TimelineEntry
     from store import HistoryReader
 
 __all__ = ["AROUND_S", "EvidenceScreen", "report_path", "write_moment_report"]
@@ -52,40 +50,6 @@ __all__ = ["AROUND_S", "EvidenceScreen", "report_path", "write_moment_report"]
 #: Events listed around the moment (each side).
 AROUND_S = SERIES_WINDOW_S
 _LEVEL_STYLE = {"WARN": "bold yellow", "ERROR": "bold red", "FATAL": "bold red"}
-
-
-def report_path(history: Path, at: float) -> Path:
-    """Where the console writes the report of the moment ``at``: beside the history file."""
-    from datetime import UTC, datetime
-
-    stamp = datetime.fromtimestamp(at, UTC).strftime("%Y%m%d-%H%M%S")
-    return history.parent / "reports" / f"konsole-report-{stamp}.html"
-
-
-async def write_moment_report(screen: Screen[Any], at: float) -> None:
-    """Write the report of ``at`` (30 minutes around it) in a thread; notify where (any
-    screen of the app: the Events screen, the evidence, the time-travel picker)."""
-    konsole: ConsoleServices = services(screen.app)
-    history = konsole.feed.history_path
-    if history is None:
-        screen.notify("no history file: a report is drawn from it", severity="warning")
-        return
-    out = report_path(history, at)
-
-    def write(reader: HistoryReader) -> Path:
-        from konsole.report import DEFAULT_WINDOW_S, write_report
-
-        half = round(DEFAULT_WINDOW_S * 500)
-        ms = to_ms(at)
-        return write_report(reader, out, since_ms=ms - half, until_ms=ms + half, around_ms=ms).path
-
-    try:
-        written = await read_history(history, write)
-    except Exception as exc:  # a report that fails must not take the console with it
-        screen.notify(f"report not written: {exc}", severity="error", timeout=10)
-        return
-    if written is not None:
-        screen.notify(f"report of {clock_text(at)} written to {written}", timeout=10)
 
 
 class EvidenceScreen(ConsoleScreen):
@@ -213,8 +177,6 @@ class EvidenceScreen(ConsoleScreen):
     # ------------------------------------------------------------------ keys
 
     def action_jump(self) -> None:
-        from konsole.ui.screens.events import open_subject
-
         open_subject(self, self.entry.subject)
 
     @work(group="evidence-report", exit_on_error=False)

@@ -515,7 +515,7 @@ class PreviewScreen(ConsoleScreen):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def _export(self, result: Preview, path: str) -> None:
         from konsole.export import ExportFormatError, ExportIOError
-        from konsole.export.writers import export_preview
+        from konsole.export.collected import export_preview
 
         try:
             done = export_preview(result, path)

@@ -5,8 +5,9 @@ tablet server, from the state shown): the Fluss server plans the moves itself an
 dry run, so the screen says so and the moves appear in the progress once started. The
 progress is ListRebalanceProgress read live every few seconds (a read: no opt-in), one
 row a bucket: old -> new replicas and leader, its status. The reads go through the
-:class:`~konsole.ui.cluster_actions.ClusterReads` the screen holds from its mount to its
-unmount: one client for the screen's life at most, not one per read. ``S`` starts a
+:class:`~konsole.ui.cluster_actions.HeldReads` the screen holds from its mount to its
+unmount: the action service's one read client (shared with the Config screen), not one
+per read. ``S`` starts a
 rebalance (``g`` is the app's Storage key) and ``x`` cancels the running one, both through
 the confirmation modal (plan, rails, the subject typed, audit), greyed with why when
 actions are off.
@@ -14,8 +15,6 @@ actions are off.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -28,7 +27,7 @@ from textual.widgets import Static
 from fluss_proto.errors import FlussError
 from konsole.errors import KonsoleError
 from konsole.model.actions import progress_counts, replicas_on
-from konsole.ui.cluster_actions import GOALS, ActionRequest, ClusterReads
+from konsole.ui.cluster_actions import GOALS, ActionRequest, HeldReads
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
@@ -71,10 +70,9 @@ class RebalanceScreen(ConsoleScreen):
         #: The last progress read (None: not read yet); its error when the read failed.
         self.progress: RebalanceProgress | None = None
         self.progress_error: str | None = None
-        #: The reads held for the screen's life (made at the mount, closed at the unmount),
-        #: and the feed they are of: a profile switched to gets reads of its own.
-        self.reads: ClusterReads | None = None
-        self._reads_of: object = None
+        #: The reads held for the screen's life (made at the mount, closed at the unmount);
+        #: a profile switched to gets reads of its own.
+        self.held = HeldReads(lambda: self.konsole)
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="rb-top"):
@@ -84,7 +82,7 @@ class RebalanceScreen(ConsoleScreen):
         yield KeyedGrid(id="rb-table")
 
     def on_mount(self) -> None:
-        self.reads, self._reads_of = self.konsole.cluster_actions().reads(), self.konsole.feed
+        self.held.open()
         self.query_one(KeyedGrid).set_columns(_COLUMNS)
         self._draw_goals()
         self._draw_progress()
@@ -95,17 +93,7 @@ class RebalanceScreen(ConsoleScreen):
         self.action_refresh()
 
     async def on_unmount(self) -> None:
-        reads, self.reads = self.reads, None
-        await _close(reads)
-
-    async def _current_reads(self) -> ClusterReads | None:
-        """The held reads; new ones (the old closed) after a switch to another profile."""
-        feed = self.konsole.feed
-        if self.reads is not None and feed is not self._reads_of:
-            old, self._reads_of = self.reads, feed
-            self.reads, self.progress = self.konsole.cluster_actions().reads(), None
-            await _close(old)
-        return self.reads
+        await self.held.close()
 
     def render_state(self, state: ConsoleState) -> None:
         snapshot = state.last_ok
@@ -143,9 +131,11 @@ class RebalanceScreen(ConsoleScreen):
 
     @work(exclusive=True, group="rebalance-progress", exit_on_error=False)
     async def action_refresh(self) -> None:
-        reads = await self._current_reads()
+        reads, renewed = await self.held.current()
         if reads is None:
             return  # unmounted
+        if renewed:
+            self.progress = None
         try:
             self.progress = await reads.progress()
             self.progress_error = None
@@ -188,12 +178,6 @@ class RebalanceScreen(ConsoleScreen):
                 )
             )
             table.sync(_rows(self.progress, view))
-
-
-async def _close(reads: ClusterReads | None) -> None:
-    if reads is not None:
-        with contextlib.suppress(Exception):  # closing: nothing left to tell
-            await asyncio.shield(reads.aclose())
 
 
 def _plan(view: ClusterView | None) -> Text:
