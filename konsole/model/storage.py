@@ -16,14 +16,16 @@ it saw it change (``*_changed``; when it did not, an age is a lower bound).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from fluss_proto.model import ClusterView
 from konsole.model.metrics import ServerMetrics
+
+if TYPE_CHECKING:  # placement imports the snapshot, which imports this module
+    from konsole.model.placement import Placement
 
 __all__ = [
     "RETENTION_KEYS",
@@ -396,24 +398,27 @@ class ServerLoad:
 
 
 def server_load(
-    view: ClusterView | None, metrics: Sequence[ServerMetrics] = ()
+    view: ClusterView | None,
+    metrics: Sequence[ServerMetrics] = (),
+    *,
+    facts: Placement | None = None,
 ) -> list[ServerLoad]:
-    """Replicas and leaders per tablet server from metadata placement (every server in
-    metadata, with 0 when it holds nothing); bytes from each server's own scrape in
-    ``metrics`` (unknown for a server not scraped)."""
+    """Replicas and leaders per tablet server from the poll's placement (``facts``: the one
+    its poll made; made here when not given), every server in metadata with 0 when it
+    holds nothing; bytes from each server's own scrape in ``metrics`` (unknown for a
+    server not scraped)."""
     if view is None:
         return []
-    replicas: Counter[int] = Counter()
-    leaders: Counter[int] = Counter()
+    if facts is None:
+        from konsole.model.placement import placement
+
+        facts = placement(view)
+    replicas, leaders = facts.replicas, facts.leaders
     tables: dict[int, set[int]] = {}
-    for table in view.tables:
-        for b in table.buckets:
-            for r in b.replica_ids:
-                replicas[r] += 1
-                tables.setdefault(r, set()).add(b.table_id)
-            if b.leader_id is not None:
-                leaders[b.leader_id] += 1
-    ids = sorted({s.node_id for s in view.tablet_servers} | set(replicas))
+    for b in view.buckets:
+        for r in b.replica_ids:
+            tables.setdefault(r, set()).add(b.table_id)
+    ids = sorted(set(facts.alive) | set(replicas))
     scraped = {m.server_id: m for m in metrics if m.role == "tablet"}
     out = []
     for i in ids:
@@ -421,8 +426,8 @@ def server_load(
         out.append(
             ServerLoad(
                 i,
-                replicas[i],
-                leaders[i],
+                replicas.get(i, 0),
+                leaders.get(i, 0),
                 len(tables.get(i, ())),
                 bytes_held=None if m is None else m.local_size,
                 remote_log_bytes=None if m is None else m.remote_log_size,
