@@ -32,6 +32,7 @@ from fluss_proto.client import FlussClient
 from fluss_proto.errors import FlussError, ServerError
 from fluss_proto.model import ClusterView, HealthStatus, RebalanceProgress, RebalanceStatus
 from konsole.collect.profiles import Profile
+from konsole.collect.target import connect_client
 from konsole.errors import (
     ActionFailedError,
     ActionInputError,
@@ -373,11 +374,9 @@ async def open_runner(
     or read-only for the commands that only look (``writes`` False)."""
     if writes:
         require_writes(profile)
-    client = await FlussClient.connect(
-        list(profile.bootstrap),
-        sasl=profile.sasl(),
+    client = await connect_client(
+        profile,
         allow_writes=OPERATOR_ACTIONS if writes else False,
         connect_timeout=profile.connect_timeout,
-        request_timeout=profile.request_timeout,
     )
     return ActionRunner(profile, client, audit, operator, options)
