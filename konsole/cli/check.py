@@ -94,10 +94,9 @@ class HistoryCheckRecorder:
     def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None:
         """None when appended; else why not (the check's own answer stands)."""
         from konsole.collect.history import poll_record, with_epoch
-        from konsole.model.timefmt import to_ms
+        from konsole.collect.notes import write_note
         from konsole.render.check import render_nagios
-        from store import HistoryError, HistoryLocked, add_note, open_writer
-        from store.rows import NoteRow
+        from store import HistoryError, HistoryLocked, open_writer
 
         try:
             if snapshot is not None:
@@ -112,11 +111,7 @@ class HistoryCheckRecorder:
                         writer.close()
             line = render_nagios(result).splitlines()[0]
             at = result.time if result.time is not None else time.time()
-            add_note(
-                self.path,
-                NoteRow(at_ms=to_ms(at), subject="cluster", text=f"konsole check: {line}"),
-                written_ms=to_ms(time.time()),
-            )
+            write_note(self.path, f"konsole check: {line}", at=at)
         except (HistoryError, OSError) as exc:
             return str(exc)
         return None

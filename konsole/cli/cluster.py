@@ -428,14 +428,11 @@ def _bring_to_life(
 
 def _note(path: Path, text: str) -> None:
     """An operator note in the demo's history (a note needs no writer lock)."""
-    import time
+    from konsole.collect.notes import write_note
+    from store import HistoryError
 
-    from store import HistoryError, add_note
-    from store.rows import NoteRow
-
-    now = round(time.time() * 1000)
     with contextlib.suppress(HistoryError, OSError):
-        add_note(path, NoteRow(now, "cluster", text), written_ms=now)
+        write_note(path, text)
 
 
 def _open_console(desc: ClusterDescription) -> None:

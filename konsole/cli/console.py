@@ -58,7 +58,8 @@ def run_console(cluster: ConnectionArgs, interval: float | None = None) -> None:
     from konsole.collect.profiles import default_config_path, load_profiles
 
     try:
-        chosen = cluster.resolve()
+        target = cluster.target()
+        chosen = target.profile
         chosen.sasl()  # a missing password variable is bad configuration, said before opening
         description = _local_description(cluster.run_dir) if cluster.local else None
         others = load_profiles(cluster.config_path or default_config_path())
@@ -67,8 +68,7 @@ def run_console(cluster: ConnectionArgs, interval: float | None = None) -> None:
     require_terminal("konsole ui")  # after the configuration: bad input is said first
     from konsole.ui.app import KonsoleApp
 
-    path = None if cluster.no_history else cluster.history_file(chosen)
-    feed = live_feed(chosen, path, interval, description)
+    feed = live_feed(chosen, target.history, interval, description)
     factories: dict[str, Callable[[], Feed]] = {
         name: _factory(p, cluster.no_history, interval) for name, p in others.items()
     }

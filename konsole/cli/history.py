@@ -412,16 +412,13 @@ def history_notes(
     fmt: str,
 ) -> None:
     """Operator notes (free text with a time and a subject) for incident timelines."""
-    from store import HistoryError, add_note
-    from store.rows import NoteRow
+    from konsole.collect.notes import write_note
+    from store import HistoryError
 
     if text is not None:
-        now = time.time()
-        at = now if at is None else at
         path = _path(cluster)
         try:
-            note = NoteRow(round(at * 1000), subject or "cluster", text)
-            add_note(path, note, written_ms=round(now * 1000))
+            at = write_note(path, text, subject=subject or "cluster", at=at)
         except HistoryError as exc:
             history_failure(exc)
         click.echo(f"noted at {when(at * 1000)} on {subject or 'cluster'}")

@@ -55,6 +55,7 @@ from konsole.export import LIGHT_FORMATS, ExportIOError, open_output
 
 if TYPE_CHECKING:
     from fluss_proto.sasl import SaslPlain
+    from konsole.collect.profiles import Profile
     from konsole.model.masking import MaskRules
 
 __all__ = ["KeyArgumentError", "lookup", "parse_key"]
@@ -152,7 +153,9 @@ def lookup(
                 f"column(s) {', '.join(hidden)} of {table} are masked in profile "
                 f"{chosen.name!r}: they cannot be looked up by"
             )
-    job = _Job(",".join(chosen.bootstrap), table, parsed, prefix, fmt, output, timeout, sasl, masks)
+    job = _Job(
+        ",".join(chosen.bootstrap), table, parsed, prefix, fmt, output, timeout, sasl, masks, chosen
+    )
     with _without_pandas():
         code = asyncio.run(_run(job))
     sys.exit(code)
@@ -169,12 +172,14 @@ class _Job:
     timeout: float
     sasl: SaslPlain | None
     masks: MaskRules
+    #: The resolved profile the client connects with.
+    cluster: Profile
 
 
 async def _run(job: _Job) -> ExitCode:
-    from fluss_proto.client import FlussClient
     from fluss_proto.errors import FlussError, InputError, UnsupportedTableError
     from fluss_proto.lookup import lookup_rows
+    from konsole.collect.target import connect_client
     from konsole.export.mask import masked_columns
     from konsole.export.stream import make_writer
 
@@ -182,8 +187,8 @@ async def _run(job: _Job) -> ExitCode:
     try:
         with open_output(job.output) as out:
             try:
-                client = await FlussClient.connect(
-                    job.bootstrap,
+                client = await connect_client(
+                    job.cluster,
                     connect_timeout=min(job.timeout, 10.0),
                     request_timeout=job.timeout,
                     retries=1,

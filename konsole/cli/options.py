@@ -39,6 +39,7 @@ from konsole.model import timefmt
 
 if TYPE_CHECKING:  # profiles and connecting are imported when a command runs, not for --help
     from konsole.collect.profiles import Profile
+    from konsole.collect.target import Target
 
 __all__ = [
     "DOCUMENT_FORMATS",
@@ -94,6 +95,14 @@ class ConnectionArgs:
 
         chosen = resolve(self.profile, self.bootstrap, self.local, self.run_dir, self.config_path)
         return chosen.with_metrics_port(self.metrics_port)
+
+    def target(self) -> Target:
+        """The command's cluster resolved once: the profile, its history file (None with
+        ``--no-history``) and the client factory; raises ProfileError."""
+        from konsole.collect.target import Target
+
+        profile = self.resolve()
+        return Target(profile, None if self.no_history else self.history_file(profile))
 
     def history_file(self, profile: Profile | None = None) -> Path:
         """The history file: ``--history``, else the cluster's by the one rule. Without

@@ -172,6 +172,7 @@ def preview(
         where=where,
         masks=chosen.masks,
         profile=chosen.name,
+        cluster=chosen,
     )
     with _without_pandas():
         code = asyncio.run(_main(job))
@@ -193,6 +194,8 @@ class _Job:
     where: str | None = None
     masks: MaskRules | None = None
     profile: str = ""
+    #: The resolved profile the client connects with (its bootstrap, timeouts).
+    cluster: Profile | None = None
     #: Progress, for the message of an interrupted run.
     rows: int = 0
     code: ExitCode | None = None
@@ -246,9 +249,9 @@ class _RefusePandas:
 
 
 async def _run(job: _Job) -> ExitCode:
-    from fluss_proto.client import FlussClient
     from fluss_proto.errors import FlussError, InputError
     from fluss_proto.scan import PreviewArgumentError, stream_preview
+    from konsole.collect.target import connect_client
     from konsole.export.stream import export_stream, finish_export
 
     started = time.monotonic()
@@ -258,8 +261,9 @@ async def _run(job: _Job) -> ExitCode:
         # missing or read-only directory costs no round trip.
         with open_output(job.output) as out:
             try:
-                client = await FlussClient.connect(
-                    job.bootstrap,
+                assert job.cluster is not None  # set by the command
+                client = await connect_client(
+                    job.cluster,
                     connect_timeout=min(timeout, 10.0),
                     request_timeout=timeout,
                     retries=1,

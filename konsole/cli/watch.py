@@ -104,7 +104,7 @@ async def watch_loop(
 
 
 async def _watch(
-    profile: Profile, interval: float | None, fmt: str, max_polls: int | None, history: Path
+    profile: Profile, interval: float | None, fmt: str, max_polls: int | None, history: Path | None
 ) -> bool:
     """Whether any poll reached the cluster (or it was stopped before ``max_polls``)."""
     poller, release = build_poller(profile, interval)
@@ -138,10 +138,8 @@ async def _watch(
 def watch(cluster: ConnectionArgs, interval: float | None, fmt: str, max_polls: int | None) -> None:
     """Poll a cluster and print its events and health changes as they happen."""
     try:
-        profile = cluster.resolve()
-        reached = asyncio.run(
-            _watch(profile, interval, fmt, max_polls, cluster.history_file(profile))
-        )
+        target = cluster.target()
+        reached = asyncio.run(_watch(target.profile, interval, fmt, max_polls, target.history))
     except ProfileError as exc:
         fail(exc, exc.exit_code)
     if max_polls is not None and not reached:

@@ -68,14 +68,12 @@ def connect_for(profile: Profile) -> OpenClient:
 
     async def open_client(*, writes: bool) -> FlussClient:
         from fluss_proto.api_keys import OPERATOR_ACTIONS
-        from fluss_proto.client import FlussClient
+        from konsole.collect.target import connect_client
 
-        return await FlussClient.connect(
-            list(profile.bootstrap),
-            sasl=profile.sasl(),
+        return await connect_client(
+            profile,
             allow_writes=OPERATOR_ACTIONS if writes else False,
             connect_timeout=profile.connect_timeout,
-            request_timeout=profile.request_timeout,
         )
 
     return open_client

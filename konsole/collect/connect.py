@@ -149,28 +149,28 @@ def assemble_poller(
     """The live poller of ``profile``: a client factory, the coordinator probe and the
     metrics scrape, with these timeouts. Reads the profile's password variable now: a
     missing one is bad configuration, not a failed poll."""
-    from fluss_proto.client import ClientOptions, FlussClient
+    from fluss_proto.client import FlussClient
     from fluss_proto.coordinators import probe_coordinators
     from fluss_proto.errors import AuthenticationError
     from konsole.collect.capacity import CapacityCollector
     from konsole.collect.metrics import Scraper
     from konsole.collect.poller import Poller
     from konsole.collect.storage import StorageCursor, poll_storage
+    from konsole.collect.target import connect_client
 
     sasl = profile.sasl()
     scraper = Scraper(timeout=scrape_timeout)
-    options: ClientOptions = {
-        "sasl": sasl,
-        "connect_timeout": connect_timeout,
-        "request_timeout": request_timeout,
-    }
-    if retries is not None:
-        options["retries"] = retries
     rejected: list[str] = []
 
     async def connect() -> FlussClient:
         try:
-            return await FlussClient.connect(list(profile.bootstrap), **options)
+            return await connect_client(
+                profile,
+                request_timeout=request_timeout,
+                connect_timeout=connect_timeout,
+                retries=retries,
+                sasl=sasl,
+            )
         except AuthenticationError as exc:
             rejected.append(str(exc))
             raise

@@ -1,17 +1,19 @@
 """Many clusters in one process: ``konsole serve``'s polling, recording and hand-off.
 
-:class:`Fleet` runs one asyncio task per cluster (:class:`Member`). Each task polls its
-cluster on its own interval (the live poller of :func:`konsole.collect.connect.build_poller`),
-records every poll into the cluster's history file exactly as ``konsole record`` does
-(:class:`konsole.collect.recorder.Recorder`: events derived as it writes, one transaction
-per poll, a file that cannot be written kept in memory and retried), then hands the
-snapshot, its health and its events to every :class:`~konsole.collect.serve_sinks.PollSink`.
+:class:`Fleet` runs one asyncio task per cluster (:class:`Member`). Each task runs the
+cluster's :class:`~konsole.collect.session.ClusterSession` (the one the console runs too),
+which polls its cluster on its own interval (the live poller of
+:func:`konsole.collect.connect.build_poller`) and records every poll into the cluster's
+history file exactly as ``konsole record`` does (:class:`konsole.collect.recorder.Recorder`:
+events derived as it writes, one transaction per poll, a file that cannot be written kept
+in memory and retried); the fleet hands each snapshot, its health and its events to every
+:class:`~konsole.collect.serve_sinks.PollSink`.
 
 The tasks share nothing but the sinks: a cluster that is down, slow or timing out delays
 only its own polls (the poller bounds each poll; SQLite writes run in a thread so that
 one slow disk does not hold the event loop).
 
-The history file, by the one rule of :mod:`konsole.collect.connect`:
+The history file, by the one rule of :mod:`konsole.collect.connect` (the session's):
 
 - free: this process takes its writer lock and records;
 - held by another writer (a ``konsole record``, a console): this process **follows** the
@@ -28,21 +30,23 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from konsole.collect.history_state import HistoryMode, HistoryStatus
 from konsole.collect.profiles import Profile
 from konsole.collect.serve_sinks import PollSink
-from konsole.model.events import Event, EventConfig, EventState, advance
+from konsole.collect.session import Source
+from konsole.model.events import Event
 from konsole.model.health import Health
 from konsole.model.snapshot import ClusterSnapshot
 
 if TYPE_CHECKING:
     from konsole.collect.operator_feed import OperatorFeed
-    from konsole.collect.recorder import Recorder, RecorderStatus
+    from konsole.collect.recorder import RecorderStatus
 
 __all__ = ["Fleet", "HistoryMode", "Member", "MemberStatus", "Source"]
 
@@ -50,14 +54,6 @@ log = logging.getLogger(__name__)
 
 #: Seconds a stop may take: the tasks' history flushes, then the sinks' closes.
 STOP_BUDGET_S = 4.0
-#: Snapshots until ``stop`` is set, and how to release what makes them.
-Source = tuple[Callable[[asyncio.Event], AsyncIterator[ClusterSnapshot]], Callable[[], Any]]
-
-
-class HistoryMode(StrEnum):
-    RECORDING = "recording"
-    FOLLOWING = "following"
-    OFF = "off"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +85,13 @@ class MemberStatus:
     recorder: RecorderStatus | None = None
     #: (action, outcome) -> operator events that appeared in its history since serve started.
     actions: Mapping[tuple[str, str], int] = field(default_factory=dict)
+
+
+def _mode(status: HistoryStatus) -> HistoryMode:
+    """What ``/healthz`` says: recording only while polls are written."""
+    if status.mode is HistoryMode.RECORDING and status.reason is not None:
+        return HistoryMode.OFF
+    return status.mode
 
 
 def _live_source(member: Member) -> Source:
@@ -191,19 +194,31 @@ class Fleet:
                 log.warning("sink %s did not close: %s", type(sink).__name__, future.exception())
 
     async def _member(self, member: Member, stop: asyncio.Event) -> None:
+        """The member's session (record, follow, take over: :mod:`konsole.collect.session`),
+        each poll handed to the sinks."""
+        from konsole.collect.session import ClusterSession
+
         self._update(member.name, running=True)
         feed: OperatorFeed | None = None
+        session = ClusterSession(
+            member.profile,
+            member.history,
+            interval=member.interval,
+            clock=self.clock,
+            source=partial(self.source, member),
+            say=lambda text: self.say(f"{member.name}: {text}"),
+        )
         try:
             feed = await self._operator_feed(member)
-            recorder, mode, held_by = await self._open_history(member)
-            while mode is HistoryMode.FOLLOWING and not stop.is_set():
-                self._update(member.name, history=mode)
-                await self._follow(member, stop, feed)  # until the writer lets the file go
-                if not stop.is_set():  # the recorder followed is gone: take the file over
-                    recorder, mode, held_by = await self._open_history(member, held_by)
-            self._update(member.name, history=mode)
-            # closes the recorder, even if stopped
-            await self._poll(member, recorder, stop, feed)
+            async with contextlib.aclosing(session.steps(stop)) as steps:
+                async for step in steps:
+                    changes: dict[str, Any] = {"history": _mode(step.history)}
+                    if step.recorder is not None:
+                        changes["recorder"] = step.recorder
+                    self._update(member.name, **changes)
+                    if step.snapshot is not None:
+                        await self._look(member.name, feed)
+                        await self._hand(member.name, step.snapshot, step.health, step.events)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug: say it, keep the others going, /healthz says it
@@ -213,47 +228,6 @@ class Fleet:
             if feed is not None:  # its one reader, after a look still running in its thread
                 await _shielded(asyncio.to_thread(feed.close))
             self._update(member.name, running=False)
-
-    async def _open_history(
-        self, member: Member, followed: str | None = None
-    ) -> tuple[Recorder | None, HistoryMode, str | None]:
-        """The member's recorder and history mode, and who holds the file when following.
-
-        ``followed``: what was said of the recorder this process followed until it let the
-        file go; the file is then taken over, with a ``history_taken_over`` event written
-        into it (as the console does, :mod:`konsole.collect.takeover`)."""
-        from konsole.collect.recorder import Recorder
-        from konsole.collect.takeover import TAKEN_OVER, take_over
-        from store import HistoryError, HistoryLocked
-
-        if member.history is None:
-            self.say(f"{member.name}: history off (no history file)")
-            return None, HistoryMode.OFF, None
-        recorder = Recorder(
-            member.history,
-            config=EventConfig(rules=member.profile.health),
-            say=lambda text: self.say(f"{member.name}: {text}"),
-            clock=self.clock,
-            run_id=member.profile.run_id,
-        )
-        taking = followed is not None
-        try:
-            if taking:
-                await asyncio.to_thread(take_over, recorder, self.clock(), followed=followed)
-            else:
-                await asyncio.to_thread(recorder.open)
-        except HistoryLocked as exc:  # held (again: another follower was quicker)
-            self.say(f"{member.name}: following {member.history} ({exc})")
-            return None, HistoryMode.FOLLOWING, str(exc)
-        except HistoryError as exc:
-            self.say(f"{member.name}: history off: {exc}")
-            return None, HistoryMode.OFF, None
-        if not recorder.status.recording:
-            self.say(f"{member.name}: history off for now: {recorder.status.reason}")
-            return recorder, HistoryMode.OFF, None
-        how = f" ({TAKEN_OVER})" if taking else ""
-        self.say(f"{member.name}: recording into {member.history}{how}")
-        return recorder, HistoryMode.RECORDING, None
 
     async def _operator_feed(self, member: Member) -> OperatorFeed | None:
         """The operator actions of the member's history, counted from now on."""
@@ -267,55 +241,6 @@ class Fleet:
         """New operator events in the history (a bounded read, in a thread)."""
         if feed is not None and await asyncio.to_thread(feed.look) > 0:
             self._update(name, actions=dict(feed.counts))
-
-    async def _poll(
-        self,
-        member: Member,
-        recorder: Recorder | None,
-        stop: asyncio.Event,
-        feed: OperatorFeed | None = None,
-    ) -> None:
-        snapshots, release = self.source(member)
-        state = EventState()
-        config = EventConfig(rules=member.profile.health)
-        try:
-            async for snapshot in snapshots(stop):
-                if recorder is not None:
-                    found: list[Event] = []
-                    recorder.on_event = found.append
-                    await asyncio.to_thread(recorder.record, snapshot)
-                    events: Sequence[Event] = found
-                    health = recorder.health
-                    status = recorder.status
-                    mode = HistoryMode.RECORDING if status.recording else HistoryMode.OFF
-                    self._update(member.name, history=mode, recorder=status)
-                else:
-                    events, state = advance(state, snapshot, config=config)
-                    health = state.health
-                await self._look(member.name, feed)
-                await self._hand(member.name, snapshot, health, events)
-        finally:
-            with contextlib.suppress(Exception):
-                await _shielded(release())
-            if recorder is not None:
-                await _shielded(asyncio.to_thread(recorder.close))
-
-    async def _follow(
-        self, member: Member, stop: asyncio.Event, feed: OperatorFeed | None = None
-    ) -> None:
-        from konsole.collect.follow import follow_history
-        from konsole.model.health import evaluate
-
-        assert member.history is not None
-        interval = member.interval or member.profile.poll_interval
-        last: ClusterSnapshot | None = None
-        # Closed here, not by the collector: its one reader is let go as the task ends.
-        async with contextlib.aclosing(follow_history(member.history, interval, stop)) as polls:
-            async for snapshot, events in polls:
-                health = evaluate(snapshot, member.profile.health, previous=last)
-                last = snapshot if snapshot.ok else last
-                await self._look(member.name, feed)
-                await self._hand(member.name, snapshot, health, events)
 
     async def _hand(
         self,

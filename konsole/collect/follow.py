@@ -13,23 +13,15 @@ thread. Following ends when the writer lets the file go.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import time
-from collections.abc import AsyncGenerator
-from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from konsole.collect.kept_reader import KeptReader
 from konsole.model.events import Event
 from konsole.model.snapshot import ClusterSnapshot
-from konsole.model.timefmt import to_ms
 
 if TYPE_CHECKING:
     from store import HistoryReader
 
-__all__ = ["follow_history", "newest"]
+__all__ = ["newest"]
 
 Step = tuple[ClusterSnapshot, tuple[Event, ...], int]
 
@@ -48,29 +40,3 @@ def newest(reader: HistoryReader, seen_ms: int, now_ms: int) -> Step | None:
         return None
     rows = reader.events(since=seen_ms + 1, until=latest.at_ms) if seen_ms else []
     return recorded.snapshot, tuple(event_from_row(r) for r in rows), latest.at_ms
-
-
-async def follow_history(
-    path: Path, interval: float, stop: asyncio.Event
-) -> AsyncGenerator[tuple[ClusterSnapshot, tuple[Event, ...]]]:
-    """The writer's polls as it commits them, one look per ``interval``, until ``stop`` or
-    until no process holds the file's writer lock any more (the caller may take it)."""
-    from store import lock_holder
-
-    seen_ms = 0
-    kept = KeptReader(path)
-    try:
-        while not stop.is_set():
-            if await asyncio.to_thread(lock_holder, path) is None:
-                return
-            # A little ahead of now: the writer stamps polls at their start.
-            look = partial(newest, seen_ms=seen_ms, now_ms=to_ms(time.time()) + 60_000)
-            step = await asyncio.to_thread(kept.read, look)
-            if step is not None:
-                snapshot, events, seen_ms = step
-                yield snapshot, events
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), interval)
-    finally:
-        # After a look still reading in its thread (the close waits for it).
-        await asyncio.shield(asyncio.to_thread(kept.close))

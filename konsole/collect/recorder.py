@@ -43,6 +43,7 @@ from konsole.model.events import Event, EventConfig, EventKind, EventState, Seve
 from konsole.model.events.base import Subject
 from konsole.model.health import Health
 from konsole.model.identity import UNIDENTIFIED, identity_of
+from konsole.model.placement import Placement
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.timefmt import to_ms
 from store import (
@@ -261,6 +262,11 @@ class Recorder:
     def health(self) -> Health | None:
         """The health as of the last poll (what the events were derived with)."""
         return self._state.health
+
+    @property
+    def facts(self) -> Placement | None:
+        """The placement of the last good poll recorded, made once as it was advanced."""
+        return self._state.facts
 
     def open(self) -> None:
         """Take the file. Raises HistoryLocked, NewerSchema, NotAHistoryFile (refused);

@@ -30,6 +30,7 @@ from fluss_proto.model import (
 from konsole.errors import ActionInputError
 from konsole.model import subjects
 from konsole.model.events.base import Event, EventKind, Severity, Subject
+from konsole.model.placement import Placement, placement
 
 __all__ = [
     "ACL_OPERATIONS",
@@ -164,11 +165,13 @@ def _param(value: Any) -> str:
 # =========================================================================== servers
 
 
-def replicas_on(view: ClusterView, server_id: int) -> tuple[int, int]:
-    """(replicas, leaders) the server holds in ``view``."""
-    replicas = sum(1 for b in view.buckets if server_id in b.replica_ids)
-    leaders = sum(1 for b in view.buckets if b.leader_id == server_id)
-    return replicas, leaders
+def replicas_on(
+    view: ClusterView, server_id: int, facts: Placement | None = None
+) -> tuple[int, int]:
+    """(replicas, leaders) the server holds, by the placement of ``view`` (``facts``: the
+    one its poll made; made here when not given)."""
+    facts = facts if facts is not None else placement(view)
+    return facts.replicas.get(server_id, 0), facts.leaders.get(server_id, 0)
 
 
 def _known_server(view: ClusterView, server_id: int) -> None:
@@ -210,12 +213,15 @@ def plan_drain(
     health: HealthStatus,
     running: str | None,
     goals: Sequence[str],
+    facts: Placement | None = None,
 ) -> Plan:
-    """``server drain ID``: tag it PERMANENT_OFFLINE, then rebalance every replica off it."""
+    """``server drain ID``: tag it PERMANENT_OFFLINE, then rebalance every replica off it.
+    ``facts``: the poll's placement of ``view`` (made here when not given)."""
     _known_server(view, server_id)
-    replicas, leaders = replicas_on(view, server_id)
+    facts = facts if facts is not None else placement(view)
+    replicas, leaders = replicas_on(view, server_id, facts)
     rails = _busy_rails(health, running)
-    alive_after = len({s.node_id for s in view.tablet_servers} - {server_id})
+    alive_after = len(facts.alive - {server_id})
     highest = max((len(b.replica_ids) for b in view.buckets), default=0)
     if alive_after < highest:
         rails.append(
@@ -245,11 +251,18 @@ def plan_drain(
 
 
 def plan_rebalance(
-    view: ClusterView, *, health: HealthStatus, running: str | None, goals: Sequence[str]
+    view: ClusterView,
+    *,
+    health: HealthStatus,
+    running: str | None,
+    goals: Sequence[str],
+    facts: Placement | None = None,
 ) -> Plan:
     """``rebalance start``: the server computes the moves (it has no dry run); the plan
-    says what the placement is now, ``rebalance status`` shows what moves."""
-    counts = {s.node_id: replicas_on(view, s.node_id)[0] for s in view.tablet_servers}
+    says what the placement is now, ``rebalance status`` shows what moves. ``facts``: the
+    poll's placement of ``view`` (made here when not given)."""
+    facts = facts if facts is not None else placement(view)
+    counts = {s: replicas_on(view, s, facts)[0] for s in sorted(facts.alive)}
     return Plan(
         "rebalance start",
         "cluster",

@@ -541,9 +541,13 @@ def assess(
     stalled_tables: int | None = None,
     cluster: Mapping[str, Any] | None = None,
 ) -> CheckResult:
-    """The check's answer for one snapshot and its health (from ``health.evaluate``)."""
+    """The check's answer for one snapshot and its health (from ``health.evaluate``).
+
+    The placement is the poll's own, made once as ``health`` judged this very snapshot
+    (:attr:`Health.placement`); it is made here only for a health of another moment."""
     thresholds = thresholds or Thresholds()
-    rep = replication(snapshot)  # one placement pass for the measures and the bucket names
+    same = health.taken_at == snapshot.taken_at
+    rep = replication(snapshot, health.placement if same else None)
     measures = measure(
         snapshot, thresholds=thresholds, rules=rules, stalled_tables=stalled_tables, facts=rep
     )

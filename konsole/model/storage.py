@@ -16,11 +16,10 @@ it saw it change (``*_changed``; when it did not, an age is a lower bound).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from fluss_proto.model import ClusterView
 from konsole.model.metrics import ServerMetrics
@@ -395,25 +394,35 @@ class ServerLoad:
         }
 
 
+class LoadFacts(Protocol):
+    """What the load needs of the poll's ``Placement`` (a protocol: placement imports the
+    snapshot, which imports this module, so naming the class here would close a circle)."""
+
+    @property
+    def alive(self) -> frozenset[int]: ...
+    @property
+    def leaders(self) -> Mapping[int, int]: ...
+    @property
+    def replicas(self) -> Mapping[int, int]: ...
+
+
 def server_load(
-    view: ClusterView | None, metrics: Sequence[ServerMetrics] = ()
+    view: ClusterView | None,
+    metrics: Sequence[ServerMetrics] = (),
+    *,
+    facts: LoadFacts | None,
 ) -> list[ServerLoad]:
-    """Replicas and leaders per tablet server from metadata placement (every server in
-    metadata, with 0 when it holds nothing); bytes from each server's own scrape in
-    ``metrics`` (unknown for a server not scraped)."""
-    if view is None:
+    """Replicas and leaders per tablet server from the poll's placement (``facts``: the one
+    its poll made), every server in metadata with 0 when it holds nothing; bytes from each
+    server's own scrape in ``metrics`` (unknown for a server not scraped)."""
+    if view is None or facts is None:
         return []
-    replicas: Counter[int] = Counter()
-    leaders: Counter[int] = Counter()
+    replicas, leaders = facts.replicas, facts.leaders
     tables: dict[int, set[int]] = {}
-    for table in view.tables:
-        for b in table.buckets:
-            for r in b.replica_ids:
-                replicas[r] += 1
-                tables.setdefault(r, set()).add(b.table_id)
-            if b.leader_id is not None:
-                leaders[b.leader_id] += 1
-    ids = sorted({s.node_id for s in view.tablet_servers} | set(replicas))
+    for b in view.buckets:
+        for r in b.replica_ids:
+            tables.setdefault(r, set()).add(b.table_id)
+    ids = sorted(set(facts.alive) | set(replicas))
     scraped = {m.server_id: m for m in metrics if m.role == "tablet"}
     out = []
     for i in ids:
@@ -421,8 +430,8 @@ def server_load(
         out.append(
             ServerLoad(
                 i,
-                replicas[i],
-                leaders[i],
+                replicas.get(i, 0),
+                leaders.get(i, 0),
                 len(tables.get(i, ())),
                 bytes_held=None if m is None else m.local_size,
                 remote_log_bytes=None if m is None else m.remote_log_size,

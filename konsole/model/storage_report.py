@@ -12,6 +12,7 @@ from typing import Any
 from fluss_proto.model import ClusterView
 from konsole.model.health import HealthRules
 from konsole.model.metrics import ServerMetrics
+from konsole.model.placement import placement as placement_of
 from konsole.model.storage import (
     BucketStorage,
     StoragePart,
@@ -58,8 +59,10 @@ def storage_dict(
     metrics: Sequence[ServerMetrics] = (),
 ) -> dict[str, Any]:
     """Every table (or ``table`` only) with its buckets, retention and the servers' load
-    (bytes from the servers' scrapes in ``metrics``); ``rules`` None: the default limits."""
-    servers = [s.as_dict() for s in server_load(view, metrics)]
+    (bytes from the servers' scrapes in ``metrics``); ``rules`` None: the default limits.
+    A one-shot answer (``storage``, ``history at``): the placement is made here, once."""
+    load = server_load(view, metrics, facts=None if view is None else placement_of(view))
+    servers = [s.as_dict() for s in load]
     if part is None:
         return {
             "taken_at": None,

@@ -28,11 +28,11 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from konsole.ui.state import MAX_EVENTS, ConsoleState, HistoryMode, HistoryStatus
+from konsole.collect.history_reads import open_history_reader, read_history, with_history
+from konsole.ui.state import MAX_EVENTS, ConsoleState, HistoryStatus
 
 # konsole.collect.history (and with it store and sqlite3) is imported where the history is read,
 # the model's events and health where a poll is judged: the console paints its first frame
@@ -41,10 +41,11 @@ if TYPE_CHECKING:
     from fluss_proto.client import FlussClient
     from fluss_proto.scan import Preview
     from konsole.collect.profiles import Profile
-    from konsole.collect.recorder import Recorder
+    from konsole.collect.session import SessionStep, Source
     from konsole.localcluster import ClusterDescription
     from konsole.model.events import Event
     from konsole.model.health import Health
+    from konsole.model.placement import Placement
     from konsole.model.snapshot import ClusterSnapshot
     from konsole.model.table_stats import BucketKey
     from store import HistoryReader
@@ -130,35 +131,6 @@ class Feed(Protocol):
         ...
 
 
-def open_history_reader(path: Path | None) -> HistoryReader | None:
-    """A reader of ``path``, or None when there is no usable history there."""
-    if path is None or not path.exists():
-        return None
-    from store import HistoryError, open_reader
-
-    try:
-        return open_reader(path)
-    except HistoryError:
-        return None
-
-
-def with_history(path: Path | None, read: Callable[[HistoryReader], T]) -> T | None:
-    """``read(reader)`` on a reader of ``path``, closed afterwards; None without a usable
-    history. Blocking (SQLite): from async code use :func:`read_history`."""
-    reader = open_history_reader(path)
-    if reader is None:
-        return None
-    try:
-        return read(reader)
-    finally:
-        reader.close()
-
-
-async def read_history(path: Path | None, read: Callable[[HistoryReader], T]) -> T | None:
-    """:func:`with_history` in a thread: the event loop keeps painting while SQLite reads."""
-    return await asyncio.to_thread(with_history, path, read)
-
-
 # =========================================================================== static
 
 
@@ -212,6 +184,7 @@ def state_at(
     """
     from konsole.collect.history import event_from_row, snapshot_at
     from konsole.model.health import evaluate
+    from konsole.model.placement import placement
     from konsole.model.timefmt import to_ms
 
     recorded = snapshot_at(reader, at)
@@ -226,12 +199,16 @@ def state_at(
         earlier = snapshot_at(reader, before.at_ms / 1000)
         previous = earlier.snapshot if earlier is not None else None
     last_ok = snap if snap.ok else None
+    health = evaluate(snap, rules, previous=previous)
+    facts = health.placement  # this moment's, made once as it was judged
     if last_ok is None:
         # The panels of a failed poll show the last good one before it, greyed.
         for poll in reversed(reader.polls(since=since, until=to_ms(snap.taken_at))):
             if poll.ok:
                 found = snapshot_at(reader, poll.at_ms / 1000)
                 last_ok = found.snapshot if found is not None else None
+                if last_ok is not None and last_ok.view is not None:
+                    facts = placement(last_ok.view)
                 break
     events = tuple(
         event_from_row(r)
@@ -243,35 +220,30 @@ def state_at(
         snapshot=snap,
         last_ok=last_ok,
         previous_ok=previous if previous is not None and previous.ok else None,
-        health=evaluate(snap, rules, previous=previous),
+        health=health,
         events=events,
         as_of=at,
         history=history or HistoryStatus(),
+        facts=facts,
     )
 
 
 # =========================================================================== live
 
 
-def _recording(
-    path: Path | None, recorder: Any, reason: str | None, note: str | None = None
-) -> HistoryStatus:
-    """The status of a console recording through ``recorder`` (``reason``: why not now;
-    ``note``: how it came to record, e.g. a recorder it followed is gone)."""
-    other = recorder.other_cluster_until
-    proven = recorder.other_cluster_proven
-    return HistoryStatus(HistoryMode.RECORDING, path, reason, other, proven, note)
-
-
 @dataclass
 class LiveFeed:
-    """Polls one cluster and records it (or follows the recorder that holds the file)."""
+    """Polls one cluster and records it (or follows the recorder that holds the file): the
+    steps of one :class:`~konsole.collect.session.ClusterSession`, as console states."""
 
     profile: Profile
     history_path: Path | None
     local: ClusterDescription | None = None
     interval: float | None = None
     clock: Callable[[], float] = time.time
+    #: Makes the snapshots polled and how to release them (None: the profile's live
+    #: poller; tests inject fakes, as serve's fleet takes them).
+    source: Callable[[], Source] | None = None
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -280,57 +252,48 @@ class LiveFeed:
     async def run(self, publish: Publish) -> None:
         # Loaded as the feed starts, a history or not (the first-paint test tells by it).
         import konsole.collect.recorder  # noqa: F401
+        from konsole.collect.session import ClusterSession
 
-        recorder, status = await self._open()
-        try:
-            state = ConsoleState(profile=self.name, now=self.clock(), history=status)
-            recent = await read_history(self.history_path, self._recent_events)
-            state = replace(state, events=recent or ())
-            publish(state)
-            if status.mode is HistoryMode.FOLLOWING:
-                # Until the recorder followed is gone: then this console records the file.
-                state, recorder = await self._follow(state, publish)
-        except BaseException:  # cancelled before polling: the lock taken is let go
-            if recorder is not None:
-                await asyncio.shield(asyncio.to_thread(recorder.close))
-            raise
-        await self._poll(state, recorder, publish)
-
-    async def _open(self) -> tuple[Recorder | None, HistoryStatus]:
-        """This console's recorder on the history file (None: following it, or none)."""
-        from store import HistoryError, HistoryLocked
-
-        path = self.history_path
-        if path is None:
-            return None, HistoryStatus(HistoryMode.OFF, path, "no history file")
-        recorder = self._recorder(path)
-        opening = asyncio.ensure_future(asyncio.to_thread(recorder.open))
-        try:
-            await asyncio.shield(opening)
-        except HistoryLocked as exc:
-            return None, HistoryStatus(HistoryMode.FOLLOWING, path, str(exc))
-        except HistoryError as exc:
-            return None, HistoryStatus(HistoryMode.OFF, path, str(exc))
-        except asyncio.CancelledError:
-            # The thread goes on: the lock it may take is let go once it ends.
-            opening.add_done_callback(partial(_let_go, recorder))
-            raise
-        # An unwritable place does not raise: the recorder starts not recording.
-        opened = recorder.status
-        return recorder, _recording(path, recorder, None if opened.recording else opened.reason)
-
-    def _recorder(self, path: Path) -> Recorder:
-        from konsole.collect.recorder import Recorder
-        from konsole.model.events import EventConfig
-
-        notes: list[str] = []
-        return Recorder(
-            path,
-            config=EventConfig(rules=self.profile.health),
-            say=notes.append,
+        session = ClusterSession(
+            self.profile,
+            self.history_path,
+            interval=self.interval,
             clock=self.clock,
-            run_id=self.profile.run_id,
-            logs=self.profile.logs,
+            source=self.source,
+            logs=True,
+        )
+        state = ConsoleState(profile=self.name, now=self.clock())
+        opened = False
+        stop = asyncio.Event()
+        async with contextlib.aclosing(session.steps(stop)) as steps:
+            async for step in steps:
+                if not opened:  # the opening: what the file says of the last day
+                    opened = True
+                    recent = await read_history(self.history_path, self._recent_events)
+                    state = replace(state, history=step.history, events=recent or ())
+                elif step.snapshot is None:  # taken over: said with the console's first poll
+                    events = (*state.events, *step.events)[-MAX_EVENTS:]
+                    state = replace(state, history=step.history, events=events, now=self.clock())
+                    continue
+                else:
+                    state = self._step(state, step)
+                publish(state)
+
+    def _step(self, state: ConsoleState, step: SessionStep) -> ConsoleState:
+        """The state after one poll of the session (polled or followed)."""
+        assert step.snapshot is not None
+        other = step.history.other_until
+        if other is not None and other != state.history.other_until:
+            # Another cluster: none of its events or polls is this one's.
+            state = replace(state, events=(), last_ok=None, previous_ok=None, facts=None)
+        return _next(
+            state,
+            step.snapshot,
+            step.events,
+            step.history,
+            self.clock(),
+            step.health,
+            step.facts,
         )
 
     def _recent_events(self, reader: HistoryReader) -> tuple[Event, ...]:
@@ -340,128 +303,13 @@ class LiveFeed:
         rows = reader.events(since=to_ms(self.clock() - 86400.0), within_epoch=True)
         return tuple(event_from_row(r) for r in rows[-MAX_EVENTS:])
 
-    async def _poll(self, state: ConsoleState, recorder: Any, publish: Publish) -> None:
-        from konsole.collect.connect import build_poller
-        from konsole.model.events import EventConfig, EventState, advance
-
-        poller, release = build_poller(self.profile, self.interval)
-        events_state = EventState()
-        config = EventConfig(rules=self.profile.health)
-        stop = asyncio.Event()
-        try:
-            async for snap in poller.snapshots(stop):
-                status = state.history
-                health = None
-                if recorder is not None:
-                    # The recorder derives the events and the health as it writes.
-                    found: list[Event] = []
-                    recorder.on_event = found.append
-                    await asyncio.to_thread(recorder.record, snap)
-                    events, health = found, recorder.health
-                    rs = recorder.status
-                    reason = None if rs.recording else rs.reason
-                    status = _recording(self.history_path, recorder, reason, status.note)
-                    other = status.other_until
-                    if other is not None and other != state.history.other_until:
-                        # Another cluster: none of its events or polls is this one's.
-                        state = replace(state, events=(), last_ok=None, previous_ok=None)
-                else:
-                    events, events_state = advance(events_state, snap, config=config)
-                    health = events_state.health
-                state = _next(state, snap, tuple(events), status, self.clock(), health)
-                publish(state)
-        finally:
-            stop.set()
-            with contextlib.suppress(Exception):
-                await release()
-            if recorder is not None:
-                await asyncio.to_thread(recorder.close)
-
-    async def _follow(self, state: ConsoleState, publish: Publish) -> tuple[ConsoleState, Any]:
-        """Read what the recorder holding the file writes, one look per poll interval, until
-        it lets the file go; then take the file: the state saying so and the recorder."""
-        from konsole.collect.kept_reader import KeptReader
-        from konsole.model.health import evaluate
-
-        assert self.history_path is not None  # following a file
-        interval = self.interval or self.profile.poll_interval
-        seen_ms = 0
-        # One reader for all the follow steps (opened again only for another file).
-        kept = KeptReader(self.history_path)
-        try:
-            while True:
-                taken = await self._take_over(state)
-                if taken is not None:
-                    return taken
-                step = await asyncio.to_thread(kept.read, partial(self._follow_step, seen_ms))
-                if step is not None:
-                    snap, events, seen_ms = step
-                    health = evaluate(snap, self.profile.health, previous=state.last_ok)
-                    state = _next(state, snap, events, state.history, self.clock(), health)
-                    publish(state)
-                await asyncio.sleep(interval)
-        finally:
-            # After a step still reading in its thread (the close waits for it).
-            await asyncio.shield(asyncio.to_thread(kept.close))
-
-    async def _take_over(self, state: ConsoleState) -> tuple[ConsoleState, Any] | None:
-        """When no process holds the writer lock any more, this console's recorder takes
-        the file (None while it is held, or when another follower took it first)."""
-        from konsole.collect.takeover import TAKEN_OVER, take_over, writer_gone
-        from store import HistoryError
-
-        path = self.history_path
-        if path is None or not await asyncio.to_thread(writer_gone, path):
-            return None
-        recorder = self._recorder(path)
-        followed = state.history.reason
-        opening = asyncio.ensure_future(
-            asyncio.to_thread(take_over, recorder, self.clock(), followed=followed)
-        )
-        try:
-            event = await asyncio.shield(opening)
-        except HistoryError:  # locked by a quicker follower, or refused: follow on
-            return None
-        except asyncio.CancelledError:
-            # The thread goes on: the lock it may take is let go once it ends.
-            opening.add_done_callback(partial(_let_go, recorder))
-            raise
-        opened = recorder.status
-        reason = None if opened.recording else opened.reason
-        status = _recording(path, recorder, reason, TAKEN_OVER)
-        events = (*state.events, event)[-MAX_EVENTS:]
-        return replace(state, history=status, events=events, now=self.clock()), recorder
-
-    @staticmethod
-    def _follow_step(
-        seen_ms: int, reader: HistoryReader
-    ) -> tuple[ClusterSnapshot, tuple[Event, ...], int] | None:
-        from konsole.collect.history import event_from_row, snapshot_at
-
-        polls = reader.polls(since=seen_ms + 1) if seen_ms else reader.polls()[-1:]
-        if not polls:
-            return None
-        latest = polls[-1]
-        recorded = snapshot_at(reader, latest.at_ms / 1000)
-        if recorded is None:
-            return None
-        rows = reader.events(since=seen_ms + 1) if seen_ms else []
-        return recorded.snapshot, tuple(event_from_row(r) for r in rows), latest.at_ms
-
     # ------------------------------------------------------------------ asking the cluster
 
     async def _connect(self, *, request_timeout: float) -> FlussClient:
         """A short-lived client with the profile's settings (one retry: an operator waits)."""
-        from fluss_proto.client import FlussClient
+        from konsole.collect.target import connect_client
 
-        profile = self.profile
-        return await FlussClient.connect(
-            list(profile.bootstrap),
-            sasl=profile.sasl(),
-            connect_timeout=min(request_timeout, profile.connect_timeout),
-            request_timeout=request_timeout,
-            retries=1,
-        )
+        return await connect_client(self.profile, request_timeout=request_timeout, retries=1)
 
     async def preview(self, request: PreviewRequest) -> Preview:
         """Connect with the profile, preview, close (also when cancelled)."""
@@ -503,13 +351,6 @@ class LiveFeed:
         return out
 
 
-def _let_go(recorder: Recorder, opening: asyncio.Future[Any]) -> None:
-    """Close a recorder whose opening ended after its feed was cancelled."""
-    if not opening.cancelled():
-        opening.exception()  # seen: a take refused after the cancel is nothing to say
-    recorder.close()
-
-
 def _next(
     state: ConsoleState,
     snap: ClusterSnapshot,
@@ -517,6 +358,7 @@ def _next(
     status: HistoryStatus,
     now: float,
     health: Health | None,
+    facts: Placement | None,
 ) -> ConsoleState:
     last_ok, previous_ok = state.last_ok, state.previous_ok
     if snap.ok:
@@ -530,4 +372,5 @@ def _next(
         health=health,
         events=(state.events + events)[-MAX_EVENTS:],
         history=status,
+        facts=facts if snap.ok else state.facts,
     )

@@ -9,45 +9,22 @@ poll" texts never read the wall clock, which keeps the screen snapshots determin
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+# The session's history status (stdlib only: the first paint does not wait for it).
+from konsole.collect.history_state import HistoryMode, HistoryStatus
 
 # Types only: the console paints its first frame before any model module is imported.
 if TYPE_CHECKING:
     from konsole.model.events import Event
     from konsole.model.health import Health
+    from konsole.model.placement import Placement
     from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["MAX_EVENTS", "ConsoleState", "HistoryMode", "HistoryStatus"]
 
 #: Events kept in a state (newest last); the Events screen reads older ones from history.
 MAX_EVENTS = 500
-
-
-class HistoryMode(StrEnum):
-    #: The console polls and writes every poll into the history file.
-    RECORDING = "recording"
-    #: A ``konsole record`` holds the file: the console reads what it writes instead.
-    FOLLOWING = "following"
-    #: No history (cannot be written, or not asked for): live only.
-    OFF = "off"
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryStatus:
-    mode: HistoryMode = HistoryMode.OFF
-    path: Path | None = None
-    #: Why the history is off or not being written right now (secret-free).
-    reason: str | None = None
-    #: The file holds another cluster's polls before this moment (epoch seconds).
-    other_until: float | None = None
-    #: False when the polls before ``other_until`` carry no identity (a history kept by an
-    #: older konsole): they may be this cluster's, nothing tells.
-    other_proven: bool = True
-    #: How the console came to record, said in the status bar (the recorder it followed
-    #: is gone: it polls and writes the file now).
-    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +45,9 @@ class ConsoleState:
     #: Set in time travel: the moment shown (the snapshot is the last poll at or before it).
     as_of: float | None = None
     history: HistoryStatus = field(default_factory=HistoryStatus)
+    #: The placement of ``last_ok`` (alive servers, offline and under-replicated buckets,
+    #: leaders and replicas per server), made once on its poll (``advance``'s facts).
+    facts: Placement | None = None
 
     # ------------------------------------------------------------------ derived
 
@@ -95,6 +75,15 @@ class ConsoleState:
         if self.last_ok is None:
             return None
         return max(0.0, self.now - self.last_ok.taken_at)
+
+    def placement(self) -> Placement | None:
+        """The facts of ``last_ok``: the poll's own; made here only for a state built by
+        hand (tests, screen pictures) that carries none. None without a good poll."""
+        if self.facts is not None or self.last_ok is None or self.last_ok.view is None:
+            return self.facts
+        from konsole.model.placement import placement
+
+        return placement(self.last_ok.view)
 
     def with_events(self, new: tuple[Event, ...]) -> ConsoleState:
         return replace(self, events=(self.events + new)[-MAX_EVENTS:])

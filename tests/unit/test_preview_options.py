@@ -21,7 +21,8 @@ def connects(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]
     seen: list[tuple[Any, dict[str, Any]]] = []
 
     async def connect(bootstrap: Any, **kwargs: Any) -> Any:
-        seen.append((bootstrap, kwargs))
+        # The profile's addresses as one text, whichever shape the caller passes.
+        seen.append((bootstrap if isinstance(bootstrap, str) else ",".join(bootstrap), kwargs))
         raise UnreachableError("refused")
 
     monkeypatch.setattr("fluss_proto.client.FlussClient.connect", connect)

@@ -17,6 +17,7 @@ from konsole.collect.storage_rows import pack_storage, unpack_storage
 from konsole.model.check import measure
 from konsole.model.events import EventConfig, EventKind, EventState, advance
 from konsole.model.health import HealthRules, evaluate
+from konsole.model.placement import placement
 from konsole.model.storage import (
     BucketStorage,
     StorageCapabilities,
@@ -171,7 +172,7 @@ def test_history_body_round_trips_and_a_bad_body_is_none() -> None:
 
 
 def test_server_load_counts_placement() -> None:
-    loads = {s.server_id: s for s in server_load(V)}
+    loads = {s.server_id: s for s in server_load(V, facts=placement(V))}
     assert (loads[0].replicas, loads[0].leaders, loads[1].replicas, loads[1].leaders) == (
         2,
         1,
@@ -187,7 +188,7 @@ def test_server_load_takes_bytes_from_each_servers_own_scrape() -> None:
         # a coordinator's figures are not a tablet server's
         replace(tm(1, local_size=5, remote_log_size=5), role="coordinator"),
     )
-    loads = {s.server_id: s for s in server_load(V, metrics)}
+    loads = {s.server_id: s for s in server_load(V, metrics, facts=placement(V))}
     assert (loads[0].bytes_held, loads[0].remote_log_bytes) == (1000, 200)
     # server 1 was not scraped (or does not export them): unknown, never 0
     assert (loads[1].bytes_held, loads[1].remote_log_bytes) == (None, None)

@@ -42,10 +42,12 @@ def detect_leaders(
     config: EventConfig,
     *,
     facts: Placement | None = None,
+    before: Placement | None = None,
 ) -> list[Event]:
     """The leader and placement changes from ``previous`` to ``current``; stateless.
 
-    ``facts``, ``placement(current.view)`` when the caller has it, saves computing it again.
+    ``facts`` and ``before``, ``placement`` of ``current.view`` and ``previous.view`` when
+    the caller keeps them (``advance`` does: the poll's facts), save computing them again.
     """
     out = Emitter(current, config)
     base, cur = previous.view, current.view
@@ -55,9 +57,24 @@ def detect_leaders(
     names_now = table_names(cur)
     changed = list(_changed(base, cur))
     _moved(out, changed, cur, names_now)
-    _offline_and_online(out, base, cur, facts, names_now, bool(changed))
-    _replicas_offline(out, base, cur, facts)
+    earlier = _Earlier(base, before)
+    _offline_and_online(out, base, cur, facts, names_now, bool(changed), earlier)
+    _replicas_offline(out, cur, facts, earlier)
     return out.events
+
+
+class _Earlier:
+    """The previous view's placement: the one the caller kept, else made once, when needed."""
+
+    __slots__ = ("_facts", "_view")
+
+    def __init__(self, view: ClusterView, kept: Placement | None) -> None:
+        self._view, self._facts = view, kept
+
+    def facts(self) -> Placement:
+        if self._facts is None:
+            self._facts = placement(self._view)
+        return self._facts
 
 
 def _moved(
@@ -92,12 +109,13 @@ def _offline_and_online(
     facts: Placement,
     names_now: Mapping[int, str],
     leaders_changed: bool,
+    earlier: _Earlier,
 ) -> None:
     """Buckets that crossed placement's offline line, either way, between the views."""
     if not leaders_changed and alive_servers(base) == facts.alive:
         return  # same leaders on the same servers: nothing crossed (a steady poll)
     before = {_key(b): b for t in base.tables for b in t.buckets}
-    was_offline = {_key(b) for b in placement(base).offline}
+    was_offline = {_key(b) for b in earlier.facts().offline}
     is_offline = {_key(b) for b in facts.offline}
     offline: dict[int, list[str]] = defaultdict(list)
     online: dict[int, list[str]] = defaultdict(list)
@@ -128,11 +146,11 @@ def _offline_and_online(
     )
 
 
-def _replicas_offline(out: Emitter, base: ClusterView, cur: ClusterView, facts: Placement) -> None:
+def _replicas_offline(out: Emitter, cur: ClusterView, facts: Placement, earlier: _Earlier) -> None:
     """One event per server newly holding replicas while not alive."""
     if not facts.replicas_offline:
         return
-    gone_before = placement(base).replicas_offline
+    gone_before = earlier.facts().replicas_offline
     names_now = table_names(cur)
     gone = {
         server: [bucket_name(cur, b, names_now) for b in buckets]

@@ -42,6 +42,9 @@ class EventState:
     capacity: CapacityState = field(default_factory=CapacityState)
     #: The last health (the health detector's slice).
     health: Health | None = None
+    #: The placement of ``baseline`` (the last good poll), made once as that poll was
+    #: advanced: every face reads it from here, the next poll compares against it.
+    facts: Placement | None = None
 
     @classmethod
     def starting_from(
@@ -87,11 +90,12 @@ def advance(
     ingest, disks, kv, replication = state.ingest, state.disks, state.kv, state.replication
     storage, capacity = state.storage, state.capacity
     facts: Placement | None = None
+    base_facts = state.facts
     if current.ok and current.view is not None:
         facts = placement(current.view)
         if base is not None and base.view is not None:
             events += detect_servers(base, current, config)
-            events += detect_leaders(base, current, config, facts=facts)
+            events += detect_leaders(base, current, config, facts=facts, before=base_facts)
             events += detect_tables(base, current, config)
         found, ingest = detect_ingest(ingest, current, config)
         events += found
@@ -120,5 +124,6 @@ def advance(
         storage=storage,
         capacity=capacity,
         health=health,
+        facts=facts if facts is not None else base_facts,
     )
     return events, new_state

@@ -3,8 +3,8 @@
 Every cluster fact comes from :mod:`konsole.model.placement` (alive servers, offline and
 under-replicated buckets, replicas out of sync, leaders and replicas per server), so the
 screens print the numbers ``check``, ``watch`` and the history give for the same poll;
-this module only shapes them into rows. One pass over the buckets of ``last_ok.view``: a
-1,600-bucket cluster costs well under a millisecond per refresh.
+this module only shapes them into rows, from the placement the poll made once
+(:meth:`ConsoleState.placement`): a refresh makes none.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fluss_proto.model import BucketView, ClusterView
 from konsole.model.events import EventKind
 from konsole.model.metrics import ServerMetrics
-from konsole.model.placement import placement, replication
+from konsole.model.placement import Placement, replication
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.ui.state import ConsoleState
 
@@ -68,10 +68,12 @@ class ServerRow:
         return f"tablet-{self.node_id}" if self.node_id is not None else f"coord-{self.endpoint}"
 
 
-def bucket_counts(snapshot: ClusterSnapshot) -> BucketCounts | None:
-    """Counts of the poll's catalog and its replication figures; None when it has no view."""
+def bucket_counts(snapshot: ClusterSnapshot, facts: Placement | None = None) -> BucketCounts | None:
+    """Counts of the poll's catalog and its replication figures (``facts``: the poll's
+    placement, :meth:`ConsoleState.placement`; made here when not given, for a snapshot
+    alone); None when it has no view."""
     view = snapshot.view
-    rep = replication(snapshot)
+    rep = replication(snapshot, facts)
     if view is None or rep is None:
         return None
     return BucketCounts(
@@ -150,7 +152,8 @@ def server_rows(
     view = snap.view
     down = state.stale
     rows = _coordinator_rows(state, snap, view)
-    facts = placement(view)
+    facts = state.placement()
+    assert facts is not None  # a good poll with a view has its placement
     leaders, replicas = facts.leaders, facts.replicas
     metrics = snap.tablet_metrics
     listed = {s.node_id: s for s in view.tablet_servers}

@@ -409,12 +409,12 @@ class EventsScreen(ConsoleScreen):
 
     @work(group="events-note", exit_on_error=False)
     async def _write_note(self, path: Path, at: float, text: str, subject: str) -> None:
-        from store import HistoryError, add_note
-        from store.rows import NoteRow
+        from konsole.collect.notes import write_note
+        from store import HistoryError
 
-        note = NoteRow(to_ms(at), subject, text)
+        now = self.konsole.clock()
         try:
-            await asyncio.to_thread(add_note, path, note, written_ms=to_ms(self.konsole.clock()))
+            await asyncio.to_thread(write_note, path, text, subject=subject, at=at, now=now)
         except HistoryError as exc:
             self.notify(f"note not written: {exc}", severity="error", timeout=10)
             return

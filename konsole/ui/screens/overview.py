@@ -193,7 +193,7 @@ class OverviewScreen(ConsoleScreen):
         unreachable = [c.address for c in latest.coordinators if c.role.value == "unreachable"]
         if unreachable and not stale:
             row("unreachable", (", ".join(unreachable), "yellow"))
-        counts = bucket_counts(snap)
+        counts = bucket_counts(snap, state.placement())
         if counts is not None:
             if counts.databases == 0:
                 row("catalog", ("no databases yet", "italic"))

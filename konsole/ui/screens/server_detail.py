@@ -24,9 +24,7 @@ from textual.widgets import DataTable, Label, Log, Sparkline, Static
 from konsole.localcluster import processes
 from konsole.model import subjects
 from konsole.model.metrics import ServerMetrics
-from konsole.model.placement import alive_servers
 from konsole.model.snapshot import table_names
-from konsole.model.storage import server_load
 from konsole.model.timefmt import age_text, to_ms
 from konsole.ui.colors import server_state_style
 from konsole.ui.feed import read_history
@@ -195,9 +193,14 @@ class ServerDetailScreen(ConsoleScreen):
         names = table_names(view)
         mine = buckets_of(view, self.server_id)
         led = sum(b.leader_id == self.server_id for b in mine)
-        alive = self.server_id in alive_servers(view)
-        load = next((s for s in server_load(view) if s.server_id == self.server_id), None)
-        tables = f" of {load.tables} tables" if load is not None else ""
+        facts = state.placement()
+        alive = facts is not None and self.server_id in facts.alive
+        # The tables with a replica here: those of its buckets (server_load's count).
+        held = {b.table_id for b in mine if self.server_id in b.replica_ids}
+        known = facts is not None and (
+            self.server_id in facts.alive or self.server_id in facts.replicas
+        )
+        tables = f" of {len(held)} tables" if known else ""
         table.border_title = (
             f"Buckets: leads {led}, hosts {len(mine)}{tables} · draining moves "
             f"{len(mine)} replicas, {led} leaders" + age
