@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from store import HistoryReader
 
 __all__ = [
+    "REQUEST_KINDS",
     "REQUEST_SERIES",
     "SERIES",
     "SERIES_WINDOW_S",
@@ -28,6 +29,7 @@ __all__ = [
     "live_log",
     "recorded_log",
     "rejection_evidence",
+    "series_for",
     "server_series",
 ]
 
@@ -42,10 +44,28 @@ SERIES: Final = (
 #: requests waiting for a thread, the disk it fills. Drawn beside a write rejection's log
 #: lines (the console's place for them comes with the Capacity screen).
 REQUEST_SERIES: Final = (
+    ("request_rate", "requests/s"),
     ("request_error_rate", "request errors/s"),
     ("request_queue_size", "request queue"),
     ("disk_usage_ratio", "disk used"),
 )
+#: Events whose evidence is why requests slow down or fail: drawn with REQUEST_SERIES.
+REQUEST_KINDS: Final = frozenset(
+    {
+        "write_rejected",
+        "writes_accepted",
+        "disk_pressure",
+        "write_lock_forecast",
+        "write_lock_forecast_cleared",
+    }
+)
+
+
+def series_for(kind: str) -> tuple[tuple[str, str], ...]:
+    """The sparklines an event of ``kind`` is shown with."""
+    return REQUEST_SERIES if kind in REQUEST_KINDS else SERIES
+
+
 #: How far the sparklines reach on each side of the moment.
 SERIES_WINDOW_S: Final = 300.0
 #: An excerpt taken for an event this close to the moment is its evidence.

@@ -62,6 +62,7 @@ class KonsoleApp(App[None]):
         "tables": lambda: _screen("tables", "TablesScreen"),
         "events": lambda: _screen("events", "EventsScreen"),
         "storage": lambda: _screen("storage", "StorageScreen"),
+        "capacity": lambda: _screen("capacity", "CapacityScreen"),
         "rebalance": lambda: _screen("rebalance", "RebalanceScreen"),
         "configs": lambda: _screen("configs", "ConfigScreen"),
     }
@@ -72,6 +73,7 @@ class KonsoleApp(App[None]):
         Binding("t", "switch_mode('tables')", "Tables"),
         Binding("e", "switch_mode('events')", "Events"),
         Binding("g", "switch_mode('storage')", "Storage", show=False),
+        Binding("h", "switch_mode('capacity')", "Capacity (headroom)", show=False),
         Binding("R", "switch_mode('rebalance')", "Rebalance", show=False),
         Binding("C", "switch_mode('configs')", "Config", show=False),
         Binding("T", "time_travel", "Time travel"),

@@ -19,7 +19,16 @@ def konsole_commands(app: ConsoleServices) -> list[Command]:
     """(name, callback, help) for every konsole command, profiles included."""
     commands: list[Command] = [
         (f"Go to {mode}", partial(app.switch_mode, mode), f"show the {mode} screen")
-        for mode in ("overview", "servers", "tables", "events", "storage", "rebalance", "configs")
+        for mode in (
+            "overview",
+            "servers",
+            "tables",
+            "events",
+            "storage",
+            "capacity",
+            "rebalance",
+            "configs",
+        )
     ]
     commands += [
         ("Time travel…", app.action_time_travel, "pick a past moment or a recorded event"),

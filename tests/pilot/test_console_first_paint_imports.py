@@ -94,6 +94,7 @@ DEFERRED = (
     "konsole.ui.screens.tables",
     "konsole.ui.screens.events",
     "konsole.ui.screens.storage",
+    "konsole.ui.screens.capacity",
     "konsole.ui.screens.rebalance",
     "konsole.ui.screens.configs",
     "konsole.ui.screens.table_detail",

@@ -443,3 +443,12 @@ def test_check_measures_the_least_headroom_and_the_soonest_lock() -> None:
     flat = measure(cap_snap(0.6, capacity=part()))
     assert flat["disk_headroom_min"].value == pytest.approx(0.25)
     assert "no confident forecast" in (flat["write_lock_eta"].why_unknown or "")
+
+
+def test_a_write_rejection_is_shown_with_the_request_series() -> None:
+    from konsole.collect.evidence import REQUEST_SERIES, SERIES, series_for
+
+    assert series_for("write_rejected") == REQUEST_SERIES
+    assert series_for("write_lock_forecast") == REQUEST_SERIES
+    assert series_for("server_left") == SERIES
+    assert "request_rate" in dict(REQUEST_SERIES)

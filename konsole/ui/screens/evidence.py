@@ -24,15 +24,16 @@ from textual.message import Message
 from textual.widgets import Label, RichLog, Sparkline, Static
 
 from konsole.collect.evidence import (
-    SERIES,
     SERIES_WINDOW_S,
     LogView,
     is_server,
     live_log,
     recorded_log,
+    series_for,
     server_series,
 )
 from konsole.model import subjects
+from konsole.model.requests import explain_line
 from konsole.model.timefmt import clock_text, short_clock_text
 from konsole.ui.colors import severity_style
 from konsole.ui.feed import read_history
@@ -63,6 +64,8 @@ class EvidenceScreen(ConsoleScreen):
     def __init__(self, entry: TimelineEntry, timeline: Sequence[TimelineEntry]) -> None:
         super().__init__()
         self.entry = entry
+        #: The sparklines: a write rejection's are the requests' (konsole.model.requests).
+        self.series = series_for(entry.kind)
         self.around = sorted(
             (e for e in timeline if abs(e.time - entry.time) <= AROUND_S), key=lambda e: e.time
         )
@@ -76,7 +79,7 @@ class EvidenceScreen(ConsoleScreen):
         with Horizontal(id="evidence-top"):
             yield Static(id="evidence-events", classes="panel")
             with Vertical(id="evidence-metrics", classes="panel"):
-                for name, label in SERIES:
+                for name, label in self.series:
                     yield Label(label, classes="spark-label")
                     yield Sparkline([], id=f"spark-{name}")
         yield RichLog(id="evidence-log", classes="panel", wrap=False, markup=False)
@@ -126,8 +129,11 @@ class EvidenceScreen(ConsoleScreen):
         profile = self.konsole.feed.profile
         logs = None if profile is None else profile.logs
 
+        series_names = self.series
+
         def read(reader: HistoryReader) -> tuple[dict[str, list[float]], LogView | None]:
-            return server_series(reader, subject, at), recorded_log(reader, subject, at)
+            found = server_series(reader, subject, at, series_names)
+            return found, recorded_log(reader, subject, at)
 
         series: dict[str, list[float]] = {}
         recorded: LogView | None = None
@@ -157,7 +163,7 @@ class EvidenceScreen(ConsoleScreen):
         return LogView((), f"no log source for {subject} (see docs/incidents.md: log sources)")
 
     def on_evidence_screen_loaded(self, message: Loaded) -> None:
-        for name, _ in SERIES:
+        for name, _ in self.series:
             self.query_one(f"#spark-{name}", Sparkline).data = message.series.get(name, [])
         panel = self.query_one("#evidence-metrics")
         panel.border_subtitle = "" if message.series else "no metrics recorded"
@@ -172,6 +178,10 @@ class EvidenceScreen(ConsoleScreen):
         elif not view.lines:
             log.write(Text(view.note, style="dim"))
         for line in view.lines:
+            why = explain_line(line.message)
+            if why is not None:  # the line that says why writes are refused
+                log.write(Text(f"{line.raw}   <- {why}", style="bold reverse yellow"))
+                continue
             log.write(Text(line.raw, style=_LEVEL_STYLE.get(line.level or "", "")))
 
     # ------------------------------------------------------------------ keys

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -9,9 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Static
 
+from konsole.model.headroom import capacity_view
+from konsole.model.thresholds import HealthThresholds
 from konsole.model.timefmt import age_text
 from konsole.ui.colors import server_state_style
 from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.screens.capacity_cells import room_cell
 from konsole.ui.screens.cluster_facts import (
     SeenServers,
     ServerRow,
@@ -32,13 +36,16 @@ _COLUMNS = (
     "replicas",
     "disk",
     "lock",
+    "room",
     "heap",
     "in/s",
     "out/s",
 )
 
 
-def server_cells(row: ServerRow, stale: bool) -> list[Text | str]:
+def server_cells(row: ServerRow, stale: bool, room: Text | None = None) -> list[Text | str]:
+    """A server's cells; ``room``: its capacity cell (a tablet server's least headroom and
+    forecast lock, :func:`konsole.ui.screens.capacity_cells.room_cell`)."""
     m = row.metrics
     lock: Text | str = "-"
     if m is not None and m.disk_write_locked is not None:
@@ -53,6 +60,7 @@ def server_cells(row: ServerRow, stale: bool) -> list[Text | str]:
         Text(str(row.replicas) if row.replicas is not None else "-", justify="right"),
         Text(fmt_ratio(m.disk_usage_ratio) if m else "-", justify="right"),
         lock,
+        room if room is not None else Text("-", justify="right"),
         Text(fmt_ratio(m.heap_ratio) if m else "-", justify="right"),
         Text(fmt_compact_rate(m.bytes_in_rate) if m else "-", justify="right"),
         Text(fmt_compact_rate(m.bytes_out_rate) if m else "-", justify="right"),
@@ -88,11 +96,17 @@ class ServersScreen(ConsoleScreen):
         summary.update(_summary(state, rows))
         cursor = table.cursor_row
         table.clear()
+        rooms = _rooms(state, self._rules())
         for r in rows:
-            table.add_row(*server_cells(r, stale), key=r.key)
+            room = rooms(r.node_id) if r.role == "tablet" else None
+            table.add_row(*server_cells(r, stale, room), key=r.key)
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
         self._note()
+
+    def _rules(self) -> HealthThresholds:
+        profile = self.konsole.feed.profile
+        return profile.health if profile is not None else HealthThresholds()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._note()
@@ -126,6 +140,19 @@ class ServersScreen(ConsoleScreen):
             self.konsole.open_server(row.node_id)
         else:
             self.konsole.open_server(0, coordinator=row.endpoint)
+
+
+def _rooms(state: ConsoleState, rules: HealthThresholds) -> Callable[[int | None], Text]:
+    """node id -> its capacity cell, from the shown poll (unknown without one)."""
+    snap = state.last_ok
+    servers = {s.server_id: s for s in capacity_view(snap)} if snap is not None else {}
+    now = snap.taken_at if snap is not None else state.now
+
+    def room(node_id: int | None) -> Text:
+        server = None if node_id is None else servers.get(str(node_id))
+        return room_cell(server, rules, now, state.stale)
+
+    return room
 
 
 def _summary(state: ConsoleState, rows: list[ServerRow]) -> Text:
