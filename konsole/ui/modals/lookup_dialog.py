@@ -52,6 +52,7 @@ class LookupDialog(ModalScreen[LookupRequest | None]):
         width: 76; max-width: 100%; height: auto;
         border: round $accent; background: $surface; padding: 0 1;
     }
+    LookupDialog Label { width: 100%; }
     LookupDialog .key-label { color: $text-muted; }
     LookupDialog #lookup-error { color: $error; }
     """

@@ -186,14 +186,14 @@ class PreviewScreen(ConsoleScreen):
         Binding("escape", "cancel_or_back", "Cancel/back"),
         Binding("n", "next_page", "Next page"),
         Binding("b", "previous_page", "Prev page", show=False),
-        Binding("f", "follow", "Follow tail"),
-        Binding("right_square_bracket", "columns(1)", "More columns", key_display="]"),
-        Binding("left_square_bracket", "columns(-1)", "Previous columns", show=False),
-        Binding("r", "rescan", "Rescan"),
-        Binding("m", "more", "More rows", show=False),
-        Binding("x", "export", "Export"),
         Binding("l", "lookup", "Lookup"),
         Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("f", "follow", "Follow tail"),
+        Binding("r", "rescan", "Rescan"),
+        Binding("x", "export", "Export"),
+        Binding("right_square_bracket", "columns(1)", "More columns", key_display="]"),
+        Binding("left_square_bracket", "columns(-1)", "Previous columns", show=False),
+        Binding("m", "more", "More rows", show=False),
     ]
 
     def __init__(
