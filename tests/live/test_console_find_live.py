@@ -76,9 +76,7 @@ async def _lookup(pilot: Any, app: KonsoleApp, screen: PreviewScreen, key: int) 
     assert screen.error is None, screen.error
 
 
-async def test_lookup_and_filter_on_the_preview_equal_pyfluss(
-    world: World, tmp_path: Path
-) -> None:
+async def test_lookup_and_filter_on_the_preview_equal_pyfluss(world: World, tmp_path: Path) -> None:
     table = await asyncio.wait_for(world.conn.get_table(fluss.TablePath(world.db, "customers")), 30)
     lookuper = table.new_lookup().create_lookuper()
     theirs_present = await lookuper.lookup({"id": 7})
