@@ -18,12 +18,14 @@ import pyarrow as pa
 
 from fluss_proto.lookup import KeyResult, KeyStatus, LookupReport
 from fluss_proto.scan import BucketScan, BucketStatus, Preview, ScanMethod, ScanReport
+from fluss_proto.types.info import TableInfo
+from fluss_proto.types.parsing import parse_table_descriptor
 from konsole.collect.profiles import Profile
 from konsole.collect.table_reads import LookupRequest, LookupRows, PreviewRequest
 from konsole.model.masking import MaskRules
-from tests._testutil.console import _TABLES
+from tests._testutil.console import _COLUMNS, _TABLES
 
-__all__ = ["customers", "lookup_fake", "masked_profile", "scan_fake"]
+__all__ = ["composite_info", "customers", "lookup_fake", "masked_profile", "scan_fake"]
 
 Row = tuple[int, str | None, str | None]
 
@@ -138,4 +140,34 @@ def masked_profile(*patterns: str, export: bool = True) -> Profile:
         bootstrap=("127.0.0.1:9123",),
         masks=MaskRules(tuple(patterns)),
         export=export,
+    )
+
+
+def composite_info() -> TableInfo:
+    """``shop.orders_pk``: primary key (region, id), bucket key region (prefix lookups)."""
+    columns = [("region", "STRING"), ("id", "BIGINT"), ("amount", "DECIMAL")]
+    doc = {
+        "version": 1,
+        "schema": {
+            "version": 1,
+            "columns": [
+                {"name": c, "data_type": dict(_COLUMNS[t]), "id": i}
+                for i, (c, t) in enumerate(columns)
+            ],
+            "primary_key": ["region", "id"],
+        },
+        "partition_key": [],
+        "bucket_key": ["region"],
+        "bucket_count": 3,
+        "properties": {"table.replication.factor": "3"},
+        "custom_properties": {},
+    }
+    return TableInfo.from_descriptor(
+        "shop",
+        "orders_pk",
+        table_id=31,
+        schema_id=1,
+        descriptor=parse_table_descriptor(doc),
+        created_ms=0,
+        modified_ms=0,
     )

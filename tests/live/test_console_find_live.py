@@ -38,6 +38,18 @@ SCHEMA = pa.schema(
     ]
 )
 ROWS = [{"id": i, "name": f"Secret Person {i:03d}", "city": f"city-{i % 4}"} for i in range(30)]
+ORDERS = pa.schema(
+    [
+        pa.field("region", pa.string(), nullable=False),
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("note", pa.string()),
+    ]
+)
+ORDER_ROWS = [
+    {"region": region, "id": i, "note": f"{region}-{i}"}
+    for region in ("eu", "us")
+    for i in range(6)
+]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
@@ -46,6 +58,11 @@ async def world(bootstrap: str) -> AsyncIterator[World]:
         path = fluss.TablePath(w.db, "customers")
         await create_table(w.conn, path, SCHEMA, pk=["id"], buckets=3)
         await write_rows(w.conn, path, ROWS)
+        orders = fluss.TablePath(w.db, "orders")
+        await create_table(
+            w.conn, orders, ORDERS, pk=["region", "id"], buckets=3, bucket_keys=["region"]
+        )
+        await write_rows(w.conn, orders, ORDER_ROWS)
         yield w
 
 
@@ -105,6 +122,29 @@ async def test_lookup_and_filter_on_the_preview_equal_pyfluss(world: World, tmp_
         expected = sorted(r["id"] for r in ROWS if r["id"] >= 20 and r["city"] == "city-1")
         assert sorted(screen.result.table.column("id").to_pylist()) == expected
         assert f"{len(expected)} matched" in screen_text(app)
+
+
+async def test_a_prefix_lookup_on_the_preview_equals_pyfluss(world: World, tmp_path: Path) -> None:
+    path = fluss.TablePath(world.db, "orders")
+    table = await asyncio.wait_for(world.conn.get_table(path), 30)
+    prefix = table.new_lookup().lookup_by(["region"]).create_lookuper()
+    theirs = await prefix.lookup({"region": "eu"})
+    assert len(theirs) == 6
+
+    app = _app(world, tmp_path / "history.sqlite")
+    async with app.run_test(size=(120, 32)) as pilot:
+        screen = await _open(pilot, app, f"{world.db}.orders")
+        await pilot.press("l")
+        await until(pilot, "lookup dialog", lambda: isinstance(app.screen, LookupDialog), 10)
+        await pilot.press(*"eu", "enter")  # the bucket key alone: a prefix lookup
+        await until(pilot, "answered", lambda: app.screen is screen and not screen.scanning, 30)
+        assert screen.error is None, screen.error
+        assert "prefix lookup region=eu: found (6 rows)" in screen_text(app)
+        ours = screen.result.table.select(["region", "id", "note"]).to_pylist()
+        key = lambda r: (r["region"], r["id"])  # noqa: E731
+        assert sorted(ours, key=key) == sorted(
+            ({k: r[k] for k in ("region", "id", "note")} for r in theirs), key=key
+        )
 
 
 async def test_a_masked_column_reaches_neither_screen_nor_history(

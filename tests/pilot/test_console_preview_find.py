@@ -13,11 +13,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from konsole.collect.table_reads import LookupRequest, PreviewRequest
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.modals.lookup_dialog import LookupDialog
+from konsole.ui.modals.lookup_dialog import LookupDialog, lookup_specs
 from konsole.ui.palette import KonsoleCommands
 from konsole.ui.screens.preview import PreviewScreen, _PagedTable
 from tests._testutil.console import T_STOPPED, fake_preview, record_story, settle, story_state
@@ -234,3 +235,30 @@ async def test_masked_values_reach_no_output(story: Path, tmp_path: Path) -> Non
         if path.is_file():
             for secret in SECRETS:
                 assert secret.encode() not in path.read_bytes(), f"{secret!r} in {path}"
+
+
+async def test_the_dialog_makes_a_prefix_lookup_of_the_bucket_key_alone(story: Path) -> None:
+    from tests._testutil.table_reads import composite_info
+
+    info = composite_info()
+    key, prefix = lookup_specs(info)
+    assert prefix is not None and prefix.columns == ("region",)
+    app = _app(story)
+    answers: list[LookupRequest | None] = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, lambda: app.live_state is not None)
+        dialog = LookupDialog(info, key, prefix)
+        app.push_screen(dialog, answers.append)
+        await settle(pilot, lambda: app.screen is dialog and bool(dialog.query("#key-1")))
+        dialog.query_one("#key-1", Input).value = "7"  # id alone: neither key nor prefix
+        await pilot.press("enter")
+        error = str(dialog.query_one("#lookup-error").render())
+        assert "missing key column(s): region (or give only region)" in error
+        assert app.screen is dialog
+        dialog.query_one("#key-1", Input).value = ""
+        dialog.query_one("#key-0", Input).value = "eu"
+        dialog.query_one("#key-0", Input).focus()
+        await pilot.press("enter")
+        await settle(pilot, lambda: answers != [])
+    assert answers == [LookupRequest(("shop", "orders_pk"), (("region", "eu"),), prefix=True)]
+    assert answers[0].kind == "prefix lookup"
