@@ -262,3 +262,20 @@ async def test_the_dialog_makes_a_prefix_lookup_of_the_bucket_key_alone(story: P
         await settle(pilot, lambda: answers != [])
     assert answers == [LookupRequest(("shop", "orders_pk"), (("region", "eu"),), prefix=True)]
     assert answers[0].kind == "prefix lookup"
+
+
+async def test_following_the_tail_is_masked_too(story: Path) -> None:
+    asked: list[PreviewRequest] = []
+
+    async def scan(request: PreviewRequest):
+        asked.append(request)
+        return fake_preview("shop.orders", 6 + len(asked), tail=request.tail)
+
+    app = _app(story, profile=masked_profile("customer"), scan=scan)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _open(pilot, app, "shop.orders")
+        await pilot.press("f")
+        await settle(pilot, lambda: any(r.tail for r in asked) and len(screen.rows) > 7)
+        column = screen.result.table.column_names.index("customer")
+        assert {row[column] for row in screen.rows} == {"****"}
+        await pilot.press("f")
