@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from konsole.collect.profiles import Profile
 from konsole.localcluster import ClusterDescription
 from konsole.ui.app import KonsoleApp
-from konsole.ui.feed import ScanFunction, StaticFeed
+from konsole.ui.feed import LookupFunction, ScanFunction, StaticFeed
 from konsole.ui.services import ConsoleSettings
 from konsole.ui.state import ConsoleState
 from tests._testutil.console import (
@@ -73,11 +74,22 @@ def console_app(
     *,
     scan: ScanFunction | None = None,
     local: ClusterDescription | None = None,
+    lookup: LookupFunction | None = None,
+    profile: Profile | None = None,
 ) -> KonsoleApp:
     """An app fed ``state`` (historic states become the travel state, as time travel does);
-    ``scan`` answers its previews, ``local`` is the local cluster it runs on."""
+    ``scan`` answers its previews and ``lookup`` its lookups, ``local`` is the local cluster
+    it runs on, ``profile`` its profile (masking rules, export)."""
     live = replace(state, as_of=None) if state.historic else state
-    feed = StaticFeed([live], name=state.profile, history_path=history_path, local=local, scan=scan)
+    feed = StaticFeed(
+        [live],
+        name=state.profile,
+        profile=profile,
+        history_path=history_path,
+        local=local,
+        scan=scan,
+        lookup_rows=lookup,
+    )
     app = KonsoleApp(feed, settings=SNAPSHOT_SETTINGS)
     if state.historic:
         app.travel_state = state

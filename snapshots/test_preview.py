@@ -8,7 +8,8 @@ import pytest
 
 from konsole.ui.screens.preview import PreviewScreen
 from snapshots.conftest import SIZE, SMALL, console_app, settled
-from tests._testutil.console import fake_preview
+from tests._testutil.console import fake_preview, wait_for_workers
+from tests._testutil.table_reads import lookup_fake, masked_profile, scan_fake
 
 
 def _scan(result=None, error: Exception | None = None, hang: bool = False):
@@ -73,3 +74,52 @@ def test_preview_scanning(snap_compare, console_states) -> None:
     # The scan never ends: every other worker is waited for.
     opened = settled(_open("shop.orders"), ignore=("preview-scan",))
     assert snap_compare(app, terminal_size=SIZE, run_before=opened)
+
+
+# ---------------------------------------------------------------- lookup, filter, masking
+
+CUSTOMERS = [(101, "Ada Lovelace", "London"), (102, "Alan Turing", None), (205, "Grace", "NYC")]
+
+
+def _keys(*keys: str):
+    async def run(pilot) -> None:
+        pilot.app.push_screen(PreviewScreen("shop.customers"))
+        await wait_for_workers(pilot)
+        await pilot.press(*keys)
+
+    return run
+
+
+def test_preview_lookup_modal(snap_compare, console_states) -> None:
+    """l opens one input per key column; a value of the wrong type is one line under it."""
+    app = console_app(
+        console_states["normal"], scan=scan_fake(CUSTOMERS), lookup=lookup_fake(CUSTOMERS)
+    )
+    opened = settled(_keys("l", "a", "b", "c", "enter"))
+    assert snap_compare(app, terminal_size=SIZE, run_before=opened)
+
+
+def test_preview_lookup_result(snap_compare, console_states) -> None:
+    """The row found in the grid, the head saying lookup, key and found."""
+    app = console_app(
+        console_states["normal"], scan=scan_fake(CUSTOMERS), lookup=lookup_fake(CUSTOMERS)
+    )
+    opened = settled(_keys("l", "1", "0", "1", "enter"))
+    assert snap_compare(app, terminal_size=SIZE, run_before=opened)
+
+
+def test_preview_filtered(snap_compare, console_states) -> None:
+    """/ filters: the head says rows scanned, matched and batches skipped by the server."""
+    app = console_app(console_states["normal"], scan=scan_fake(CUSTOMERS))
+    keys = ["slash", *"id > 101", "enter"]
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled(_keys(*keys)))
+
+
+def test_preview_masked(snap_compare, console_states) -> None:
+    """A profile masking ``name``: its values are ****, its type says masked; no export key."""
+    app = console_app(
+        console_states["normal"],
+        scan=scan_fake(CUSTOMERS),
+        profile=masked_profile("shop.*.name", export=False),
+    )
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled(_open("shop.customers")))

@@ -31,7 +31,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from konsole.collect import table_reads
 from konsole.collect.history_reads import open_history_reader, read_history, with_history
+from konsole.collect.table_reads import DEADLINE_S, LookupRequest, LookupRows, PreviewRequest
 from konsole.ui.state import MAX_EVENTS, ConsoleState, HistoryStatus
 
 # konsole.collect.history (and with it store and sqlite3) is imported where the history is read,
@@ -55,6 +57,9 @@ __all__ = [
     "Feed",
     "KvFunction",
     "LiveFeed",
+    "LookupFunction",
+    "LookupRequest",
+    "LookupRows",
     "NoClusterError",
     "PreviewRequest",
     "ScanFunction",
@@ -70,24 +75,9 @@ T = TypeVar("T")
 #: (partition id, partition name) of each partition a question is about ((None, None): none).
 Partitions = Sequence[tuple[int | None, str | None]]
 
-#: Seconds for one preview scan, connecting included (as ``konsole preview --timeout``).
-DEADLINE_S = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class PreviewRequest:
-    """One preview scan: ``(database, table)``, a partition or None, a row limit, tail
-    (the newest rows of a log) or not, and the scan's deadline."""
-
-    table: tuple[str, str]
-    partition: str | None
-    limit: int
-    tail: bool
-    deadline_s: float = DEADLINE_S
-
-
 #: What a static feed is given to answer :meth:`Feed.preview` and :meth:`Feed.kv_snapshots`.
 ScanFunction = Callable[[PreviewRequest], Awaitable["Preview"]]
+LookupFunction = Callable[[LookupRequest], Awaitable[LookupRows]]
 KvFunction = Callable[[str, Partitions], Awaitable[dict["BucketKey", str]]]
 
 
@@ -125,6 +115,10 @@ class Feed(Protocol):
         unreachable cluster, :class:`NoClusterError`)."""
         ...
 
+    async def lookup(self, request: LookupRequest) -> LookupRows:
+        """The rows of one key (or prefix) lookup, masked; raises as :meth:`preview`."""
+        ...
+
     async def kv_snapshots(self, table_path: str, partitions: Partitions) -> dict[BucketKey, str]:
         """(partition id, bucket) -> ``snapshot id @ log offset`` of a primary-key table's
         latest KV snapshots, asked from the live cluster."""
@@ -147,6 +141,7 @@ class StaticFeed:
     #: Fakes answering the questions a live feed asks the cluster (None: no cluster).
     scan: ScanFunction | None = None
     kv: KvFunction | None = None
+    lookup_rows: LookupFunction | None = None
 
     async def run(self, publish: Publish) -> None:
         for i, state in enumerate(self.states):
@@ -158,7 +153,14 @@ class StaticFeed:
     async def preview(self, request: PreviewRequest) -> Preview:
         if self.scan is None:
             raise NoClusterError("no cluster to scan: this console has no connection profile")
-        return await self.scan(request)
+        masks = table_reads.masks_of(self.profile)
+        return table_reads.masked_preview(await self.scan(request), request, masks)
+
+    async def lookup(self, request: LookupRequest) -> LookupRows:
+        if self.lookup_rows is None:
+            raise NoClusterError("no cluster to ask: this console has no connection profile")
+        masks = table_reads.masks_of(self.profile)
+        return table_reads.masked_lookup(await self.lookup_rows(request), masks)
 
     async def kv_snapshots(self, table_path: str, partitions: Partitions) -> dict[BucketKey, str]:
         if self.kv is None:
@@ -312,24 +314,12 @@ class LiveFeed:
         return await connect_client(self.profile, request_timeout=request_timeout, retries=1)
 
     async def preview(self, request: PreviewRequest) -> Preview:
-        """Connect with the profile, preview, close (also when cancelled)."""
-        from fluss_proto.scan import preview_table
+        """Connect with the profile, preview (masked), close (konsole.collect.table_reads)."""
+        return await table_reads.preview(self._connect, request, self.profile.masks)
 
-        started = time.monotonic()
-        client = await self._connect(request_timeout=request.deadline_s)
-        try:
-            remaining = max(0.5, request.deadline_s - (time.monotonic() - started))
-            return await preview_table(
-                client,
-                request.table,
-                partition=request.partition,
-                limit=request.limit,
-                tail=request.tail,
-                deadline_s=remaining,
-            )
-        finally:
-            # Also on cancellation: preview_table has closed its scanner sessions by now.
-            await asyncio.shield(client.close())
+    async def lookup(self, request: LookupRequest) -> LookupRows:
+        """Connect with the profile, look up (masked), close (konsole.collect.table_reads)."""
+        return await table_reads.lookup(self._connect, request, self.profile.masks)
 
     async def kv_snapshots(self, table_path: str, partitions: Partitions) -> dict[BucketKey, str]:
         from fluss_proto.admin import FlussAdmin

@@ -63,7 +63,9 @@ def konsole_commands(app: ConsoleServices) -> list[Command]:
 
 class KonsoleCommands(Provider):
     def _commands(self) -> list[Command]:
-        return konsole_commands(services(self.app))
+        # The screen the palette was opened on may add its own (the Preview's lookup...).
+        own = getattr(self.screen, "palette_commands", None)
+        return (list(own()) if callable(own) else []) + konsole_commands(services(self.app))
 
     async def discover(self) -> Hits:
         for name, callback, help_text in self._commands():

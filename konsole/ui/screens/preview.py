@@ -8,6 +8,14 @@ as their digits, via :mod:`konsole.render.values`), and shown a page at a time; 
 are in the header. For log reads ``f`` follows the tail: a tail preview every few seconds,
 rows newer than the last offset seen per bucket appended, at most :data:`MAX_FOLLOW_ROWS`
 kept.
+
+``/`` opens the filter box (the language of ``konsole preview --where``, checked against the
+schema as typed: a parse error is one line under the box); the scan then sends the filter
+(with FetchLog where the server advertises it) and the head says rows scanned, rows matched
+and the batches the server skipped. ``l`` looks a key (or a bucket-key prefix) up
+(:class:`~konsole.ui.modals.lookup_dialog.LookupDialog`); its rows replace the page, escape
+goes back to the scan. Every answer comes masked (:mod:`konsole.collect.table_reads`); a
+profile with ``export = false`` has no export action.
 """
 
 from __future__ import annotations
@@ -23,18 +31,22 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.widgets import Static
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
+from konsole.collect.table_reads import LookupRequest, LookupRows, masks_of
+from konsole.export.mask import MASKED_TYPE_LABEL
 from konsole.render.values import cell_text, json_values, right_aligned, type_label
 from konsole.ui.feed import PreviewRequest
 from konsole.ui.modals.export_dialog import ExportDialog
+from konsole.ui.modals.lookup_dialog import LookupDialog, lookup_specs
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_cells import Cell, Left, Right
+from konsole.ui.widgets.text_input import TextInput
 
 if TYPE_CHECKING:
-    from fluss_proto.scan import Preview
+    from fluss_proto.scan import Preview, ScanReport
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -66,15 +78,20 @@ def page_rows_for(columns: int) -> int:
     return max(50, min(PAGE_ROWS, 6_000 // max(1, columns)))
 
 
-def preview_cells(result: Preview) -> list[tuple[str | None, ...]]:
-    """Every row of the preview as display texts (exact decimals, escaped newlines);
-    None is SQL NULL."""
+def preview_cells(result: Preview | LookupRows) -> list[tuple[str | None, ...]]:
+    """Every row of the preview (or lookup) as display texts (exact decimals, escaped
+    newlines); None is SQL NULL. A masked column is text whatever its table type."""
     table = result.table
     types = {c.name: c.type for c in result.info.schema.columns}
+    masked = {
+        f.name for f in table.schema if (f.metadata or {}).get(b"fluss.type") == MASKED_TYPE_LABEL
+    }
     columns = [
         [
             None if v is None else cell_text(v)
-            for v in json_values(table.column(i).combine_chunks(), types.get(name))
+            for v in json_values(
+                table.column(i).combine_chunks(), None if name in masked else types.get(name)
+            )
         ]
         for i, name in enumerate(table.column_names)
     ]
@@ -82,7 +99,7 @@ def preview_cells(result: Preview) -> list[tuple[str | None, ...]]:
 
 
 def _row_position(
-    result: Preview,
+    result: Preview | LookupRows,
 ) -> Callable[[tuple[str | None, ...]], tuple[str, str, int] | None]:
     """(partition, bucket, offset) of a rendered row of a log read; None without offsets."""
     names = result.table.column_names
@@ -98,6 +115,17 @@ def _row_position(
             return None
 
     return position
+
+
+def _filter_head(report: ScanReport) -> str:
+    """The head's filter line: the filter, rows scanned and matched, what the server skipped."""
+    text = (
+        f"where {report.filter} · {report.rows_scanned:,} row(s) scanned · "
+        f"{report.rows_read:,} matched · "
+    )
+    if report.filter_pushed is None:
+        return text + "not sent to the server"
+    return text + f"{report.server_skipped_runs:,} batch run(s) skipped by the server"
 
 
 class _PagedTable(KeyedGrid):
@@ -158,12 +186,14 @@ class PreviewScreen(ConsoleScreen):
         Binding("escape", "cancel_or_back", "Cancel/back"),
         Binding("n", "next_page", "Next page"),
         Binding("b", "previous_page", "Prev page", show=False),
+        Binding("l", "lookup", "Lookup"),
+        Binding("slash", "filter", "Filter", key_display="/"),
         Binding("f", "follow", "Follow tail"),
+        Binding("r", "rescan", "Rescan"),
+        Binding("x", "export", "Export"),
         Binding("right_square_bracket", "columns(1)", "More columns", key_display="]"),
         Binding("left_square_bracket", "columns(-1)", "Previous columns", show=False),
-        Binding("r", "rescan", "Rescan"),
         Binding("m", "more", "More rows", show=False),
-        Binding("x", "export", "Export"),
     ]
 
     def __init__(
@@ -177,7 +207,9 @@ class PreviewScreen(ConsoleScreen):
         self.table_path = table_path
         self.partition = partition
         self.limit = limit
-        self.result: Preview | None = None
+        self.result: Preview | LookupRows | None = None
+        #: The filter the scans send (``/``), None: every row.
+        self.where: str | None = None
         self.rows: list[tuple[str | None, ...]] = []
         self.page = 0
         self.page_rows = PAGE_ROWS
@@ -197,6 +229,12 @@ class PreviewScreen(ConsoleScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="preview-head")
+        yield TextInput(
+            placeholder="filter, e.g. amount > 1000 AND region IN ('eu') (enter: scan, "
+            "escape: close; empty: every row)",
+            id="preview-filter",
+        )
+        yield Static(id="preview-filter-error")
         yield Static(id="preview-error")
         yield _PagedTable(id="preview-rows", header_height=2)
         yield Static(id="preview-report")
@@ -215,7 +253,7 @@ class PreviewScreen(ConsoleScreen):
 
     def _request(self, *, tail: bool, limit: int) -> PreviewRequest:
         database, _, table = self.table_path.partition(".")
-        return PreviewRequest((database, table), self.partition, limit, tail)
+        return PreviewRequest((database, table), self.partition, limit, tail, where=self.where)
 
     def _start_scan(self) -> None:
         self._scanning = True
@@ -226,7 +264,9 @@ class PreviewScreen(ConsoleScreen):
     class Scanned(Message):
         """A scan ended with rows (rendered as display texts off the event loop)."""
 
-        def __init__(self, result: Preview, rows: list[tuple[str | None, ...]]) -> None:
+        def __init__(
+            self, result: Preview | LookupRows, rows: list[tuple[str | None, ...]]
+        ) -> None:
             super().__init__()
             self.result = result
             self.rows = rows
@@ -275,10 +315,13 @@ class PreviewScreen(ConsoleScreen):
 
     def _scan_failed(self, exc: BaseException) -> None:
         self._scanning = False
-        self.error = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
+        # one line: a filter or key error's text may carry a caret line under it
+        self.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         self._render_head()
 
-    def _show_result(self, result: Preview, rows: list[tuple[str | None, ...]]) -> None:
+    def _show_result(
+        self, result: Preview | LookupRows, rows: list[tuple[str | None, ...]]
+    ) -> None:
         self.result = result
         self.rows = rows
         self._position = _row_position(result)
@@ -367,10 +410,18 @@ class PreviewScreen(ConsoleScreen):
             if len(self._right) > COLUMN_WINDOW:
                 w = self._window()
                 t.append(f" · columns {w.start + 1}-{w.stop} of {len(self._right)} ([ ])")
-            report = self.result.report
-            t.append(" · tail" if report.tail else (" · PK scan" if report.primary_key else ""))
-            if self.following:
-                t.append("  FOLLOWING (f or escape stops)", style="bold green")
+            if isinstance(self.result, LookupRows):
+                t.append("\n")
+                t.append(self.result.headline(), style="bold")
+                t.append(" (escape: back to the scan)", style="dim")
+            else:
+                report = self.result.report
+                t.append(" · tail" if report.tail else (" · PK scan" if report.primary_key else ""))
+                if self.following:
+                    t.append("  FOLLOWING (f or escape stops)", style="bold green")
+                if report.filter is not None:
+                    t.append("\n")
+                    t.append(_filter_head(report), style="bold")
         elif self.error is None:
             t.append("no scan yet", style="dim")
         else:
@@ -451,11 +502,18 @@ class PreviewScreen(ConsoleScreen):
     # ------------------------------------------------------------------ actions
 
     def action_cancel_or_back(self) -> None:
+        box = self.query_one("#preview-filter", Input)
+        if box.has_focus:
+            self._close_filter()
+            return
         if self._scanning:
             self.workers.cancel_group(self, "preview-scan")
             return
         if self.following:
             self._stop_follow()
+            return
+        if isinstance(self.result, LookupRows):
+            self._start_scan()  # back from a lookup's rows to the scan's
             return
         self.app.pop_screen()
 
@@ -497,12 +555,133 @@ class PreviewScreen(ConsoleScreen):
         self.limit = min(MAX_LIMIT, self.limit * 4)
         self.action_rescan()
 
+    @property
+    def export_allowed(self) -> bool:
+        """False under a profile with ``export = false``: rows are shown, never written."""
+        profile = self.konsole.feed.profile
+        return profile is None or profile.export
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # export = false: hidden from the footer, the help and the palette
+        return action != "export" or self.export_allowed
+
+    def palette_commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        """This screen's commands for the command palette."""
+        commands: list[tuple[str, Callable[[], object], str]] = [
+            ("Lookup a key…", self.action_lookup, "rows of this table by primary key"),
+            ("Filter rows…", self.action_filter, "the scan keeps rows matching an expression"),
+        ]
+        if self.export_allowed:
+            commands.append(("Export rows…", self.action_export, "write the rows to a file"))
+        return commands
+
+    # ------------------------------------------------------------------ filter box
+
+    def action_filter(self) -> None:
+        box = self.query_one("#preview-filter", Input)
+        box.value = self.where or ""
+        box.display = True
+        box.focus()
+
+    def _close_filter(self) -> None:
+        self.query_one("#preview-filter", Input).display = False
+        self._filter_error(None)
+        self.query_one(_PagedTable).focus()
+
+    def _filter_error(self, text: str | None) -> None:
+        box = self.query_one("#preview-filter-error", Static)
+        box.display = text is not None
+        box.update(Text(f"filter: {text}" if text else ""))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "preview-filter":
+            return
+        event.stop()
+        text = event.value.strip() or None
+        problem = self._filter_problem(text)
+        if problem is not None:
+            self._filter_error(problem)
+            return
+        self.where = text
+        self._close_filter()
+        if self.following:
+            self._stop_follow()
+        self._start_scan()
+
+    def _filter_problem(self, text: str | None) -> str | None:
+        """Why ``text`` cannot filter this table (parsed against the schema of the last
+        read; a masked column refused), or None. Without a schema yet the scan judges it."""
+        if text is None or self.result is None:
+            return None
+        from fluss_proto.errors import FilterError
+        from fluss_proto.filter import columns_of, parse_filter
+
+        try:
+            parsed = parse_filter(text, self.result.info.schema)
+        except FilterError as exc:
+            return str(exc).splitlines()[0]
+        masks = masks_of(self.konsole.feed.profile)
+        hidden = sorted(c for c in columns_of(parsed.predicate) if masks.masked(self.table_path, c))
+        if hidden:
+            return f"column(s) {', '.join(hidden)} are masked: they cannot be filtered on"
+        return None
+
+    # ------------------------------------------------------------------ lookup
+
+    def action_lookup(self) -> None:
+        result = self.result
+        if result is None:
+            self.notify("the table is not read yet: look up once the scan is shown")
+            return
+        from fluss_proto.errors import InputError, UnsupportedTableError
+
+        try:
+            key, prefix = lookup_specs(result.info)
+        except (InputError, UnsupportedTableError) as exc:
+            self.notify(str(exc).splitlines()[0], severity="warning")
+            return
+        masks = masks_of(self.konsole.feed.profile)
+
+        def chosen(request: LookupRequest | None) -> None:
+            if request is not None:
+                self._start_lookup(request)
+
+        self.app.push_screen(LookupDialog(result.info, key, prefix, masks), chosen)
+
+    def _start_lookup(self, request: LookupRequest) -> None:
+        if self.following:
+            self._stop_follow()
+        self._scanning = True
+        self.error = None
+        self._render_head()
+        self._scan_worker = self._run_lookup(request)
+
+    @work(exclusive=True, group="preview-scan", exit_on_error=False)
+    async def _run_lookup(self, request: LookupRequest) -> None:
+        try:
+            result = await self.konsole.feed.lookup(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # shown on the screen: a key the server refused...
+            self.post_message(self.ScanFailed(exc))
+            return
+        rows = await asyncio.to_thread(preview_cells, result)
+        self.post_message(self.Scanned(result, rows))
+
+    # ------------------------------------------------------------------ export
+
     def action_export(self) -> None:
         """Write the rows read (every page, not only the one shown) to a file, through
         the same writers as ``konsole preview --output`` (:mod:`konsole.export`)."""
+        if not self.export_allowed:
+            self.notify("this profile forbids export (export = false)", severity="warning")
+            return
         result = self.result
         if result is None:
             self.notify("nothing to export yet", severity="warning")
+            return
+        if isinstance(result, LookupRows):
+            self.notify("a lookup is exported with konsole lookup --output", severity="warning")
             return
         suggested = f"{self.table_path.replace('.', '_')}.csv"
 
