@@ -38,11 +38,15 @@ demo: jars
 	$(BIN)/konsole demo $(if $(DEMO_FLUSS_HOME),--fluss-home $(DEMO_FLUSS_HOME),--version $(FLUSS_VERSION)) $(if $(INCIDENT),--incident)
 
 # The whole suite: unit, fuzz (CI profile) and live tests on both server generations
-# (0.9.1-incubating from Maven, the 1.0 line from TEST_FLUSS_HOME).
+# (0.9.1-incubating from Maven, the 1.0 line from TEST_FLUSS_HOME). The tests without a
+# server run on every core (a file per worker: a file's tests share its fixtures); the
+# live and system tests run one at a time, as their clusters and mounts are shared.
+TEST_ENV := KONSOLE_TEST_FLUSS_VERSION=$(FLUSS_VERSION) \
+	KONSOLE_TEST_FLUSS_HOME=$(abspath $(TEST_FLUSS_HOME))
 test: jars lint
-	KONSOLE_TEST_FLUSS_VERSION=$(FLUSS_VERSION) \
-	KONSOLE_TEST_FLUSS_HOME=$(abspath $(TEST_FLUSS_HOME)) \
-	$(BIN)/python -m pytest
+	$(TEST_ENV) $(BIN)/python -m pytest --numprocesses auto --maxprocesses 4 --dist loadfile \
+		tests/unit tests/pilot snapshots
+	$(TEST_ENV) $(BIN)/python -m pytest tests/system tests/live
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit
