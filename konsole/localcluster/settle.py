@@ -50,14 +50,26 @@ class SettledConnection:
     (or :meth:`note_written`) says which table the flush before closing goes through.
     """
 
-    def __init__(self, conn: fluss.FlussConnection) -> None:
+    def __init__(self, conn: fluss.FlussConnection, config: fluss.Config | None = None) -> None:
         self.conn = conn
+        self.config = config
         self._written: fluss.FlussTable | None = None
 
     @classmethod
     async def open(cls, config: fluss.Config, timeout_s: float) -> SettledConnection:
         """A new connection, its creation bounded by ``timeout_s``."""
-        return cls(await asyncio.wait_for(fluss.FlussConnection.create(config), timeout_s))
+        return cls(await asyncio.wait_for(fluss.FlussConnection.create(config), timeout_s), config)
+
+    async def reopen(self, timeout_s: float) -> None:
+        """Go on with a new connection (same config) after this one's writer hung: a table
+        written moments after its creation may never be sent to (seen on 0.9.1), and every
+        later write of that connection hangs too. The old one keeps its undelivered records,
+        so it is kept referenced, never closed (module docs)."""
+        if self.config is None:
+            raise RuntimeError("a connection made without its config cannot be reopened")
+        fresh = await asyncio.wait_for(fluss.FlussConnection.create(self.config), timeout_s)
+        _KEPT.append(self.conn)
+        self.conn, self._written = fresh, None
 
     def get_admin(self) -> fluss.FlussAdmin:
         return self.conn.get_admin()

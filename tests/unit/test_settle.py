@@ -128,3 +128,29 @@ def test_the_table_for_writing_is_the_one_flushed_at_close() -> None:
     got = asyncio.run(wrapper.table_for_writing("db.t", 1.0))  # type: ignore[arg-type]
     assert got is conn.table and conn.table.made == []
     assert close(wrapper) and conn.closed and conn.table.made == ["upsert"]
+
+
+def test_reopen_keeps_the_hung_connection_and_goes_on_with_a_new_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[object] = []
+    fresh = Conn()
+
+    async def create(config: object) -> Conn:
+        made.append(config)
+        return fresh
+
+    monkeypatch.setattr(fluss.FlussConnection, "create", create)
+    hung, before = Conn(), settle.kept()
+    wrapper = settle.SettledConnection(hung, config="cfg")  # type: ignore[arg-type]
+    written(wrapper, Table("stuck"))
+    asyncio.run(wrapper.reopen(1.0))
+    assert made == ["cfg"] and wrapper.conn is fresh
+    assert settle.kept() == before + 1 and not hung.closed
+    assert close(wrapper) and fresh.closed  # the hung table is not flushed through the new one
+
+
+def test_a_connection_without_its_config_cannot_be_reopened() -> None:
+    _, wrapper = wrap()
+    with pytest.raises(RuntimeError, match="config"):
+        asyncio.run(wrapper.reopen(1.0))
