@@ -54,6 +54,8 @@ class SettledConnection:
         self.conn = conn
         self.config = config
         self._written: fluss.FlussTable | None = None
+        #: The connection given up by :meth:`abandon` (never closed through this wrapper).
+        self._abandoned: fluss.FlussConnection | None = None
 
     @classmethod
     async def open(cls, config: fluss.Config, timeout_s: float) -> SettledConnection:
@@ -68,8 +70,14 @@ class SettledConnection:
         if self.config is None:
             raise RuntimeError("a connection made without its config cannot be reopened")
         fresh = await asyncio.wait_for(fluss.FlussConnection.create(self.config), timeout_s)
+        self.abandon()
+        self.conn = fresh
+
+    def abandon(self) -> None:
+        """Give the connection up as it is (its writer hung): neither flushed nor closed,
+        kept referenced (module docs); :meth:`close_settled` leaves it alone."""
         _KEPT.append(self.conn)
-        self.conn, self._written = fresh, None
+        self._written, self._abandoned = None, self.conn
 
     def get_admin(self) -> fluss.FlussAdmin:
         return self.conn.get_admin()
@@ -90,8 +98,11 @@ class SettledConnection:
     async def close_settled(self, timeout_s: float) -> bool:
         """Flushes what was written and closes, each step bounded by ``timeout_s``.
 
-        False: the flush did not finish, so the connection was kept open (module docs).
+        False: the flush did not finish, so the connection was kept open (module docs), or
+        it was given up already (:meth:`abandon`).
         """
+        if self.conn is self._abandoned:
+            return False
         table, self._written = self._written, None
         if table is not None:
             writer = (

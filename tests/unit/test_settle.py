@@ -154,3 +154,13 @@ def test_a_connection_without_its_config_cannot_be_reopened() -> None:
     _, wrapper = wrap()
     with pytest.raises(RuntimeError, match="config"):
         asyncio.run(wrapper.reopen(1.0))
+
+
+def test_an_abandoned_connection_is_kept_and_has_nothing_left_to_flush() -> None:
+    (conn, wrapper), before = wrap(), settle.kept()
+    table = Table("stuck")
+    written(wrapper, table)
+    wrapper.abandon()
+    assert settle.kept() == before + 1 and not conn.closed
+    assert close(wrapper, timeout_s=0.01) is False  # given up: neither flushed nor closed
+    assert table.made == [] and not conn.closed
