@@ -64,7 +64,7 @@ class SettledConnection:
 
     async def reopen(self, timeout_s: float) -> None:
         """Go on with a new connection (same config) after this one's writer hung: a table
-        written moments after its creation may never be sent to (seen on 0.9.1), and every
+        written moments after its creation may never be sent to (seen on both lines), and every
         later write of that connection hangs too. The old one keeps its undelivered records,
         so it is kept referenced, never closed (module docs)."""
         if self.config is None:

@@ -213,8 +213,8 @@ async def write_rows(
         await write_table_rows(table, rows, _FIRST_UPSERT_TIMEOUT_S)
     except TimeoutError:
         # pyfluss's writer can hang for good on a table created moments ago even after its
-        # leaders answer (seen once on 0.9.1 in a whole suite); upserts are idempotent, so
-        # they go again through a new connection (SettledConnection.reopen)
+        # leaders answer (seen in whole suites on both lines, nothing sent); upserts are
+        # idempotent, so they go again through a new connection (SettledConnection.reopen)
         await conn.reopen(_ADMIN_TIMEOUT_S)
         table = await conn.table_for_writing(table_path, _ADMIN_TIMEOUT_S)
         await write_table_rows(table, rows, _WRITE_TIMEOUT_S)
