@@ -57,6 +57,7 @@ ALERTNAMES: Final[Mapping[str, str]] = MappingProxyType(
         "coordinator": "FlussCoordinatorDown",
         "standby": "FlussStandbyCoordinatorUnreachable",
         "server_unreachable": "FlussTabletServerUnreachable",
+        "server_gone": "FlussTabletServerDown",
         "leaders": "FlussBucketsOffline",
         "replicas_offline": "FlussTabletServerDown",
         "cluster_health": "FlussClusterHealthDegraded",
