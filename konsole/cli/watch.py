@@ -35,6 +35,7 @@ from konsole.cli.options import (
 from konsole.cli.signals import run_until_signalled
 from konsole.collect.connect import build_poller
 from konsole.collect.profiles import Profile, ProfileError
+from konsole.collect.server_memory import remember
 from konsole.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ async def _watch(
     profile: Profile, interval: float | None, fmt: str, max_polls: int | None, history: Path | None
 ) -> bool:
     """Whether any poll reached the cluster (or it was stopped before ``max_polls``)."""
-    poller, release = build_poller(profile, interval)
+    poller, release = remember(build_poller(profile, interval), history)
     reached: list[bool] = []
 
     async def body(stop: asyncio.Event) -> None:

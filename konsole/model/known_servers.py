@@ -25,8 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from fluss_proto.model import ClusterView
+if TYPE_CHECKING:
+    from fluss_proto.model import ClusterView
 
 __all__ = ["GoneServer", "KnownBy", "KnownServer", "KnownServers"]
 
