@@ -130,7 +130,8 @@ def remember(
     into it later; the release closes that feed too."""
     poller, release = built
     poller.seed_known(recall(history, poller.known))
-    feed = RetirementFeed(history) if history is not None and history.is_file() else None
+    # The file may be made later (a first `record`, an admin's audit): the feed reads it then.
+    feed = RetirementFeed(history) if history is not None else None
     if feed is not None:
         poller.follow_retirements(feed.look)
 
