@@ -370,17 +370,19 @@ async def test_a_dead_empty_tablet_server_is_never_ok_until_it_returns(
             if time.monotonic() - killed_at >= 10:
                 break
             await asyncio.sleep(0.1)
+        # -t 30: the check's own bound is not what is judged here, and a loaded CI box
+        # took more than 10 s for one (its bound is issue 38's other part)
         plain = await asyncio.to_thread(
-            run_konsole, "check", "--bootstrap", listed, "-t", "10", env=env, timeout=30
+            run_konsole, "check", "--bootstrap", listed, "-t", "30", env=env, timeout=60
         )
         assert plain.returncode in (1, 2), plain.stdout
         assert plain.stdout.startswith(f"FLUSS WARNING: bootstrap {t1}: "), plain.stdout
         known = await asyncio.to_thread(
             run_konsole,
-            *("check", "--bootstrap", listed, "--history", str(history), "-t", "10"),
+            *("check", "--bootstrap", listed, "--history", str(history), "-t", "30"),
             *("--format", "json"),
             env=env,
-            timeout=30,
+            timeout=60,
         )
         assert known.returncode in (1, 2), known.stdout
         result = json.loads(known.stdout)
@@ -422,17 +424,15 @@ async def test_a_drained_stopped_and_retired_server_leaves_no_finding(
     try:
 
         def check() -> subprocess.CompletedProcess[str]:
-            return run_konsole("check", *where, "-t", "10", "--format", "json", env=env)
+            return run_konsole("check", *where, "-t", "30", "--format", "json", env=env)
 
-        for _ in range(60):  # the coordinator drops a stopped server within seconds
-            judged = await asyncio.to_thread(check)
-            if ("server_gone", tablet(2)) in findings_of(judged):
-                break
-            await asyncio.sleep(0.5)
-        assert judged.returncode in (1, 2) and ("server_gone", tablet(2)) in findings_of(judged)
+        # the watch (this process's memory) names it once the coordinator dropped it; the
+        # check (the history's memory) then too
         await watched.watch.wait_health(
             mark, "naming tablet-server 2 gone", gone_finding(tablet(2))
         )
+        judged = await asyncio.to_thread(check)
+        assert judged.returncode in (1, 2) and ("server_gone", tablet(2)) in findings_of(judged)
         retired = await asyncio.to_thread(
             run_konsole,
             *("admin", "server", "retire", "2", "--yes", "--allow-writes"),
