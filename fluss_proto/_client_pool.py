@@ -27,6 +27,7 @@ from fluss_proto.errors import (
     AuthenticationError,
     ConnectionClosedError,
     ConnectionFailedError,
+    ConnectTimeoutError,
     FlussError,
     RequestTimeoutError,
     ServerError,
@@ -136,7 +137,7 @@ class ConnectionPool:
         known = self._silent.get(address)
         if known is not None and isinstance(exc, (ConnectionFailedError, RequestTimeoutError)):
             return known.repeated()
-        if not isinstance(exc, RequestTimeoutError):
+        if not isinstance(exc, (RequestTimeoutError, ConnectTimeoutError)):
             return exc
         silent = ServerSilentError(address, seconds, api)
         silent.__cause__ = exc
@@ -263,12 +264,20 @@ class ConnectionPool:
             if stale is not None:
                 await stale.close()  # already shut down; this reaps its reader task
             host, port = split_address(target.address)
-            conn = await Connection.open(
-                host,
-                port,
-                connect_timeout=self.connect_timeout,
-                request_timeout=self.request_timeout,
-            )
+            try:
+                conn = await Connection.open(
+                    host,
+                    port,
+                    connect_timeout=self.connect_timeout,
+                    request_timeout=self.request_timeout,
+                )
+            except ConnectTimeoutError as exc:  # a black-holed address: silent too
+                silenced = await self._silenced(
+                    target.address, exc, self.connect_timeout, "CONNECT"
+                )
+                if silenced is exc:
+                    raise
+                raise silenced from exc
             try:
                 info = await self._handshake(conn, target)
                 if self._closed:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 __all__ = [
     "AuthenticationError",
+    "ConnectTimeoutError",
     "ConnectionClosedError",
     "ConnectionFailedError",
     "ConnectionFailure",
@@ -87,6 +88,10 @@ class ConnectionClosedError(ConnectionFailedError):
 
 class UnreachableError(ConnectionFailedError):
     """No connection could be opened to any of the given servers."""
+
+
+class ConnectTimeoutError(UnreachableError):
+    """No TCP connection within the connect timeout (a black-holed address or network)."""
 
 
 class CoordinatorUnknownError(UnreachableError):
