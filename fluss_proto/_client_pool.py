@@ -26,8 +26,12 @@ from fluss_proto.connection import Connection, WireRequest
 from fluss_proto.errors import (
     AuthenticationError,
     ConnectionClosedError,
+    ConnectionFailedError,
+    ConnectTimeoutError,
     FlussError,
+    RequestTimeoutError,
     ServerError,
+    ServerSilentError,
     UnsupportedByServerError,
     short_reason,
 )
@@ -69,14 +73,26 @@ class ConnectionPool:
     """Connections per server address, their handshake, and requests on the wire.
 
     Knows nothing of the cluster's shape: callers say which server (:class:`Target`).
+
+    With ``quarantine``, a server that lets a request (or the handshake) time out is
+    *silent* until :meth:`new_round`: its connection is closed (a stopped peer's socket is
+    not reused; the next round connects again) and every request to it fails at once with
+    :class:`ServerSilentError`, so one hung server costs one timeout per round.
     """
 
     def __init__(
-        self, *, connect_timeout: float, request_timeout: float, sasl: SaslPlain | None
+        self,
+        *,
+        connect_timeout: float,
+        request_timeout: float,
+        sasl: SaslPlain | None,
+        quarantine: bool = False,
     ) -> None:
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.sasl = sasl
+        self.quarantine = quarantine
+        self._silent: dict[str, ServerSilentError] = {}
         #: Every API key put on the wire, with counts (handshakes included).
         self.sent_api_keys: Counter[ApiKey] = Counter()
         self._slots: dict[str, _Slot] = {}
@@ -95,6 +111,43 @@ class ConnectionPool:
     def connected_servers(self) -> list[str]:
         """Addresses with an open connection."""
         return [addr for addr, slot in self._slots.items() if slot.ready()]
+
+    @property
+    def silent(self) -> Mapping[str, ServerSilentError]:
+        """Address -> how it went silent in this round (only with ``quarantine``)."""
+        return MappingProxyType(self._silent)
+
+    def new_round(self) -> None:
+        """Forget the silent servers: each is asked again (on a new connection)."""
+        self._silent.clear()
+
+    def _check_silent(self, address: str) -> None:
+        silent = self._silent.get(address)
+        if silent is not None:
+            raise silent.repeated()
+
+    async def _silenced(
+        self, address: str, exc: FlussError, seconds: float, api: str
+    ) -> FlussError:
+        """What a request to ``address`` that failed with ``exc`` raises: with quarantine,
+        a timeout makes the server silent (its connection closed), and a connection closed
+        under a silent server's request is that silence too."""
+        if not self.quarantine:
+            return exc
+        known = self._silent.get(address)
+        if known is not None and isinstance(exc, (ConnectionFailedError, RequestTimeoutError)):
+            return known.repeated()
+        if not isinstance(exc, (RequestTimeoutError, ConnectTimeoutError)):
+            return exc
+        silent = ServerSilentError(address, seconds, api)
+        silent.__cause__ = exc
+        self._silent[address] = silent
+        log.debug("%s is silent for this round: %s", address, short_reason(exc))
+        slot = self._slots.get(address)
+        if slot is not None and slot.conn is not None:
+            conn, slot.conn, slot.info = slot.conn, None, None
+            await conn.close()  # bounded; pending requests on it fail at once
+        return silent
 
     def is_ready(self, address: str) -> bool:
         slot = self._slots.get(address)
@@ -122,6 +175,12 @@ class ConnectionPool:
             raw = await conn.request(int(key), version, body, timeout=timeout, api_name=key.name)
         except AuthenticationError as exc:
             raise self._explain_auth(exc, target) from exc
+        except (RequestTimeoutError, ConnectionFailedError) as exc:
+            limit = self.request_timeout if timeout is None else timeout
+            silenced = await self._silenced(target.address, exc, limit, key.name)
+            if silenced is exc:
+                raise
+            raise silenced from exc
         return messages.decode_response(key, raw)
 
     async def request_group(
@@ -156,8 +215,10 @@ class ConnectionPool:
             raws = await conn.request_many(wire, timeout=timeout)
         except FlussError as exc:  # closed before anything was written
             raws = [exc] * len(wire)
+        limit = self.request_timeout if timeout is None else timeout
         for index, raw in zip(sent, raws, strict=True):
             if isinstance(raw, FlussError):
+                raw = await self._silenced(target.address, raw, limit, items[index][0].name)
                 out[index] = self._explain_auth(raw, target)
                 continue
             try:
@@ -187,6 +248,7 @@ class ConnectionPool:
         """The ready connection to ``target``, opening and handshaking it if needed."""
         if self._closed:
             raise ConnectionClosedError("the client is closed")
+        self._check_silent(target.address)
         slot = self._slots.get(target.address)
         if slot is None:
             slot = self._slots[target.address] = _Slot()
@@ -197,20 +259,37 @@ class ConnectionPool:
             if slot.ready():
                 assert slot.conn is not None and slot.info is not None
                 return slot.conn, slot.info
+            self._check_silent(target.address)  # went silent while we waited for the lock
             stale, slot.conn, slot.info = slot.conn, None, None
             if stale is not None:
                 await stale.close()  # already shut down; this reaps its reader task
             host, port = split_address(target.address)
-            conn = await Connection.open(
-                host,
-                port,
-                connect_timeout=self.connect_timeout,
-                request_timeout=self.request_timeout,
-            )
+            try:
+                conn = await Connection.open(
+                    host,
+                    port,
+                    connect_timeout=self.connect_timeout,
+                    request_timeout=self.request_timeout,
+                )
+            except ConnectTimeoutError as exc:  # a black-holed address: silent too
+                silenced = await self._silenced(
+                    target.address, exc, self.connect_timeout, "CONNECT"
+                )
+                if silenced is exc:
+                    raise
+                raise silenced from exc
             try:
                 info = await self._handshake(conn, target)
                 if self._closed:
                     raise ConnectionClosedError("the client is closed")
+            except RequestTimeoutError as exc:
+                await conn.close()
+                silenced = await self._silenced(
+                    target.address, exc, self.connect_timeout, ApiKey.API_VERSIONS.name
+                )
+                if silenced is exc:
+                    raise
+                raise silenced from exc
             except BaseException:
                 await conn.close()
                 raise

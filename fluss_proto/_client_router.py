@@ -101,7 +101,7 @@ class MetadataRouter:
         """Refresh from one server: a live tablet server first, then the coordinator, then
         the bootstrap list; none of the addresses in ``avoid``."""
         request = request if request is not None else pb.MetadataRequest()
-        avoid = frozenset(avoid)
+        avoid = frozenset(avoid) | self._pool.silent.keys()
         servers_only = not (request.table_path or request.partitions_path or request.partitions_id)
         generation = self._generation
         async with self._lock:
@@ -210,7 +210,12 @@ class MetadataRouter:
 
     def _pick_any(self, key: ApiKey, failed: set[str]) -> Target | None:
         md = self._metadata
-        untried = [s for s in md.tablet_servers.values() if s.address not in failed]
+        silent = self._pool.silent
+        untried = [
+            s
+            for s in md.tablet_servers.values()
+            if s.address not in failed and s.address not in silent
+        ]
         recorded = self._pool.api_versions
         candidates = []
         for server in untried:

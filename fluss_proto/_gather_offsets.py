@@ -30,7 +30,7 @@ from fluss_proto.api_keys import ApiKey
 from fluss_proto.error_codes import (
     LeaderNotAvailableError,
 )
-from fluss_proto.errors import FlussError
+from fluss_proto.errors import FlussError, RequestTimeoutError
 
 
 class OffsetsPlanner:
@@ -156,7 +156,8 @@ class OffsetsPlanner:
         }
 
     def _fetch_failed(self, leader: int, key: Key, err: FlussError) -> None:
-        if needs_refresh(err):
+        if needs_refresh(err) or isinstance(err, RequestTimeoutError):
+            # a leader that did not answer in time is not asked again in this gather
             self._take(_LATEST, leader, key, None, err)
         elif key in self._state.leaders:
             # e.g. no READ permission, or our fetch offset out of range: ask ListOffsets

@@ -90,6 +90,7 @@ from fluss_proto.errors import (
     AuthenticationError,
     ConnectionClosedError,
     CoordinatorUnknownError,
+    ServerSilentError,
     UnknownNodeError,
     short_reason,
 )
@@ -147,6 +148,7 @@ class ClientOptions(TypedDict, total=False):
     request_timeout: float
     retries: int
     retry_backoff: float
+    quarantine: bool
 
 
 class FlussClient:
@@ -162,8 +164,13 @@ class FlussClient:
         request_timeout: float = 30.0,
         retries: int = 2,
         retry_backoff: float = 0.1,
+        quarantine: bool = False,
     ) -> None:
-        """Set up without any I/O; :meth:`connect` is the usual entry point."""
+        """Set up without any I/O; :meth:`connect` is the usual entry point.
+
+        ``quarantine``: a server that lets a request time out fails every later request at
+        once until :meth:`new_round` (a poller's client: one hung server costs one timeout
+        per poll; see :class:`~fluss_proto._client_pool.ConnectionPool`)."""
         if retries < 0:
             raise ValueError("retries must not be negative")
         if sasl is not None and not isinstance(sasl, SaslPlain):
@@ -171,7 +178,10 @@ class FlussClient:
         self.bootstrap_servers: tuple[str, ...] = tuple(parse_bootstrap(bootstrap))
         self._write_keys = write_grant(allow_writes)
         self._pool = ConnectionPool(
-            connect_timeout=connect_timeout, request_timeout=request_timeout, sasl=sasl
+            connect_timeout=connect_timeout,
+            request_timeout=request_timeout,
+            sasl=sasl,
+            quarantine=quarantine,
         )
         self._router = MetadataRouter(self._pool, self.bootstrap_servers, random.Random())
         self._retry = RetryPolicy(self._pool, self._router, retries=retries, backoff=retry_backoff)
@@ -243,6 +253,15 @@ class FlussClient:
     @property
     def closed(self) -> bool:
         return self._pool.closed
+
+    @property
+    def silent_servers(self) -> Mapping[str, ServerSilentError]:
+        """Addresses that gave no answer in this round, and how (``quarantine`` only)."""
+        return self._pool.silent
+
+    def new_round(self) -> None:
+        """Start a round (a poll): servers silent in the last one are asked again."""
+        self._pool.new_round()
 
     @property
     def allow_writes(self) -> bool:

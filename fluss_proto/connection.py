@@ -30,6 +30,7 @@ from fluss_proto._inflight import InFlight
 from fluss_proto.cluster import format_address
 from fluss_proto.errors import (
     ConnectionClosedError,
+    ConnectTimeoutError,
     FlussError,
     ProtocolError,
     RequestTimeoutError,
@@ -155,7 +156,7 @@ class Connection:
             async with asyncio.timeout(connect_timeout):
                 reader, writer = await asyncio.open_connection(host, port, limit=_STREAM_LIMIT)
         except TimeoutError:
-            raise UnreachableError(
+            raise ConnectTimeoutError(
                 f"could not connect to {address}: timed out after {connect_timeout}s"
             ) from None
         except OSError as exc:

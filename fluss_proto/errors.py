@@ -18,6 +18,7 @@ from __future__ import annotations
 
 __all__ = [
     "AuthenticationError",
+    "ConnectTimeoutError",
     "ConnectionClosedError",
     "ConnectionFailedError",
     "ConnectionFailure",
@@ -39,6 +40,7 @@ __all__ = [
     "RequestTimeoutError",
     "SchemaMismatchError",
     "ServerError",
+    "ServerSilentError",
     "TableJsonError",
     "UnknownNodeError",
     "UnreachableError",
@@ -88,6 +90,10 @@ class UnreachableError(ConnectionFailedError):
     """No connection could be opened to any of the given servers."""
 
 
+class ConnectTimeoutError(UnreachableError):
+    """No TCP connection within the connect timeout (a black-holed address or network)."""
+
+
 class CoordinatorUnknownError(UnreachableError):
     """No server could name the coordinator (none answered, or none knows it yet)."""
 
@@ -100,6 +106,26 @@ class RequestTimeoutError(FlussError):
     """No response arrived within the request timeout."""
 
     retriable = True
+
+
+class ServerSilentError(RequestTimeoutError):
+    """A server gave no answer within ``seconds`` (a request or the handshake timed out).
+
+    A client that quarantines silent servers raises it at once for every later request to
+    ``address`` until its next round (``FlussClient.new_round``): one hung server costs
+    one wait per round, not one per request."""
+
+    def __init__(self, address: str, seconds: float, api: str, *, again: bool = False) -> None:
+        self.address = address
+        self.seconds = seconds
+        self.api = api
+        self.again = again
+        where = "earlier in this round, not asked again" if again else api
+        super().__init__(f"{address} gave no answer within {seconds:g} s ({where})")
+
+    def repeated(self) -> ServerSilentError:
+        """The error a later request to the same server fails with, at once."""
+        return ServerSilentError(self.address, self.seconds, self.api, again=True)
 
 
 class UnsupportedByServerError(FlussError):

@@ -46,15 +46,10 @@ WATCHDOG_MARGIN: Final = 0.15
 #: Of the time left when the poll starts, the share the poll may use (the rest: a second
 #: metrics look for KV rejections, rendering, closing connections).
 POLL_SHARE: Final = 0.8
-#: One request's share of the poll. A silent (SIGSTOPped) server can be met four times in
-#: a row: the client's warm-up, the gather's ApiVersions, its FetchLog, and the one re-ask
-#: after fresh metadata; the poll must still end with what the other servers said
-#: instead of timing out as a whole.
-REQUEST_SHARE: Final = 0.2
-#: No retries (the client's default is 2): against a silent server every attempt redoes
-#: the handshake and waits a whole request timeout; one look cannot afford that. The
-#: gather still asks a tablet server when the coordinator does not answer.
-RETRIES: Final = 0
+#: One retry (the client's default is 2): a server that timed out is not asked again in
+#: the look (the poller's per-server deadline and the client's quarantine), so a retry
+#: costs a wait only on another server; a request meant for any server goes elsewhere.
+RETRIES: Final = 1
 #: Seconds between the two metrics looks that tell whether KV rejections are rising.
 KV_WINDOW: Final = 1.0
 #: konsole.render.check.FORMATS, repeated so that importing the CLI does not import the check
@@ -199,11 +194,12 @@ def build_check_poller(
     """A poller for one bounded look; returns it, its scraper, the endpoints function and
     the list the connect step fills with rejected-credential messages."""
     from konsole.collect.connect import assemble_poller
-    from konsole.collect.poller import PollerConfig
+    from konsole.collect.poller import PollerConfig, server_deadline
 
-    # Rounded: the values show up in error texts ("timed out after 0.87s").
-    request_timeout = round(max(0.1, min(profile.request_timeout, poll_timeout * REQUEST_SHARE)), 2)
-    connect_timeout = round(max(0.1, min(profile.connect_timeout, poll_timeout * REQUEST_SHARE)), 2)
+    # Each server's deadline, the one rule of every poll (rounded: it shows in findings).
+    server_timeout = server_deadline(poll_timeout, profile.server_timeout)
+    request_timeout = min(profile.request_timeout, server_timeout)
+    connect_timeout = min(profile.connect_timeout, server_timeout)
     side_timeout = round(max(0.1, poll_timeout * 0.5), 2)
     config = PollerConfig.from_profile(
         profile,

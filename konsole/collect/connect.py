@@ -147,8 +147,9 @@ def assemble_poller(
     retries: int | None = None,
 ) -> LivePoller:
     """The live poller of ``profile``: a client factory, the coordinator probe and the
-    metrics scrape, with these timeouts. Reads the profile's password variable now: a
-    missing one is bad configuration, not a failed poll."""
+    metrics scrape, with these timeouts, none longer than the poll's per-server deadline
+    (``config.server_timeout``). Reads the profile's password variable now: a missing one
+    is bad configuration, not a failed poll."""
     from fluss_proto.client import FlussClient
     from fluss_proto.coordinators import probe_coordinators
     from fluss_proto.errors import AuthenticationError
@@ -159,7 +160,9 @@ def assemble_poller(
     from konsole.collect.target import connect_client
 
     sasl = profile.sasl()
-    scraper = Scraper(timeout=scrape_timeout)
+    scraper = Scraper(timeout=min(scrape_timeout, config.server_timeout))
+    request_timeout = min(request_timeout, config.server_timeout)
+    connect_timeout = min(connect_timeout, config.server_timeout)
     rejected: list[str] = []
 
     async def connect() -> FlussClient:
@@ -170,6 +173,7 @@ def assemble_poller(
                 connect_timeout=connect_timeout,
                 retries=retries,
                 sasl=sasl,
+                quarantine=True,
             )
         except AuthenticationError as exc:
             rejected.append(str(exc))

@@ -20,6 +20,13 @@ polls); it is bounded by the poll timeout and cancelled by :meth:`Poller.aclose`
 commands (``storage_inline``) wait for it within the poll instead. A good poll's capacity
 part (``konsole.collect.capacity``: the servers' write limits, data dirs and forecasts) is
 made within the poll, in what is left of its time.
+
+Each server has its own deadline inside the poll's budget (:func:`server_deadline`): a
+request to it (the handshake included) that gets no answer in that time makes the server
+*silent* for the rest of the poll (the client's quarantine: its connection is closed and
+every later request to it fails at once), so a hung server costs one deadline per poll,
+the poll completes with what the others said, and the snapshot names the server that did
+not answer. The next poll asks it again on a new connection.
 """
 
 from __future__ import annotations
@@ -45,13 +52,37 @@ from konsole.model.roles import AddressRoles, Probed, Role, sort_probes
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorStatus, SnapshotError
 from konsole.model.storage import StoragePart, carry
 
-__all__ = ["PollClient", "Poller", "PollerConfig", "fetch_cluster_health"]
+__all__ = [
+    "SERVER_SHARE",
+    "SERVER_TIMEOUT",
+    "PollClient",
+    "Poller",
+    "PollerConfig",
+    "fetch_cluster_health",
+    "server_deadline",
+]
 
 log = logging.getLogger(__name__)
 
 #: Most coordinator addresses remembered (named by metadata or answering as one) and
 #: probed each poll.
 MAX_KNOWN_COORDINATORS: Final = 8
+#: Seconds one server may take to answer a request of a poll (the profile's
+#: ``server_timeout`` overrides it), before the share below.
+SERVER_TIMEOUT: Final = 2.0
+#: At most this share of a poll's budget goes to waiting for one server: a hung server is
+#: met at most twice in a poll (the client's warm-up, then the gather), and the poll must
+#: still end with what the others said.
+SERVER_SHARE: Final = 0.25
+
+
+def server_deadline(poll_timeout: float, setting: float = SERVER_TIMEOUT) -> float:
+    """Seconds one server has to answer a request of a poll bounded by ``poll_timeout``:
+    ``min(setting, SERVER_SHARE * poll_timeout)``, rounded (it shows in findings), and
+    never below 0.1 s. The one rule for every request of a poll."""
+    if poll_timeout <= 0 or setting <= 0:
+        raise ValueError("the poll's budget and the server timeout must be positive")
+    return round(max(0.1, min(setting, poll_timeout * SERVER_SHARE)), 2)
 
 
 class PollClient(Protocol):
@@ -113,14 +144,21 @@ class PollerConfig:
     #: The tablet servers known before the first poll (the profile's expected set and
     #: grace); the poller adds those it sees alive (konsole.model.known_servers).
     known: KnownServers = field(default_factory=KnownServers)
+    #: Seconds each server has to answer a request of the poll (:func:`server_deadline`).
+    server_timeout: float = SERVER_TIMEOUT
 
     @classmethod
     def from_profile(cls, profile: Profile, **overrides: Any) -> PollerConfig:
+        poll_timeout = overrides.get(
+            "poll_timeout", max(profile.request_timeout * 3, profile.connect_timeout)
+        )
+        server_timeout = server_deadline(poll_timeout, profile.server_timeout)
         values: dict[str, Any] = {
             "interval": profile.poll_interval,
             "earliest_every": profile.earliest_every,
-            "poll_timeout": max(profile.request_timeout * 3, profile.connect_timeout),
-            "probe_timeout": min(profile.connect_timeout, profile.request_timeout),
+            "poll_timeout": poll_timeout,
+            "probe_timeout": min(profile.connect_timeout, profile.request_timeout, server_timeout),
+            "server_timeout": server_timeout,
             "coordinators": profile.coordinators,
             "bootstrap": profile.bootstrap,
             "metrics_origin": profile.metrics_origin,
@@ -247,6 +285,9 @@ class Poller:
             earliest = (self._seq - 1) % max(1, self.config.earliest_every) == 0
             guide = self._guide
             addresses = self._probe_addresses()
+            new_round = getattr(self._client, "new_round", None)
+            if new_round is not None:  # servers silent in the last poll are asked again
+                new_round()
             gathering = asyncio.ensure_future(self._gather_part(guide, earliest))
             gathered, probed, scraped = await asyncio.gather(
                 gathering,

@@ -93,6 +93,9 @@ class Profile:
     connect_timeout: float = 5.0
     request_timeout: float = 10.0
     metrics_timeout: float = 2.0
+    #: Seconds one server may take to answer a poll's request (konsole.collect.poller:
+    #: at most a quarter of the poll's budget); a server slower than that is named.
+    server_timeout: float = 2.0
     poll_interval: float = 5.0
     #: Earliest offsets are read every Nth poll.
     earliest_every: int = 10
@@ -247,6 +250,7 @@ _PROFILE_KEYS: Final = {
     "connect_timeout",
     "request_timeout",
     "metrics_timeout",
+    "server_timeout",
     "poll_interval",
     "earliest_every",
     "health",
@@ -259,6 +263,7 @@ _TIMEOUT_KEYS: Final = (
     "connect_timeout",
     "request_timeout",
     "metrics_timeout",
+    "server_timeout",
     "poll_interval",
     "storage_interval",
 )

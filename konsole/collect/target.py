@@ -37,12 +37,14 @@ async def connect_client(
     retries: int | None = None,
     allow_writes: bool | Iterable[ApiKey] = False,
     sasl: SaslPlain | None = _UNSET,
+    quarantine: bool = False,
 ) -> FlussClient:
     """A client connected to ``profile``'s bootstrap servers with its credentials.
 
     ``request_timeout``: the profile's when None; the connect timeout is the profile's,
     never longer than the request timeout. ``sasl``: the credentials already read from the
-    profile (its password variable is read here otherwise). Raises what
+    profile (its password variable is read here otherwise). ``quarantine``: a poller's
+    client (a server that timed out is not asked again until the next poll). Raises what
     :meth:`FlussClient.connect` raises.
     """
     from fluss_proto.client import FlussClient
@@ -55,6 +57,7 @@ async def connect_client(
         ),
         "request_timeout": request,
         "allow_writes": allow_writes,
+        "quarantine": quarantine,
     }
     if retries is not None:
         options["retries"] = retries

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from fluss_proto.errors import ServerSilentError
 from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
 from konsole.model import subjects
 from konsole.model.forecast import Forecast
@@ -239,12 +240,16 @@ def _coordinators(snapshot: ClusterSnapshot) -> list[Finding]:
 
 
 def _servers(view: ClusterView) -> list[Finding]:
+    """Tablet servers in metadata that did not answer this poll: a hung one (no answer
+    within its deadline) is named by the deadline, the poll kept what the others said."""
     return [
         Finding(
             HealthStatus.YELLOW,
             "server_unreachable",
             subjects.tablet_server(s.node_id),
-            f"listed in metadata but did not answer ({s.error})",
+            f"no answer within {s.error.seconds:g} s"
+            if isinstance(s.error, ServerSilentError)
+            else f"listed in metadata but did not answer ({s.error})",
         )
         for s in view.tablet_servers
         if s.error is not None
@@ -606,8 +611,11 @@ def _read_errors(snapshot: ClusterSnapshot) -> list[Finding]:
     view = snapshot.view
     if view is None or not view.errors:
         return []
-    # Server-scope failures are their own finding (server_unreachable).
-    rest = [e for e in view.errors if e.scope != "server"]
+    # Server-scope failures are their own finding (server_unreachable), and so is what a
+    # silent server left unread (its buckets' offsets are unknown, not an extra cause).
+    rest = [
+        e for e in view.errors if e.scope != "server" and not isinstance(e.error, ServerSilentError)
+    ]
     if not rest:
         return []
     first = rest[0]

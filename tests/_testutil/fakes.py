@@ -175,7 +175,9 @@ def default_apis(server_type: int, *, fluss_1_0: bool = False) -> dict[int, tupl
 
 class FakeServer(LoopbackServer):
     """One fake Fluss server. ``handlers`` map an api key to ``handler(server, frame)``
-    returning a response message, an :class:`Err`, ``DROP``, ``CLOSE`` or a list of those."""
+    returning a response message, an :class:`Err`, ``DROP``, ``CLOSE`` or a list of those.
+    While ``silent`` it accepts connections and reads requests but answers none (a
+    SIGSTOPped server whose kernel still accepts)."""
 
     def __init__(
         self,
@@ -197,6 +199,7 @@ class FakeServer(LoopbackServer):
         self.frames: list[Frame] = []
         self.bytes_received = 0
         self.connections = 0
+        self.silent = False
 
     def count(self, api: ApiKey) -> int:
         return sum(1 for f in self.frames if f.api_key == api)
@@ -212,6 +215,8 @@ class FakeServer(LoopbackServer):
             self.bytes_received += size
             frame = Frame(api_key, version, request_id, body)
             self.frames.append(frame)
+            if self.silent:
+                continue
             reply = self._dispatch(frame, state)
             if asyncio.iscoroutine(reply):
                 # answered later, while the next requests are read (like a real server)

@@ -3,7 +3,8 @@ real faults: SIGKILL, SIGSTOP, ZooKeeper paused and killed, a coordinator failov
 disk write limit, KV backpressure, wrong credentials, a closed port.
 
 One cluster per generation (3 tablet servers, SASL on the client listener; on the 1.0 line
-two coordinators), stopped in finally. Tests run in file order and each leaves the cluster
+two coordinators; tablet server ``HUNG`` with a ZooKeeper session that outlives its
+SIGSTOP), stopped in finally. Tests run in file order and each leaves the cluster
 healthy for the next, except the ZooKeeper one, which comes last. Every check runs with
 a --timeout and every wait is bounded.
 """
@@ -46,6 +47,10 @@ DISK_LIMIT = (
 #: With as many write buffers as RocksDB's L0 slowdown trigger (20), the pre-write gate's
 #: budget (L0 files + flush files + write buffers >= trigger) rejects every PutKv.
 KV_PRESSURE = "kv.rocksdb.writebuffer.count=20"
+#: The tablet server SIGSTOPped (hung while ZooKeeper still holds its session: the issue
+#: saw the session end 20 s in; 10 s, the runner's default, would end the hang early).
+HUNG = 2
+HUNG_SESSION = f"ts{HUNG}:zookeeper.client.session-timeout=60s"
 
 
 @dataclass
@@ -170,7 +175,7 @@ def cluster(
 ) -> Iterator[Cluster]:
     run_dir = tmp_path_factory.mktemp(f"check-{fluss_server.generation}")
     lc = LocalCluster(run_dir)
-    settings = [f"ts:{KV_PRESSURE}"] if fluss_server.is_1_0 else []
+    settings = [HUNG_SESSION, *([f"ts:{KV_PRESSURE}"] if fluss_server.is_1_0 else [])]
     desc = lc.start(
         **fluss_server.start_kwargs(),
         tablet_servers=3,
@@ -255,18 +260,6 @@ def test_unreachable_cluster_is_critical_within_the_timeout(cluster: Cluster) ->
     r = run_check("--bootstrap", f"127.0.0.1:{port}", "-t", "4", timeout=4)
     assert r.code == 2, r
     assert r.first.startswith("FLUSS CRITICAL: cluster: unreachable")
-
-
-def test_a_silent_tablet_server_is_not_ok_within_the_timeout(cluster: Cluster) -> None:
-    pid = cluster.pid("tablet-server", 2)
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        r = cluster.check(timeout=6)
-        assert r.code in (1, 2), r
-        assert "tablet-server 2" in r.stdout
-    finally:
-        os.kill(pid, signal.SIGCONT)
-    cluster.wait("OK after SIGCONT", _ok)
 
 
 def test_a_killed_tablet_server_is_named_with_its_buckets_then_ok_again(
@@ -507,6 +500,144 @@ def test_kv_backpressure_rejections_rising_warn_naming_the_table(cluster: Cluste
         writer.kill()
         writer.wait(10)
     cluster.wait("OK once the writer stopped", _ok, budget=60)
+
+
+# =========================================================================== a hung server
+
+
+async def _seed_and_open_writer(cluster: Cluster) -> tuple[Any, Any, str]:
+    """The demo tables (the issue's data, replicas on every server: on 0.9.1, the issue's
+    line; the 1.0 cluster here rejects every KV write by design, so it keeps the module's
+    tables, replicated on every server too), and a one-bucket log table led by a server
+    other than ``HUNG`` (replication 1: a write to it needs no answer from the hung
+    server), with a pyfluss connection opened before the hang."""
+    from konsole.localcluster.seed import SeedError, seed_demo
+
+    bootstrap = cluster.desc["internal_bootstrap_servers"]
+    if not cluster.server.is_1_0:
+        try:
+            await seed_demo(bootstrap, replication_factor=3)
+        except SeedError as exc:  # 0.9.1 now and then elects no leaders for a new table
+            print(f"seed incomplete, going on with the tables seeded: {exc}")
+    conn = await pf.connect(bootstrap)
+    db = pf.unique_name("hung")
+    await pf.create_database(conn.get_admin(), db)
+    for _ in range(6):  # each new table's leader is one of 3 servers
+        name = pf.unique_name("elsewhere")
+        path = await pf.create_log_table(conn, db, name, buckets=1, replication_factor=1)
+        if await _leader(bootstrap, f"{db}.{name}") != HUNG:
+            await pf.write_rows(conn, path, 10)  # the writer's metadata is in before the hang
+            return conn, path, f"{db}.{name}"
+    raise AssertionError(f"6 new one-bucket tables were all led by tablet-server {HUNG}")
+
+
+async def _leader(bootstrap: str, table: str) -> int | None:
+    (bucket,) = await _buckets(bootstrap, table)
+    return bucket.leader_id
+
+
+async def _buckets(bootstrap: str, table: str) -> tuple[Any, ...]:
+    view = await _poll(bootstrap)
+    (tv,) = [t for t in view.tables if str(t.path) == table]
+    return tuple(tv.buckets)
+
+
+async def _poll(bootstrap: str) -> Any:
+    """One poll through the wiring every face uses (the per-server deadline included)."""
+    from konsole.collect.connect import build_poller
+    from konsole.collect.profiles import resolve_profile
+
+    poller, release = build_poller(resolve_profile(bootstrap=bootstrap, env={}), None)
+    try:
+        snapshot = await poller.poll()
+    finally:
+        await release()
+    assert snapshot.ok and snapshot.view is not None, snapshot.error
+    return snapshot.view
+
+
+def _watch_health(cluster: Cluster, polls: int) -> list[dict[str, Any]]:
+    """`konsole watch --count N --format jsonl`'s health lines (printed on each change)."""
+    env = {k: v for k, v in os.environ.items() if k != "FLUSS_BOOTSTRAP"}
+    env |= {"FLUSS_PASSWORD": PASSWORD, "KONSOLE_CONFIG": "/nonexistent/konsole-check.toml"}
+    args = ["--local", "--run-dir", str(cluster.lc.run_dir), "--format", "jsonl"]
+    args += ["--interval", "1", "--count", str(polls)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "konsole.cli", "watch", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    health = [d for d in lines if d.get("type") == "health"]
+    print("watch:", [(h["status"], [str(f) for f in h["findings"]]) for h in health])
+    return health
+
+
+def test_a_hung_tablet_server_is_named_not_the_cluster_and_the_others_keep_updating(
+    cluster: Cluster,
+) -> None:
+    """Issue 38's repro, as written: a seeded cluster, tablet server SIGSTOPped, 5 s later
+    `check --local -t 20` (which took 15.9 s and said the whole cluster was unreachable).
+    Now each server has its own deadline (2 s) inside the poll's budget: check names the
+    hung server, `-t 10` answers in under 10 s, `watch` names it within 2 polls, and the
+    servers that answer keep their figures: a pyfluss write to a bucket led elsewhere
+    shows, while the hung server's buckets are unknown (never 0). SIGCONT: OK again."""
+    asyncio.run(_hung_story(cluster))
+
+
+async def _hung_story(cluster: Cluster) -> None:
+    conn, path, table = await _seed_and_open_writer(cluster)
+    named = f"tablet-server {HUNG}: no answer within 2 s"
+    bootstrap = cluster.desc["internal_bootstrap_servers"]
+    try:
+        await asyncio.to_thread(cluster.wait, "OK with the demo tables", _ok, 60)
+        pid = cluster.pid("tablet-server", HUNG)
+        os.kill(pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        try:
+            await asyncio.sleep(max(0.0, stopped + 5 - time.monotonic()))  # the issue's timing
+            r = await asyncio.to_thread(cluster.check, timeout=20)
+            assert r.code in (1, 2), r
+            assert named in r.stdout, r
+            assert "unreachable (" not in r.first, r  # the cluster is not unreachable
+            assert r.elapsed < 20
+
+            r = await asyncio.to_thread(cluster.check, timeout=10)
+            assert r.code in (1, 2) and r.elapsed < 10, r
+            # the deadline is a quarter of what is left of -t 10 (interpreter start-up
+            # included), when that is under 2 s
+            assert re.search(rf"tablet-server {HUNG}: no answer within (2|1\.\d+) s", r.first), r
+
+            health = await asyncio.to_thread(_watch_health, cluster, 2)
+            findings = [f for h in health for f in h["findings"]]
+            assert {
+                "status": "YELLOW",
+                "rule": "server_unreachable",
+                "subject": f"tablet-server {HUNG}",
+                "reason": "no answer within 2 s",
+            } in findings, findings
+            assert not [f for f in findings if f["rule"] == "unreachable"], findings
+
+            (before,) = await _buckets(bootstrap, table)
+            async with asyncio.timeout(30):
+                await pf.write_rows(conn, path, 7, start=10)
+            view = await _poll(bootstrap)
+            (after,) = [b for t in view.tables if str(t.path) == table for b in t.buckets]
+            assert before.latest_offset is not None and after.latest_offset is not None
+            assert after.latest_offset == before.latest_offset + 7
+            hung = [b for b in view.buckets if b.leader_id == HUNG]
+            assert hung and all(b.latest_offset is None for b in hung)
+            assert time.monotonic() - stopped < 55, "the hang outlived the server's session"
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        await asyncio.to_thread(cluster.wait, "OK after SIGCONT", _ok, 60)
+    finally:
+        await pf.close_connection(conn)
 
 
 # =========================================================================== ZooKeeper (last)
