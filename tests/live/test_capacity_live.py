@@ -237,6 +237,8 @@ class Seen:
     """What the in-process poller saw: events with the poll's time, and the snapshots."""
 
     events: list[Event] = field(default_factory=list)
+    #: (poll time, tablet-server 0's diskUsageRatio, its diskWriteLocked) of every poll
+    samples: list[tuple[float, float | None, float | None]] = field(default_factory=list)
     polls: int = 0
     error: BaseException | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -264,9 +266,14 @@ def _follow(profile: Profile, seen: Seen, stop: threading.Event) -> None:
                     break
                 snapshot = await live.poller.poll()
                 events, state = advance(state, snapshot, config=config)
+                m = snapshot.tablet_metrics.get("0")
                 with seen.lock:
                     seen.events += events
                     seen.polls += 1
+                    if m is not None:
+                        seen.samples.append(
+                            (snapshot.taken_at, m.disk_usage_ratio, m.disk_write_locked)
+                        )
                 await asyncio.sleep(max(0.0, INTERVAL - snapshot.latency_s))
         finally:
             await live.aclose()
@@ -285,6 +292,26 @@ def _lock_lines(log: Path) -> list[tuple[float, str]]:
         for line in lines
         if line.at is not None and (why := explain_line(line.message)) is not None
     ]
+
+
+def _record_fill(seen: Seen, started_at: float | None) -> None:
+    """With ``KONSOLE_RECORD_FILL=PATH``, the fill's samples as a replay fixture for the
+    forecast (tests/fixtures/forecast/; tests/_testutil/forecast_replay.py reads it)."""
+    path = os.environ.get("KONSOLE_RECORD_FILL")
+    if not path or started_at is None:
+        return
+    with seen.lock:
+        rows = [[round(t, 3), u, w] for t, u, w in seen.samples if u is not None]
+    data = {
+        "what": "tablet-server 0's diskUsageRatio and diskWriteLocked per konsole poll, "
+        "recorded by tests/live/test_capacity_live.py (1.0 line, pyfluss fill)",
+        "limit_ratio": LIMIT,
+        "check_interval_s": 1.0,
+        "poll_s": INTERVAL,
+        "fill_started_at": round(started_at, 3),
+        "samples": rows,
+    }
+    Path(path).write_text(json.dumps(data, indent=0) + "\n")
 
 
 @dataclass
@@ -420,6 +447,7 @@ def test_the_forecast_fires_before_the_lock_within_a_fifth_of_the_real_time_and_
     finally:
         stop.set()
         follower.join(30)
+        _record_fill(seen, started_at=locals().get("started"))
         if served is not None:
             terminate(served.proc)
         am.stop()
