@@ -30,11 +30,11 @@ __all__ = ["FRESH_POINTS", "MAX_SPLITS", "PENALTY", "drop_spikes", "newest_regim
 Point = tuple[float, float]
 
 #: The BIC-like weight of a split: three more parameters (a level, a slope, the break)
-#: would be 3; at 4 and 6 noise and a jittered staircase still split now and then (the
+#: would be 3; at 4 to 8 noise and a jittered staircase still split now and then (the
 #: replay set, bench/forecast.py), and a split on noise makes a short regime's ETA late.
-PENALTY: Final = 8.0
+PENALTY: Final = 12.0
 #: Fewest samples after a change that are enough to see it (not to fit it).
-FRESH_POINTS: Final = 2
+FRESH_POINTS: Final = 3
 #: Most splits searched for (each on the tail of the last).
 MAX_SPLITS: Final = 6
 #: The least residual variance a fit is credited with: a ratio's resolution (1e-4 of a
@@ -59,7 +59,10 @@ def drop_spikes(points: Sequence[Point]) -> list[Point]:
     # the two newest (and oldest) have no neighbours on one side: a spike there cannot be
     # told from a change, so they are kept (a change needs several samples to be fitted)
     dev = [abs(ys[i] - _median(ys[i - 2 : i + 3])) for i in range(2, n - 2)]
-    scale = max(1.4826 * _median(dev), 1e-4)
+    # the scale is the usual spread, at least the usual step between two readings (on a
+    # steady rise a spike shifts its neighbours' median by a step)
+    steps = [abs(b - a) for a, b in zip(ys, ys[1:], strict=False)]
+    scale = max(1.4826 * _median(dev), _median(steps), 1e-4)
     kept = [p for p, d in zip(points[2:], dev, strict=False) if d <= SPIKE_DEVIATIONS * scale]
     return [*points[:2], *kept, *points[n - 2 :]]
 

@@ -34,6 +34,7 @@ from konsole.model.change_point import drop_spikes, newest_regime
 
 __all__ = [
     "CONFIDENCE",
+    "DENSE_POINTS",
     "MAX_FIT_POINTS",
     "METHOD",
     "Fit",
