@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._quick import add_quick, parse_args  # noqa: E402
-from tests._testutil.forecast_replay import (  # noqa: E402
+from bench._quick import add_quick, parse_args
+from tests._testutil.forecast_replay import (
     COVERAGE_BAR,
     FOLLOW_SAMPLES,
     LATE_BOUND,
@@ -77,8 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"series": rows, "verdict": verdict}, indent=2))
         return 0
-    print(f"{'series':44} {'polls':>5} {'fire':>5} {'1st err':>8} {'follow':>8} "
-          f"{'late':>7} {'held':>10} {'future':>7}")
+    print(
+        f"{'series':44} {'polls':>5} {'fire':>5} {'1st err':>8} {'follow':>8} "
+        f"{'late':>7} {'held':>10} {'future':>7}"
+    )
     for r in rows:
         first = "-" if r["first_error"] is None else f"{r['first_error']:+.1%}"
         follow = ",".join("never" if f is None else str(f) for f in r["follow_polls"]) or "-"

@@ -255,10 +255,20 @@ class ClusterSession:
     def _source(self) -> Source:
         if self.source is not None:
             return self.source()
-        from konsole.collect.connect import build_poller
+        from konsole.collect.connect import live_poller
+        from konsole.collect.history_reads import seed_capacity
 
-        poller, release = build_poller(self.profile, self.interval)
-        return poller.snapshots, release
+        live, history, clock = live_poller(self.profile, self.interval), self.history, self.clock
+
+        async def snapshots(stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
+            # the forecasts start from the recorded disk usage, not empty (issue 41)
+            if live.capacity is not None:
+                with contextlib.suppress(Exception):  # a history that cannot be read: none
+                    await seed_capacity(live.capacity, history, clock())
+            async for snap in live.poller.snapshots(stop):
+                yield snap
+
+        return snapshots, live.aclose
 
 
 def _status(recorder: Recorder, reason: str | None, note: str | None) -> HistoryStatus:

@@ -21,6 +21,7 @@ The newest regime is never shorter than ``min_points`` samples nor ``min_span_s`
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Final
@@ -61,7 +62,7 @@ def drop_spikes(points: Sequence[Point]) -> list[Point]:
     dev = [abs(ys[i] - _median(ys[i - 2 : i + 3])) for i in range(2, n - 2)]
     # the scale is the usual spread, at least the usual step between two readings (on a
     # steady rise a spike shifts its neighbours' median by a step)
-    steps = [abs(b - a) for a, b in zip(ys, ys[1:], strict=False)]
+    steps = [abs(b - a) for a, b in itertools.pairwise(ys)]
     scale = max(1.4826 * _median(dev), _median(steps), 1e-4)
     kept = [p for p, d in zip(points[2:], dev, strict=False) if d <= SPIKE_DEVIATIONS * scale]
     return [*points[:2], *kept, *points[n - 2 :]]

@@ -23,6 +23,7 @@ The window is thinned to at most :data:`MAX_FIT_POINTS` samples, so a fit costs 
 
 from __future__ import annotations
 
+import itertools
 import math
 from bisect import bisect_left, bisect_right
 from collections import Counter
@@ -247,7 +248,7 @@ def _band(pts: Sequence[Point], slope: float, level: float, confidence: float) -
     at = pts[-1][0]
     res = [y - (level + slope * (t - at)) for t, y in pts]
     sigma2 = sum(r * r for r in res) / max(n - 2, 1)
-    num = sum(a * b for a, b in zip(res, res[1:], strict=False))
+    num = sum(a * b for a, b in itertools.pairwise(res))
     den = sum(r * r for r in res)
     rho = min(max(num / den, 0.0), 0.9) if den > 0 else 0.0
     inflate = (1 + rho) / (1 - rho)
@@ -358,5 +359,5 @@ def forecast_crossing(
 
 def _poll_s(pts: Sequence[Point]) -> float:
     """The median time between two samples."""
-    gaps = sorted(b[0] - a[0] for a, b in zip(pts, pts[1:], strict=False))
+    gaps = sorted(b[0] - a[0] for a, b in itertools.pairwise(pts))
     return _median(gaps) if gaps else 0.0

@@ -270,9 +270,7 @@ def score(series: Series) -> Score:
         errs = [
             e
             for r in s.replays[followed_at:]
-            if r.truth_s is not None
-            and r.truth_s >= near
-            and (e := _error(r)) is not None
+            if r.truth_s is not None and r.truth_s >= near and (e := _error(r)) is not None
         ]
         s.worst_late = max(errs, default=0.0)
     return s
