@@ -1,24 +1,25 @@
-"""When a rising series reaches a level: a robust linear fit over a window. Pure, stdlib.
+"""When a rising series reaches a level: a robust line through its newest regime. Pure, stdlib.
 
-Like Prometheus's ``predict_linear`` (a line through the window's samples, extended), but
+Like Prometheus's ``predict_linear`` (a line through the samples, extended), but fitted to
+the samples since the last change of pace only (:mod:`konsole.model.change_point`: a disk
+that was flat and now fills is forecast from the fill, not from an average of both), and
 robust: the slope is the Theil–Sen estimator (the median of the slopes between every pair
-of samples), so one odd sample (a scrape at a bad moment, a file deleted and written again)
-moves it little, and a server's staircase of samples (it measures its disk every
-``check-interval``, konsole reads it every poll) does not bias it. The level *now* is the
-fitted line's value at the last sample (the median of the residuals), not the last sample
-itself, for the same reason.
+of samples), so one odd sample moves it little, and the level *now* is the fitted line's
+value at the last sample (the median of the residuals), not the last sample itself.
 
-Confidence is stated, not implied: the slope's two-sided confidence interval is Sen's
-(the pairwise slopes ranked around the median by the normal approximation of Kendall's S,
-with its correction for tied values), at :data:`CONFIDENCE` unless asked otherwise. A
-forecast is *confident* when the whole interval is rising (its low end above 0); the
-rules fire on confident forecasts only, and each carries its soonest and latest time.
+Confidence is stated and measured (bench/forecast.py, docs/capacity.md): the interval comes
+from the residuals about the line, widened for their correlation (a server's staircase
+makes them run in sawtooth), plus what the sampling leaves open (a reading up to one check
+interval old, a lock seen at the poll after its check, a lock on one noisy reading). A
+forecast is *confident* when its slope is known to within :data:`MAX_SPREAD`; the rules
+fire on confident forecasts only, and each carries its soonest and latest time. The ETA
+errs early rather than late: a faster pace seen in a few polls brings it forward at once.
 
 Why no library: numpy (present through pyarrow and matplotlib) has no Theil–Sen and is not
 a model dependency (``konsole.model`` imports the standard library only, and the console's
 start-up counts every import); scipy (``scipy.stats.theilslopes``) is not a dependency.
-The window is thinned to at most :data:`MAX_FIT_POINTS` samples, so a fit costs at most
-~500 pairwise slopes (bench/poll.py prints what the capacity part adds to a poll).
+The window is thinned (:func:`thin_old`) and the fit reads at most :data:`MAX_FIT_POINTS`
+samples (bench/poll.py prints what the capacity part adds to a poll).
 """
 
 from __future__ import annotations
