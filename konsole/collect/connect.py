@@ -33,11 +33,11 @@ __all__ = [
     "LivePoller",
     "assemble_poller",
     "build_poller",
-    "live_poller",
     "default_history_path",
     "history_name",
     "history_path",
     "history_path_for",
+    "live_poller",
     "resolve",
 ]
 
