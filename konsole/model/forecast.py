@@ -59,7 +59,7 @@ MIN_POINTS: Final = 5
 #: set: at 0.5 a fill two polls old, fitted with the flat samples before it, fired 56 % late).
 MAX_SPREAD: Final = 0.25
 #: Newest samples kept unthinned (:func:`thin_old`).
-DENSE_POINTS: Final = 64
+DENSE_POINTS: Final = 48
 METHOD: Final = "theil-sen"
 
 Point = tuple[float, float]
@@ -300,7 +300,7 @@ def forecast_crossing(
     """
     lo = bisect_left(points, (now - window_s, -math.inf))
     hi = bisect_right(points, (now, math.inf))
-    recent = drop_spikes(thin_old([(t, y) for t, y in points[lo:hi] if math.isfinite(y)]))
+    recent = drop_spikes([(t, y) for t, y in thin_old(points[lo:hi]) if math.isfinite(y)])
     last = recent[-1][0] if recent else now
     empty = Forecast(level, None, last, window_s, confidence=confidence)
     if len(recent) < MIN_POINTS:
