@@ -58,6 +58,8 @@ MIN_POINTS: Final = 5
 #: (its latest ETA within ~1.3x of the ETA): a wider one fires on a guess (the replay
 #: set: at 0.5 a fill two polls old, fitted with the flat samples before it, fired 56 % late).
 MAX_SPREAD: Final = 0.25
+#: The least fall of the newest readings below the line that is a fall (a disk's 0.1 %).
+FELL_MIN: Final = 0.001
 #: Newest samples kept unthinned (:func:`thin_old`).
 DENSE_POINTS: Final = 48
 METHOD: Final = "theil-sen"
@@ -330,6 +332,13 @@ def forecast_crossing(
     span = recent[-1][0] - recent[0][0]
     if span < min_span_s:
         return replace(base, why=f"needs {min_span_s:g}s of history ({span:.0f}s so far)")
+    # The newest readings far below the line: space was freed (a retention run, a file
+    # deleted) and the drop is not a regime yet; the old line would say "there now" (seen
+    # live: a lock released by freeing space was forecast again for 4 polls).
+    fell = fit.level - max(y for _, y in recent[-2:])
+    lag = 2 * max(fit.slope, 0.0) * max(step_s, _poll_s(regime))  # a reading a check late
+    if fell > FELL_MIN and fell > 4 * _spread(regime, fit) + lag:
+        return replace(base, why="the usage fell: waiting for the new pace")
     if fit.level >= level:
         return replace(base, eta_s=0.0, eta_soonest_s=0.0, eta_latest_s=0.0, confident=True)
     # The server locks on one reading at the limit, not on the line: with noisy readings
@@ -356,6 +365,14 @@ def forecast_crossing(
         confident=slope_low > 0 and band.slope <= MAX_SPREAD * fit.slope,
         pace_changing=fresh is not None,
     )
+
+
+def _spread(pts: Sequence[Point], fit: Fit) -> float:
+    """The robust spread of ``pts``' residuals about ``fit``'s line (the median absolute
+    residual as a standard deviation: the few readings already fallen do not widen it)."""
+    if not pts:
+        return 0.0
+    return 1.4826 * _median(sorted(abs(y - (fit.level + fit.slope * (t - fit.at))) for t, y in pts))
 
 
 def _poll_s(pts: Sequence[Point]) -> float:

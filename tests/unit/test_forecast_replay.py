@@ -101,3 +101,23 @@ def test_a_retention_drop_starts_a_regime() -> None:
     pts += [(100.0 + t, 0.45 + 0.002 * t) for t in range(20)]
     start, fresh = newest_regime(pts, min_points=5)
     assert pts[start][0] == 100.0 and fresh is None
+
+
+def test_space_freed_after_a_lock_is_not_forecast_as_a_lock_now() -> None:
+    """Seen live (test_capacity_live.py, the pyfluss fill): a rise to the limit, the lock's
+    plateau, then the ballast deleted. The line through the window would still say "at
+    the limit now" for the four polls before the drop is a regime of its own (and an
+    alert that flaps then may never be resolved)."""
+    pts = [(float(t), 0.39 + 0.0056 * t) for t in range(16)]  # to 0.474
+    pts += [(16.0 + t, 0.5035) for t in range(4)]  # locked
+    for n in range(2, 8):  # one reading alone may be a bad one: two are a fall
+        now = 19.0 + n
+        f = forecast_crossing(
+            [*pts, *((20.0 + k, 0.3473) for k in range(n))],
+            0.5,
+            now=now,
+            window_s=20,
+            min_span_s=8,
+            step_s=1.0,
+        )
+        assert not f.confident, (n, f)
