@@ -335,7 +335,9 @@ def forecast_crossing(
     # The newest readings far below the line: space was freed (a retention run, a file
     # deleted) and the drop is not a regime yet; the old line would say "there now" (seen
     # live: a lock released by freeing space was forecast again for 4 polls).
-    fell = fit.level - max(y for _, y in recent[-2:])
+    # Two readings are a fall; one is enough against a line that says "there now" (seen
+    # live: the first poll after a release by freeing space brought the alert back).
+    fell = fit.level - max(y for _, y in recent[-2 if fit.level < level else -1 :])
     lag = 2 * max(fit.slope, 0.0) * max(step_s, _poll_s(regime))  # a reading a check late
     if fell > FELL_MIN and fell > 4 * _spread(regime, fit) + lag:
         return replace(base, why="the usage fell: waiting for the new pace")
