@@ -442,7 +442,19 @@ def test_the_forecast_fires_before_the_lock_within_a_fifth_of_the_real_time_and_
         assert cleared is not None, "the forecast did not clear"
         assert any(why.endswith("released") for _, why in _lock_lines(disks.log))
         hook.wait_alert(mark, "resolved", 90, alertname="FlussWritesRejected", server="0")
-        hook.wait_alert(mark, "resolved", 90, alertname="FlussWriteLockForecast", server="0")
+        # The forecast's alert resolved once the lock it forecast engaged (the rule is not
+        # judged while locked: disk_write_locked says it), and freeing space does not bring
+        # it back (before issue 41 the stale line through the window said "at the limit
+        # now" for a few polls after the release, and this test waited for that alert's
+        # second resolution).
+        hook.wait_alert(0, "resolved", 90, alertname="FlussWriteLockForecast", server="0")
+        back = [
+            a
+            for a in hook.alerts(mark)
+            if a["labels"].get("alertname") == "FlussWriteLockForecast"
+            and a.get("status") == "firing"
+        ]
+        assert not back, f"the forecast came back after the space was freed: {back}"
         assert served.proc.poll() is None, f"serve exited: {served.stderr[-5:]}"
     finally:
         stop.set()
