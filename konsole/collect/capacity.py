@@ -307,18 +307,23 @@ class CapacityCollector:
         return list(samples)
 
     def _forecast(
-        self, key: tuple[str, str | None], at: float, value: float | None, level: float | None
+        self,
+        key: tuple[str, str | None],
+        at: float,
+        value: float | None,
+        limits: WriteLimits | None,
     ) -> Forecast | None:
         points = self._add(key, at, value)
-        if level is None:
+        if limits is None:
             return None
         rules = self.thresholds
         return forecast_crossing(
             points,
-            level,
+            limits.limit_ratio,
             now=at,
             window_s=rules.forecast_window_s,
             min_span_s=rules.forecast_min_span_s,
+            step_s=limits.check_interval_s or 0.0,  # the server locks only at a check
         )
 
     # ------------------------------------------------------------------ configs
@@ -402,14 +407,13 @@ class CapacityCollector:
         limits, why = (config.limits, config.why) if config else (None, "configs not read yet")
         if m is not None and m.disk_write_locked is None and m.disk_usage_ratio is None:
             limits, why = None, "the server has no data-disk write lock (0.9.1)"
-        level = None if limits is None else limits.limit_ratio
         usage = None if m is None else m.disk_usage_ratio
         # A dir gets its own forecast when the server has two disks or more: with one, the
         # server's own figure is that disk's (its ratio is the worst of its file systems).
         disks = [d for d in dirs if d.used_ratio is not None and d.same_disk_as is None]
         if len(disks) > 1:
             dirs = tuple(
-                replace(d, forecast=self._forecast((sid, d.path), at, d.used_ratio, level))
+                replace(d, forecast=self._forecast((sid, d.path), at, d.used_ratio, limits))
                 if d in disks
                 else d
                 for d in dirs
@@ -419,7 +423,7 @@ class CapacityCollector:
             limits,
             why,
             dirs,
-            self._forecast((sid, None), at, usage, level),
+            self._forecast((sid, None), at, usage, limits),
             None if config is None else config.read_at,
         )
 

@@ -37,6 +37,7 @@ __all__ = [
     "history_name",
     "history_path",
     "history_path_for",
+    "live_poller",
     "resolve",
 ]
 
@@ -201,17 +202,22 @@ def assemble_poller(
     return LivePoller(poller, scraper, endpoints, rejected, capacity)
 
 
-def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Callable[[], Any]]:
-    """A live poller for ``profile`` (its own timeouts) and the coroutine function that
-    releases it."""
+def live_poller(profile: Profile, interval: float | None) -> LivePoller:
+    """A live poller for ``profile`` (its own timeouts), with its parts."""
     from konsole.collect.poller import PollerConfig
 
     overrides = {"interval": interval} if interval else {}
-    live = assemble_poller(
+    return assemble_poller(
         profile,
         PollerConfig.from_profile(profile, **overrides),
         connect_timeout=profile.connect_timeout,
         request_timeout=profile.request_timeout,
         scrape_timeout=profile.metrics_timeout,
     )
+
+
+def build_poller(profile: Profile, interval: float | None) -> tuple[Poller, Callable[[], Any]]:
+    """A live poller for ``profile`` (its own timeouts) and the coroutine function that
+    releases it."""
+    live = live_poller(profile, interval)
     return live.poller, live.aclose

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from konsole.collect.capacity import CapacityCollector
     from store import HistoryReader
 
-__all__ = ["open_history_reader", "read_history", "with_history"]
+__all__ = ["open_history_reader", "read_history", "seed_capacity", "with_history"]
 
 T = TypeVar("T")
 
@@ -51,3 +52,14 @@ def with_history(path: Path | None, read: Callable[[HistoryReader], T]) -> T | N
 async def read_history(path: Path | None, read: Callable[[HistoryReader], T]) -> T | None:
     """:func:`with_history` in a thread: the event loop keeps painting while SQLite reads."""
     return await asyncio.to_thread(with_history, path, read)
+
+
+async def seed_capacity(collector: CapacityCollector, path: Path | None, now: float) -> int:
+    """Starts ``collector``'s forecasts from the disk usage recorded in ``path`` over its
+    forecast window before ``now`` (a face that polls would otherwise begin with none and
+    need ``forecast_min_span_s`` of polls); the samples read (0 without a history)."""
+    from konsole.collect.capacity import seed_from_history
+
+    window = collector.thresholds.forecast_window_s
+    read = await read_history(path, lambda r: seed_from_history(collector, r, now, window))
+    return read or 0

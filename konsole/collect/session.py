@@ -262,11 +262,22 @@ class ClusterSession:
     def _source(self) -> Source:
         if self.source is not None:
             return self.source()
-        from konsole.collect.connect import build_poller
+        from konsole.collect.connect import live_poller
+        from konsole.collect.history_reads import seed_capacity
         from konsole.collect.server_memory import remember
 
-        poller, release = remember(build_poller(self.profile, self.interval), self.history)
-        return poller.snapshots, release
+        live, history, clock = live_poller(self.profile, self.interval), self.history, self.clock
+        poller, release = remember((live.poller, live.aclose), history)
+
+        async def snapshots(stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
+            # the forecasts start from the recorded disk usage, not empty (issue 41)
+            if live.capacity is not None:
+                with contextlib.suppress(Exception):  # a history that cannot be read: none
+                    await seed_capacity(live.capacity, history, clock())
+            async for snap in poller.snapshots(stop):
+                yield snap
+
+        return snapshots, release
 
 
 def _status(recorder: Recorder, reason: str | None, note: str | None) -> HistoryStatus:

@@ -1,28 +1,30 @@
-"""When a rising series reaches a level: a robust linear fit over a window. Pure, stdlib.
+"""When a rising series reaches a level: a robust line through its newest regime. Pure, stdlib.
 
-Like Prometheus's ``predict_linear`` (a line through the window's samples, extended), but
+Like Prometheus's ``predict_linear`` (a line through the samples, extended), but fitted to
+the samples since the last change of pace only (:mod:`konsole.model.change_point`: a disk
+that was flat and now fills is forecast from the fill, not from an average of both), and
 robust: the slope is the Theil–Sen estimator (the median of the slopes between every pair
-of samples), so one odd sample (a scrape at a bad moment, a file deleted and written again)
-moves it little, and a server's staircase of samples (it measures its disk every
-``check-interval``, konsole reads it every poll) does not bias it. The level *now* is the
-fitted line's value at the last sample (the median of the residuals), not the last sample
-itself, for the same reason.
+of samples), so one odd sample moves it little, and the level *now* is the fitted line's
+value at the last sample (the median of the residuals), not the last sample itself.
 
-Confidence is stated, not implied: the slope's two-sided confidence interval is Sen's
-(the pairwise slopes ranked around the median by the normal approximation of Kendall's S,
-with its correction for tied values), at :data:`CONFIDENCE` unless asked otherwise. A
-forecast is *confident* when the whole interval is rising (its low end above 0); the
-rules fire on confident forecasts only, and each carries its soonest and latest time.
+Confidence is stated and measured (bench/forecast.py, docs/capacity.md): the interval comes
+from the residuals about the line, widened for their correlation (a server's staircase
+makes them run in sawtooth), plus what the sampling leaves open (a reading up to one check
+interval old, a lock seen at the poll after its check, a lock on one noisy reading). A
+forecast is *confident* when its slope is known to within :data:`MAX_SPREAD`; the rules
+fire on confident forecasts only, and each carries its soonest and latest time. The ETA
+errs early rather than late: a faster pace seen in a few polls brings it forward at once.
 
 Why no library: numpy (present through pyarrow and matplotlib) has no Theil–Sen and is not
 a model dependency (``konsole.model`` imports the standard library only, and the console's
 start-up counts every import); scipy (``scipy.stats.theilslopes``) is not a dependency.
-The window is thinned to at most :data:`MAX_FIT_POINTS` samples, so a fit costs at most
-~500 pairwise slopes (bench/poll.py prints what the capacity part adds to a poll).
+The window is thinned (:func:`thin_old`) and the fit reads at most :data:`MAX_FIT_POINTS`
+samples (bench/poll.py prints what the capacity part adds to a poll).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from bisect import bisect_left, bisect_right
 from collections import Counter
@@ -30,8 +32,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from konsole.model.change_point import drop_spikes, newest_regime
+
 __all__ = [
     "CONFIDENCE",
+    "DENSE_POINTS",
     "MAX_FIT_POINTS",
     "METHOD",
     "Fit",
@@ -39,6 +44,7 @@ __all__ = [
     "forecast_crossing",
     "theil_sen",
     "thin",
+    "thin_old",
 ]
 
 #: Two-sided confidence of the slope's interval.
@@ -48,6 +54,14 @@ CONFIDENCE: Final = 0.90
 MAX_FIT_POINTS: Final = 32
 #: Fewest samples a fit needs.
 MIN_POINTS: Final = 5
+#: A forecast is confident when its slope's margin is at most this share of the slope
+#: (its latest ETA within ~1.3x of the ETA): a wider one fires on a guess (the replay
+#: set: at 0.5 a fill two polls old, fitted with the flat samples before it, fired 56 % late).
+MAX_SPREAD: Final = 0.25
+#: The least fall of the newest readings below the line that is a fall (a disk's 0.1 %).
+FELL_MIN: Final = 0.001
+#: Newest samples kept unthinned (:func:`thin_old`).
+DENSE_POINTS: Final = 48
 METHOD: Final = "theil-sen"
 
 Point = tuple[float, float]
@@ -176,6 +190,11 @@ class Forecast:
     #: rules judge confident forecasts only (kept, not derived, so that a forecast read back
     #: from the history judges as it did live).
     confident: bool = False
+    #: When the fitted regime began (the newest change of pace, or the window's start), and
+    #: whether a newer change is seen that is too fresh to fit yet (its pace then brings
+    #: the ETA forward when it is faster).
+    since: float | None = None
+    pace_changing: bool = False
 
     def eta_from(self, now: float) -> float | None:
         """Seconds until the level counted from ``now`` (never below 0)."""
@@ -201,7 +220,65 @@ class Forecast:
             "confidence": self.confidence,
             "method": self.method,
             "why": self.why,
+            "since": self.since,
+            "pace_changing": self.pace_changing,
         }
+
+
+def _t_quantile(confidence: float, df: float) -> float:
+    """Student's t quantile (two-sided ``confidence``), Cornish-Fisher from the normal's:
+    within 1 % of the table from 3 degrees of freedom up."""
+    z = _z(confidence)
+    df = max(df, 1.0)
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df * df)
+
+
+@dataclass(frozen=True, slots=True)
+class _Band:
+    """How far the regime's line may be off: its slope's and its level's margins."""
+
+    slope: float
+    level: float
+    #: The residuals' spread: one reading's noise about the line.
+    noise: float
+
+
+def _band(pts: Sequence[Point], slope: float, level: float, confidence: float) -> _Band:
+    """Margins at ``confidence`` from the residuals about the fitted line, widened for their
+    correlation (a staircase's residuals run in sawtooth, not independently: lag-1
+    autocorrelation r gives (1 + r) / (1 - r) fewer independent samples)."""
+    n = len(pts)
+    at = pts[-1][0]
+    res = [y - (level + slope * (t - at)) for t, y in pts]
+    sigma2 = sum(r * r for r in res) / max(n - 2, 1)
+    num = sum(a * b for a, b in itertools.pairwise(res))
+    den = sum(r * r for r in res)
+    rho = min(max(num / den, 0.0), 0.9) if den > 0 else 0.0
+    inflate = (1 + rho) / (1 - rho)
+    mean_t = sum(t for t, _ in pts) / n
+    ctt = sum((t - mean_t) ** 2 for t, _ in pts)
+    q = _t_quantile(confidence, (n - 2) / inflate)
+    if ctt <= 0:
+        return _Band(math.inf, math.inf, math.sqrt(sigma2))
+    slope_se = math.sqrt(sigma2 * inflate / ctt)
+    level_se = math.sqrt(sigma2 * inflate * (1 / n + (at - mean_t) ** 2 / ctt))
+    return _Band(q * slope_se, q * level_se, math.sqrt(sigma2))
+
+
+def _ols_slope(pts: Sequence[Point]) -> float:
+    n = len(pts)
+    mt = sum(t for t, _ in pts) / n
+    my = sum(y for _, y in pts) / n
+    ctt = sum((t - mt) ** 2 for t, _ in pts)
+    return sum((t - mt) * (y - my) for t, y in pts) / ctt if ctt > 0 else 0.0
+
+
+def thin_old(points: Sequence[Point], keep: int = DENSE_POINTS) -> list[Point]:
+    """The newest ``keep`` samples as they are, the older thinned to as many: a change of
+    pace is seen at the poll's resolution however long the window."""
+    if len(points) <= 2 * keep:
+        return list(points)
+    return thin(points[:-keep], keep) + list(points[-keep:])
 
 
 def forecast_crossing(
@@ -212,45 +289,95 @@ def forecast_crossing(
     window_s: float,
     min_span_s: float = 0.0,
     confidence: float = CONFIDENCE,
+    step_s: float = 0.0,
 ) -> Forecast:
-    """When the series ``points`` (in time order) reaches ``level``, fitted over
-    ``[now - window_s, now]`` (samples with a value only; at least :data:`MIN_POINTS`
-    spanning ``min_span_s``). The window is found by bisection and thinned before anything
-    else reads it, so a long window costs no more than a short one."""
+    """When the series ``points`` (in time order) reaches ``level``, fitted over the newest
+    regime (:mod:`konsole.model.change_point`) of ``[now - window_s, now]`` (samples with a
+    value only; at least :data:`MIN_POINTS` in the regime, ``min_span_s`` in the window).
+
+    ``step_s`` is the server's check interval: it measures (and locks) only then, so the
+    lock comes up to one interval after the crossing, and the newest regime spans at least
+    two of them (a staircase's last step is not a regime). The window is found by
+    bisection and thinned before anything else reads it (:func:`thin_old`).
+    """
     lo = bisect_left(points, (now - window_s, -math.inf))
     hi = bisect_right(points, (now, math.inf))
-    recent = [(t, y) for t, y in thin(points[lo:hi]) if math.isfinite(y)]
+    recent = drop_spikes([(t, y) for t, y in thin_old(points[lo:hi]) if math.isfinite(y)])
     last = recent[-1][0] if recent else now
     empty = Forecast(level, None, last, window_s, confidence=confidence)
-    fit = _fit(recent, confidence)
-    if fit is None:
+    if len(recent) < MIN_POINTS:
         why = f"needs {MIN_POINTS} samples in the window ({len(recent)} so far)"
         return replace(empty, why=why, points=len(recent))
+    start, fresh = newest_regime(recent, min_points=MIN_POINTS, min_span_s=2 * step_s)
+    regime = recent[start:]
+    fit = _fit(thin(regime), confidence)
+    if fit is None:
+        why = f"needs {MIN_POINTS} samples in the window ({len(regime)} so far)"
+        return replace(empty, why=why, points=len(regime))
+    band = _band(regime, fit.slope, fit.level, confidence)
+    slope_low, slope_high = fit.slope - band.slope, fit.slope + band.slope
     base = Forecast(
         level,
         fit.level,
         fit.at,
         window_s,
         slope=fit.slope,
-        slope_low=fit.slope_low,
-        slope_high=fit.slope_high,
-        points=fit.points,
+        slope_low=slope_low,
+        slope_high=slope_high,
+        points=len(regime),
         span_s=fit.span_s,
         confidence=confidence,
+        since=regime[0][0],
     )
-    if fit.span_s < min_span_s:
-        return replace(base, why=f"needs {min_span_s:g}s of history ({fit.span_s:.0f}s so far)")
+    span = recent[-1][0] - recent[0][0]
+    if span < min_span_s:
+        return replace(base, why=f"needs {min_span_s:g}s of history ({span:.0f}s so far)")
+    # The newest readings far below the line: space was freed (a retention run, a file
+    # deleted) and the drop is not a regime yet; the old line would say "there now" (seen
+    # live: a lock released by freeing space was forecast again for 4 polls).
+    # Two readings are a fall; one is enough against a line that says "there now" (seen
+    # live: the first poll after a release by freeing space brought the alert back).
+    fell = fit.level - max(y for _, y in recent[-2 if fit.level < level else -1 :])
+    lag = 2 * max(fit.slope, 0.0) * max(step_s, _poll_s(regime))  # a reading a check late
+    if fell > FELL_MIN and fell > 4 * _spread(regime, fit) + lag:
+        return replace(base, why="the usage fell: waiting for the new pace")
     if fit.level >= level:
         return replace(base, eta_s=0.0, eta_soonest_s=0.0, eta_latest_s=0.0, confident=True)
-    if fit.slope <= 0:
+    # The server locks on one reading at the limit, not on the line: with noisy readings
+    # that comes early, so the ETA counts to one reading's noise below the limit (early
+    # rather than late) and the soonest to two.
+    left = level - fit.level - band.noise
+    # A change too fresh to fit: if it is a faster pace, its few samples' slope brings the
+    # ETA forward (early rather than late); a slower one waits to be a regime of its own.
+    quick = _ols_slope(recent[fresh:]) if fresh is not None else 0.0
+    slope = max(fit.slope, quick)
+    if slope <= 0:
         return replace(base, why="not rising")
-    left = level - fit.level
-    latest = left / fit.slope_low if fit.slope_low > 0 else None
-    soonest = left / fit.slope_high if fit.slope_high > 0 else None
+    late = step_s + _poll_s(regime)  # the lock is seen at the first poll after its check
+    latest = (left + band.noise + band.level) / slope_low + late if slope_low > 0 else None
+    steepest = max(slope_high, quick)
+    # the newest reading is up to one check old: the level now may be one step on
+    reach = left - band.level - band.noise - steepest * step_s
+    soonest = max(reach, 0.0) / steepest if steepest > 0 else None
     return replace(
         base,
-        eta_s=left / fit.slope,
+        eta_s=max(left, 0.0) / slope,
         eta_soonest_s=soonest,
         eta_latest_s=latest,
-        confident=fit.slope_low > 0,
+        confident=slope_low > 0 and band.slope <= MAX_SPREAD * fit.slope,
+        pace_changing=fresh is not None,
     )
+
+
+def _spread(pts: Sequence[Point], fit: Fit) -> float:
+    """The robust spread of ``pts``' residuals about ``fit``'s line (the median absolute
+    residual as a standard deviation: the few readings already fallen do not widen it)."""
+    if not pts:
+        return 0.0
+    return 1.4826 * _median(sorted(abs(y - (fit.level + fit.slope * (t - fit.at))) for t, y in pts))
+
+
+def _poll_s(pts: Sequence[Point]) -> float:
+    """The median time between two samples."""
+    gaps = sorted(b[0] - a[0] for a, b in itertools.pairwise(pts))
+    return _median(gaps) if gaps else 0.0

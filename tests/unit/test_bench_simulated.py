@@ -17,7 +17,14 @@ from tests._testutil.bench import REPO, run_bench
 #: Smoke-run against the session cluster (tests/live/test_bench_quick.py).
 NEEDS_CLUSTER = {"poll.py", "poll_busy.py", "check.py", "scan.py", "storage.py"}
 #: Smoke-run here (history.py in test_bench_history.py).
-SIMULATED = {"history.py", "history_inserts.py", "serve.py", "startup.py", "ui.py"}
+SIMULATED = {
+    "forecast.py",
+    "history.py",
+    "history_inserts.py",
+    "serve.py",
+    "startup.py",
+    "ui.py",
+}
 #: Not benchmarks: poll_busy.py's load process (run by its quick mode), the --quick and
 #: bytecode helpers.
 HELPERS = {"busy_writer.py", "_quick.py", "_bytecode.py", "_find.py"}
@@ -74,3 +81,9 @@ def test_serve_quick() -> None:
     for key in ("cpu_per_cluster_poll_s", "record_cpu_s", "exposition_cpu_s", "scrape_s"):
         assert set(summary[key]) == {"median", "p90", "max"}, key
     assert summary["scrape_series"] > 0 and summary["process_cpu_percent"] > 0
+
+
+def test_forecast_quick_prints_each_series_and_the_bar() -> None:
+    out = run("forecast.py", "--quick")
+    assert "flat then rising" in out and "rising then faster" in out
+    assert "bar: follow <= 10 polls" in out

@@ -428,3 +428,47 @@ def test_a_history_seeds_the_forecast_of_the_server_and_its_dirs(tmp_path: Path)
     assert got is not None
     f = got.servers["0"].forecast
     assert f is not None and f.points == 13 and f.eta_s == pytest.approx(28.0, abs=0.1)
+
+
+def test_the_console_session_seeds_its_forecasts_from_the_history_before_its_first_poll(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 41: a polling console session's forecasts begin from the recorded disk usage
+    (konsole.collect.history_reads.seed_capacity), not empty."""
+    import time
+
+    from konsole.collect import connect
+    from konsole.collect.session import ClusterSession
+    from store import open_writer
+
+    path = tmp_path / "h.sqlite"
+    now = time.time()
+    with open_writer(path) as writer:
+        for i in range(12):
+            m = tm(0, disk_usage_ratio=0.1 + 0.01 * i, disk_write_locked=False)
+            writer.record(poll_record(snap(view([0]), metrics=[m], t=now - 12 + i, seq=i + 1)))
+    c, _, _ = collector({0: LIMITED})
+
+    class NoPolls:
+        async def snapshots(self, stop: asyncio.Event) -> Any:
+            return
+            yield
+
+    class Live:
+        poller, capacity = NoPolls(), c
+
+        async def aclose(self) -> None:
+            return None
+
+    monkeypatch.setattr(connect, "live_poller", lambda profile, interval: Live())
+    session = ClusterSession(profile=Any, history=path, interval=1.0, clock=lambda: now)  # type: ignore[arg-type]
+    snapshots, _ = session._source()
+
+    async def drain() -> None:
+        async for _ in snapshots(asyncio.Event()):
+            pass
+
+    asyncio.run(drain())
+    assert [round(v, 2) for _, v in c._samples[("0", None)]] == [
+        round(0.1 + 0.01 * i, 2) for i in range(12)
+    ]

@@ -21,6 +21,7 @@ from konsole.model.capacity import (
 )
 from konsole.model.events import EventConfig, EventKind, EventState, advance
 from konsole.model.forecast import (
+    DENSE_POINTS,
     MAX_FIT_POINTS,
     Forecast,
     forecast_crossing,
@@ -56,7 +57,8 @@ def test_a_straight_line_gives_its_slope_and_the_time_to_the_level_exactly() -> 
     # at t=29 the value is 0.158; (0.5 - 0.158) / 0.002 = 171 s
     assert f.value == pytest.approx(0.158)
     assert f.eta_s == pytest.approx(171.0)
-    assert f.eta_soonest_s == pytest.approx(171.0) and f.eta_latest_s == pytest.approx(171.0)
+    # an exact line: the interval is the sampling's own, the lock seen up to one poll later
+    assert f.eta_soonest_s == pytest.approx(171.0) and f.eta_latest_s == pytest.approx(172.0)
     assert f.confident and f.why is None
     assert f.points == 30 and f.span_s == 29 and f.method == "theil-sen"
 
@@ -151,7 +153,9 @@ def test_a_long_window_is_thinned_keeping_the_newest_sample() -> None:
     kept = thin(pts)
     assert len(kept) == MAX_FIT_POINTS and kept[-1] == pts[-1] and kept[0] == pts[0]
     f = forecast_crossing(pts, 0.5, now=pts[-1][0], window_s=2000)
-    assert f.points == MAX_FIT_POINTS and f.slope == pytest.approx(0.0001)
+    # the newest DENSE_POINTS as they are, the older thinned to as many; the slope's own
+    # fit reads MAX_FIT_POINTS of them
+    assert f.points == 2 * DENSE_POINTS and f.slope == pytest.approx(0.0001)
 
 
 def test_eta_counts_from_the_poll_not_the_newest_sample() -> None:
