@@ -439,6 +439,7 @@ def test_the_console_session_seeds_its_forecasts_from_the_history_before_its_fir
 
     from konsole.collect import connect
     from konsole.collect.session import ClusterSession
+    from konsole.model.known_servers import KnownServers
     from store import open_writer
 
     path = tmp_path / "h.sqlite"
@@ -450,6 +451,15 @@ def test_the_console_session_seeds_its_forecasts_from_the_history_before_its_fir
     c, _, _ = collector({0: LIMITED})
 
     class NoPolls:
+        # the session also seeds the poller's known servers (issue 38)
+        known = KnownServers()
+
+        def seed_known(self, known: KnownServers) -> None:
+            self.known = known
+
+        def follow_retirements(self, look: Any) -> None:
+            pass
+
         async def snapshots(self, stop: asyncio.Event) -> Any:
             return
             yield
