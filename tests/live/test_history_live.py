@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from store import HistoryError, open_reader
 from tests._testutil import pyfluss_data as pf
 
 INTERVAL = 1.0
@@ -45,7 +46,18 @@ def wait_until(what: str, check: Callable[[], bool], timeout: float = 60) -> Non
 
 
 def polls(path: Path) -> int:
-    return int(sum(history(path, "info")["polls"].values()))
+    """Polls recorded so far, read in-process (a condition polled often: no CLI start)."""
+    try:
+        with open_reader(path) as reader:
+            return len(reader.polls())
+    except HistoryError:  # not made yet by the recorder
+        return 0
+
+
+def has_event(path: Path, kind: str, subject: str) -> bool:
+    """Whether the history holds that event yet, read in-process like :func:`polls`."""
+    with open_reader(path) as reader:
+        return any((e.kind, e.subject) == (kind, subject) for e in reader.events())
 
 
 async def test_recorder_keeps_what_happened_and_history_reads_it_back(
@@ -77,14 +89,10 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
 
     def recorded(kind: str, subject: str = table) -> Callable[[], bool]:
         """Whether the history holds that event yet (a condition for :func:`wait_until`)."""
-        return lambda: (
-            (kind, subject) in {(e["kind"], e["subject"]["name"]) for e in history(path, "events")}
-        )
+        return lambda: has_event(path, kind, subject)
 
     try:
-        await asyncio.to_thread(
-            wait_until, "3 polls recorded", lambda: path.exists() and polls(path) >= 3
-        )
+        await asyncio.to_thread(wait_until, "3 polls recorded", lambda: polls(path) >= 3, 120)
         t_before = time.time()
         # The poll under way at t_before (stamped before it, maybe long under load) ends
         # before the table is made: as-of t_before never shows it.
