@@ -28,9 +28,10 @@ run_timed() {
   return "$rc"
 }
 
-# live_part GEN: the system and live tests of one generation, each line prefixed.
+# live_part GEN: the system and live tests of one generation, each line prefixed (as it
+# comes: pytest writing into a pipe would otherwise hold its lines back).
 live_part() {
-  "$PY" -m pytest --part "fluss$1" "${live[@]}" 2>&1 | sed -u "s/^/[fluss$1] /"
+  PYTHONUNBUFFERED=1 "$PY" -m pytest --part "fluss$1" "${live[@]}" 2>&1 | sed -u "s/^/[fluss$1] /"
   return "${PIPESTATUS[0]}"
 }
 
