@@ -224,10 +224,16 @@ def test_the_shipped_rules_alert_on_serves_series(fleet: Fleet) -> None:
 
 
 def stopped_on_a(fleet: Fleet) -> None:
-    """Tablet server STOPPED of cluster a stopped, whether or not a test did it before."""
+    """Tablet server STOPPED of cluster a stopped, whether or not a test did it before:
+    seen alive through serve in Prometheus first, so that its stop reads as down."""
     state = fleet.a.status()
     assert state is not None
     if any(p.alive for p in state.of_role("tablet-server") if p.id == STOPPED):
+        fleet.prometheus.wait_for(
+            "3 tablet servers alive on a in Prometheus",
+            lambda: alive_by_cluster(fleet.prometheus).get("a") == 3.0,
+            timeout=60,
+        )
         fleet.a.stop_server("tablet-server", STOPPED, timeout=60)
 
 
