@@ -39,14 +39,12 @@ demo: jars
 
 # The whole suite: unit, fuzz (CI profile) and live tests on both server generations
 # (0.9.1-incubating from Maven, the 1.0 line from TEST_FLUSS_HOME). The tests without a
-# server run on every core (a file per worker: a file's tests share its fixtures); the
-# live and system tests run one at a time, as their clusters and mounts are shared.
+# server run on every core; then the system and live tests of the two generations run
+# side by side, a pytest each (tests/run_suite.sh says how; it prints each part's time).
 TEST_ENV := KONSOLE_TEST_FLUSS_VERSION=$(FLUSS_VERSION) \
 	KONSOLE_TEST_FLUSS_HOME=$(abspath $(TEST_FLUSS_HOME))
 test: jars lint
-	$(TEST_ENV) $(BIN)/python -m pytest --numprocesses auto --maxprocesses 4 --dist loadfile \
-		tests/unit tests/pilot snapshots
-	$(TEST_ENV) $(BIN)/python -m pytest tests/system tests/live
+	$(TEST_ENV) tests/run_suite.sh $(BIN)/python
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit

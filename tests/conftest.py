@@ -25,6 +25,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 TABLET_SERVERS = 3
 GENERATIONS = ("0.9", "1.0")
 FLUSS_HOME_VAR = "KONSOLE_TEST_FLUSS_HOME"
+PART_VAR = "KONSOLE_TEST_PART"
+#: One part per generation: each part's pytest starts only its own generation's clusters.
+PARTS = tuple(f"fluss{g}" for g in GENERATIONS)
+#: Where the tests tied to no generation (system tests, own clusters of the default
+#: version) run: with 0.9, as the 1.0 part also has the client_side tests.
+UNBOUND_PART = "fluss0.9"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,6 +48,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--generations",
         default=os.environ.get("KONSOLE_TEST_GENERATIONS", ",".join(GENERATIONS)),
         help="server generations the live tests run on, comma-separated (default: all)",
+    )
+    parser.addoption(
+        "--part",
+        default=os.environ.get(PART_VAR, ""),
+        choices=("", *PARTS),
+        help="run one of the suite's parts that run side by side (`make test`): the tests"
+        " of that server generation; the tests tied to no generation go with"
+        f" {UNBOUND_PART}'s (or {PART_VAR}); the others are deselected, not skipped",
     )
 
 
@@ -207,7 +221,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     A test marked ``client_side(reason)`` proves what konsole does on its own side (a fault
     of the history file, the console keeping two clusters apart): its other generations
-    are deselected, not skipped, so the suite does not start their clusters for it."""
+    are deselected, not skipped, so the suite does not start their clusters for it.
+
+    With ``--part``, the tests of the other part are deselected too (not skipped: under CI
+    a skipped generation fails): the other pytest of ``make test`` runs them."""
+    part = str(config.getoption("--part") or "")
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
@@ -219,13 +237,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if marker is not None and not (marker.args and str(marker.args[0]).strip()):
             raise pytest.UsageError(f"{item.nodeid}: client_side needs its reason")
         server = getattr(getattr(item, "callspec", None), "params", {}).get("fluss_server")
-        if marker is not None and server is not None and server != CLIENT_SIDE_GENERATION:
-            dropped.append(item)
-        else:
-            kept.append(item)
+        other_generation = server is not None and server != CLIENT_SIDE_GENERATION
+        other_part = bool(part) and part_of(item) != part
+        (dropped if (marker is not None and other_generation) or other_part else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def part_of(item: pytest.Item) -> str:
+    """The part (see ``--part``) an item runs in: its server generation's, when it has one
+    (the ``fluss_server`` parametrisation, or the 1.0-only ``fluss_1_0`` fixture)."""
+    server = getattr(getattr(item, "callspec", None), "params", {}).get("fluss_server")
+    if server is None and "fluss_1_0" in getattr(item, "fixturenames", ()):
+        server = "1.0"
+    return UNBOUND_PART if server is None else f"fluss{server}"
 
 
 #: Threads the guard has failed a module for already (not blamed on the next module too),

@@ -70,7 +70,11 @@ __all__ = ["record"]
     help="Keep events and notes this long.",
 )
 @count_option
-@click.option("--verbose", is_flag=True, help="Also print a line per recorded poll.")
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Also print a line per poll: recorded, or kept in memory while it cannot be.",
+)
 def record(
     cluster: ConnectionArgs,
     interval: float | None,
@@ -134,7 +138,11 @@ async def _record(
     def say(text: str) -> None:
         click.echo(f"{when(time.time() * 1000)} konsole record: {text}", err=True)
 
+    #: The newest poll written so far: a poll after it is kept in memory (said with --verbose).
+    written = [0]
+
     def committed(snapshot: Any, poll_id: int) -> None:
+        written[0] = max(written[0], snapshot.seq)
         if verbose:
             state = "ok" if snapshot.ok else f"failed: {snapshot.error}"
             click.echo(
@@ -161,6 +169,11 @@ async def _record(
         polls = failed = 0
         async for snapshot in poller.snapshots(stop):
             recorder.record(snapshot)
+            if verbose and written[0] < snapshot.seq:
+                click.echo(
+                    f"{when(snapshot.taken_at * 1000)} poll {snapshot.seq} kept in memory"
+                    " (not recorded yet)"
+                )
             polls, failed = polls + 1, failed + (not snapshot.ok)
             if max_polls is not None and snapshot.seq >= max_polls:
                 break

@@ -55,10 +55,12 @@ async def watch_loop(
     out: Callable[[str], None] = click.echo,
     err: Callable[[str], None] = lambda s: click.echo(s, err=True),
     history: Path | None = None,
+    verbose: bool = False,
 ) -> bool:
     """Print events and health changes until ``stop`` is set (or ``max_polls``); after a
     warning or critical event, the command writing its report from ``history`` when a
-    recorder writes that file. Returns False when polls were taken and all failed."""
+    recorder writes that file; ``verbose``: a line per poll on ``err``. Returns False when
+    polls were taken and all failed."""
     from konsole.model.events import EventConfig, EventState, advance
     from store import lock_holder
 
@@ -72,6 +74,8 @@ async def watch_loop(
     async for snapshot in poller.snapshots(stop):
         polls, failed = polls + 1, failed + (not snapshot.ok)
         events, state = advance(state, snapshot, config=config)
+        if verbose:
+            err(f"konsole watch: poll {snapshot.seq} taken ({'ok' if snapshot.ok else 'failed'})")
         for event in events:
             out(event_line(event, fmt))
         severe = [e for e in events if e.severity.value in ("warning", "critical")]
@@ -118,7 +122,12 @@ def _shown(health: Health) -> tuple[object, ...]:
 
 
 async def _watch(
-    profile: Profile, interval: float | None, fmt: str, max_polls: int | None, history: Path | None
+    profile: Profile,
+    interval: float | None,
+    fmt: str,
+    max_polls: int | None,
+    history: Path | None,
+    verbose: bool,
 ) -> bool:
     """Whether any poll reached the cluster (or it was stopped before ``max_polls``)."""
     poller, release = remember(build_poller(profile, interval), history)
@@ -126,7 +135,15 @@ async def _watch(
 
     async def body(stop: asyncio.Event) -> None:
         reached.append(
-            await watch_loop(poller, profile, fmt, stop=stop, max_polls=max_polls, history=history)
+            await watch_loop(
+                poller,
+                profile,
+                fmt,
+                stop=stop,
+                max_polls=max_polls,
+                history=history,
+                verbose=verbose,
+            )
         )
 
     try:
@@ -149,11 +166,20 @@ async def _watch(
     "(docs/cli.md, the event shape).",
 )
 @count_option
-def watch(cluster: ConnectionArgs, interval: float | None, fmt: str, max_polls: int | None) -> None:
+@click.option("--verbose", is_flag=True, help="Also print a line per poll (on stderr).")
+def watch(
+    cluster: ConnectionArgs,
+    interval: float | None,
+    fmt: str,
+    max_polls: int | None,
+    verbose: bool,
+) -> None:
     """Poll a cluster and print its events and health changes as they happen."""
     try:
         target = cluster.target()
-        reached = asyncio.run(_watch(target.profile, interval, fmt, max_polls, target.history))
+        reached = asyncio.run(
+            _watch(target.profile, interval, fmt, max_polls, target.history, verbose)
+        )
     except ProfileError as exc:
         fail(exc, exc.exit_code)
     if max_polls is not None and not reached:

@@ -56,9 +56,8 @@ class Watched(Protocol):
         """How many of its stderr lines so far hold ``text``."""
         ...
 
-    def taken(self) -> int | None:
-        """Polls taken so far, recorded or kept in memory; None where the process shows no
-        poll it keeps in memory (`konsole record` prints a poll once it is recorded)."""
+    def taken(self) -> int:
+        """Polls taken so far, recorded or kept in memory."""
         ...
 
     def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None: ...
@@ -111,10 +110,7 @@ class Faults:
             self.on_said(name, undo is not None)
         if undo is not None:
             taken = run.taken()
-            if taken is not None:
-                run.wait(f"{name}: 2 polls kept in memory", lambda: (run.taken() or 0) >= taken + 2)
-            else:  # nothing shows a poll kept in memory: give a few polls the time to be
-                time.sleep(1.0)
+            run.wait(f"{name}: 2 polls kept in memory", lambda: run.taken() >= taken + 2)
             assert run.proc.poll() is None
             undo()
         run.wait(f"{name}: recording again", lambda: run.said("recording again") > again)

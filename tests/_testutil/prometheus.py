@@ -54,6 +54,17 @@ class Prometheus:
             for r in body["data"]["result"]
         }
 
+    def first_alert(self, alertname: str, seconds: int, **labels: str) -> float | None:
+        """When (epoch seconds) the rules first held ``alertname`` (pending or firing) with
+        ``labels`` over the last ``seconds``, from Prometheus's own ``ALERTS`` series."""
+        matchers = ",".join(f'{k}="{v}"' for k, v in {"alertname": alertname, **labels}.items())
+        body = self.client.get(
+            f"{self.url}/api/v1/query", params={"query": f"ALERTS{{{matchers}}}[{seconds}s]"}
+        ).json()
+        assert body["status"] == "success", body
+        times = [float(t) for r in body["data"]["result"] for t, _ in r["values"]]
+        return min(times, default=None)
+
     def by(self, promql: str, label: str) -> dict[str, float]:
         """An instant query's values by one label (e.g. ``cluster``)."""
         return {labels.get(label, ""): value for labels, value in self.query(promql)}

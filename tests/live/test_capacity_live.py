@@ -1,7 +1,9 @@
 """Capacity on real servers: a tablet server's small disks fill under steady pyfluss writes,
 konsole forecasts the write lock before the server engages it, the lock and its rejections
 follow, freeing space clears both; the same alert reaches a real Alertmanager through
-``konsole serve``. And on both generations: what the servers do not give reads unknown.
+``konsole serve``, and the shipped Prometheus rules (FlussWriteLockForecast,
+FlussDiskHeadroomLow, FlussWritesRejected) hold on serve's series in a real Prometheus.
+And on both generations: what the servers do not give reads unknown.
 
 The 1.0 cluster (module-scoped, 1.0 line only) has one tablet server with two data dirs,
 each on a tmpfs of its own (``--disk ts0=256m,64m``: konsole.localcluster.disks), a write
@@ -17,6 +19,7 @@ reached ...; rejecting writes"), to the millisecond. Every wait is bounded; loop
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -42,11 +45,13 @@ from tests._testutil.alertmanager import AlertmanagerProcess, Webhook, free_port
 from tests._testutil.disk_filler import create_fill_table, running_filler
 from tests._testutil.mounts import need_root
 from tests._testutil.processes import terminate
+from tests._testutil.prometheus import running_prometheus
 from tests._testutil.system_tools import need_binary
 from tests.conftest import FlussServer, our_java_processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
+RULES = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "konsole-rules.yml"
 LIMIT, RECOVER = 0.5, 0.4
 SETTINGS = [
     f"ts:server.data-disk.write-limit-ratio={LIMIT}",
@@ -317,6 +322,7 @@ def _record_fill(seen: Seen, started_at: float | None) -> None:
 @dataclass
 class Serve:
     proc: subprocess.Popen[str]
+    port: int
     stderr: list[str] = field(default_factory=list)
 
     def drain(self) -> None:
@@ -337,6 +343,7 @@ def _serve(d: Disks, work: Path, am_url: str) -> Serve:
             "write_lock_critical_s",
         )
     )
+    port = free_port()
     config = work / "config.toml"
     config.write_text(
         f'[profiles.fill]\nbootstrap = "{d.bootstrap}"\n'
@@ -357,7 +364,7 @@ def _serve(d: Disks, work: Path, am_url: str) -> Serve:
             "--interval",
             "1",
             "--listen",
-            f"127.0.0.1:{free_port()}",
+            f"127.0.0.1:{port}",
             "--alertmanager",
             am_url,
             "--alert-for",
@@ -372,7 +379,7 @@ def _serve(d: Disks, work: Path, am_url: str) -> Serve:
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    s = Serve(proc)
+    s = Serve(proc, port)
     threading.Thread(target=s.drain, daemon=True).start()
     return s
 
@@ -390,9 +397,14 @@ def test_the_forecast_fires_before_the_lock_within_a_fifth_of_the_real_time_and_
     seen, stop = Seen(), threading.Event()
     follower = threading.Thread(target=_follow, args=(_profile(disks), seen, stop), daemon=True)
     served: Serve | None = None
+    stack = contextlib.ExitStack()
     try:
         am.start()
         served = _serve(disks, tmp_path, am.url)
+        # The shipped Prometheus rules, evaluated by a real Prometheus on serve's series.
+        prom = stack.enter_context(
+            running_prometheus(tmp_path / "prom", [f"127.0.0.1:{served.port}"], rules=[RULES])
+        )
         follower.start()
         assert wait_for(lambda: seen.polls >= 3, 60), f"konsole did not poll: {seen.error!r}"
         started = time.time()
@@ -432,6 +444,18 @@ def test_the_forecast_fires_before_the_lock_within_a_fifth_of_the_real_time_and_
         assert starts < locked_at
         hook.wait_alert(0, "firing", 60, alertname="FlussWritesRejected", server="0")
 
+        # The shipped rules on the same series: the forecast and the low headroom before
+        # the lock, the rejection after it (pending or firing: their `for:` is Prometheus's)
+        window = round(time.time() - started) + 60
+        for name in ("FlussWriteLockForecast", "FlussDiskHeadroomLow"):
+            first = prom.first_alert(name, window, cluster="fill", server="0")
+            assert first is not None and first < locked_at, (name, first, locked_at)
+        prom.wait_for(
+            "FlussWritesRejected active in Prometheus",
+            lambda: prom.first_alert("FlussWritesRejected", window, cluster="fill", server="0"),
+            timeout=60,
+        )
+
         # Freeing space (the filler stopped, the ballast deleted) clears both.
         mark = hook.mark()
         after = time.time()
@@ -460,6 +484,7 @@ def test_the_forecast_fires_before_the_lock_within_a_fifth_of_the_real_time_and_
         stop.set()
         follower.join(30)
         _record_fill(seen, started_at=locals().get("started"))
+        stack.close()
         if served is not None:
             terminate(served.proc)
         am.stop()

@@ -36,6 +36,7 @@ pytestmark = pytest.mark.client_side(
 INTERVAL = "0.3"
 KONSOLE = [str(Path(sys.executable).parent / "konsole")]
 RECORDED = re.compile(r" poll (\d+) recorded as (\d+) ")
+KEPT = re.compile(r" poll (\d+) kept in memory ")
 STOPPED = re.compile(r"stopped: (\d+) poll\(s\) taken, (\d+) recorded, (\d+) not")
 
 
@@ -80,8 +81,12 @@ class Running:
     def said(self, text: str) -> int:
         return sum(text in line for line in list(self.err))
 
-    def taken(self) -> None:
-        return None  # `record --verbose` prints a poll once recorded, not while kept
+    def taken(self) -> int:
+        """`record --verbose` prints each poll: recorded, or kept in memory."""
+        return max([self.last_recorded(), *self.kept()])
+
+    def kept(self) -> list[int]:
+        return [int(m.group(1)) for line in list(self.out) if (m := KEPT.search(line))]
 
     def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None:
         wait_alive(self.proc, self.err, what, check, timeout)

@@ -19,10 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from store import HistoryError, open_reader
 from tests._testutil import pyfluss_data as pf
 
 INTERVAL = 1.0
 KONSOLE = [str(Path(sys.executable).parent / "konsole")]
+TS2 = "tablet-server 2"
 
 
 def history(path: Path, *args: str) -> Any:
@@ -44,7 +46,18 @@ def wait_until(what: str, check: Callable[[], bool], timeout: float = 60) -> Non
 
 
 def polls(path: Path) -> int:
-    return int(sum(history(path, "info")["polls"].values()))
+    """Polls recorded so far, read in-process (a condition polled often: no CLI start)."""
+    try:
+        with open_reader(path) as reader:
+            return len(reader.polls())
+    except HistoryError:  # not made yet by the recorder
+        return 0
+
+
+def has_event(path: Path, kind: str, subject: str) -> bool:
+    """Whether the history holds that event yet, read in-process like :func:`polls`."""
+    with open_reader(path) as reader:
+        return any((e.kind, e.subject) == (kind, subject) for e in reader.events())
 
 
 async def test_recorder_keeps_what_happened_and_history_reads_it_back(
@@ -73,41 +86,54 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
     table = f"{db}.{name}"
     conn = await pf.connect(str(fluss_cluster["bootstrap_servers"]))
     admin = conn.get_admin()
+
+    def recorded(kind: str, subject: str = table) -> Callable[[], bool]:
+        """Whether the history holds that event yet (a condition for :func:`wait_until`)."""
+        return lambda: has_event(path, kind, subject)
+
     try:
-        await asyncio.to_thread(
-            wait_until, "3 polls recorded", lambda: path.exists() and polls(path) >= 3
-        )
+        await asyncio.to_thread(wait_until, "3 polls recorded", lambda: polls(path) >= 3, 120)
         t_before = time.time()
+        # The poll under way at t_before (stamped before it, maybe long under load) ends
+        # before the table is made: as-of t_before never shows it.
+        before = polls(path)
+        await asyncio.to_thread(
+            wait_until, "the poll under way recorded", lambda: polls(path) >= before + 1
+        )
         await pf.create_database(admin, db)
         table_path = await pf.create_log_table(conn, db, name, buckets=3, replication_factor=3)
         # Written only once the history holds the new table, so it is seen empty first.
-        await asyncio.to_thread(
-            wait_until,
-            "the new table recorded",
-            lambda: (
-                ("table_created", table)
-                in {(e["kind"], e["subject"]["name"]) for e in history(path, "events")}
-            ),
-        )
+        await asyncio.to_thread(wait_until, "the new table recorded", recorded("table_created"))
         t_seen_empty = time.time()
-        await asyncio.sleep(2 * INTERVAL)
+        seen_empty = polls(path)
+        await asyncio.to_thread(
+            wait_until, "2 more polls of the empty table", lambda: polls(path) >= seen_empty + 2
+        )
         t_write = time.time()
         await pf.write_rows(conn, table_path, 120)
         t_written = time.time()
-        await asyncio.sleep(3 * INTERVAL)
+        await asyncio.to_thread(
+            wait_until,
+            "the 120 rows recorded",
+            lambda: any(p["offset"] == 120 for p in history(path, "series", table)),
+        )
         t_between = time.time()
         # a reader while the recorder writes
         for _ in range(3):
             assert history(path, "events")
         await asyncio.to_thread(cluster.stop_server, "ts", 2)
-        t_stopped = time.time()
-        await asyncio.sleep(6 * INTERVAL)
+        await asyncio.to_thread(
+            wait_until, "tablet server 2's leaving recorded", recorded("server_left", TS2)
+        )
+        t_gone = time.time()
         await asyncio.to_thread(cluster.start_server, "ts", 2)
-        await asyncio.sleep(6 * INTERVAL)
+        await asyncio.to_thread(
+            wait_until, "tablet server 2's return recorded", recorded("server_joined", TS2)
+        )
         async with asyncio.timeout(30):
             await admin.drop_table(table_path, ignore_if_not_exists=False)
         t_dropped = time.time()
-        await asyncio.sleep(4 * INTERVAL)
+        await asyncio.to_thread(wait_until, "the drop recorded", recorded("table_dropped"))
         t_after = time.time()
     finally:
         await pf.drop_database(admin, db)
@@ -144,9 +170,7 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
     early = tables_at(t_seen_empty)  # recorded, not yet written
     assert sum(b["latest_offset"] or 0 for b in early[table]["buckets"]) == 0
     assert table not in tables_at(t_after)
-    servers = {
-        s["id"] for s in history(path, "as-of", f"{t_stopped + 5 * INTERVAL:.3f}")["tablet_servers"]
-    }
+    servers = {s["id"] for s in history(path, "as-of", f"{t_gone:.3f}")["tablet_servers"]}
     assert 2 not in servers
 
     series = history(path, "series", table)

@@ -36,6 +36,7 @@ import pytest
 import pytest_asyncio
 
 from fluss_proto.lookup import KeyStatus, lookup_rows
+from fluss_proto.records.arrow import to_arrow_type
 from fluss_proto.scan import preview_table
 from konsole.errors import ExitCode
 from konsole.localcluster.seed import wait_leaders
@@ -129,23 +130,30 @@ async def test_lookups_equal_pyfluss_lookups(world: World) -> None:
     prefix = table.new_lookup().lookup_by(["region", "cid"]).create_lookuper()
     prefixes = [{"region": "eu", "cid": 4}, {"region": "us", "cid": -3}, {"region": "zz", "cid": 1}]
     their_rows = [r for p in prefixes for r in await prefix.lookup(p)]
-    found = await lookup_rows(
-        world.client,
-        f"{world.db}.orders",
-        [{k: str(v) for k, v in p.items()} for p in prefixes],
-        prefix=True,
-        light=True,
-    )
-    assert [k.rows for k in found.report.keys] == [2, 2, 0]
-    light = found.rows
-    light_dicts = [
-        dict(zip(light.schema.names, values, strict=True))
-        for values in zip(*light.columns, strict=True)
+    assert len(their_rows) == 4
+    for light in (False, True):  # as pyarrow, and as konsole's light rows
+        found = await lookup_rows(
+            world.client,
+            f"{world.db}.orders",
+            [{k: str(v) for k, v in p.items()} for p in prefixes],
+            prefix=True,
+            light=light,
+        )
+        assert [k.rows for k in found.report.keys] == [2, 2, 0]
+        # row by row, every column
+        assert canon(row_dicts(found.rows)) == canon(their_rows), f"light={light}"
+
+
+def row_dicts(rows: Any) -> list[dict[str, Any]]:
+    """A pyarrow table's or konsole's light rows' rows, as dicts by column name (light
+    values are in their Arrow unit, e.g. days for a DATE: read back through that type)."""
+    if isinstance(rows, pa.Table):
+        return list(rows.to_pylist())
+    columns = [
+        pa.array(values, type=to_arrow_type(dt)).to_pylist()
+        for values, dt in zip(rows.columns, rows.schema.types, strict=True)
     ]
-    assert len(light_dicts) == len(their_rows) == 4
-    assert sorted(d["note"] or "" for d in light_dicts) == sorted(
-        r["note"] or "" for r in their_rows
-    )
+    return [dict(zip(rows.schema.names, v, strict=True)) for v in zip(*columns, strict=True)]
 
 
 async def test_partitioned_lookups_equal_pyfluss_lookups(world: World) -> None:

@@ -203,6 +203,7 @@ def test_the_shipped_rules_alert_on_serves_series(fleet: Fleet) -> None:
     labelled as konsole labels its own alert (cluster, severity, the subject's server id
     taken from the series) plus the scrape's job and instance; nothing is active for b."""
     prom, serve = fleet.prometheus, fleet.serve
+    stopped_on_a(fleet)  # done by the test before when it ran; this one also runs alone
 
     def down() -> list[dict[str, Any]]:
         return [a for a in prom.alerts() if a["labels"]["alertname"] == "FlussTabletServerDown"]
@@ -220,6 +221,20 @@ def test_the_shipped_rules_alert_on_serves_series(fleet: Fleet) -> None:
     assert float(alert["value"]) == 0.0  # konsole_tablet_server_up of that server
     assert f"Tablet server {STOPPED} of a is not alive" in alert["annotations"]["summary"]
     assert [a["labels"]["alertname"] for a in prom.alerts() if a["labels"]["cluster"] == "b"] == []
+
+
+def stopped_on_a(fleet: Fleet) -> None:
+    """Tablet server STOPPED of cluster a stopped, whether or not a test did it before:
+    seen alive through serve in Prometheus first, so that its stop reads as down."""
+    state = fleet.a.status()
+    assert state is not None
+    if any(p.alive for p in state.of_role("tablet-server") if p.id == STOPPED):
+        fleet.prometheus.wait_for(
+            "3 tablet servers alive on a in Prometheus",
+            lambda: alive_by_cluster(fleet.prometheus).get("a") == 3.0,
+            timeout=60,
+        )
+        fleet.a.stop_server("tablet-server", STOPPED, timeout=60)
 
 
 def polls_since(serve: Serve, cluster: str, since_ms: int, until: int | None = None) -> list[Any]:

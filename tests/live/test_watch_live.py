@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -55,6 +56,8 @@ LOCK_SETTINGS = [
 ]
 
 Event = dict[str, Any]
+#: The line ``watch --verbose`` writes to stderr per poll.
+POLL_TAKEN = re.compile(r"konsole watch: poll (\d+) taken ")
 
 
 # ------------------------------------------------------------------ the watch process
@@ -74,6 +77,8 @@ class Watch:
     lines: list[Line] = field(default_factory=list)
     stderr: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The seq of the last poll it took (``--verbose``: a stderr line per poll).
+    last_poll: int = 0
 
     @classmethod
     def start(cls, run_dir: Path) -> Watch:
@@ -90,6 +95,7 @@ class Watch:
                 "jsonl",
                 "--interval",
                 str(INTERVAL),
+                "--verbose",
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -111,7 +117,11 @@ class Watch:
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
         for raw in self.proc.stderr:
+            taken = POLL_TAKEN.match(raw)
             with self.lock:
+                if taken:
+                    self.last_poll = int(taken.group(1))
+                    continue
                 self.stderr.append(raw.rstrip("\n"))
                 del self.stderr[:-200]  # the last lines are enough to explain a failure
 
@@ -182,6 +192,21 @@ class Watch:
                 break
             await asyncio.sleep(0.1)
         raise AssertionError(f"no health line {what} within {timeout:g}s: {self.stderr[-5:]}")
+
+    async def polls(self, n: int, timeout: float = 30.0) -> None:
+        """Until the watch has taken ``n`` more polls: what it would say of them is said."""
+        with self.lock:
+            target = self.last_poll + n
+        deadline = time.monotonic() + timeout
+        for _ in range(int(timeout / 0.1) + 1):
+            with self.lock:
+                if self.last_poll >= target:
+                    return
+            assert self.proc.poll() is None, f"watch exited: {self.proc.returncode}"
+            if time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"the watch took no {n} polls within {timeout:g}s")
 
     def stop(self) -> int:
         """SIGTERM, as an operator's service manager would; the exit code."""
@@ -519,7 +544,7 @@ async def test_ingest_stalled_after_pyfluss_stops_writing(watched: Watched) -> N
         await w.wait(mark, "table_created", table, timeout=30)
         # Two writes a poll apart: the watch sees the log end offsets advance.
         await pf.write_rows(conn, path, 50)
-        await asyncio.sleep(INTERVAL)
+        await w.polls(2)  # one of them began after the first write
         await pf.write_rows(conn, path, 50, start=50)
         stopped_at = time.time()
     # A slow second write may let a stall at 50 show first (then ingest_resumed): the
@@ -572,7 +597,7 @@ async def test_active_coordinator_killed_gives_one_failover(
         f"no coordinator for {failover.data['details']['no_coordinator_s']}s"
     )
     assert lag <= 2 * INTERVAL
-    await asyncio.sleep(4 * INTERVAL)
+    await w.polls(4)
     assert len(w.seen(mark, "coordinator_failover")) == 1
     assert w.proc.poll() is None
 
@@ -596,7 +621,7 @@ async def test_standby_coordinator_killed_gives_standby_lost(
     if standby_id not in running:
         await w.wait(mark, "standby_joined", f"coordinator {standby}", timeout=30)
     else:
-        await asyncio.sleep(2 * INTERVAL)  # the watch has seen it as a standby
+        await w.polls(2)  # the watch has seen it as a standby
 
     mark = w.mark()
     await asyncio.to_thread(watched.lc.kill, "coordinator", standby_id)
@@ -621,7 +646,7 @@ async def test_disk_write_limit_below_usage_gives_write_rejected_then_accepted(
     assert details["server"] == str(FAULTY)
     assert details["disk_usage_ratio"] is not None and details["disk_usage_ratio"] > 0.05
     await w.wait(mark, "server_joined", tablet(FAULTY), timeout=60)
-    await asyncio.sleep(2 * INTERVAL)
+    await w.polls(2)
     # once per engagement, however many polls see the lock
     assert len(w.seen(mark, "write_rejected", tablet(FAULTY))) == 1
 

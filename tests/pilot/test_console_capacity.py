@@ -54,6 +54,10 @@ async def test_the_key_opens_capacity_and_the_detail_follows_the_cursor(story: P
         assert "locks at 85% (initial), recovers at 80% (default)" in _detail(app)
         await pilot.press("enter")
         await settle(pilot, lambda: isinstance(app.screen, ServerDetailScreen))
+        detail = app.screen
+        assert isinstance(detail, ServerDetailScreen)
+        # the row's own server, not the first or the coordinator
+        assert (detail.server_id, detail.coordinator) == (2, None)
         await wait_for_workers(pilot)
 
 

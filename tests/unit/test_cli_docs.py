@@ -28,6 +28,9 @@ DOCS = [*sorted((REPO / "docs").glob("*.md")), REPO / "README.md"]
 _RUNS = re.compile(r"^(?:\$\s+)?(?:\w+=\S*\s+)*(?:\S*/)?konsole(?:\s|$)")
 _INLINE = re.compile(r"`((?:\S*/)?konsole [^`]+)`")
 _SYNOPSIS = re.compile(r"[\[<|]|\.\.\.")
+#: Where a synopsis puts a placeholder for the command: ``<cmd>``, ``[...]``, ``a|b``,
+#: ``...`` or a capitalised ``COMMAND``; any other word there must be a real command.
+_PLACEHOLDER = re.compile(r"[<\[{].*|.*\|.*|\.\.\.|[A-Z][A-Z0-9_-]*")
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,10 @@ def check_loosely(args: list[str]) -> None:
         if isinstance(command, click.Group):
             ctx = click.Context(command, info_name="konsole")
             sub = command.get_command(ctx, word)
-            if sub is None and not word.isidentifier():
+            if sub is None and word.endswith(":"):  # a command's message: `konsole watch: ...`
+                assert command.get_command(ctx, word[:-1]), f"unknown command {word!r}"
+                return
+            if sub is None and _PLACEHOLDER.fullmatch(word):
                 return  # a placeholder where the command would be: nothing more to check
             assert sub is not None, f"unknown command {word!r}"
             command = sub
@@ -172,3 +178,12 @@ def test_the_example_config_file_loads() -> None:
     assert profiles["prod"].password_env == "FLUSS_PROD_PASSWORD"
     alerts = load_alert_config(path)
     assert alerts.urls and alerts.for_s == 30
+
+
+@pytest.mark.parametrize(
+    "made_up",
+    ["konsole frobnicate", "konsole made-up-cmd --x", "konsole history no-such", "konsole nope: x"],
+)
+def test_a_made_up_command_in_the_docs_fails(made_up: str) -> None:
+    with pytest.raises(AssertionError, match="unknown command"):
+        check_loosely(arguments(made_up))

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fluss_proto.errors import LiteralError, LookupKeyError, UnsupportedTableError
@@ -131,18 +131,24 @@ def _clock(ms: int) -> str:
     return f"{h:02d}:{m:02d}:{sec:02d}.{ms % 1000:03d}"
 
 
+def _column_values(raw: list[Any], types: list[Any]) -> list[Any] | None:
+    try:
+        return [
+            column_value(v, t, f"c{i}") for i, (v, t) in enumerate(zip(raw, types, strict=True))
+        ]
+    except LiteralError:
+        return None
+
+
 @given(st.data())
 def test_key_bytes_decode_back_as_a_compacted_row(data: st.DataObject) -> None:
     """A key is a CompactedRow's fields without the null bitmap: our row decoder (checked
     against real servers elsewhere) reads every key back, value for value."""
     types = data.draw(st.lists(st.sampled_from(KEY_TYPES), min_size=1, max_size=5))
     raw = [data.draw(_strategy(t)) for t in types]
-    try:
-        values = [
-            column_value(v, t, f"c{i}") for i, (v, t) in enumerate(zip(raw, types, strict=True))
-        ]
-    except LiteralError:  # a timestamp finer than its column
-        return
+    values = _column_values(raw, types)
+    assume(values is not None)  # a timestamp finer than its column: not a key to try
+    assert values is not None
     key = encode_key([internal_value(v, t) for v, t in zip(values, types, strict=True)], types)
     row = row_type([(f"c{i}", t) for i, t in enumerate(types)])
     bitmap = bytes((len(types) + 7) // 8)

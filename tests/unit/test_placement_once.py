@@ -156,6 +156,42 @@ async def test_watch_makes_one_placement_per_good_poll(calls: list[int]) -> None
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("verbose", [False, True])
+async def test_watch_verbose_says_each_poll_on_stderr(calls: list[int], verbose: bool) -> None:
+    """`watch --verbose`: a stderr line per poll (tests wait on it, never on the clock)."""
+    from konsole.cli.watch import watch_loop
+
+    class Poller:
+        def next_delay(self) -> float:
+            return 0.0
+
+        async def snapshots(self, stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
+            async for s in fake_source(story())()[0](stop):
+                yield s
+
+    out: list[str] = []
+    err: list[str] = []
+    poller: Any = Poller()
+    async with asyncio.timeout(10):
+        await watch_loop(
+            poller,
+            PROFILE,
+            "jsonl",
+            stop=asyncio.Event(),
+            out=out.append,
+            err=err.append,
+            verbose=verbose,
+        )
+    taken = [line for line in err if " taken (" in line]
+    seqs = [s.seq for s in story()]
+    if verbose:
+        assert [int(line.split()[3]) for line in taken] == seqs, taken
+        assert not [line for line in out if " taken (" in line]
+    else:
+        assert taken == []
+
+
+@pytest.mark.asyncio
 async def test_serves_fleet_and_its_series_make_one_placement_per_good_poll(
     calls: list[int],
 ) -> None:

@@ -23,6 +23,7 @@ from konsole.ui.screens.cluster_facts import (
     fmt_ratio,
 )
 from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.column_fit import column_widths, fitting_columns
 
 __all__ = ["ServersScreen", "server_cells"]
 
@@ -40,6 +41,12 @@ _COLUMNS = (
     "heap",
     "in/s",
     "out/s",
+)
+#: The columns a narrow terminal loses, least important first (konsole.ui.widgets.column_fit):
+#: role, id, state and lock always stay.
+_DROP_ORDER = tuple(
+    _COLUMNS.index(c)
+    for c in ("rack", "heap", "replicas", "out/s", "in/s", "endpoint", "room", "leaders", "disk")
 )
 
 
@@ -77,6 +84,8 @@ class ServersScreen(ConsoleScreen):
         super().__init__()
         self._seen = SeenServers()
         self._rows: list[ServerRow] = []
+        #: The indexes of the columns shown (those that fit the table's width).
+        self._shown: list[int] = list(range(len(_COLUMNS)))
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="servers-summary")
@@ -95,14 +104,34 @@ class ServersScreen(ConsoleScreen):
         self._rows = rows
         summary.update(_summary(state, rows))
         cursor = table.cursor_row
-        table.clear()
         rooms = _rooms(state, self._rules())
-        for r in rows:
-            room = rooms(r.node_id) if r.role == "tablet" else None
-            table.add_row(*server_cells(r, stale, room), key=r.key)
+        cells = [
+            server_cells(r, stale, rooms(r.node_id) if r.role == "tablet" else None) for r in rows
+        ]
+        widths = column_widths(_COLUMNS, cells, table.cell_padding)
+        shown = fitting_columns(widths, _DROP_ORDER, self._room(table))
+        if shown != self._shown:
+            self._shown = shown
+            table.clear(columns=True)
+            table.add_columns(*(_COLUMNS[i] for i in shown))
+        else:
+            table.clear()
+        for r, row_cells in zip(rows, cells, strict=True):
+            table.add_row(*(row_cells[i] for i in shown), key=r.key)
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
         self._note()
+
+    def _room(self, table: DataTable[Text | str]) -> int:
+        """The cells the table's columns may take: its own width once laid out (less a
+        scrollbar), the terminal's before."""
+        width = table.scrollable_content_region.width
+        return width if width > 0 else self.app.size.width
+
+    def on_resize(self) -> None:
+        state = self.konsole.state
+        if state is not None and self.is_mounted:
+            self.render_state(state)
 
     def _rules(self) -> HealthThresholds:
         profile = self.konsole.feed.profile
