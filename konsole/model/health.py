@@ -27,7 +27,7 @@ configured or found and does not answer stays ``metrics_unknown`` (UNKNOWN).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -35,17 +35,19 @@ from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
 from konsole.model import subjects
 from konsole.model.forecast import Forecast
 from konsole.model.headroom import capacity_view, headroom_level, lock_outlook
+from konsole.model.known_servers import GoneServer, KnownBy
 from konsole.model.metrics import MetricsOrigin, ServerMetrics
 from konsole.model.placement import Placement, placement
 from konsole.model.roles import unanswered
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.model.storage import StorageLimits, TableSummary, trouble
 from konsole.model.thresholds import HealthThresholds
-from konsole.model.timefmt import age_text
+from konsole.model.timefmt import age_text, time_of_day_text
 
 __all__ = [
     "METRIC_RULES",
     "NOTE_RULES",
+    "RULES",
     "Finding",
     "Health",
     "HealthRules",
@@ -68,9 +70,38 @@ _RANK: Final = {
 }
 #: Most per-table findings of one rule; the rest are summed up in one more finding.
 MAX_TABLE_FINDINGS: Final = 10
+#: Every rule, in the order :func:`evaluate` judges them (docs/events-and-health.md).
+RULES: Final = (
+    "no_data",
+    "unreachable",
+    "coordinator",
+    "standby",
+    "server_unreachable",
+    "server_gone",
+    "new_table",
+    "leaders",
+    "replicas_offline",
+    "bootstrap",
+    "cluster_health",
+    "disk_write_locked",
+    "disk_usage",
+    "under_replicated",
+    "under_min_isr",
+    "kv_backpressure",
+    "heap",
+    "metrics_not_configured",
+    "metrics_unknown",
+    "kv_rejections",
+    "read_errors",
+    "tiering_stalled",
+    "kv_snapshot_stale",
+    "lake_lag",
+    "disk_headroom",
+    "write_lock_forecast",
+)
 #: The rules whose findings are GREEN information only (they never raise the status, so
 #: they never alert).
-NOTE_RULES: Final = frozenset({"metrics_not_configured", "new_table", "bootstrap"})
+NOTE_RULES: Final = frozenset({"metrics_not_configured", "new_table"})
 #: The rules that read the servers' metrics: not judged when no endpoint is configured.
 METRIC_RULES: Final = (
     "disk_write_locked",
@@ -169,9 +200,12 @@ def evaluate(
     young = _young_tables(snapshot, rules.new_table_grace)
     findings += _coordinators(snapshot)
     findings += _servers(view)
-    findings += _bootstrap(snapshot, facts)
+    gone = snapshot.known.gone(view, snapshot.taken_at)
+    findings += _gone(snapshot, gone, facts)
     findings += _leaders(view, facts, young)
     findings += _replicas_offline(facts)
+    # After the servers' own findings: the check's headline names a server first.
+    findings += _bootstrap(snapshot, facts, {g.node_id for g in gone})
     findings += _server_health(snapshot, facts, young)
     findings += _metrics(snapshot, rules)
     findings += _kv_rejections(snapshot, previous)
@@ -217,26 +251,66 @@ def _servers(view: ClusterView) -> list[Finding]:
     ]
 
 
-def _bootstrap(snapshot: ClusterSnapshot, facts: Placement) -> list[Finding]:
+def _gone(snapshot: ClusterSnapshot, gone: Iterable[GoneServer], facts: Placement) -> list[Finding]:
+    """Known tablet servers that metadata no longer lists (:mod:`konsole.model.known_servers`):
+    YELLOW, RED when replicas are placed on it (its buckets lost a replica or a leader).
+    The reason says how the server is known and since when; a bootstrap address of it that
+    does not answer is named too (this finding is the address's warning)."""
+    silent = {u.node_id: u for u in unanswered(snapshot) if u.node_id is not None}
+    out = []
+    for g in gone:
+        held = len(facts.replicas_offline.get(g.node_id, ()))
+        reason = "not in metadata"
+        if g.alive_at is not None:
+            how = "in the history: last alive" if g.by is KnownBy.HISTORY else "seen alive"
+            ago = age_text(max(0.0, snapshot.taken_at - g.alive_at))
+            reason += f"; {how} at {time_of_day_text(g.alive_at)} UTC ({ago} ago)"
+            if g.address:
+                reason += f" as {g.address}"
+        if g.expected_by is not None:
+            reason += f"; expected by profile {g.expected_by}"
+        if held:
+            reason += f"; {held} replica{'s' if held != 1 else ''} placed on it"
+        u = silent.get(g.node_id)
+        if u is not None:
+            reason += f"; its address {u.address} (in the bootstrap list) does not answer"
+        out.append(
+            Finding(
+                HealthStatus.RED if held else HealthStatus.YELLOW,
+                "server_gone",
+                subjects.tablet_server(g.node_id),
+                reason,
+            )
+        )
+    return out
+
+
+def _bootstrap(snapshot: ClusterSnapshot, facts: Placement, gone: Set[int]) -> list[Finding]:
     """Bootstrap addresses that did not answer, while others did (else the poll failed).
 
-    One the cluster last named tablet server N, which metadata no longer lists, is that
-    server gone (``server_unreachable``; unless ``replicas_offline`` names it already). One
-    whose role nobody said is a note: the address is a connection fact, not a coordinator
-    or a tablet server (a bootstrap list mixes both, in any order)."""
+    Each is a warning: a client bootstrapping from it loses a fallback. One the cluster
+    last named tablet server N, which metadata no longer lists, is that server gone
+    (``server_gone`` names the address when N is known; else ``server_unreachable``, unless
+    ``replicas_offline`` names it already). One whose role nobody said is a ``bootstrap``
+    warning naming the address: a bootstrap list mixes coordinators and tablet servers, in
+    any order, so its place in the list says nothing of what it is."""
     out = []
     for u in unanswered(snapshot):
         if u.node_id is None:
             out.append(
                 Finding(
-                    HealthStatus.GREEN,
+                    HealthStatus.YELLOW,
                     "bootstrap",
                     u.subject,
                     f"in the bootstrap list but does not answer ({u.error}); the cluster has "
                     "not said what it is",
                 )
             )
-        elif u.node_id not in facts.alive and u.node_id not in facts.replicas_offline:
+        elif (
+            u.node_id not in facts.alive
+            and u.node_id not in facts.replicas_offline
+            and u.node_id not in gone
+        ):
             out.append(
                 Finding(
                     HealthStatus.YELLOW,

@@ -11,12 +11,13 @@ credentials into messages).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 
 from fluss_proto.model import BucketView, ClusterHealth, ClusterView, GatherError
 from konsole.model.capacity import CapacityPart
+from konsole.model.known_servers import KnownServers
 from konsole.model.metrics import MetricsError, MetricsOrigin, ServerMetrics
 from konsole.model.storage import StoragePart
 
@@ -100,6 +101,10 @@ class ClusterSnapshot:
     #: The tablet servers' write limits, data dirs and forecasts (konsole.model.capacity);
     #: None: not collected (no capacity collector, or a failed poll).
     capacity: CapacityPart | None = None
+    #: The tablet servers the poller knew at this poll (seen, recalled from a history,
+    #: expected by the profile): those metadata no longer lists are gone
+    #: (:mod:`konsole.model.known_servers`). Empty: the poller knew none beyond this poll.
+    known: KnownServers = field(default_factory=KnownServers)
 
     @classmethod
     def failed(
@@ -176,6 +181,10 @@ class ClusterSnapshot:
             errors=tuple(errors),
             metrics_origin=metrics_origin,
         )
+
+    def with_known(self, known: KnownServers) -> ClusterSnapshot:
+        """This snapshot with what the poller knows of the tablet servers attached."""
+        return replace(self, known=known)
 
     def with_storage(self, storage: StoragePart | None) -> ClusterSnapshot:
         """This snapshot with the storage polls' part attached."""

@@ -76,10 +76,13 @@ def test_every_health_rule_has_an_alertname() -> None:
     rules |= storage_rules
     assert "replicas_offline" in rules and "disk_write_locked" in rules
     assert rules >= NOTE_RULES
-    assert rules - NOTE_RULES <= set(ALERTNAMES)
+    # bootstrap: an address that does not answer warns in the faces; whether it pages is
+    # the alerts' call (issue 38): it does not (a tablet server it names is judged down).
+    assert rules - NOTE_RULES - {"bootstrap"} <= set(ALERTNAMES)
     # One alertname per rule, but the findings of one down server are one alert.
     own = [name for rule, name in ALERTNAMES.items() if rule not in SERVER_DOWN_RULES]
     assert len(set(own)) == len(own)
+    assert {ALERTNAMES[r] for r in SERVER_DOWN_RULES} == {"FlussTabletServerDown"}
 
 
 def test_tablet_server_stop_fires_after_for_and_resolves_after_hold_down() -> None:
