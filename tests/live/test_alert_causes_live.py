@@ -212,6 +212,12 @@ class Sampler:
         raise AssertionError(f"no sample with serve={serve} prom={prom} since {since}")
 
 
+def _alive(lc: LocalCluster, sid: int) -> bool:
+    return any(
+        p.role == "tablet-server" and p.id == sid and p.alive for p in lc.describe().processes
+    )
+
+
 def _down_findings(r: Rig) -> float:
     """Findings that say the server left metadata (the hand-over has happened)."""
     return sum(
@@ -248,6 +254,8 @@ def fault_and_recover(r: Rig, fault: Callable[[], None]) -> None:
     finally:
         sampler.stop.set()
         watcher.join(timeout=10)
+        if not _alive(r.lc, VICTIM):  # a failed test leaves the cluster whole for the next
+            r.lc.start_server("ts", VICTIM, 120.0)
 
     notes = r.hook.received[mark:]
     described = [(n.body["status"], [a["labels"]["alertname"] for a in n.alerts]) for n in notes]
