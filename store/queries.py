@@ -55,8 +55,10 @@ __all__ = [
     "StateAt",
     "TableSpan",
     "open_reader",
+    "operator_subjects",
     "storage_at_poll",
     "storage_bodies",
+    "tablet_servers_seen",
 ]
 
 LEVELS: Final = ("full", "minute", "hour")
@@ -507,6 +509,45 @@ def roles_seen(
         (lo, limit),
     )
     return [ServerRow(*r) for r in servers], [CoordinatorRow(*r) for r in coordinators]
+
+
+def tablet_servers_seen(
+    reader: HistoryReader, at_ms: int, *, limit: int = 1000
+) -> list[tuple[int, str, int, int]]:
+    """(node id, host, port, when last seen in ms) of each tablet server a poll of the epoch
+    holding ``at_ms`` listed, up to ``at_ms``: the last poll that listed it (a row still
+    open: the last poll up to ``at_ms``). At most ``limit`` servers, by node id."""
+    since, _ = reader.epochs.span(at_ms)
+    lo = since if since is not None else 0
+    rows = reader._query(
+        "SELECT s.node_id, s.host, s.port, "
+        "(SELECT MAX(p.at_ms) FROM polls p WHERE p.ok = 1 AND p.at_ms >= s.from_ms "
+        " AND p.at_ms <= ? AND (s.to_ms IS NULL OR p.at_ms < s.to_ms)) AS seen "
+        "FROM servers s WHERE s.role = 'tablet' AND s.from_ms <= ? "
+        "AND (s.to_ms IS NULL OR s.to_ms > ?) ORDER BY s.node_id, s.from_ms",
+        (at_ms, at_ms, lo),
+    )
+    last: dict[int, tuple[int, str, int, int]] = {}
+    for node_id, host, port, seen in rows:
+        if seen is not None and (node_id not in last or seen >= last[node_id][3]):
+            last[node_id] = (int(node_id), str(host), int(port), int(seen))
+    return [last[k] for k in sorted(last)[:limit]]
+
+
+def operator_subjects(
+    reader: HistoryReader, action: str, outcome: str, *, until_ms: int, limit: int = 1000
+) -> list[tuple[str, int]]:
+    """(subject, when in ms) of the newest operator event of ``action`` reaching
+    ``outcome`` for each subject, up to ``until_ms`` (at most ``limit`` subjects). The
+    event's own details sit under ``details`` in the row's JSON."""
+    rows = reader._query(
+        "SELECT subject, MAX(at_ms) FROM events WHERE kind = 'operator' AND at_ms <= ? "
+        "AND json_extract(details, '$.details.action') = ? "
+        "AND json_extract(details, '$.details.outcome') = ? "
+        "GROUP BY subject ORDER BY subject LIMIT ?",
+        (until_ms, action, outcome, int(limit)),
+    )
+    return [(str(subject), int(at)) for subject, at in rows]
 
 
 def storage_at_poll(reader: HistoryReader, poll_id: int, *, from_poll: int = 0) -> bytes | None:

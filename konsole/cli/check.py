@@ -244,19 +244,23 @@ async def _second_look(
     taken_at = time.time()
     results = await scraper.scrape(endpoints(snapshot.view))
     health_error = next((e.message for e in snapshot.errors if e.scope == "health"), None)
-    return ClusterSnapshot.assemble(
-        seq=snapshot.seq + 1,
-        taken_at=taken_at,
-        latency_s=snapshot.latency_s,
-        view=snapshot.view,
-        coordinators=snapshot.coordinators,
-        unanswered=tuple(e for e in snapshot.errors if e.scope == BOOTSTRAP_SCOPE),
-        health=snapshot.health,
-        health_error=health_error,
-        metrics=tuple(r for r in results if isinstance(r, ServerMetrics)),
-        metrics_errors=tuple(r for r in results if isinstance(r, MetricsError)),
-        metrics_origin=snapshot.metrics_origin,
-    ).with_storage(snapshot.storage)
+    return (
+        ClusterSnapshot.assemble(
+            seq=snapshot.seq + 1,
+            taken_at=taken_at,
+            latency_s=snapshot.latency_s,
+            view=snapshot.view,
+            coordinators=snapshot.coordinators,
+            unanswered=tuple(e for e in snapshot.errors if e.scope == BOOTSTRAP_SCOPE),
+            health=snapshot.health,
+            health_error=health_error,
+            metrics=tuple(r for r in results if isinstance(r, ServerMetrics)),
+            metrics_errors=tuple(r for r in results if isinstance(r, MetricsError)),
+            metrics_origin=snapshot.metrics_origin,
+        )
+        .with_storage(snapshot.storage)
+        .with_known(snapshot.known)
+    )
 
 
 async def look(
@@ -284,6 +288,7 @@ async def look(
     start = recorded_look(history)
     poller.seed_storage(start.storage)
     poller.seed_roles(start.roles)
+    poller.seed_known(start.known(poller.known))
     snapshot: ClusterSnapshot | None = None
     later: ClusterSnapshot | None = None
     try:

@@ -32,6 +32,7 @@ from konsole.cli.options import (
 from konsole.cli.signals import run_until_signalled
 from konsole.collect.connect import build_poller
 from konsole.collect.profiles import Profile, ProfileError
+from konsole.collect.server_memory import remember
 from konsole.errors import ExitCode
 
 __all__ = ["record"]
@@ -153,7 +154,7 @@ async def _record(
     )
     recorder.open()  # refusals raise here, before any poll
     say(f"recording {cluster_label(profile)} into {path}")
-    poller, release = build_poller(profile, interval)
+    poller, release = remember(build_poller(profile, interval), path)
     reached: list[bool] = []
 
     async def run(stop: asyncio.Event) -> None:

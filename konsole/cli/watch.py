@@ -35,10 +35,12 @@ from konsole.cli.options import (
 from konsole.cli.signals import run_until_signalled
 from konsole.collect.connect import build_poller
 from konsole.collect.profiles import Profile, ProfileError
+from konsole.collect.server_memory import remember
 from konsole.errors import ExitCode
 
 if TYPE_CHECKING:
     from konsole.collect.poller import Poller
+    from konsole.model.health import Health
 
 __all__ = ["watch", "watch_loop"]
 
@@ -62,7 +64,7 @@ async def watch_loop(
 
     config = EventConfig(rules=profile.health)
     state = EventState()
-    shown = None
+    shown: tuple[object, ...] | None = None
     #: The unread items last reported: a cluster with a dead server would otherwise repeat
     #: the same line every poll (seen live), burying the diagnostics that change.
     unread: tuple[tuple[str, str], ...] = ()
@@ -78,8 +80,10 @@ async def watch_loop(
 
             err(f"  report: {report_command(severe[-1].time, history)}")
         health = state.health
-        if health is not None and health.status != shown:
-            shown = health.status
+        # A new line when the status changes, or a finding that raises it comes or goes (a
+        # server unreachable, then gone from metadata: both YELLOW, both said).
+        if health is not None and _shown(health) != shown:
+            shown = _shown(health)
             out(health_line(health, fmt))
         if not snapshot.ok:
             err(
@@ -103,11 +107,21 @@ async def watch_loop(
     return failed < polls or polls == 0
 
 
+def _shown(health: Health) -> tuple[object, ...]:
+    """What a health line says that matters: the status and the findings that raise it."""
+    from fluss_proto.model import HealthStatus
+
+    raising = sorted(
+        (f.rule, f.subject) for f in health.findings if f.status is not HealthStatus.GREEN
+    )
+    return (health.status, *raising)
+
+
 async def _watch(
     profile: Profile, interval: float | None, fmt: str, max_polls: int | None, history: Path | None
 ) -> bool:
     """Whether any poll reached the cluster (or it was stopped before ``max_polls``)."""
-    poller, release = build_poller(profile, interval)
+    poller, release = remember(build_poller(profile, interval), history)
     reached: list[bool] = []
 
     async def body(stop: asyncio.Event) -> None:

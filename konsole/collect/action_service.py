@@ -401,6 +401,27 @@ async def _drain(runner: ActionRunner, request: ActionRequest) -> str | None:
     return None if progress is None else f"server {sid} drained: it holds no replica"
 
 
+async def _plan_retire(runner: ActionRunner, request: ActionRequest) -> Plan:
+    from konsole.collect.server_memory import recall
+    from konsole.model.actions import plan_retire
+
+    look = await runner.look()
+    known = recall(runner.audit.path, runner.profile.known_servers)
+    return plan_retire(look.view, _server_id(request), known)
+
+
+async def _send_retire(runner: ActionRunner, request: ActionRequest, plan: Plan) -> str:
+    async def nothing() -> None:  # the audit's succeeded event is the retirement
+        return None
+
+    sid = _server_id(request)
+    await runner.send(plan, nothing)
+    if runner.audit.path is None or runner.audit.trouble:
+        why = runner.audit.trouble[0] if runner.audit.trouble else "no history file"
+        raise ActionFailedError(f"server retire {sid}: not recorded ({why})")
+    return f"server {sid} retired: no face judges it gone any more"
+
+
 async def _plan_tag(runner: ActionRunner, request: ActionRequest) -> Plan:
     from fluss_proto.actions import ServerTag
     from konsole.model.actions import plan_tag
@@ -540,6 +561,7 @@ KINDS: dict[str, Kind] = {
     "server-drain": Kind(_plan_drain, act=_drain),
     "server-tag": Kind(_plan_tag, _send_tag),
     "server-untag": Kind(_plan_tag, _send_tag),
+    "server-retire": Kind(_plan_retire, _send_retire),
     "rebalance": Kind(_plan_rebalance, _send_rebalance),
     "rebalance-cancel": Kind(_plan_cancel, _send_cancel),
     "config-set": Kind(_plan_config, _send_config),

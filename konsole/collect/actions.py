@@ -328,7 +328,12 @@ class ActionRunner:
         extra["replicas_left"] = left
         if progress.status is RebalanceStatus.COMPLETED and left == 0:
             self.audit.record(plan, Outcome.SUCCEEDED, extra=extra)
-            self.operator.show([f"server {server_id} drained: it holds no replica"])
+            self.operator.show(
+                [
+                    f"server {server_id} drained: it holds no replica",
+                    f"  once it is stopped for good: konsole admin server retire {server_id}",
+                ]
+            )
             return
         error = f"rebalance {extra['status']}, {left} replica(s) left on server {server_id}"
         self.audit.record(plan, Outcome.FAILED, error=error, extra=extra)

@@ -96,8 +96,9 @@ def _mode(status: HistoryStatus) -> HistoryMode:
 
 def _live_source(member: Member) -> Source:
     from konsole.collect.connect import build_poller
+    from konsole.collect.server_memory import remember
 
-    poller, release = build_poller(member.profile, member.interval)
+    poller, release = remember(build_poller(member.profile, member.interval), member.history)
     return poller.snapshots, release
 
 

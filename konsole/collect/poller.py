@@ -28,8 +28,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 from fluss_proto.admin import FlussAdmin
@@ -39,6 +39,7 @@ from fluss_proto.model import ClusterHealth, ClusterView
 from konsole.collect.metrics import MetricsError, MetricsResult, ServerMetrics
 from konsole.collect.profiles import MetricsEndpoint, Profile
 from konsole.model.capacity import CapacityPart
+from konsole.model.known_servers import KnownServers
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.roles import AddressRoles, Probed, Role, sort_probes
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorStatus, SnapshotError
@@ -109,6 +110,9 @@ class PollerConfig:
     storage_interval: float = 30.0
     #: Wait for the storage poll within the poll (one-look commands), not beside it.
     storage_inline: bool = False
+    #: The tablet servers known before the first poll (the profile's expected set and
+    #: grace); the poller adds those it sees alive (konsole.model.known_servers).
+    known: KnownServers = field(default_factory=KnownServers)
 
     @classmethod
     def from_profile(cls, profile: Profile, **overrides: Any) -> PollerConfig:
@@ -122,6 +126,7 @@ class PollerConfig:
             "metrics_origin": profile.metrics_origin,
             "metrics_from_view": profile.metrics_from_hosts,
             "storage_interval": profile.storage_interval,
+            "known": profile.known_servers,
         }
         values.update(overrides)
         return cls(**values)
@@ -178,6 +183,10 @@ class Poller:
         #: the addresses that answered this process as tablet servers (not asked again).
         self._roles = AddressRoles()
         self._tablets: set[str] = set()
+        #: The tablet servers known (seen, recalled, expected), stamped on each snapshot,
+        #: and where retirements written meanwhile come from (a history's feed).
+        self._known = config.known
+        self._retirements: Callable[[], Mapping[int, float]] | None = None
 
     @property
     def last(self) -> ClusterSnapshot | None:
@@ -187,6 +196,19 @@ class Poller:
         """Start from a storage part seen before (a history's last): the next storage poll
         carries its observed times, so a one-look command can tell a value that stood still."""
         self._storage_seed = part
+
+    @property
+    def known(self) -> KnownServers:
+        return self._known
+
+    def seed_known(self, known: KnownServers) -> None:
+        """Start from ``known`` (the profile's, plus what a history recalls)."""
+        self._known = known
+
+    def follow_retirements(self, look: Callable[[], Mapping[int, float]]) -> None:
+        """``look()`` (blocking: run in a thread) before each poll: node id -> when, of the
+        servers retired since the last look; the poller forgets them."""
+        self._retirements = look
 
     def seed_roles(self, known: Iterable[tuple[str, Role]]) -> None:
         """Start from what earlier polls (a history's) said each address is, oldest first:
@@ -233,6 +255,7 @@ class Poller:
             )
             latency = self._monotonic() - t0
             probes, unanswered = self._sort(gathered.view, probed)
+            await self._learn_known(gathered.view, taken_at)
             metrics = tuple(r for r in scraped if isinstance(r, ServerMetrics))
             metrics_errors = tuple(r for r in scraped if isinstance(r, MetricsError))
             if gathered.view is None:
@@ -269,8 +292,22 @@ class Poller:
                 snapshot = await self._capacity_step(snapshot, t0)
             if self._storage is not None:
                 snapshot = replace(snapshot, storage=self._storage)
+            snapshot = snapshot.with_known(self._known)
             self._last = snapshot
             return snapshot
+
+    async def _learn_known(self, view: ClusterView | None, taken_at: float) -> None:
+        """Forget the servers retired since the last poll; remember those ``view`` lists."""
+        if self._retirements is not None:
+            try:
+                retired = await asyncio.to_thread(self._retirements)
+            except Exception as exc:  # the feed never raises; a bug might
+                log.debug("retirements not read: %s", _text(exc))
+                retired = {}
+            for node_id, at in retired.items():
+                self._known = self._known.retire(node_id, at)
+        if view is not None:
+            self._known = self._known.seen(view, taken_at)
 
     # ------------------------------------------------------------------ capacity
 

@@ -37,6 +37,7 @@ from fluss_proto.cluster import parse_bootstrap
 from konsole.collect.log_sources import CommandSource, FileSource, LogConfig, LogSource
 from konsole.errors import ProfileError
 from konsole.model import subjects
+from konsole.model.known_servers import KnownServers
 from konsole.model.masking import MaskRules, pattern_problem
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.thresholds import HealthThresholds
@@ -110,6 +111,12 @@ class Profile:
     masks: MaskRules = field(default_factory=MaskRules)
     #: ``export = false``: rows are never written to a file (``--output``), only shown.
     export: bool = True
+    #: ``expected_tablet_servers = [1, 2, 3]``: node ids that must be alive; one missing
+    #: from metadata is ``server_gone`` until it is back or the list changes.
+    expected_tablet_servers: tuple[int, ...] = ()
+    #: ``server_gone_grace_s``: seconds after its last sighting a gone tablet server is
+    #: forgotten (0: never, until ``konsole admin server retire ID``).
+    server_gone_grace_s: float = 0.0
 
     def sasl(self, env: Mapping[str, str] | None = None) -> SaslPlain | None:
         """The SASL/PLAIN credentials, reading the password now; None without a user.
@@ -147,6 +154,13 @@ class Profile:
             return SaslPlain(self.sasl_user, password)
         except ValueError as exc:
             raise ProfileError(f"profile {self.name!r}: {exc}") from None
+
+    @property
+    def known_servers(self) -> KnownServers:
+        """The tablet servers known before any poll: the expected set, and the grace."""
+        return KnownServers.of_profile(
+            self.name, self.expected_tablet_servers, self.server_gone_grace_s
+        )
 
     @property
     def metrics_origin(self) -> MetricsOrigin:
@@ -206,6 +220,8 @@ class Profile:
             "writes": self.writes,
             "mask": list(self.masks.patterns),
             "export": self.export,
+            "expected_tablet_servers": list(self.expected_tablet_servers),
+            "server_gone_grace_s": self.server_gone_grace_s,
         }
 
 
@@ -236,6 +252,8 @@ _PROFILE_KEYS: Final = {
     "health",
     "logs",
     "storage_interval",
+    "expected_tablet_servers",
+    "server_gone_grace_s",
 }
 _TIMEOUT_KEYS: Final = (
     "connect_timeout",
@@ -379,6 +397,26 @@ def _profile(name: str, body: dict[str, Any], locate: KeyLocator) -> Profile:
         if not isinstance(body["export"], bool):
             raise locate.error("must be true or false", table, "export")
         values["export"] = body["export"]
+    if "expected_tablet_servers" in body:
+        ids = body["expected_tablet_servers"]
+        if not isinstance(ids, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids
+        ):
+            raise locate.error(
+                "must be a list of tablet server ids (integers >= 0)",
+                table,
+                "expected_tablet_servers",
+            )
+        values["expected_tablet_servers"] = tuple(sorted(set(ids)))
+    if "server_gone_grace_s" in body:
+        grace = body["server_gone_grace_s"]
+        if isinstance(grace, bool) or not isinstance(grace, int | float) or grace < 0:
+            raise locate.error(
+                "must be a number of seconds >= 0 (0: until retired)",
+                table,
+                "server_gone_grace_s",
+            )
+        values["server_gone_grace_s"] = float(grace)
     return Profile(**values)
 
 

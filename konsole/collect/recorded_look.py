@@ -1,8 +1,9 @@
 """What a history file says a one-look command (``konsole check``) should start from, read
 through one reader: the last storage part (its observed times tell a remote log end that
-stood still, without a second look) and what the cluster last named each server address (a
+stood still, without a second look), what the cluster last named each server address (a
 bootstrap address that does not answer is then named by that role:
-:mod:`konsole.model.roles`)."""
+:mod:`konsole.model.roles`), and the tablet servers it saw alive and not retired since (one
+metadata no longer lists is gone: :mod:`konsole.model.known_servers`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from konsole.model.known_servers import KnownServer, KnownServers
 from konsole.model.roles import Role
 
 if TYPE_CHECKING:
@@ -27,6 +29,14 @@ class RecordedLook:
     storage: StoragePart | None = None
     #: (address, role), oldest first, from the history's latest epoch.
     roles: list[tuple[str, Role]] = field(default_factory=list)
+    #: The tablet servers recorded polls listed alive (latest epoch), and node id -> when
+    #: an operator retired it.
+    servers: tuple[KnownServer, ...] = ()
+    retired: dict[int, float] = field(default_factory=dict)
+
+    def known(self, base: KnownServers) -> KnownServers:
+        """``base`` (the profile's) plus the servers the history saw and did not retire."""
+        return base.recall(self.servers, self.retired)
 
 
 def recorded_look(path: Path | None) -> RecordedLook:
@@ -38,7 +48,8 @@ def recorded_look(path: Path | None) -> RecordedLook:
         from store.queries import open_reader
 
         with open_reader(path) as reader:
-            return RecordedLook(_storage(reader), _roles(reader))
+            servers, retired = _servers(reader)
+            return RecordedLook(_storage(reader), _roles(reader), servers, retired)
     except Exception:  # a history that cannot be read: the look starts from nothing
         return RecordedLook()
 
@@ -71,3 +82,11 @@ def _roles(reader: HistoryReader) -> list[tuple[str, Role]]:
         (c.address, Role("coordinator")) for c in coordinators if c.role in ("active", "standby")
     ]
     return out
+
+
+def _servers(reader: HistoryReader) -> tuple[tuple[KnownServer, ...], dict[int, float]]:
+    from konsole.collect.server_memory import recall_from, retirements
+
+    now = time.time()
+    recalled = recall_from(reader, KnownServers(), now)
+    return recalled.sightings, retirements(reader, int(now * 1000))

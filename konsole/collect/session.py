@@ -168,6 +168,7 @@ class ClusterSession:
         took the file over (the last item: its recorder and the takeover step)."""
         from konsole.collect.follow import newest
         from konsole.collect.kept_reader import KeptReader
+        from konsole.collect.server_memory import recall_from
         from konsole.model.health import evaluate
         from konsole.model.timefmt import to_ms
 
@@ -176,6 +177,7 @@ class ClusterSession:
         seen_ms = 0
         last_ok: ClusterSnapshot | None = None
         facts: Placement | None = None
+        known = self.profile.known_servers
         # One reader for all the looks (opened again only for another file).
         kept = KeptReader(self.history)
         try:
@@ -188,6 +190,11 @@ class ClusterSession:
                 step = await asyncio.to_thread(kept.read, look)
                 if step is not None:
                     snap, events, seen_ms = step
+                    # The writer's memory of the tablet servers is its history: judge a
+                    # followed poll with what the file knew at that poll.
+                    recall = partial(recall_from, known=known, at=snap.taken_at)
+                    recalled = await asyncio.to_thread(kept.read, recall)
+                    snap = snap.with_known(recalled if recalled is not None else known)
                     health = evaluate(snap, self.profile.health, previous=last_ok)
                     if snap.ok:  # the placement health was judged on: the poll's one
                         last_ok, facts = snap, health.placement
@@ -256,8 +263,9 @@ class ClusterSession:
         if self.source is not None:
             return self.source()
         from konsole.collect.connect import build_poller
+        from konsole.collect.server_memory import remember
 
-        poller, release = build_poller(self.profile, self.interval)
+        poller, release = remember(build_poller(self.profile, self.interval), self.history)
         return poller.snapshots, release
 
 

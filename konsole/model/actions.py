@@ -30,6 +30,7 @@ from fluss_proto.model import (
 from konsole.errors import ActionInputError
 from konsole.model import subjects
 from konsole.model.events.base import Event, EventKind, Severity, Subject
+from konsole.model.known_servers import KnownServers
 from konsole.model.placement import Placement, placement
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "plan_drain",
     "plan_partition",
     "plan_rebalance",
+    "plan_retire",
     "plan_table_set",
     "plan_tag",
     "progress_counts",
@@ -129,7 +131,8 @@ class Plan:
 
     def lines(self) -> list[str]:
         """The plan as text, one fact a line."""
-        out = [f"plan: {self.action} {self.subject}", f"  sends: {', '.join(self.sends)}"]
+        sends = ", ".join(self.sends) or "nothing"
+        out = [f"plan: {self.action} {self.subject}", f"  sends: {sends}"]
         out += [f"  {k}: {_param(v)}" for k, v in self.params.items()]
         out += [f"  change {c}" for c in self.changes]
         out += [f"  note: {n}" for n in self.notes]
@@ -203,6 +206,49 @@ def plan_tag(view: ClusterView, server_id: int, tag: str, *, remove: bool) -> Pl
         (key,),
         {"server_ids": [server_id], "server_tag": tag},
         (Change(f"tag of server {server_id}", before, after),),
+    )
+
+
+def plan_retire(view: ClusterView, server_id: int, known: KnownServers) -> Plan:
+    """``server retire ID``: konsole forgets a tablet server that is gone for good (nothing
+    is sent to the cluster; the audit in the history is the retirement, so every face
+    stops judging it ``server_gone``). Refused while metadata lists it alive (stop it
+    first) and, unless forced, while replicas are placed on it (drain it first)."""
+    if server_id not in known.node_ids and server_id not in {
+        s.node_id for s in view.tablet_servers
+    }:
+        ids = ", ".join(map(str, sorted(known.node_ids))) or "none"
+        raise ActionInputError(f"tablet server {server_id} is not known (known: {ids})")
+    rails = []
+    if server_id in {s.node_id for s in view.tablet_servers}:
+        rails.append(
+            Refusal(
+                f"tablet server {server_id} is alive in metadata: stop it first, then retire it",
+                overridable=False,
+            )
+        )
+    replicas, _ = replicas_on(view, server_id)
+    if replicas:
+        rails.append(
+            Refusal(
+                f"{replicas} replica(s) still placed on server {server_id}: drain it first "
+                f"(konsole admin server drain {server_id})"
+            )
+        )
+    notes = ["nothing is sent to the cluster: the history records the retirement"]
+    if server_id in known.expected:
+        notes.append(
+            f"profile {known.profile} still expects it: remove it from expected_tablet_servers"
+        )
+    return Plan(
+        "server retire",
+        "server",
+        str(server_id),
+        (),
+        {"server_ids": [server_id]},
+        (Change(f"tablet server {server_id}", "known", "retired"),),
+        tuple(rails),
+        tuple(notes),
     )
 
 

@@ -25,8 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from fluss_proto.model import ClusterView
+if TYPE_CHECKING:
+    from fluss_proto.model import ClusterView
 
 __all__ = ["GoneServer", "KnownBy", "KnownServer", "KnownServers"]
 
@@ -78,6 +80,9 @@ class KnownServers:
     profile: str | None = None
     #: Seconds after its last sighting a gone server is forgotten; 0: never (until retired).
     grace_s: float = 0.0
+    #: Whether a poll of this process listed a tablet server yet (the recalled sightings
+    #: were checked against it: :meth:`seen`).
+    checked: bool = False
     _by_id: Mapping[int, KnownServer] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -105,11 +110,23 @@ class KnownServers:
     # ------------------------------------------------------------------ learning
 
     def seen(self, view: ClusterView, at: float) -> KnownServers:
-        """The servers ``view`` lists alive, seen at ``at`` (a poll's ``taken_at``)."""
-        return self._merged(
+        """The servers ``view`` lists alive, seen at ``at`` (a poll's ``taken_at``).
+
+        The first view that lists a tablet server checks the history's sightings: when none
+        of them is alive in it at the same address, the history is of another cluster (a
+        local cluster started again, a file kept from an old one), and they are dropped."""
+        alive = [
             KnownServer(s.node_id, KnownBy.SEEN, at, f"{s.host}:{s.port}")
             for s in view.tablet_servers
-        )
+        ]
+        base = self
+        if not self.checked and alive:
+            recalled = {(s.node_id, s.address) for s in self.sightings if s.by is KnownBy.HISTORY}
+            if recalled and not recalled & {(s.node_id, s.address) for s in alive}:
+                kept = tuple(s for s in self.sightings if s.by is not KnownBy.HISTORY)
+                base = replace(self, sightings=kept)
+            base = replace(base, checked=True)
+        return base._merged(alive)
 
     def recall(
         self, sightings: Iterable[KnownServer], retired: Mapping[int, float]

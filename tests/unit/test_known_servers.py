@@ -75,6 +75,17 @@ def test_a_server_in_the_history_is_known_and_named_so() -> None:
     assert "in the history: last alive at 20:26:40 UTC (1h00m ago)" in finding.reason
 
 
+def test_a_history_of_another_cluster_is_dropped_at_the_first_poll() -> None:
+    other = [KnownServer(i, KnownBy.HISTORY, T0, f"127.0.0.1:{7000 + i}") for i in (1, 2, 3)]
+    known = KnownServers().recall(other, {}).seen(WITHOUT_1, T0 + 60)
+    assert known.node_ids == {0, 2} and known.checked
+    assert gone_ids(snap(WITHOUT_1, t=T0 + 60), known) == []
+    # One server in common (id and address): the same cluster, its history kept.
+    same = [KnownServer(i, KnownBy.HISTORY, T0, f"127.0.0.1:{9200 + i}") for i in (1, 2)]
+    known = KnownServers().recall(same, {}).seen(WITHOUT_1, T0 + 60)
+    assert gone_ids(snap(WITHOUT_1, t=T0 + 60), known) == ["tablet-server 1"]
+
+
 def test_a_history_sighting_retired_after_it_is_not_recalled() -> None:
     sighting = KnownServer(1, KnownBy.HISTORY, T0, None)
     assert KnownServers().recall([sighting], {1: T0 + 5}).get(1) is None

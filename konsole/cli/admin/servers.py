@@ -54,7 +54,7 @@ def _goals(names: tuple[str, ...]) -> str:
 
 @click.group("server")
 def server() -> None:
-    """Drain, tag or untag a tablet server."""
+    """Drain, tag, untag or retire a tablet server."""
 
 
 @command(
@@ -73,6 +73,17 @@ def drain(
 ) -> None:
     request = action_request("server-drain", str(server_id), _goals(goals))
     run_request(cluster, request, flags, timeout=timeout)
+
+
+@command(
+    server,
+    "retire",
+    "Forget a stopped tablet server for good: no face judges it gone any more (audited).",
+)
+@click.argument("server_id", type=click.IntRange(min=0))
+@write_command(force=True)
+def retire(server_id: int, cluster: ConnectionArgs, flags: WriteFlags) -> None:
+    run_request(cluster, action_request("server-retire", str(server_id)), flags)
 
 
 def _tag_command(remove: bool) -> click.Command:
