@@ -260,7 +260,15 @@ def fault_and_recover(r: Rig, fault: Callable[[], None]) -> None:
 
     notes = r.hook.received[mark:]
     described = [(n.body["status"], [a["labels"]["alertname"] for a in n.alerts]) for n in notes]
-    assert described == [("firing", [SERVER_DOWN_ALERT]), ("resolved", [SERVER_DOWN_ALERT])]
+    detail = [
+        (round(n.received - sampler.rows[0][0], 1), n.body.get("externalURL"), n.body["status"],
+         [(a["labels"]["alertname"], a["status"], a["startsAt"], a["endsAt"]) for a in n.alerts])
+        for n in notes
+    ]  # fmt: skip
+    assert described == [
+        ("firing", [SERVER_DOWN_ALERT]),
+        ("resolved", [SERVER_DOWN_ALERT]),
+    ], detail
     assert notes[0].alerts[0]["labels"]["server"] == str(VICTIM)
     # Both paths on the same polls: Prometheus's rule lags serve by at most one scrape
     # (the series' age) plus one evaluation, and the sampling period on each side.
