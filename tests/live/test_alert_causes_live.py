@@ -264,8 +264,7 @@ def fault_and_recover(r: Rig, fault: Callable[[], None]) -> None:
         assert resolved["startsAt"] == fired["startsAt"]
         r.prom.wait_for("Prometheus's rule resolved", lambda: r.prom_state() is None, 60)
         # A duplicate from the pair's second member would come within a group interval and a
-        # peer timeout
-        # (counted below: nothing is expected to come).
+        # peer timeout (counted below: nothing is expected to come).
         wait_for(lambda: len(r.hook.received) > mark + 2, GROUP_INTERVAL_S + PEER_TIMEOUT_S + 1)
     finally:
         sampler.stop.set()
