@@ -193,7 +193,10 @@ def advance_alerts(
 ) -> tuple[AlertUpdate, AlertState]:
     """The alerts of ``cluster`` after this poll (taken at ``now``)."""
     settings = settings or AlertSettings()
-    seen = _candidates(cluster, health, events, now, settings)
+    # A down server's alert still active (pending, firing, or in its hold-down) keeps its
+    # consequences folded: a server just back catches up before they may page.
+    cause_active = any(t.alert.name == SERVER_DOWN_ALERT for t in state.tracks.values())
+    seen = _candidates(cluster, health, events, now, settings, cause_active)
     blind = _blind(health)
     tracks: dict[Labels, _Track] = {}
     resolved: list[Alert] = []
@@ -274,17 +277,19 @@ def _candidates(
     events: Sequence[Event],
     now: float,
     settings: AlertSettings,
+    cause_active: bool = False,
 ) -> dict[Labels, _Track]:
     out: dict[Labels, _Track] = {}
     findings = health.findings if health is not None else ()
     down = down_servers(findings)
+    folding = bool(down) or cause_active
     if down:
         out.update(_server_down(cluster, down, findings, events, now))
     for finding in findings:
         name = ALERTNAMES.get(finding.rule)
         if name is None or finding.status is HealthStatus.GREEN:
             continue
-        if finding.rule in SERVER_DOWN_RULES or (down and finding.rule in CONSEQUENCE_RULES):
+        if finding.rule in SERVER_DOWN_RULES or (folding and finding.rule in CONSEQUENCE_RULES):
             continue  # the cause's one alert carries them
         labels = _labels(name, cluster, _SEVERITY[finding.status], finding.subject)
         notes: Labels = (("summary", str(finding)), ("description", finding.reason))

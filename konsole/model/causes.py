@@ -10,8 +10,10 @@ read, so the two alert paths fire and resolve on the same polls.
 
 What follows from a dead server (:data:`CONSEQUENCE_RULES`: its metrics cannot be read,
 reads fail, the buckets it followed are under-replicated, GetClusterHealth degraded) is no
-page of its own while a server of the same cluster is down: it is folded into the cause's
-alert (docs/alerts.md, "One page per cause"). Offline buckets (``leaders``) are not folded:
+page of its own while a server of the same cluster is down, nor while that server's alert
+is still active (its hold-down: a server just back catches up): it is folded into the
+cause's alert (docs/alerts.md, "One page per cause"), and pages only if it outlasts that
+by its own ``for``. Offline buckets (``leaders``) are not folded:
 data that cannot be read or written is paged on its own, and Alertmanager groups it with
 the cause (deploy/alertmanager/konsole-alertmanager.yml). Pure.
 """

@@ -58,7 +58,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 VICTIM = 1
 #: serve's --alert-for and --alert-keep-firing here, and the rules file's holds in this test.
 FOR_S = 10
-KEEP_S = 5
+KEEP_S = 10
 #: serve's poll interval, Prometheus's scrape and evaluation interval, the sampler's period.
 POLL_S = 1.0
 SCRAPE_S = 1.0

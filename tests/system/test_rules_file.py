@@ -37,7 +37,7 @@ SERVE_ONLY = {
     "FlussCoordinatorFailover": "an event, not a state: the exposition counts events",
 }
 #: The `unless` every consequence's expression ends with (konsole.model.causes).
-WHILE_UP = "unless on (cluster) (konsole_tablet_server_up == 0)"
+WHILE_UP = f'unless on (cluster) ALERTS{{alertname="{SERVER_DOWN_ALERT}"}}'
 # Families the sinks keep besides the per-poll ones (exposition sink, alert deliveries).
 OTHER_FAMILIES = {"konsole_poll_age_seconds", "konsole_alertmanager_up"}
 

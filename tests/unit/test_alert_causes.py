@@ -142,7 +142,7 @@ def test_an_empty_clusters_dead_server_stays_one_alert_whatever_its_severity() -
 
 def test_offline_buckets_page_on_their_own_and_consequences_wait_for_after_it() -> None:
     """Offline buckets are not folded (data is unavailable); a consequence that outlives the
-    cause is a new candidate held by ``for`` from the poll the server is back."""
+    cause's alert (its hold-down included) is a new candidate held by ``for`` from then."""
     held = AlertSettings(for_s=2.0, keep_firing_s=0.0)
     updates = run(
         _health(GONE, BUCKETS, LAGGING),
@@ -154,8 +154,12 @@ def test_offline_buckets_page_on_their_own_and_consequences_wait_for_after_it() 
         settings=held,
     )
     assert {a.name for a in updates[2].firing} == {SERVER_DOWN_ALERT, "FlussBucketsOffline"}
-    assert updates[3].pending and not updates[3].firing  # under-replicated waits its for
-    assert not updates[4].firing and not updates[5].firing
+    # back at [3]: the cause's alert resolves there, so it still folds what follows;
+    # from [4] the under-replication is a candidate of its own, held by its for
+    assert [a.name for a in updates[3].resolved] == [SERVER_DOWN_ALERT, "FlussBucketsOffline"]
+    assert not updates[3].pending and not updates[3].firing
+    assert updates[4].pending and not updates[4].firing
+    assert not updates[5].firing and not updates[5].pending
 
 
 def test_down_servers_reads_only_tablet_servers_judged_down() -> None:
@@ -196,3 +200,17 @@ def test_metrics_say_down_exactly_when_the_alert_does() -> None:
     assert feed(empty, gone) == {"0": 1.0, "1": 0.0, "2": 1.0}
     retired = with_time(empty, 3.0)
     assert feed(retired, evaluate(retired)) == {"0": 1.0, "2": 1.0}
+
+
+def test_consequences_stay_folded_through_the_causes_hold_down() -> None:
+    """A server just back catches up: its under-replication does not page while the cause's
+    alert is kept firing, and pages only if it outlasts that by its own ``for``."""
+    held = AlertSettings(for_s=1.0, keep_firing_s=3.0)
+    healths = [_health(GONE, LAGGING)] * 2 + [_health(LAGGING)] * 6
+    updates = run(*healths, settings=held)
+    firing = [sorted(a.name for a in u.firing) for u in updates]
+    assert firing[:5] == [[], [SERVER_DOWN_ALERT]] + [[SERVER_DOWN_ALERT]] * 3
+    assert [a.name for a in updates[5].resolved] == [SERVER_DOWN_ALERT]
+    assert firing[5] == [] and not updates[5].pending  # still folded as the cause resolves
+    assert firing[6] == [] and updates[6].pending  # a candidate of its own from [6]
+    assert firing[7] == ["FlussUnderReplicated"]
