@@ -535,17 +535,19 @@ def tablet_servers_seen(
 
 
 def operator_subjects(
-    reader: HistoryReader, action: str, outcome: str, *, until_ms: int, limit: int = 1000
+    reader: HistoryReader, subjects: Sequence[str], action: str, outcome: str, *, until_ms: int
 ) -> list[tuple[str, int]]:
     """(subject, when in ms) of the newest operator event of ``action`` reaching
-    ``outcome`` for each subject, up to ``until_ms`` (at most ``limit`` subjects). The
-    event's own details sit under ``details`` in the row's JSON."""
+    ``outcome`` for each of ``subjects``, up to ``until_ms`` (through the events' subject
+    index). The event's own details sit under ``details`` in the row's JSON."""
+    if not subjects:
+        return []
+    marks = ",".join("?" * len(subjects))
     rows = reader._query(
-        "SELECT subject, MAX(at_ms) FROM events WHERE kind = 'operator' AND at_ms <= ? "
-        "AND json_extract(details, '$.details.action') = ? "
-        "AND json_extract(details, '$.details.outcome') = ? "
-        "GROUP BY subject ORDER BY subject LIMIT ?",
-        (until_ms, action, outcome, int(limit)),
+        f"SELECT subject, MAX(at_ms) FROM events WHERE subject IN ({marks}) AND at_ms <= ? "
+        "AND kind = 'operator' AND json_extract(details, '$.details.action') = ? "
+        "AND json_extract(details, '$.details.outcome') = ? GROUP BY subject ORDER BY subject",
+        (*subjects, until_ms, action, outcome),
     )
     return [(str(subject), int(at)) for subject, at in rows]
 

@@ -419,7 +419,9 @@ async def _send_retire(runner: ActionRunner, request: ActionRequest, plan: Plan)
     if runner.audit.path is None or runner.audit.trouble:
         why = runner.audit.trouble[0] if runner.audit.trouble else "no history file"
         raise ActionFailedError(f"server retire {sid}: not recorded ({why})")
-    return f"server {sid} retired: no face judges it gone any more"
+    done = f"server {sid} retired: no face judges it gone any more"
+    runner.operator.show([done])
+    return done
 
 
 async def _plan_tag(runner: ActionRunner, request: ActionRequest) -> Plan:

@@ -397,6 +397,15 @@ def _profile(name: str, body: dict[str, Any], locate: KeyLocator) -> Profile:
         if not isinstance(body["export"], bool):
             raise locate.error("must be true or false", table, "export")
         values["export"] = body["export"]
+    values |= _known_servers(body, locate, table)
+    return Profile(**values)
+
+
+def _known_servers(
+    body: dict[str, Any], locate: KeyLocator, table: tuple[str, ...]
+) -> dict[str, Any]:
+    """``expected_tablet_servers`` and ``server_gone_grace_s`` (konsole.model.known_servers)."""
+    values: dict[str, Any] = {}
     if "expected_tablet_servers" in body:
         ids = body["expected_tablet_servers"]
         if not isinstance(ids, list) or not all(
@@ -417,7 +426,7 @@ def _profile(name: str, body: dict[str, Any], locate: KeyLocator) -> Profile:
                 "server_gone_grace_s",
             )
         values["server_gone_grace_s"] = float(grace)
-    return Profile(**values)
+    return values
 
 
 def _masks(body: object, locate: KeyLocator, table: tuple[str, ...]) -> MaskRules:

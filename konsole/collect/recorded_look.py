@@ -89,4 +89,5 @@ def _servers(reader: HistoryReader) -> tuple[tuple[KnownServer, ...], dict[int, 
 
     now = time.time()
     recalled = recall_from(reader, KnownServers(), now)
-    return recalled.sightings, retirements(reader, int(now * 1000))
+    ids = [s.node_id for s in recalled.sightings]
+    return recalled.sightings, retirements(reader, ids, int(now * 1000))

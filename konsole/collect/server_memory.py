@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -44,15 +44,19 @@ def recall_from(reader: HistoryReader, known: KnownServers, at: float) -> KnownS
         KnownServer(node_id, KnownBy.HISTORY, seen_ms / 1000, f"{host}:{port}")
         for node_id, host, port, seen_ms in tablet_servers_seen(reader, at_ms)
     ]
-    return known.recall(sightings, retirements(reader, at_ms))
+    retired = retirements(reader, [s.node_id for s in sightings], at_ms)
+    return known.recall(sightings, retired)
 
 
-def retirements(reader: HistoryReader, until_ms: int) -> dict[int, float]:
-    """Node id -> when it was last retired (epoch seconds), up to ``until_ms``."""
+def retirements(reader: HistoryReader, node_ids: Sequence[int], until_ms: int) -> dict[int, float]:
+    """Node id -> when it was last retired (epoch seconds), up to ``until_ms``, of
+    ``node_ids``."""
     from store.queries import operator_subjects
 
+    names = [subjects.tablet_server(n) for n in node_ids]
+    found = operator_subjects(reader, names, RETIRE_ACTION, _SUCCEEDED, until_ms=until_ms)
     out = {}
-    for subject, at_ms in operator_subjects(reader, RETIRE_ACTION, _SUCCEEDED, until_ms=until_ms):
+    for subject, at_ms in found:
         node = subject.removeprefix(subjects.tablet_server(""))
         if node.isdigit():
             out[int(node)] = at_ms / 1000

@@ -327,7 +327,10 @@ def test_a_killed_tablet_server_in_the_bootstrap_list_is_never_named_a_coordinat
 
     def names_tablet_server_1(r: Checked) -> bool:
         seen.append(r)
-        return r.code == 1 and r.first.startswith("FLUSS WARNING: tablet-server 1: ")
+        # with the history it is known gone holding replicas: RED (issue 38)
+        return r.code in (1, 2) and bool(
+            re.match(r"FLUSS (WARNING|CRITICAL): tablet-server 1: ", r.first)
+        )
 
     cluster.lc.kill("ts", 1)
     try:
@@ -375,7 +378,7 @@ def test_a_killed_standby_coordinator_in_the_bootstrap_list_is_named_a_coordinat
         )
         assert "tablet-server" not in r.first.partition(" | ")[0]
         j = cluster.check("--format", "json", *unknown, local=False)
-        assert j.code == 0, j  # a note: nobody said what the address is
+        assert j.code == 1, j  # nobody said what the address is: it warns (issue 38)
         found = [(f["rule"], f["subject"]) for f in json.loads(j.stdout)["findings"]]
         assert ("bootstrap", f"bootstrap {standby}") in found
         assert not [s for s in found if s[1].startswith("tablet-server")], found

@@ -156,3 +156,25 @@ async def test_follows_through_one_reader_closed_when_following_ends(
         assert closed == opened
     finally:
         recorder.close()
+
+
+@pytest.mark.asyncio
+async def test_a_follower_judges_a_server_the_writer_saw_leave_as_gone(tmp_path: Path) -> None:
+    """Issue 38: the follower's memory of the tablet servers is the file's (the writer's
+    polls): a server gone from metadata is ``server_gone``, named as in the history."""
+    path = tmp_path / "h.sqlite"
+    recorder, t0, _ = _writing(path, polls=2)
+    empty = [table("db.e", 2, [(0, (0,), 1)])]  # nothing placed on server 2
+    stop = asyncio.Event()
+    try:
+        async with contextlib.aclosing(_follow(path, stop)) as steps, asyncio.timeout(10):
+            await _poll(steps)
+            recorder.record(snap(view((0, 1), empty), seq=3, t=t0 + 2))  # server 2 left
+            step = await _poll(steps)
+            assert step.snapshot is not None and step.snapshot.seq == 3 and step.health
+            [gone] = [f for f in step.health.findings if f.rule == "server_gone"]
+            assert gone.subject == "tablet-server 2"
+            assert "in the history: last alive at" in gone.reason
+            stop.set()
+    finally:
+        recorder.close()
