@@ -4,7 +4,10 @@
 events of the same poll and carries an immutable :class:`AlertState` from poll to poll:
 
 - every finding that is not GREEN is an alert candidate named by its rule
-  (:data:`ALERTNAMES`, one ``alertname`` per health rule, docs/alerts.md); its labels are
+  (:data:`ALERTNAMES`, one ``alertname`` per health rule, docs/alerts.md), except that the
+  findings of one down tablet server are one alert, ``FlussTabletServerDown``, with one
+  severity whichever of them says it, and what follows from it is folded into that alert
+  while it lasts (:mod:`konsole.model.causes`); its labels are
   ``alertname``, ``cluster``, ``severity`` (RED: critical, YELLOW and UNKNOWN: warning) and
   the subject (``server``: a tablet server's id or a coordinator's address; ``database`` and
   ``table``); its annotations the finding's text and the event that raised it;
@@ -33,6 +36,13 @@ from typing import Any, Final
 
 from fluss_proto.model import HealthStatus
 from konsole.model import subjects
+from konsole.model.causes import (
+    CONSEQUENCE_RULES,
+    SERVER_DOWN_ALERT,
+    SERVER_DOWN_RULES,
+    SERVER_DOWN_SEVERITY,
+    down_servers,
+)
 from konsole.model.events.base import Event, EventKind
 from konsole.model.health import METRIC_RULES, Finding, Health
 from konsole.model.timefmt import rfc3339_text
@@ -56,10 +66,11 @@ ALERTNAMES: Final[Mapping[str, str]] = MappingProxyType(
         "unreachable": "FlussClusterUnreachable",
         "coordinator": "FlussCoordinatorDown",
         "standby": "FlussStandbyCoordinatorUnreachable",
-        "server_unreachable": "FlussTabletServerUnreachable",
-        "server_gone": "FlussTabletServerDown",
+        # One cause, one alert (konsole.model.causes): a down server, whichever finding says it.
+        "server_unreachable": SERVER_DOWN_ALERT,
         "leaders": "FlussBucketsOffline",
-        "replicas_offline": "FlussTabletServerDown",
+        "replicas_offline": SERVER_DOWN_ALERT,
+        "server_gone": SERVER_DOWN_ALERT,
         "cluster_health": "FlussClusterHealthDegraded",
         "disk_write_locked": "FlussWritesRejected",
         "disk_usage": "FlussDiskUsageHigh",
@@ -89,6 +100,7 @@ _RULE_EVENTS: Final[Mapping[str, frozenset[EventKind]]] = MappingProxyType(
         "standby": frozenset({EventKind.STANDBY_LOST, EventKind.COORDINATOR_FAILOVER}),
         "leaders": frozenset({EventKind.BUCKET_OFFLINE}),
         "replicas_offline": frozenset({EventKind.SERVER_LEFT, EventKind.REPLICAS_OFFLINE}),
+        "server_gone": frozenset({EventKind.SERVER_LEFT}),
         "cluster_health": frozenset({EventKind.HEALTH_CHANGED}),
         "disk_write_locked": frozenset({EventKind.WRITE_REJECTED}),
         "disk_usage": frozenset({EventKind.DISK_PRESSURE}),
@@ -181,7 +193,10 @@ def advance_alerts(
 ) -> tuple[AlertUpdate, AlertState]:
     """The alerts of ``cluster`` after this poll (taken at ``now``)."""
     settings = settings or AlertSettings()
-    seen = _candidates(cluster, health, events, now, settings)
+    # A down server's alert still active (pending, firing, or in its hold-down) keeps its
+    # consequences folded: a server just back catches up before they may page.
+    cause_active = any(t.alert.name == SERVER_DOWN_ALERT for t in state.tracks.values())
+    seen = _candidates(cluster, health, events, now, settings, cause_active)
     blind = _blind(health)
     tracks: dict[Labels, _Track] = {}
     resolved: list[Alert] = []
@@ -262,12 +277,20 @@ def _candidates(
     events: Sequence[Event],
     now: float,
     settings: AlertSettings,
+    cause_active: bool = False,
 ) -> dict[Labels, _Track]:
     out: dict[Labels, _Track] = {}
-    for finding in health.findings if health is not None else ():
+    findings = health.findings if health is not None else ()
+    down = down_servers(findings)
+    folding = bool(down) or cause_active
+    if down:
+        out.update(_server_down(cluster, down, findings, events, now))
+    for finding in findings:
         name = ALERTNAMES.get(finding.rule)
         if name is None or finding.status is HealthStatus.GREEN:
             continue
+        if finding.rule in SERVER_DOWN_RULES or (folding and finding.rule in CONSEQUENCE_RULES):
+            continue  # the cause's one alert carries them
         labels = _labels(name, cluster, _SEVERITY[finding.status], finding.subject)
         notes: Labels = (("summary", str(finding)), ("description", finding.reason))
         cause = _cause(finding, events)
@@ -284,6 +307,38 @@ def _candidates(
         # An event alert fires at once: the event is already the settled fact.
         alert = Alert(labels, (("summary", event.message), ("event", event.message)), event.time)
         out[labels] = _Track(alert, now, now, event.time + settings.event_hold_s)
+    return out
+
+
+def _server_down(
+    cluster: str,
+    down: Mapping[str, tuple[Finding, ...]],
+    findings: Sequence[Finding],
+    events: Sequence[Event],
+    now: float,
+) -> dict[Labels, _Track]:
+    """One alert per down server, whichever findings say it this poll, with one severity:
+    its identity holds from "does not answer" through "gone from metadata" until it is
+    back. What follows from it (CONSEQUENCE_RULES) is told in its description."""
+    folded = [
+        str(f)
+        for f in findings
+        if f.rule in CONSEQUENCE_RULES and f.status is not HealthStatus.GREEN
+    ]
+    out: dict[Labels, _Track] = {}
+    for causes in down.values():
+        subject = causes[0].subject
+        labels = _labels(SERVER_DOWN_ALERT, cluster, SERVER_DOWN_SEVERITY, subject)
+        description = "; ".join(f.reason for f in causes)
+        if folded:
+            description += f". Following from it: {'; '.join(folded)}"
+        notes: Labels = (("summary", str(causes[-1])), ("description", description))
+        cause = next((e for e in (_cause(f, events) for f in causes) if e is not None), None)
+        if cause is not None:
+            notes = (*notes, ("event", cause.message))
+        out[labels] = _Track(
+            Alert(labels, notes, now), None, now, rule=causes[0].rule, subject=subject
+        )
     return out
 
 

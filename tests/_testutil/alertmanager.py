@@ -5,7 +5,8 @@ Alertmanager posts to it. :class:`AlertmanagerProcess` runs Debian's
 ``prometheus-alertmanager`` binary with its own storage dir, no cluster gossip
 (``--cluster.listen-address=`` empty) and a route that forwards every alert to the
 webhook at once (group_wait 1 s, group_interval 2 s, resolved notifications on); it can be
-stopped and started again on the same port. Every wait is bounded.
+stopped and started again on the same port; :func:`pair` makes two that gossip on loopback
+(an HA pair), with a configuration of the test's own. Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AlertmanagerProcess", "Notification", "Webhook", "free_port"]
+__all__ = ["PEER_TIMEOUT_S", "AlertmanagerProcess", "Notification", "Webhook", "free_port", "pair"]
+
+#: A pair's peer timeout: the second instance waits this long before it would notify, so a
+#: duplicate notification shows up this much later (wait longer before counting). Keep the
+#: route's group_interval well above it: a flush of the second instance that waited across
+#: the first one's resolved notification sends "firing" again (Alertmanager's own race).
+PEER_TIMEOUT_S = 2.0
 
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -122,16 +129,24 @@ def wait_for(probe: Callable[[], Any], timeout: float, every: float = 0.2) -> An
 class AlertmanagerProcess:
     """``prometheus-alertmanager`` on 127.0.0.1, notifying ``webhook_url``."""
 
-    def __init__(self, binary: str, work: Path, webhook_url: str) -> None:
+    def __init__(
+        self, binary: str, work: Path, webhook_url: str, *, config_text: str | None = None
+    ) -> None:
+        """``config_text``: the configuration to run (default: every alert to the webhook at
+        once, grouped by alertname, cluster and server)."""
         self.binary = binary
         self.work = work
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        #: Gossip: this instance's loopback port and its peers' (see :func:`pair`).
+        self.gossip_port: int | None = None
+        self.peers: list[int] = []
         work.mkdir(parents=True, exist_ok=True)
         (work / "data").mkdir(exist_ok=True)
         self.config = work / "alertmanager.yml"
         self.config.write_text(
-            "global: {resolve_timeout: 1m}\n"
+            config_text
+            or "global: {resolve_timeout: 1m}\n"
             "route: {receiver: hook, group_by: [alertname, cluster, server], "
             "group_wait: 1s, group_interval: 2s, repeat_interval: 1h}\n"
             "receivers: [{name: hook, webhook_configs: "
@@ -150,7 +165,7 @@ class AlertmanagerProcess:
                 f"--config.file={self.config}",
                 f"--storage.path={self.work / 'data'}",
                 f"--web.listen-address=127.0.0.1:{self.port}",
-                "--cluster.listen-address=",
+                *self._cluster_args(),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -160,6 +175,16 @@ class AlertmanagerProcess:
             self.stop()
             tail = (self.work / "alertmanager.log").read_text(errors="replace")[-2000:]
             raise AssertionError(f"Alertmanager not ready within {timeout:g}s:\n{tail}")
+
+    def _cluster_args(self) -> list[str]:
+        if self.gossip_port is None:
+            return ["--cluster.listen-address="]  # no gossip port on all interfaces
+        return [
+            f"--cluster.listen-address=127.0.0.1:{self.gossip_port}",
+            *(f"--cluster.peer=127.0.0.1:{p}" for p in self.peers),
+            f"--cluster.settle-timeout={PEER_TIMEOUT_S:g}s",
+            f"--cluster.peer-timeout={PEER_TIMEOUT_S:g}s",
+        ]
 
     def _ready(self) -> bool:
         assert self.proc is not None
@@ -185,3 +210,17 @@ class AlertmanagerProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=10)
+
+
+def pair(binary: str, work: Path, webhook_url: str, config_text: str) -> list[AlertmanagerProcess]:
+    """Two instances gossiping on loopback (an HA pair: they deduplicate through the shared
+    notification log), each given the other as peer; not started."""
+    members = [
+        AlertmanagerProcess(binary, work / f"am-{i}", webhook_url, config_text=config_text)
+        for i in (1, 2)
+    ]
+    ports = [free_port(), free_port()]
+    for i, member in enumerate(members):
+        member.gossip_port = ports[i]
+        member.peers = [ports[1 - i]]
+    return members

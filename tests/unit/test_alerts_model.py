@@ -22,6 +22,7 @@ from konsole.model.alerts import (
     alert_payload,
     subject_labels,
 )
+from konsole.model.causes import SERVER_DOWN_RULES
 from konsole.model.events import EventState, advance
 from konsole.model.health import NOTE_RULES, Finding, Health, evaluate
 from konsole.model.snapshot import ClusterSnapshot
@@ -76,14 +77,12 @@ def test_every_health_rule_has_an_alertname() -> None:
     assert "replicas_offline" in rules and "disk_write_locked" in rules
     assert rules >= NOTE_RULES
     # bootstrap: an address that does not answer warns in the faces; whether it pages is
-    # the alerts' call (issue 38).
+    # the alerts' call (issue 38): it does not (a tablet server it names is judged down).
     assert rules - NOTE_RULES - {"bootstrap"} <= set(ALERTNAMES)
-    # A tablet server down is one alert whether metadata still lists its replicas or it is
-    # gone from metadata (issue 38): the one name two rules share.
-    shared = {"server_gone"}
-    names = [n for rule, n in ALERTNAMES.items() if rule not in shared]
-    assert len(set(names)) == len(names)
-    assert ALERTNAMES["server_gone"] == ALERTNAMES["replicas_offline"]
+    # One alertname per rule, but the findings of one down server are one alert.
+    own = [name for rule, name in ALERTNAMES.items() if rule not in SERVER_DOWN_RULES]
+    assert len(set(own)) == len(own)
+    assert {ALERTNAMES[r] for r in SERVER_DOWN_RULES} == {"FlussTabletServerDown"}
 
 
 def test_tablet_server_stop_fires_after_for_and_resolves_after_hold_down() -> None:

@@ -17,7 +17,7 @@ from fluss_proto.model import HealthStatus
 from konsole.collect.exposition import Exposition, MetricsServer
 from konsole.collect.exposition.families import FAMILIES, OTHER
 from konsole.model.events import Event, EventKind, Severity, Subject
-from konsole.model.health import evaluate
+from konsole.model.health import Finding, Health, evaluate
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import all_metrics, kv, snap, table, tm, view
 
@@ -206,15 +206,25 @@ def test_health_status_codes_follow_the_model_order() -> None:
     assert [STATUS_CODE[s] for s in order] == [0, 1, 2, 3]
 
 
-def test_a_server_that_left_stays_at_zero_without_replicas() -> None:
-    """A cluster without tables: only having seen the server alive tells it is gone."""
+def test_a_server_that_left_without_replicas_is_zero_while_health_judges_it_gone() -> None:
+    """A cluster without tables: the server_gone finding (health's memory of the servers
+    seen alive) is what tells it is gone, as it is for serve's alert; not judged gone
+    (back, or retired): no series."""
     exposition = Exposition(["a"])
     feed(exposition, "a", snap(view((0, 1, 2)), seq=1, t=1000.0))
-    feed(exposition, "a", snap(view((0, 1)), seq=2, t=1001.0))
+    left = snap(view((0, 1)), seq=2, t=1001.0)
+    gone = Finding(HealthStatus.YELLOW, "server_gone", "tablet-server 2", "gone from metadata")
+    asyncio.run(
+        exposition.on_poll("a", left, Health(HealthStatus.YELLOW, (gone,), "derived", 1001.0), ())
+    )
     got = scraped(exposition)
     assert value(got, "konsole_tablet_server_up", cluster="a", server="2") == 0
     assert value(got, "konsole_servers", cluster="a", role="tablet", state="offline") == 1
     assert value(got, "konsole_servers", cluster="a", role="tablet", state="alive") == 2
+    feed(exposition, "a", snap(view((0, 1)), seq=3, t=1002.0))
+    got = scraped(exposition)
+    assert value(got, "konsole_tablet_server_up", cluster="a", server="2") is None
+    assert value(got, "konsole_servers", cluster="a", role="tablet", state="offline") == 0
 
 
 def test_the_cli_default_table_cap_is_the_exposition_s() -> None:

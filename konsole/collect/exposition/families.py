@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from fluss_proto.model import HealthStatus
+from konsole.model.causes import down_servers
 from konsole.model.headroom import capacity_view, lock_outlook
 from konsole.model.health import Health, HealthRules
 from konsole.model.placement import Placement, Replication, replication
@@ -67,8 +68,6 @@ class Seen:
 
     #: Health rules that had a finding.
     rules: set[str] = field(default_factory=set)
-    #: Tablet servers seen alive.
-    servers: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +111,9 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family(
         "konsole_tablet_server_up",
         "gauge",
-        "1 for a tablet server alive in metadata; 0 for one that holds replicas or was seen "
-        "alive since serve started, and is not.",
+        "1 for a tablet server alive in metadata and answering; 0 for one judged down (listed "
+        "but not answering, or known and gone from metadata: the findings serve's "
+        "FlussTabletServerDown alert reads), until it is back or retired.",
         ("server",),
     ),
     Family(
@@ -217,8 +217,9 @@ def cluster_series(
 ) -> Samples:
     """The samples of one poll. ``previous_ok`` (the last good poll before it) gives the
     rates; ``seen`` (kept by the caller across polls, updated here) keeps a rule that fired
-    and cleared at 0, and a tablet server that left at 0, instead of letting their series
-    vanish."""
+    and cleared at 0 instead of letting its series vanish. A tablet server is 0 while the
+    health of this poll judges it down (:func:`~konsole.model.causes.down_servers`, the
+    judgement of serve's own alert), 1 when alive in metadata otherwise."""
     seen = seen if seen is not None else Seen()
     out: Samples = {f.name: [] for f in FAMILIES}
     out["konsole_poll_success"].append(((), 1.0 if snapshot.ok else 0.0))
@@ -231,7 +232,7 @@ def cluster_series(
     facts = replication(snapshot, _placement_of(snapshot, health))
     if facts is None or snapshot.view is None:
         return out  # a failed poll: the cluster's state is unknown, not zero
-    _placement(out, facts, len(snapshot.view.tables), seen.servers)
+    _placement(out, facts, len(snapshot.view.tables), _down(snapshot, health, facts.placement))
     _tables(out, snapshot, previous_ok, max_tables, facts.placement)
     _server_metrics(out, snapshot)
     _capacity(out, snapshot)
@@ -276,22 +277,30 @@ def _coordinators(out: Samples, snapshot: ClusterSnapshot) -> None:
         out["konsole_servers"].append((("coordinator", role.value), float(n)))
 
 
-def _placement(out: Samples, facts: Replication, tables: int, servers: set[int]) -> None:
+def _down(snapshot: ClusterSnapshot, health: Health | None, where: Placement) -> set[str]:
+    """The tablet servers judged down: by the health of this very poll (the alerts'
+    judgement); without it, those placement finds holding replicas."""
+    if health is not None and health.taken_at == snapshot.taken_at:
+        return set(down_servers(health.findings))
+    return {str(node) for node in where.replicas_offline}
+
+
+def _placement(out: Samples, facts: Replication, tables: int, down: set[str]) -> None:
     where = facts.placement
-    servers.update(where.alive)
-    # Not alive: those placement finds holding replicas, and those seen alive before.
-    offline = sorted((servers | set(where.replicas_offline)) - where.alive)
-    out["konsole_servers"].append((("tablet", "alive"), float(len(where.alive))))
-    out["konsole_servers"].append((("tablet", "offline"), float(len(offline))))
-    for node in sorted(where.alive):
-        out["konsole_tablet_server_up"].append(((str(node),), 1.0))
-    for node in offline:
-        out["konsole_tablet_server_up"].append(((str(node),), 0.0))
+    up = {str(node) for node in where.alive} - down
+    out["konsole_servers"].append((("tablet", "alive"), float(len(up))))
+    out["konsole_servers"].append((("tablet", "offline"), float(len(down))))
+    for node in sorted(up | down, key=_server_order):
+        out["konsole_tablet_server_up"].append(((node,), 0.0 if node in down else 1.0))
     out["konsole_tables"].append(((), float(tables)))
     out["konsole_buckets"].append(((), float(where.buckets)))
     out["konsole_offline_buckets"].append(((), float(facts.offline_buckets)))
     out["konsole_under_replicated_buckets"].append(((), float(facts.under_replicated_buckets)))
     out["konsole_out_of_sync_replicas"].append(((), float(facts.out_of_sync_replicas)))
+
+
+def _server_order(server: str) -> tuple[int, str]:
+    return (int(server), "") if server.isdigit() else (1 << 62, server)
 
 
 def _tables(
