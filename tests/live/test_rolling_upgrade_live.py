@@ -1,0 +1,165 @@
+"""Issue 43's acceptance: a 0.9.1 cluster rolled onto the 1.0 line, one server at a time,
+under a producer that counts acknowledged writes, with ``konsole upgrade gate`` between
+the steps; every acknowledged row is readable at the end.
+
+The cluster is this module's own (3 tablet servers, RF-3 log and primary-key tables): the
+test turns it into another cluster, so it cannot share the session's. It needs both
+server generations (0.9.1 from Maven, the 1.0 line from ``KONSOLE_TEST_FLUSS_HOME``), is not
+parametrised, and every wait is bounded. Observed figures (gate waits, restart times,
+producer failures) are printed (``-s``) for docs/upgrade.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import fluss
+import pytest
+
+from konsole.localcluster import LocalCluster
+from tests._testutil import pyfluss_data as pf
+from tests._testutil.acked_producer import AckedProducer
+from tests._testutil.cli import run_konsole
+from tests._testutil.waiting import wait_until
+from tests.conftest import TABLET_SERVERS, FlussServer, our_java_processes, resolve_server
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+BUCKETS = 3
+GATE_TIMEOUT = 120.0
+
+
+@pytest.fixture
+def servers(request: pytest.FixtureRequest) -> tuple[FlussServer, FlussServer]:
+    return resolve_server(request.config, "0.9"), resolve_server(request.config, "1.0")
+
+
+async def _make_tables(bootstrap: str) -> tuple[str, str]:
+    conn = await pf.connect(bootstrap)
+    try:
+        db = await pf.create_database(conn.get_admin(), pf.unique_name("upgrade"))
+        await pf.create_log_table(conn, db, "events", buckets=BUCKETS, replication_factor=3)
+        await pf.create_pk_table(conn, db, "accounts", buckets=BUCKETS, replication_factor=3)
+    finally:
+        await pf.close_connection(conn)
+    return f"{db}.events", f"{db}.accounts"
+
+
+async def _read_back(bootstrap: str, log: str, pk: str, acked: int) -> tuple[set[int], int]:
+    """Ids in the log table, and how many of a sample of acknowledged keys the PK table has."""
+    conn = await pf.connect(bootstrap)
+    try:
+        db, _, name = log.partition(".")
+        rows = await pf.read_all_log(conn, fluss.TablePath(db, name), acked, timeout_s=60)
+        db, _, name = pk.partition(".")
+        sample = sorted({0, acked - 1, *range(0, acked, max(1, acked // 50))})
+        found = await pf.read_pk_rows(conn, fluss.TablePath(db, name), sample)
+        expected = {r["id"]: r for r in pf.expected_rows(acked)}
+        assert all(row == expected[row["id"]] for row in found), (
+            "a row differs from what was written"
+        )
+        return {int(r["id"]) for r in rows}, len(found) - len(sample)
+    finally:
+        await pf.close_connection(conn)
+
+
+def _gate(run_dir: Path, *extra: str) -> tuple[int, float, str]:
+    started = time.monotonic()
+    done = run_konsole(
+        "upgrade",
+        "gate",
+        "--local",
+        "--run-dir",
+        str(run_dir),
+        "--timeout",
+        str(GATE_TIMEOUT),
+        "--interval",
+        "1",
+        *extra,
+        timeout=GATE_TIMEOUT + 30,
+    )
+    return done.returncode, time.monotonic() - started, done.stdout + done.stderr
+
+
+def _preview_count(run_dir: Path, table: str, limit: int) -> int:
+    done = run_konsole(
+        "preview",
+        table,
+        "--local",
+        "--run-dir",
+        str(run_dir),
+        "--limit",
+        str(limit),
+        "--format",
+        "jsonl",
+        "--timeout",
+        "60",
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return sum(1 for line in done.stdout.splitlines() if line.strip())
+
+
+def test_a_rolling_upgrade_from_0_9_to_1_0_behind_the_gate_keeps_every_acknowledged_row(
+    servers: tuple[FlussServer, FlussServer], tmp_path: Path
+) -> None:
+    old, new = servers
+    assert new.fluss_home is not None
+    cluster = LocalCluster(tmp_path / "cluster")
+    desc = cluster.start(old.version, tablet_servers=TABLET_SERVERS, ready_timeout=180)
+    run_dir = Path(desc.run_dir)
+    seen: dict[str, Any] = {"steps": []}
+    producer: AckedProducer | None = None
+    try:
+        log, pk = asyncio.run(_make_tables(desc.bootstrap_servers))
+        producer = AckedProducer(desc.bootstrap_servers, [log, pk])
+        producer.start()
+        wait_until(lambda: producer.acked, lambda n: n >= 200, "first acknowledged writes", 60)
+        code, _took, text = _gate(run_dir)
+        assert code == 0, text
+        steps = [("ts", i) for i in range(TABLET_SERVERS)] + [("coordinator", 0)]
+        for role, sid in steps:
+            waited: float | None = None
+            if role == "ts":
+                code, waited, text = _gate(run_dir, "--server", str(sid))
+                assert code == 0, f"gate before {role} {sid}: {text}"
+            before = producer.acked
+            t0 = time.monotonic()
+            cluster.stop_server(role, sid)
+            info = cluster.start_server(role, sid, fluss_home=new.fluss_home)
+            restart = time.monotonic() - t0
+            assert info.alive and info.version == new.version
+            code, green, text = _gate(run_dir)
+            assert code == 0, f"gate after {role} {sid}: {text}"
+            seen["steps"].append(
+                {
+                    "server": f"{role} {sid}",
+                    "gate_before_s": None if waited is None else round(waited, 1),
+                    "restart_s": round(restart, 1),
+                    "safe_again_s": round(green, 1),
+                    "acked_during": producer.acked - before,
+                }
+            )
+        last = producer.acked
+        wait_until(lambda: producer.acked, lambda n: n > last, "writes on 1.0", 60)
+        producer.stop()
+        acked = producer.acked
+        ids, missing = asyncio.run(_read_back(desc.bootstrap_servers, log, pk, acked))
+        assert set(range(acked)) <= ids, (
+            f"acknowledged ids lost: {sorted(set(range(acked)) - ids)[:10]}"
+        )
+        assert missing == 0, "acknowledged keys missing from the primary-key table"
+        assert _preview_count(run_dir, pk, acked + 1000) >= acked
+        described = cluster.describe()
+        assert {p.version for p in described.processes if p.role != "zookeeper"} == {new.version}
+        seen.update(acked=acked, failures=producer.failures, children=producer.children)
+        print(json.dumps(seen, indent=1))
+    finally:
+        if producer is not None:
+            producer.stop()
+        cluster.stop(graceful=False)
+        assert not our_java_processes(run_dir)
