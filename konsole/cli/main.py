@@ -102,7 +102,7 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
     "upgrade": (
         "konsole.cli.upgrade",
         "upgrade",
-        "A rolling upgrade, guided: may the next server go down now? (gate)",
+        "A rolling upgrade, guided: readiness (check) and may the next server go down (gate).",
     ),
     "watch": (
         "konsole.cli.watch",

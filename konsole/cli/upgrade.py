@@ -12,6 +12,7 @@ arguments or configuration).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -26,8 +27,12 @@ from konsole.cli.options import ConnectionArgs, cluster_options
 from konsole.errors import ExitCode, KonsoleError
 
 if TYPE_CHECKING:
-    from fluss_proto.model import RebalanceProgress
+    from collections.abc import Sequence
+
+    from fluss_proto.model import AclListing, ConfigEntry, RebalanceProgress
     from konsole.collect.profiles import Profile
+    from konsole.model.snapshot import ClusterSnapshot
+    from konsole.model.upgrade_check import UpgradeReport
     from konsole.model.upgrade_gate import GateVerdict
 
 __all__ = ["upgrade"]
@@ -193,3 +198,137 @@ def gate(
     else:
         click.echo(verdict.summary())
     sys.exit(int(verdict.status))
+
+
+# =========================================================================== check
+
+
+async def _acls_and_configs(
+    profile: Profile, snapshot: ClusterSnapshot, timeout: float
+) -> tuple[AclListing | None, dict[str, Sequence[ConfigEntry]] | None]:
+    """The ACLs and every server's configuration (None: could not be read)."""
+    import asyncio
+
+    from fluss_proto.admin import FlussAdmin
+    from fluss_proto.errors import FlussError
+    from konsole.collect.target import connect_client
+    from konsole.model import subjects
+
+    acls: AclListing | None = None
+    configs: dict[str, Sequence[ConfigEntry]] | None = None
+    try:
+        async with asyncio.timeout(timeout):
+            client = await connect_client(profile, request_timeout=timeout, retries=0)
+            try:
+                admin = FlussAdmin(client)
+                with contextlib.suppress(FlussError):
+                    acls = await admin.list_acls()
+                view = snapshot.view
+                with contextlib.suppress(FlussError):
+                    found: dict[str, Sequence[ConfigEntry]] = {
+                        subjects.coordinator(
+                            snapshot.active_coordinator
+                        ): await admin.cluster_configs()
+                    }
+                    nodes = [s.node_id for s in view.tablet_servers] if view else []
+                    for node, entries in (await admin.server_configs(nodes)).items():
+                        if isinstance(entries, Exception):
+                            raise FlussError(str(entries))
+                        found[subjects.tablet_server(node)] = entries
+                    configs = found
+            finally:
+                await client.close()
+    except (FlussError, OSError, TimeoutError):
+        pass
+    return acls, configs
+
+
+async def check_look(
+    profile: Profile, *, target: str, look_timeout: float, cluster: dict[str, Any]
+) -> UpgradeReport:
+    """One poll (the check's look), the ACLs and configs, and the readiness report."""
+    from konsole.cli.check import look
+    from konsole.model.check import parse_thresholds, rules_with_thresholds
+    from konsole.model.snapshot import ClusterSnapshot
+    from konsole.model.upgrade_check import report
+
+    thresholds = parse_thresholds()
+    seen: list[ClusterSnapshot] = []
+    result = await look(
+        profile,
+        deadline=time.monotonic() + look_timeout,
+        timeout=look_timeout,
+        rules=rules_with_thresholds(profile.health, thresholds),
+        thresholds=thresholds,
+        cluster=cluster,
+        seen=seen,
+    )
+    if not seen:
+        snapshot = ClusterSnapshot.failed(
+            seq=0, taken_at=time.time(), latency_s=look_timeout, error=result.summary
+        )
+    else:
+        snapshot = seen[-1]
+    acls, configs = (
+        await _acls_and_configs(profile, snapshot, look_timeout) if snapshot.ok else (None, None)
+    )
+    return report(snapshot, target=target, acls=acls, configs=configs)
+
+
+def render_report(r: UpgradeReport) -> str:
+    """The report for a person: summary, servers, items, steps."""
+    out = [r.summary()]
+    if r.error is None:
+        out.append("servers (line told by the API keys each advertises; 1.0 adds 1062 up):")
+        out += [f"  {s.subject}: {s.line or 'unknown'} ({s.told_by})" for s in r.servers]
+        out.append("upgrade notes:")
+        out += [f"  {i.line()}" for i in r.items]
+        out.append("steps (tablet servers, standby coordinators, the active coordinator last):")
+        out += [f"  {s.line()}" for s in r.steps]
+        out += [f"note: {n}" for n in r.notes]
+    return "\n".join(out)
+
+
+@upgrade.command("check")
+@cluster_options(polls=True)
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(["1.0"]),
+    default="1.0",
+    show_default=True,
+    help="The line to upgrade to.",
+)
+@click.option(
+    "-t",
+    "--timeout",
+    type=click.FloatRange(min=1, max=600),
+    default=LOOK_TIMEOUT,
+    show_default=True,
+    help="Seconds for the look (and again for the ACLs and configs).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: for a person; json: the report as one object.",
+)
+def check(cluster: ConnectionArgs, target: str, timeout: float, fmt: str) -> None:
+    """Is this cluster ready for the upgrade? Lines, skew, upgrade notes, steps and costs.
+
+    Exit 0 nothing to act on, 1 WARNING an item to act on, 2 CRITICAL the cluster could not
+    be read, 3 UNKNOWN bad arguments or configuration (as `konsole check`).
+    """
+    import asyncio
+
+    try:
+        profile = cluster.resolve()
+    except KonsoleError as exc:
+        error_line(str(exc))
+        sys.exit(ExitCode.UNKNOWN)
+    where = {"source": profile.source, "bootstrap": list(profile.bootstrap)}
+    r = asyncio.run(check_look(profile, target=target, look_timeout=timeout, cluster=where))
+    click.echo(json.dumps(r.as_dict(), sort_keys=True) if fmt == "json" else render_report(r))
+    sys.exit(int(r.status))

@@ -30,6 +30,7 @@ from tests.conftest import TABLET_SERVERS, FlussServer, our_java_processes, reso
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 BUCKETS = 3
+RENAMED_KEY = "log.fetch.max-bytes"
 GATE_TIMEOUT = 120.0
 
 
@@ -85,6 +86,21 @@ def _gate(run_dir: Path, *extra: str) -> tuple[int, float, str]:
     return done.returncode, time.monotonic() - started, done.stdout + done.stderr
 
 
+def _upgrade_check(run_dir: Path) -> tuple[int, dict[str, Any]]:
+    done = run_konsole(
+        "upgrade",
+        "check",
+        "--local",
+        "--run-dir",
+        str(run_dir),
+        "--format",
+        "json",
+        timeout=60,
+    )
+    assert done.stdout, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
 def _preview_count(run_dir: Path, table: str, limit: int) -> int:
     done = run_konsole(
         "preview",
@@ -110,7 +126,13 @@ def test_a_rolling_upgrade_from_0_9_to_1_0_behind_the_gate_keeps_every_acknowled
     old, new = servers
     assert new.fluss_home is not None
     cluster = LocalCluster(tmp_path / "cluster")
-    desc = cluster.start(old.version, tablet_servers=TABLET_SERVERS, ready_timeout=180)
+    # an old key name (renamed in 1.0, still read): the readiness check must name it
+    desc = cluster.start(
+        old.version,
+        tablet_servers=TABLET_SERVERS,
+        ready_timeout=180,
+        settings=[f"{RENAMED_KEY}=16mb"],
+    )
     run_dir = Path(desc.run_dir)
     seen: dict[str, Any] = {"steps": []}
     producer: AckedProducer | None = None
@@ -121,27 +143,40 @@ def test_a_rolling_upgrade_from_0_9_to_1_0_behind_the_gate_keeps_every_acknowled
         wait_until(lambda: producer.acked, lambda n: n >= 200, "first acknowledged writes", 60)
         code, _took, text = _gate(run_dir)
         assert code == 0, text
+        code, before = _upgrade_check(run_dir)
+        assert (before["lines"], before["skew"]) == (["0.9"], False), before
+        assert code == 1, before  # the renamed key is an item to act on
+        renamed = [i for i in before["items"] if i["item"] == "config-keys"]
+        assert renamed and all(RENAMED_KEY in i["text"] for i in renamed), renamed
+        assert [s["subject"] for s in before["steps"]][:3] == [
+            f"tablet-server {i}" for i in range(TABLET_SERVERS)
+        ]
+        assert before["steps"][-1]["subject"].endswith("(active, last)")
         steps = [("ts", i) for i in range(TABLET_SERVERS)] + [("coordinator", 0)]
         for role, sid in steps:
             waited: float | None = None
             if role == "ts":
                 code, waited, text = _gate(run_dir, "--server", str(sid))
                 assert code == 0, f"gate before {role} {sid}: {text}"
-            before = producer.acked
+            acked_before = producer.acked
             t0 = time.monotonic()
             cluster.stop_server(role, sid)
             info = cluster.start_server(role, sid, fluss_home=new.fluss_home)
             restart = time.monotonic() - t0
             assert info.alive and info.version == new.version
-            code, green, text = _gate(run_dir)
-            assert code == 0, f"gate after {role} {sid}: {text}"
+            code, green, after_text = _gate(run_dir)
+            assert code == 0, f"gate after {role} {sid}: {after_text}"
+            if (role, sid) == ("ts", 0):
+                _code, mid = _upgrade_check(run_dir)
+                assert (mid["lines"], mid["skew"]) == (["0.9", "1.0"], True), mid
             seen["steps"].append(
                 {
                     "server": f"{role} {sid}",
                     "gate_before_s": None if waited is None else round(waited, 1),
                     "restart_s": round(restart, 1),
                     "safe_again_s": round(green, 1),
-                    "acked_during": producer.acked - before,
+                    "acked_during": producer.acked - acked_before,
+                    "gate_said_after": after_text.strip().splitlines(),
                 }
             )
         last = producer.acked
@@ -154,6 +189,9 @@ def test_a_rolling_upgrade_from_0_9_to_1_0_behind_the_gate_keeps_every_acknowled
         )
         assert missing == 0, "acknowledged keys missing from the primary-key table"
         assert _preview_count(run_dir, pk, acked + 1000) >= acked
+        _code, end = _upgrade_check(run_dir)
+        assert (end["lines"], end["skew"]) == (["1.0"], False), end
+        assert all(s["done"] for s in end["steps"]), end["steps"]
         described = cluster.describe()
         assert {p.version for p in described.processes if p.role != "zookeeper"} == {new.version}
         seen.update(acked=acked, failures=producer.failures, children=producer.children)
