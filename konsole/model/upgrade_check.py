@@ -3,11 +3,9 @@ checked against this cluster, and the order of the rolling upgrade with each ste
 
 Pure: a snapshot, the ACLs and the servers' configs in, an :class:`UpgradeReport` out.
 
-How a server's line is told: from what it advertises in ApiVersions (the snapshot's
-``ServerInfo.apis``), never from a version string (Fluss does not send one). The 1.0 line
-added GetClusterHealth (1062), ListRemoteLogManifests (1063) and ListKvSnapshots (1064);
-a server advertising any key from 1062 up speaks the 1.0 line, one whose keys stop below
-speaks the 0.9 line. A server that could not be asked has no line (``unknown``).
+How a server's line is told: from what it advertises in ApiVersions
+(:mod:`konsole.model.server_lines`: any key from 1062 up is the 1.0 line), never from a
+version string (Fluss does not send one).
 
 The upgrade notes of the 1.0 line (website/docs/maintenance/operations/upgrade-notes-1.0.md
 at the 1.0-line commit 545c553) and its ConfigOptions, compared with v0.9.1-incubating's:
@@ -35,28 +33,22 @@ from fluss_proto.model import (
     ConfigEntry,
     OperationType,
     PermissionType,
-    ServerInfo,
 )
 from konsole.errors import ExitCode
 from konsole.model import subjects
 from konsole.model.placement import placement
+from konsole.model.server_lines import line_of
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, table_names
 
 __all__ = [
-    "LINES",
     "RENAMED",
     "NoteItem",
     "ServerLine",
     "UpgradeReport",
     "UpgradeStep",
-    "line_of",
     "report",
 ]
 
-#: The first API key each line added (the line's marker); newest first.
-LINES: Final = (("1.0", 1062),)
-#: The line a server speaks when it advertises no marker key.
-BASE_LINE: Final = "0.9"
 #: Old key -> its new name: renamed keys the 1.0 line still reads under the old name
 #: (``withDeprecatedKeys`` / ``withFallbackKeys`` in ConfigOptions at the 1.0-line commit).
 RENAMED: Final[Mapping[str, str]] = {
@@ -207,18 +199,6 @@ class UpgradeReport:
             ],
             "notes": list(self.notes),
         }
-
-
-def line_of(server: ServerInfo) -> tuple[str | None, int | None]:
-    """The line ``server`` speaks and its highest API key (module docstring)."""
-    keys = server.apis
-    if not keys:
-        return None, None
-    top = max(keys)
-    for line, marker in LINES:
-        if any(k >= marker for k in keys):
-            return line, top
-    return BASE_LINE, top
 
 
 def report(

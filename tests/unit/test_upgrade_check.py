@@ -21,7 +21,8 @@ from fluss_proto.model import (
 )
 from konsole.errors import ExitCode
 from konsole.model.snapshot import ClusterSnapshot
-from konsole.model.upgrade_check import ITEMS, UpgradeReport, line_of, report
+from konsole.model.server_lines import line_of
+from konsole.model.upgrade_check import ITEMS, UpgradeReport, report
 from tests._testutil.builders import probe, snap, table, view
 
 RF3 = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
