@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import subprocess
@@ -37,6 +38,8 @@ class AckedProducer:
     tables: list[str]
     acked: int = 0
     failures: list[tuple[float, str]] = field(default_factory=list)
+    #: When each acknowledgement arrived (monotonic): the longest gap is the writes' outage.
+    ack_times: list[float] = field(default_factory=list)
     children: int = 0
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -59,6 +62,11 @@ class AckedProducer:
             child.kill()
             child.wait(5)
 
+    def longest_gap(self, since: float = 0.0) -> float:
+        """The longest wait between two acknowledgements after ``since`` (monotonic)."""
+        times = [t for t in self.ack_times if t >= since]
+        return max((b - a for a, b in itertools.pairwise(times)), default=0.0)
+
     def _supervise(self) -> None:
         for _ in range(MAX_CHILDREN):
             if self._stop.is_set():
@@ -78,6 +86,7 @@ class AckedProducer:
                 message = json.loads(line)
                 if "acked" in message:
                     self.acked = int(message["acked"])
+                    self.ack_times.append(time.monotonic())
                 elif "failed" in message:
                     self.failures.append((time.time(), str(message["failed"])))
             child.wait(30)

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -101,6 +104,37 @@ def _upgrade_check(run_dir: Path) -> tuple[int, dict[str, Any]]:
     return done.returncode, json.loads(done.stdout)
 
 
+def _record(run_dir: Path, history: Path) -> subprocess.Popen[str]:
+    """``konsole record`` on the cluster for the whole upgrade (one poll a second)."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "konsole.cli",
+            "record",
+            "--local",
+            "--run-dir",
+            str(run_dir),
+            "--history",
+            str(history),
+            "--interval",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _events(history: Path) -> list[dict[str, Any]]:
+    done = run_konsole(
+        "history", "events", "--history", str(history), "--format", "json", timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    return list(doc["events"] if isinstance(doc, dict) else doc)
+
+
 def _preview_count(run_dir: Path, table: str, limit: int) -> int:
     done = run_konsole(
         "preview",
@@ -136,6 +170,8 @@ def test_a_rolling_upgrade_from_0_9_to_1_0_behind_the_gate_keeps_every_acknowled
     run_dir = Path(desc.run_dir)
     seen: dict[str, Any] = {"steps": []}
     producer: AckedProducer | None = None
+    history = tmp_path / "history.sqlite"
+    recorder = _record(run_dir, history)
     try:
         log, pk = asyncio.run(_make_tables(desc.bootstrap_servers))
         producer = AckedProducer(desc.bootstrap_servers, [log, pk])
@@ -155,9 +191,10 @@ def test_a_rolling_upgrade_from_0_9_to_1_0_behind_the_gate_keeps_every_acknowled
         steps = [("ts", i) for i in range(TABLET_SERVERS)] + [("coordinator", 0)]
         for role, sid in steps:
             waited: float | None = None
+            before_text = ""
             if role == "ts":
-                code, waited, text = _gate(run_dir, "--server", str(sid))
-                assert code == 0, f"gate before {role} {sid}: {text}"
+                code, waited, before_text = _gate(run_dir, "--server", str(sid))
+                assert code == 0, f"gate before {role} {sid}: {before_text}"
             acked_before = producer.acked
             t0 = time.monotonic()
             cluster.stop_server(role, sid)
@@ -176,6 +213,7 @@ def test_a_rolling_upgrade_from_0_9_to_1_0_behind_the_gate_keeps_every_acknowled
                     "restart_s": round(restart, 1),
                     "safe_again_s": round(green, 1),
                     "acked_during": producer.acked - acked_before,
+                    "gate_said_before": before_text.strip().splitlines(),
                     "gate_said_after": after_text.strip().splitlines(),
                 }
             )
@@ -192,10 +230,91 @@ def test_a_rolling_upgrade_from_0_9_to_1_0_behind_the_gate_keeps_every_acknowled
         _code, end = _upgrade_check(run_dir)
         assert (end["lines"], end["skew"]) == (["1.0"], False), end
         assert all(s["done"] for s in end["steps"]), end["steps"]
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(30)
+        events = _events(history)
+        changed = sorted(
+            e["subject"]["name"] for e in events if e["kind"] == "server_version_changed"
+        )
+        assert len(changed) == TABLET_SERVERS + 1, changed  # each server once
+        assert changed[0].startswith("coordinator "), changed
+        assert {f"tablet-server {i}" for i in range(TABLET_SERVERS)} <= set(changed), changed
+        kinds: dict[str, int] = {}
+        for e in events:
+            kinds[e["kind"]] = kinds.get(e["kind"], 0) + 1
+        seen["events"] = kinds
         described = cluster.describe()
         assert {p.version for p in described.processes if p.role != "zookeeper"} == {new.version}
-        seen.update(acked=acked, failures=producer.failures, children=producer.children)
+        seen.update(
+            acked=acked,
+            failures=[text for _t, text in producer.failures],
+            children=producer.children,
+            longest_wait_s=round(producer.longest_gap(), 1),
+        )
         print(json.dumps(seen, indent=1))
+    finally:
+        if recorder.poll() is None:
+            recorder.kill()
+            recorder.wait(10)
+        if producer is not None:
+            producer.stop()
+        cluster.stop(graceful=False)
+        assert not our_java_processes(run_dir)
+
+
+def test_the_same_upgrade_without_the_gate_is_noted_what_it_costs(
+    servers: tuple[FlussServer, FlussServer], tmp_path: Path
+) -> None:
+    """Each next server goes down as soon as the one before answers metadata again, with no
+    gate. A one-look gate (``--timeout 1``) right after each restart says what it would have
+    waited for; the producer's failures and its longest wait between acknowledgements are
+    the cost. At the end the cluster recovers and every acknowledged row is readable."""
+    old, new = servers
+    assert new.fluss_home is not None
+    cluster = LocalCluster(tmp_path / "cluster")
+    desc = cluster.start(old.version, tablet_servers=TABLET_SERVERS, ready_timeout=180)
+    run_dir = Path(desc.run_dir)
+    producer: AckedProducer | None = None
+    seen: dict[str, Any] = {"steps": []}
+    try:
+        log, pk = asyncio.run(_make_tables(desc.bootstrap_servers))
+        producer = AckedProducer(desc.bootstrap_servers, [log, pk])
+        producer.start()
+        wait_until(lambda: producer.acked, lambda n: n >= 200, "first acknowledged writes", 60)
+        started = time.monotonic()
+        for role, sid in [("ts", i) for i in range(TABLET_SERVERS)] + [("coordinator", 0)]:
+            t0 = time.monotonic()
+            cluster.stop_server(role, sid)
+            cluster.start_server(role, sid, fluss_home=new.fluss_home)
+            code, _took, said = _gate(run_dir, "--timeout", "1")
+            seen["steps"].append(
+                {
+                    "server": f"{role} {sid}",
+                    "restart_s": round(time.monotonic() - t0, 1),
+                    "gate_exit": code,
+                    "gate_said": said.strip().splitlines(),
+                }
+            )
+        seen["upgrade_s"] = round(time.monotonic() - started, 1)
+        code, recovered, text = _gate(run_dir)
+        assert code == 0, f"the cluster did not recover: {text}"
+        seen["safe_again_s"] = round(recovered, 1)
+        last = producer.acked
+        wait_until(lambda: producer.acked, lambda n: n > last, "writes on 1.0", 60)
+        producer.stop()
+        acked = producer.acked
+        ids, missing = asyncio.run(_read_back(desc.bootstrap_servers, log, pk, acked))
+        lost = sorted(set(range(acked)) - ids)
+        seen.update(
+            acked=acked,
+            lost=len(lost),
+            pk_missing=-missing,
+            failures=[text for _t, text in producer.failures],
+            longest_wait_s=round(producer.longest_gap(started), 1),
+        )
+        print(json.dumps(seen, indent=1))
+        assert not lost, f"acknowledged ids lost without the gate: {lost[:10]}"
+        assert missing == 0, "acknowledged keys missing from the primary-key table"
     finally:
         if producer is not None:
             producer.stop()

@@ -20,8 +20,8 @@ from fluss_proto.model import (
     ServerInfo,
 )
 from konsole.errors import ExitCode
-from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.server_lines import line_of
+from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.upgrade_check import ITEMS, UpgradeReport, report
 from tests._testutil.builders import probe, snap, table, view
 
