@@ -43,6 +43,9 @@ DEFAULT_INTERVAL: Final = 2.0
 DEFAULT_GATE_TIMEOUT: Final = 300.0
 #: Most looks of one gate (bounds the loop whatever the clock does).
 MAX_LOOKS: Final = 10_000
+#: A look has at least this long, even when less of --timeout is left: a gate always
+#: makes one whole look (``--timeout 1``: one look, the probe's answer).
+MIN_LOOK: Final = 5.0
 
 
 @click.group()
@@ -126,7 +129,7 @@ def run_gate(
     verdict: GateVerdict | None = None
     for _ in range(MAX_LOOKS):
         left = deadline - time.monotonic()
-        look_timeout = max(1.0, min(LOOK_TIMEOUT, left))
+        look_timeout = max(MIN_LOOK, min(LOOK_TIMEOUT, left))
         verdict = asyncio.run(
             gate_look(profile, server=server, look_timeout=look_timeout, cluster=cluster)
         )
@@ -158,7 +161,8 @@ def run_gate(
     type=click.FloatRange(min=1, max=86_400),
     default=DEFAULT_GATE_TIMEOUT,
     show_default=True,
-    help="Seconds to wait for a safe verdict before exiting with the last one's code.",
+    help="Seconds to wait for a safe verdict before exiting with the last one's code "
+    "(at least one whole look is made, up to 5 s).",
 )
 @click.option(
     "--interval",
