@@ -23,7 +23,7 @@ import click
 
 from konsole.cli.check import DEFAULT_TIMEOUT as LOOK_TIMEOUT
 from konsole.cli.exits import error_line
-from konsole.cli.options import ConnectionArgs, cluster_options
+from konsole.cli.options import INTERVAL, ConnectionArgs, cluster_options
 from konsole.errors import ExitCode, KonsoleError
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def run_gate(
 )
 @click.option(
     "--interval",
-    type=click.FloatRange(min=0.2, max=600),
+    type=INTERVAL,
     default=DEFAULT_INTERVAL,
     show_default=True,
     help="Seconds between two looks while waiting.",
