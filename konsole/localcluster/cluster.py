@@ -386,6 +386,7 @@ class LocalCluster:
         ready_timeout: float = 90.0,
         settings: Iterable[str] = (),
         fluss_home: Path | str | None = None,
+        wait: bool = True,
     ) -> ProcessInfo:
         """Start one server again with the same id, data dir, ports and config dir.
 
@@ -393,7 +394,8 @@ class LocalCluster:
         with, for this start only: a later start without them goes back to that configuration.
         ``fluss_home``: run it from this distribution from now on (a rolling upgrade's step);
         it stays on it for later starts. Checked (a distribution, Java new enough) before
-        anything starts.
+        anything starts. ``wait=False`` returns once the process is launched, as a service
+        manager's restart does, without waiting for the cluster to be ready.
         """
         state = self._require_state()
         server = self._server(state, ROLE_ALIASES.get(role, role), sid)
@@ -407,9 +409,10 @@ class LocalCluster:
         reconfigure(server, [parse_setting(s) for s in settings])
         self.processes.launch(state, server)
         self._save(state)
-        readiness.wait_restarted(
-            self.processes, state, server, deadline=time.monotonic() + ready_timeout
-        )
+        if wait:
+            readiness.wait_restarted(
+                self.processes, state, server, deadline=time.monotonic() + ready_timeout
+            )
         return describing.process_info(self.processes, server, state.server_version(server))
 
     # ----- description -----------------------------------------------------------------

@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Static
 
 from konsole.model.headroom import capacity_view
+from konsole.model.server_lines import skewed, view_lines
 from konsole.model.thresholds import HealthThresholds
 from konsole.model.timefmt import age_text
 from konsole.ui.colors import server_state_style
@@ -41,6 +42,8 @@ _COLUMNS = (
     "in/s",
     "out/s",
 )
+#: Shown only while the servers speak more than one Fluss line (a rolling upgrade).
+_LINE_COLUMN = "line"
 
 
 def server_cells(row: ServerRow, stale: bool, room: Text | None = None) -> list[Text | str]:
@@ -77,6 +80,7 @@ class ServersScreen(ConsoleScreen):
         super().__init__()
         self._seen = SeenServers()
         self._rows: list[ServerRow] = []
+        self._skew = False
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="servers-summary")
@@ -95,11 +99,24 @@ class ServersScreen(ConsoleScreen):
         self._rows = rows
         summary.update(_summary(state, rows))
         cursor = table.cursor_row
+        view = state.last_ok.view if state.last_ok is not None else None
+        skew = skewed(view)
+        if skew != self._skew:  # the line column comes and goes with the skew
+            self._skew = skew
+            table.clear(columns=True)
+            table.add_columns(*_COLUMNS, *((_LINE_COLUMN,) if skew else ()))
         table.clear()
         rooms = _rooms(state, self._rules())
+        coordinator_line, tablet_lines = view_lines(view)
         for r in rows:
             room = rooms(r.node_id) if r.role == "tablet" else None
-            table.add_row(*server_cells(r, stale, room), key=r.key)
+            cells = server_cells(r, stale, room)
+            if skew:
+                line = tablet_lines.get(r.node_id) if r.node_id is not None else None
+                if r.role == "coordinator" and r.state == "active":
+                    line = coordinator_line
+                cells.append(line or "-")
+            table.add_row(*cells, key=r.key)
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
         self._note()
@@ -168,6 +185,8 @@ def _summary(state: ConsoleState, rows: list[ServerRow]) -> Text:
     gone = sum(r.state == "gone" for r in tablets)
     if gone:
         t.append(f" · {gone} gone", style="bold red")
+    if state.last_ok is not None and skewed(state.last_ok.view):
+        t.append(" · version skew: servers speak more than one Fluss line", style="bold yellow")
     if state.stale:
         t.append(f" · unreachable: data {age_text(state.data_age)} old", style="bold yellow")
     return t
