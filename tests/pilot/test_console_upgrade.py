@@ -71,3 +71,32 @@ async def test_the_line_column_shows_only_during_skew(story: Path) -> None:
     header, rows, summary = await _servers(speaking(base, set()), story)
     assert "line" not in header
     assert "version skew" not in summary
+
+
+async def test_the_upgrade_screen_shows_lines_the_gate_and_the_steps(story: Path) -> None:
+    from konsole.ui.screens.upgrade import UpgradeScreen
+
+    healthy = speaking(story_state(story, T_STOPPED - 10), {1})
+    gone = speaking(story_state(story, T_STOPPED + 5), {1})
+    for state, safe in ((healthy, True), (gone, False)):
+        app = KonsoleApp(StaticFeed([state], name="demo", history_path=story))
+        async with app.run_test(size=(140, 40)) as pilot:
+            await _settle(pilot, lambda app=app: app.live_state is not None)
+            await pilot.press("U")
+            assert isinstance(app.screen, UpgradeScreen)
+            await pilot.pause()
+            summary = str(app.screen.query_one("#upgrade-summary", Static).render())
+            gate = str(app.screen.query_one("#upgrade-gate", Static).render())
+            servers = app.screen.query_one("#upgrade-servers", DataTable)
+            lines = {
+                str(servers.get_row_at(i)[0]): str(servers.get_row_at(i)[1])
+                for i in range(servers.row_count)
+            }
+            steps = app.screen.query_one("#upgrade-steps", DataTable)
+            order = [str(steps.get_row_at(i)[1]) for i in range(steps.row_count)]
+            assert "0.9/1.0" in summary and "version skew" in summary
+            assert lines["tablet-server 1"] == "1.0" and lines["tablet-server 2"] == "0.9"
+            assert order[-1].endswith("(active, last)")
+            assert ("gate: SAFE" in gate) is safe, gate
+            if not safe:
+                assert "tablet-server 3" in gate, gate  # the stopped server holds the gate
