@@ -319,6 +319,8 @@ def test_the_same_upgrade_without_the_gate_is_noted_what_it_costs(
             longest_wait_s=round(producer.longest_gap(started), 1),
         )
         print(json.dumps(seen, indent=1))
+        # the gate's value: right after a launch it would have held the next step
+        assert any(step["gate_exit"] != 0 for step in seen["steps"]), seen["steps"]
         assert not lost, f"acknowledged ids lost without the gate: {lost[:10]}"
         assert missing == 0, "acknowledged keys missing from the primary-key table"
     finally:
