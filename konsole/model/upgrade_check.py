@@ -36,7 +36,7 @@ from fluss_proto.model import (
 )
 from konsole.errors import ExitCode
 from konsole.model import subjects
-from konsole.model.placement import placement
+from konsole.model.placement import Placement, placement
 from konsole.model.server_lines import line_of
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, table_names
 
@@ -207,9 +207,11 @@ def report(
     target: str = "1.0",
     acls: AclListing | None = None,
     configs: Mapping[str, Sequence[ConfigEntry]] | None = None,
+    facts: Placement | None = None,
 ) -> UpgradeReport:
     """The readiness report. ``acls``: None when they could not be listed; ``configs``:
-    server subject -> its configuration (DescribeClusterConfigs), None when not read."""
+    server subject -> its configuration (DescribeClusterConfigs), None when not read;
+    ``facts``: the poll's placement when the caller has it (the console's state)."""
     view = snapshot.view
     if not snapshot.ok or view is None:
         return UpgradeReport(target, (), (), (), error=snapshot.error or "no answer")
@@ -224,7 +226,7 @@ def report(
             ServerLine(subjects.tablet_server(s.node_id), "tablet", s.node_id, line, top)
         )
     items = [*_acl_items(acls), *_datalake_items(configs), *_key_items(configs)]
-    steps, offline_items = _steps(snapshot, servers, target)
+    steps, offline_items = _steps(snapshot, servers, target, facts or placement(view))
     items += offline_items
     notes = []
     standbys = [c for c in snapshot.coordinators if c.role is CoordinatorRole.STANDBY]
@@ -324,12 +326,11 @@ def _key_items(configs: Mapping[str, Sequence[ConfigEntry]] | None) -> list[Note
 
 
 def _steps(
-    snapshot: ClusterSnapshot, servers: Sequence[ServerLine], target: str
+    snapshot: ClusterSnapshot, servers: Sequence[ServerLine], target: str, facts: Placement
 ) -> tuple[list[UpgradeStep], list[NoteItem]]:
     """Tablet servers by id, then standby coordinators, then the active one."""
     view = snapshot.view
     assert view is not None
-    facts = placement(view)
     names = table_names(view)
     steps: list[UpgradeStep] = []
     items: list[NoteItem] = []

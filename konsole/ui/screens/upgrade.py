@@ -69,7 +69,7 @@ class UpgradeScreen(ConsoleScreen):
         if snap is None:
             summary.update("no successful poll yet")
             return
-        r = report(snap)
+        r = report(snap, facts=state.facts)
         summary.update(_summary(r))
         self.query_one("#upgrade-gate", Static).update(
             gate_text(_verdict(state)) if not state.historic else "gate: live only"
