@@ -48,6 +48,11 @@ MAX_LOOKS: Final = 10_000
 MIN_LOOK: Final = 5.0
 
 
+#: The gate's clock and pause between looks (seams: unit tests drive the loop without waiting).
+_clock: Callable[[], float] = time.monotonic
+_pause: Callable[[float], None] = time.sleep
+
+
 @click.group()
 def upgrade() -> None:
     """A rolling upgrade of a Fluss cluster, guided: may the next server go down now?"""
@@ -124,11 +129,11 @@ def run_gate(
         error_line(str(exc))
         return None
     cluster = {"source": profile.source, "bootstrap": list(profile.bootstrap)}
-    deadline = time.monotonic() + timeout
+    deadline = _clock() + timeout
     said: tuple[str, ...] | None = None
     verdict: GateVerdict | None = None
     for _ in range(MAX_LOOKS):
-        left = deadline - time.monotonic()
+        left = deadline - _clock()
         look_timeout = max(MIN_LOOK, min(LOOK_TIMEOUT, left))
         verdict = asyncio.run(
             gate_look(profile, server=server, look_timeout=look_timeout, cluster=cluster)
@@ -139,9 +144,9 @@ def run_gate(
         if lines != said:
             say(f"waiting: {'; '.join(lines)}")
             said = lines
-        if time.monotonic() + interval >= deadline:
+        if _clock() + interval >= deadline:
             return verdict
-        time.sleep(interval)
+        _pause(interval)
     return verdict
 
 
