@@ -30,11 +30,14 @@ from tests._testutil.cli import run_konsole
 from tests._testutil.waiting import wait_until
 from tests.conftest import TABLET_SERVERS, FlussServer, our_java_processes, resolve_server
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 BUCKETS = 3
 RENAMED_KEY = "log.fetch.max-bytes"
-GATE_TIMEOUT = 120.0
+#: A bucket stayed under-replicated for over 120 s on a freshly made cluster once, with
+#: the machine's load average at 43 on 2 cores (followers late from the table's creation:
+#: "Shrink ISR" in the servers' logs); the gate rightly waited. Bounded, never a sleep.
+GATE_TIMEOUT = 300.0
 
 
 @pytest.fixture
