@@ -77,6 +77,8 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
         state = f"pid {p.pid}" if p.alive else "stopped"
         if p.coordinator_role:
             state += f" {p.coordinator_role}"
+        if p.version and p.version != desc.version:  # mid rolling upgrade
+            state += f" on {p.version}"
         ports = " ".join(f"{k}={v}" for k, v in p.ports.items())
         click.echo(f"  {p.role:<14} {p.id:<3} {state:<20} {ports}")
         click.echo(f"  {'':<14} log {p.log}")
@@ -226,8 +228,12 @@ def _server_command(name: str, help_text: str, *, settings: bool = False) -> cli
         elif name == "stop-server":
             lc.stop_server(role, server_id)
         else:
-            info = lc.start_server(role, server_id, settings=given.get("settings", ()))
-            click.echo(f"{info.role} {info.id} running, pid {info.pid}")
+            home = given.get("fluss_home")
+            info = lc.start_server(
+                role, server_id, settings=given.get("settings", ()), fluss_home=home
+            )
+            on = f" on {home}" if home is not None else ""
+            click.echo(f"{info.role} {info.id} running{on}, pid {info.pid}")
             return
         click.echo(f"{role} {server_id}: {'killed' if name == 'kill' else 'stopped'}")
 
@@ -241,6 +247,13 @@ def _server_command(name: str, help_text: str, *, settings: bool = False) -> cli
             callback=checked_by(parse_setting),
             help="A server.yaml setting for this start (repeatable); a later start without "
             "--set goes back to the cluster's settings.",
+        )(decorated)
+        decorated = click.option(
+            "--fluss-home",
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            default=None,
+            help="Start it from this unpacked Fluss distribution (same id, data dir, ports "
+            "and conf dir): one step of a rolling upgrade; it stays on it for later starts.",
         )(decorated)
     decorated = click.argument("server_id", type=click.IntRange(min=0))(decorated)
     decorated = click.argument("role", type=_ROLES)(decorated)

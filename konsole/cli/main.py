@@ -99,6 +99,11 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
         "Open the operator console on a cluster (--profile, --bootstrap or FLUSS_BOOTSTRAP, "
         "--local), recording its polls and events into the cluster's history file.",
     ),
+    "upgrade": (
+        "konsole.cli.upgrade",
+        "upgrade",
+        "A rolling upgrade, guided: readiness (check) and may the next server go down (gate).",
+    ),
     "watch": (
         "konsole.cli.watch",
         "watch",

@@ -385,28 +385,37 @@ class LocalCluster:
         sid: int,
         ready_timeout: float = 90.0,
         settings: Iterable[str] = (),
+        fluss_home: Path | str | None = None,
+        wait: bool = True,
     ) -> ProcessInfo:
-        """Start one server again with the same id, data dir and ports.
+        """Start one server again with the same id, data dir, ports and config dir.
 
         ``settings`` (``KEY=VALUE``) apply on top of the configuration the cluster was started
         with, for this start only: a later start without them goes back to that configuration.
+        ``fluss_home``: run it from this distribution from now on (a rolling upgrade's step);
+        it stays on it for later starts. Checked (a distribution, Java new enough) before
+        anything starts. ``wait=False`` returns once the process is launched, as a service
+        manager's restart does, without waiting for the cluster to be ready.
         """
         state = self._require_state()
         server = self._server(state, ROLE_ALIASES.get(role, role), sid)
         if self.processes.alive(server.pid):
             raise ClusterError(f"{server.role} {sid} is already running (pid {server.pid})")
+        if fluss_home is not None:
+            dist = from_home(fluss_home)
+            dist.check_java(state.java_major)
+            server.class_path = list(dist.class_path)
+            server.version = None if dist.version == state.version else dist.version
         reconfigure(server, [parse_setting(s) for s in settings])
         self.processes.launch(state, server)
         self._save(state)
-        readiness.wait_restarted(
-            self.processes, state, server, deadline=time.monotonic() + ready_timeout
-        )
-        return self._info(server)
+        if wait:
+            readiness.wait_restarted(
+                self.processes, state, server, deadline=time.monotonic() + ready_timeout
+            )
+        return describing.process_info(self.processes, server, state.server_version(server))
 
     # ----- description -----------------------------------------------------------------
-
-    def _info(self, s: ServerState) -> ProcessInfo:
-        return describing.process_info(self.processes, s)
 
     def active_coordinator(self, state: ClusterState | None = None) -> int | None:
         """The id of the coordinator that won the election, as the servers see it."""

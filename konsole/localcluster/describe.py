@@ -19,7 +19,7 @@ from konsole.localcluster.state import (
 )
 
 
-def process_info(processes: Processes, s: ServerState) -> ProcessInfo:
+def process_info(processes: Processes, s: ServerState, version: str | None = None) -> ProcessInfo:
     alive = processes.alive(s.pid)
     client = s.ports.get("client") if s.role != ZOOKEEPER else None
     rpc = client or s.ports.get("rpc") or s.ports.get("client")
@@ -32,6 +32,7 @@ def process_info(processes: Processes, s: ServerState) -> ProcessInfo:
         log=s.log,
         metrics_url=f"http://{HOST}:{s.ports['metrics']}/metrics" if "metrics" in s.ports else None,
         endpoint=f"{HOST}:{rpc}" if rpc else None,
+        version=version,
     )
 
 
@@ -61,7 +62,7 @@ def active_coordinator(processes: Processes, state: ClusterState) -> int | None:
 
 
 def describe(processes: Processes, state: ClusterState) -> ClusterDescription:
-    infos = [process_info(processes, s) for s in state.servers]
+    infos = [process_info(processes, s, state.server_version(s)) for s in state.servers]
     if any(i.role == COORDINATOR and i.alive for i in infos):
         active = active_coordinator(processes, state)
         infos = [

@@ -67,7 +67,7 @@ class Processes:
             "-Dlog4j.shutdownHookEnabled=false",
             self.marker,
             "-cp",
-            state.java_class_path(),
+            state.java_class_path(server),
             MAIN_CLASS[server.role],
         ]
         if server.role == ZOOKEEPER:

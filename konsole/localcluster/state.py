@@ -50,6 +50,10 @@ class ServerState:
     data_dirs: list[str] = field(default_factory=list)
     #: tmpfs mounts made for it, listed before they are made (konsole.localcluster.disks).
     mounts: list[str] = field(default_factory=list)
+    #: Its own class path and version when it was started again on another distribution
+    #: (``start-server --fluss-home``: a rolling upgrade); empty/None: the cluster's.
+    class_path: list[str] = field(default_factory=list)
+    version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,8 @@ class ProcessInfo:
     endpoint: str | None
     # Coordinators only: "active" (won the election), "standby", or None when not known.
     coordinator_role: str | None = None
+    #: The Fluss version of the jars it runs (the cluster's unless started on another).
+    version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -144,8 +150,14 @@ class ClusterState:
             return self.run_id
         return f"started-{self.started_at:.3f}" if self.started_at else None
 
-    def java_class_path(self) -> str:
+    def java_class_path(self, server: ServerState | None = None) -> str:
+        """The class path ``server`` runs on: its own when it has one, else the cluster's."""
+        if server is not None and server.class_path:
+            return ":".join(server.class_path)
         return ":".join(self.class_path or [f"{self.lib}/*"])
+
+    def server_version(self, server: ServerState) -> str:
+        return server.version or self.version
 
 
 def parse_sasl_user(spec: str) -> tuple[str, str]:

@@ -65,6 +65,7 @@ class KonsoleApp(App[None]):
         "capacity": lambda: _screen("capacity", "CapacityScreen"),
         "rebalance": lambda: _screen("rebalance", "RebalanceScreen"),
         "configs": lambda: _screen("configs", "ConfigScreen"),
+        "upgrade": lambda: _screen("upgrade", "UpgradeScreen"),
     }
     DEFAULT_MODE = "overview"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -76,6 +77,7 @@ class KonsoleApp(App[None]):
         Binding("h", "switch_mode('capacity')", "Capacity (headroom)", show=False),
         Binding("R", "switch_mode('rebalance')", "Rebalance", show=False),
         Binding("C", "switch_mode('configs')", "Config", show=False),
+        Binding("U", "switch_mode('upgrade')", "Upgrade", show=False),
         Binding("T", "time_travel", "Time travel"),
         Binding("L", "live", "Back to live", show=False),
         Binding("left_square_bracket", "step_event(-1)", "Previous event", show=False),

@@ -28,6 +28,7 @@ def konsole_commands(app: ConsoleServices) -> list[Command]:
             "capacity",
             "rebalance",
             "configs",
+            "upgrade",
         )
     ]
     commands += [

@@ -332,6 +332,7 @@ def test_every_kind_is_covered_by_a_case() -> None:
     seen |= {"tiering_stalled", "tiering_resumed", "kv_snapshot_stale", "lake_lag_high"}
     # forecasts over a series of polls: test_capacity_model.py
     seen |= {"write_lock_forecast", "write_lock_forecast_cleared"}
+    seen |= {"server_version_changed"}  # lines told by API keys: test_upgrade_events.py
     assert seen == {k.value for k in EventKind}
 
 

@@ -42,6 +42,8 @@ class EventKind(StrEnum):
     STANDBY_JOINED = "standby_joined"
     SERVER_LEFT = "server_left"
     SERVER_JOINED = "server_joined"
+    #: A server speaks another Fluss line (told by its API keys) than when last seen.
+    SERVER_VERSION_CHANGED = "server_version_changed"
     LEADERS_MOVED = "leaders_moved"
     REPLICAS_OFFLINE = "replicas_offline"
     UNDER_REPLICATED = "under_replicated"

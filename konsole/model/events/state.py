@@ -18,6 +18,7 @@ from konsole.model.events.replication import ReplicationState, detect_replicatio
 from konsole.model.events.servers import detect_servers
 from konsole.model.events.storage import StorageState, detect_storage
 from konsole.model.events.tables import detect_tables
+from konsole.model.events.versions import VersionState, detect_versions
 from konsole.model.health import Health
 from konsole.model.placement import Placement, placement
 from konsole.model.snapshot import ClusterSnapshot
@@ -40,6 +41,7 @@ class EventState:
     replication: ReplicationState = field(default_factory=ReplicationState)
     storage: StorageState = field(default_factory=StorageState)
     capacity: CapacityState = field(default_factory=CapacityState)
+    versions: VersionState = field(default_factory=VersionState)
     #: The last health (the health detector's slice).
     health: Health | None = None
     #: The placement of ``baseline`` (the last good poll), made once as that poll was
@@ -88,7 +90,7 @@ def advance(
         found, coordinators = detect_coordinators(coordinators, previous, current, config)
         events += found
     ingest, disks, kv, replication = state.ingest, state.disks, state.kv, state.replication
-    storage, capacity = state.storage, state.capacity
+    storage, capacity, versions = state.storage, state.capacity, state.versions
     facts: Placement | None = None
     base_facts = state.facts
     if current.ok and current.view is not None:
@@ -97,6 +99,8 @@ def advance(
             events += detect_servers(base, current, config)
             events += detect_leaders(base, current, config, facts=facts, before=base_facts)
             events += detect_tables(base, current, config)
+        found, versions = detect_versions(versions, current, config)
+        events += found
         found, ingest = detect_ingest(ingest, current, config)
         events += found
         found, disks = detect_disks(disks, previous, current, config)
@@ -123,6 +127,7 @@ def advance(
         replication=replication,
         storage=storage,
         capacity=capacity,
+        versions=versions,
         health=health,
         facts=facts if facts is not None else base_facts,
     )

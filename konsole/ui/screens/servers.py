@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Static
 
 from konsole.model.headroom import capacity_view
+from konsole.model.server_lines import skewed, view_lines
 from konsole.model.thresholds import HealthThresholds
 from konsole.model.timefmt import age_text
 from konsole.ui.colors import server_state_style
@@ -48,6 +49,9 @@ _DROP_ORDER = tuple(
     _COLUMNS.index(c)
     for c in ("rack", "heap", "replicas", "out/s", "in/s", "endpoint", "room", "leaders", "disk")
 )
+#: Shown only while the servers speak more than one Fluss line (a rolling upgrade); it
+#: stays whatever the width: during an upgrade it is the column that matters.
+_LINE_COLUMN = "line"
 
 
 def server_cells(row: ServerRow, stale: bool, room: Text | None = None) -> list[Text | str]:
@@ -84,8 +88,9 @@ class ServersScreen(ConsoleScreen):
         super().__init__()
         self._seen = SeenServers()
         self._rows: list[ServerRow] = []
-        #: The indexes of the columns shown (those that fit the table's width).
-        self._shown: list[int] = list(range(len(_COLUMNS)))
+        #: The columns shown: the indexes of those that fit the table's width, and
+        #: whether the line column is there (only during a version skew).
+        self._layout: tuple[list[int], bool] = (list(range(len(_COLUMNS))), False)
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="servers-summary")
@@ -108,16 +113,30 @@ class ServersScreen(ConsoleScreen):
         cells = [
             server_cells(r, stale, rooms(r.node_id) if r.role == "tablet" else None) for r in rows
         ]
+        view = state.last_ok.view if state.last_ok is not None else None
+        skew = skewed(view)
+        lines: list[str] = []
+        if skew:  # the line column comes and goes with the skew
+            coordinator_line, tablet_lines = view_lines(view)
+            for r in rows:
+                line = tablet_lines.get(r.node_id) if r.node_id is not None else None
+                if r.role == "coordinator" and r.state == "active":
+                    line = coordinator_line
+                lines.append(line or "-")
         widths = column_widths(_COLUMNS, cells, table.cell_padding)
-        shown = fitting_columns(widths, _DROP_ORDER, self._room(table))
-        if shown != self._shown:
-            self._shown = shown
+        room = self._room(table)
+        if skew:
+            room -= max(map(len, [_LINE_COLUMN, *lines])) + 2 * table.cell_padding
+        shown = fitting_columns(widths, _DROP_ORDER, room)
+        if (shown, skew) != self._layout:
+            self._layout = (shown, skew)
             table.clear(columns=True)
-            table.add_columns(*(_COLUMNS[i] for i in shown))
+            table.add_columns(*(_COLUMNS[i] for i in shown), *((_LINE_COLUMN,) if skew else ()))
         else:
             table.clear()
-        for r, row_cells in zip(rows, cells, strict=True):
-            table.add_row(*(row_cells[i] for i in shown), key=r.key)
+        for n, (r, row_cells) in enumerate(zip(rows, cells, strict=True)):
+            extra = (lines[n],) if skew else ()
+            table.add_row(*(row_cells[i] for i in shown), *extra, key=r.key)
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
         self._note()
@@ -197,6 +216,8 @@ def _summary(state: ConsoleState, rows: list[ServerRow]) -> Text:
     gone = sum(r.state == "gone" for r in tablets)
     if gone:
         t.append(f" · {gone} gone", style="bold red")
+    if state.last_ok is not None and skewed(state.last_ok.view):
+        t.append(" · version skew: servers speak more than one Fluss line", style="bold yellow")
     if state.stale:
         t.append(f" · unreachable: data {age_text(state.data_age)} old", style="bold yellow")
     return t
