@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from store.errors import HistoryLocked, HistoryUnwritable, NewerSchema, NotAHistoryFile
+from store.file_kinds import input_refusal
 from store.schema import APPLICATION_ID, VERSION, new_file_pragmas
 
 __all__ = [
@@ -34,7 +35,10 @@ BUSY_TIMEOUT_MS: Final = 10_000
 
 def inspect(path: Path) -> int:
     """The file's schema version (0 for a missing or empty file); raises when it is not a
-    konsole history this version can use. Never writes."""
+    konsole history this version can use. Never writes, and never opens anything but a
+    regular file (a FIFO would block the open)."""
+    if (why := input_refusal(path)) is not None:
+        raise NotAHistoryFile(f"{path}: {why} (left untouched)")
     try:
         with path.open("rb") as f:
             head = f.read(len(_MAGIC))

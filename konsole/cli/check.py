@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 import click
 
 from konsole.cli.exits import PREFIX, error_line
-from konsole.cli.options import ConnectionArgs, cluster_options
+from konsole.cli.options import ConnectionArgs, Number, cluster_options
 from konsole.errors import ExitCode, KonsoleError, ProfileError
 
 if TYPE_CHECKING:
@@ -442,7 +442,7 @@ def run_check(
 @click.option(
     "-t",
     "--timeout",
-    type=click.FloatRange(min=0.5, max=3600),
+    type=Number(0.5, 3600),
     default=DEFAULT_TIMEOUT,
     show_default=True,
     help="Seconds, from the process start, before the check answers CRITICAL (timeout).",

@@ -28,8 +28,11 @@ import click
 from konsole.cli.exits import fail, history_failure
 from konsole.cli.options import (
     DURATION,
+    JAVA_INT_MAX,
     MOMENT,
+    OUTPUT_FILE,
     ConnectionArgs,
+    Whole,
     checked_table,
     cluster_options,
     parse_duration,
@@ -176,7 +179,7 @@ def history() -> None:
     default=None,
     help="A subject, its buckets and partitions (db.t, tablet-server 2; * globs).",
 )
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
+@click.option("--limit", type=Whole(1, JAVA_INT_MAX), default=None, help="At most this many.")
 @FORMAT_OPTION
 def history_events(
     cluster: ConnectionArgs,
@@ -212,7 +215,7 @@ def history_events(
 @_range_options
 @click.argument("target")
 @click.option("--partition", default=None, help="One partition of a partitioned table (by name).")
-@click.option("--bucket", type=click.IntRange(min=0), default=None, help="One bucket.")
+@click.option("--bucket", type=Whole(0, JAVA_INT_MAX), default=None, help="One bucket.")
 @click.option(
     "--step",
     type=DURATION,
@@ -449,7 +452,7 @@ def history_notes(
     "--output",
     "-o",
     "output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     default=None,
     metavar="FILE",
     help="Write to FILE, renamed into place only when complete (default: stdout).",
@@ -609,7 +612,7 @@ def _write_export(
     "--output",
     "output",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     metavar="FILE",
     help="The report file (Markdown: its plots go beside it).",
 )

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import click
 
 from konsole.cli.exits import fail
-from konsole.cli.options import ConnectionArgs, cluster_options, table_argument
+from konsole.cli.options import ConnectionArgs, Number, cluster_options, table_argument
 from konsole.cli.preview import (
     _error,
     _quiet_stdout,
@@ -124,7 +124,7 @@ def _quoted(text: str, start: int) -> tuple[str, int]:
 @output_option
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(0, 86_400, low_open=True),
     default=10.0,
     show_default=True,
     help="Seconds for the whole lookup (connecting included).",

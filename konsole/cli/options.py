@@ -24,6 +24,7 @@ docs/cli.md) before anything is connected, read or written.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import time
 from collections.abc import Callable, Collection
@@ -45,9 +46,14 @@ __all__ = [
     "DOCUMENT_FORMATS",
     "DURATION",
     "INTERVAL",
+    "JAVA_INT_MAX",
     "MOMENT",
+    "OUTPUT_FILE",
     "ConnectionArgs",
+    "FilePath",
     "GroupOptions",
+    "Number",
+    "Whole",
     "bootstrap_callback",
     "checked_bootstrap",
     "checked_by",
@@ -197,6 +203,30 @@ def table_argument(*, required: bool = True) -> Callable[[F], F]:
     )
 
 
+class FilePath(click.Path):
+    """click.Path as a :class:`~pathlib.Path`, refusing an empty value (click would make it
+    ``.``, the current directory) and, with ``regular``, a path that exists but is not a
+    regular file (a FIFO would hang the open, a device is no profiles or history file):
+    refused as a usage error before anything is opened."""
+
+    def __init__(self, *, regular: bool = False, **kwargs: Any) -> None:
+        super().__init__(path_type=Path, **kwargs)
+        self.regular = regular
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str | Path) and str(value) == "":
+            self.fail("an empty path names no file", param, ctx)
+        if self.regular and isinstance(value, str | Path):
+            from store.file_kinds import input_refusal  # not imported for --help
+
+            if (why := input_refusal(value)) is not None:
+                self.fail(f"{str(value)!r}: {why}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+#: ``-o FILE``: a file to write (what may be replaced is the writer's rule, exit 74).
+OUTPUT_FILE: Final = FilePath(dir_okay=False)
+
 # =========================================================================== declarations
 
 
@@ -204,7 +234,7 @@ def run_dir_option(help_text: str) -> Callable[[F], F]:
     """``--run-dir`` (env KONSOLE_RUN_DIR): the local cluster's directory."""
     return click.option(
         "--run-dir",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=FilePath(file_okay=False),
         default=None,
         envvar="KONSOLE_RUN_DIR",
         help=help_text,
@@ -216,7 +246,7 @@ def config_option(f: F) -> F:
     return click.option(
         "--config",
         "config_path",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        type=FilePath(exists=True, dir_okay=False, regular=True),
         default=None,
         help="Profiles file, which must exist (default: env KONSOLE_CONFIG, else "
         "konsole/config.toml in the user config dir; either may be absent: no profiles).",
@@ -226,8 +256,39 @@ def config_option(f: F) -> F:
 #: ``--format`` of a command that answers with one document: for a person, or JSON.
 DOCUMENT_FORMATS: Final = ("text", "json")
 
+
+class Number(click.FloatRange):
+    """A float option's type: finite and in its range, both ends given. click's
+    FloatRange lets NaN through (every comparison with it is false) and has no upper end
+    unless told; a number that is not a real amount of anything is a usage error."""
+
+    name = "number"
+
+    def __init__(self, low: float, high: float, *, low_open: bool = False) -> None:
+        super().__init__(low, high, min_open=low_open)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+class Whole(click.IntRange):
+    """An integer option's type: in its range, both ends given (a number past it is a
+    usage error here, not an overflow in SQLite or on the wire)."""
+
+    name = "integer"
+
+    def __init__(self, low: int, high: int) -> None:
+        super().__init__(low, high)
+
+
+#: The largest id, count or bucket Fluss keeps (a Java int).
+JAVA_INT_MAX: Final = 2**31 - 1
+
 #: ``--interval``'s range, the same for every command that polls (docs/cli.md).
-INTERVAL: Final = click.FloatRange(0.1, 3600)
+INTERVAL: Final = Number(0.1, 3600)
 
 
 def interval_option(f: F) -> F:
@@ -244,12 +305,12 @@ def interval_option(f: F) -> F:
 count_option = click.option(
     "--count",
     "max_polls",
-    type=click.IntRange(min=1),
+    type=Whole(1, JAVA_INT_MAX),
     default=None,
     help="Stop after this many polls.",
 )
 
-_PATH = click.Path(dir_okay=False, path_type=Path)
+_PATH = FilePath(dir_okay=False, regular=True)
 #: Each shared option by the ConnectionArgs field it fills, in the order help lists them.
 _OPTIONS: dict[str, Callable[[F], F]] = {
     "profile": click.option(
@@ -277,7 +338,7 @@ _OPTIONS: dict[str, Callable[[F], F]] = {
     ),
     "metrics_port": click.option(
         "--metrics-port",
-        type=click.IntRange(1, 65535),
+        type=Whole(1, 65535),
         default=None,
         metavar="PORT",
         help="The servers' Prometheus port, scraped on each server's host (instead of the "

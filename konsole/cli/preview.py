@@ -52,7 +52,15 @@ from typing import TYPE_CHECKING
 import click
 
 from konsole.cli.exits import error_line, fail
-from konsole.cli.options import ConnectionArgs, cluster_options, invalid_name, table_argument
+from konsole.cli.options import (
+    OUTPUT_FILE,
+    ConnectionArgs,
+    Number,
+    Whole,
+    cluster_options,
+    invalid_name,
+    table_argument,
+)
 from konsole.cli.signals import run_until_signalled
 from konsole.errors import ExitCode, ExportForbiddenError, MaskedColumnError, ProfileError
 from konsole.export import (
@@ -100,7 +108,7 @@ output_option = click.option(
     "--output",
     "-o",
     "output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     default=None,
     metavar="FILE",
     help="Write the rows to FILE (renamed into place only when complete).",
@@ -116,9 +124,7 @@ output_option = click.option(
     metavar="P|all",
     help="Partition name (values joined by $), k=v/k2=v2, id, or 'all' (the default).",
 )
-@click.option(
-    "--limit", type=click.IntRange(1, 1_000_000), default=100, show_default=True, help="Rows."
-)
+@click.option("--limit", type=Whole(1, 1_000_000), default=100, show_default=True, help="Rows.")
 @click.option("--tail", is_flag=True, help="The last rows of each bucket's log (FetchLog).")
 @click.option(
     "--where",
@@ -137,7 +143,7 @@ output_option = click.option(
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(0, 86_400, low_open=True),
     default=10.0,
     show_default=True,
     help="Seconds for the whole preview (connecting included).",
