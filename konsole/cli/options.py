@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import click
 from click.core import ParameterSource
 
-from konsole.errors import KonsoleError
+from konsole.errors import KonsoleError, OutputPathError
 from konsole.model import timefmt
 
 if TYPE_CHECKING:  # profiles and connecting are imported when a command runs, not for --help
@@ -68,6 +68,7 @@ __all__ = [
     "run_dir_option",
     "table_argument",
     "when",
+    "writable_history",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -116,9 +117,23 @@ class ConnectionArgs:
         readable); raises ProfileError for a malformed ``--bootstrap``."""
         from konsole.collect.connect import history_path, history_path_for
 
-        if profile is not None:
-            return history_path(profile, self.history)
+        if profile is not None:  # a command that records: --history is a file to write
+            return history_path(profile, writable_history(self.history))
         return history_path_for(self.history, self.profile, self.bootstrap, self.local)
+
+
+def writable_history(path: Path | None) -> Path | None:
+    """``--history PATH`` of a command that writes it: its directory must exist (only the
+    default history directory is made), and a link or special file is refused; raises
+    OutputPathError (exit 74, as for every output)."""
+    if path is None:
+        return None
+    from store.file_kinds import output_refusal
+
+    why = output_refusal(path)
+    if why is not None and not (path.is_symlink() and path.is_file()):
+        raise OutputPathError(f"cannot write {path}: {why}")
+    return path
 
 
 @dataclass(frozen=True)
