@@ -38,7 +38,7 @@ def input_refusal(path: Path | str) -> str | None:
         return "an empty path"
     try:
         mode = os.stat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # nothing there: the caller's case
         return None
     except OSError as exc:
         return exc.strerror or str(exc)

@@ -184,6 +184,11 @@ class Watchdog:
                     os.write(2, f"{PREFIX}cannot write stdout: {exc.strerror}\n".encode())
             os._exit(code)
 
+    def say(self, text: str) -> None:
+        """Answer ``text`` instead, should it fire (the cluster is known by now)."""
+        with self._lock:
+            self._payload = (text + "\n").encode()
+
     def cancel(self) -> None:
         """Stop the watchdog (blocks for good if it fired: the process is ending)."""
         with self._lock:
@@ -369,6 +374,12 @@ def run_check(
     started = time.monotonic() - process_age() if started is None else started
     deadline = started + timeout
     cluster: dict[str, Any] = {}
+    # From here on nothing outlives --timeout: reading the profiles included.
+    watchdog = Watchdog(
+        deadline - WATCHDOG_MARGIN,
+        render(timeout_result(timeout, cluster=cluster), fmt),
+        ExitCode.CRITICAL,
+    ).start()
     try:
         thresholds = parse_thresholds(warning, critical)
         chosen = cluster_args.resolve()
@@ -381,14 +392,12 @@ def run_check(
         rules = rules_with_thresholds(chosen.health, thresholds)
         recorder = open_recorder(cluster_args.history_file(chosen)) if record else None
     except (CheckError, KonsoleError) as exc:  # ProfileError, no local cluster
+        watchdog.cancel()
         return failure(ExitCode.UNKNOWN, str(exc), cluster=cluster)
     except HistoryUnavailable as exc:
+        watchdog.cancel()
         return failure(ExitCode.UNKNOWN, f"--record: {exc}", cluster=cluster)
-    watchdog = Watchdog(
-        deadline - WATCHDOG_MARGIN,
-        render(timeout_result(timeout, cluster=cluster), fmt),
-        ExitCode.CRITICAL,
-    ).start()
+    watchdog.say(render(timeout_result(timeout, cluster=cluster), fmt))
     try:
         looked: list[ClusterSnapshot] = []
         result = asyncio.run(

@@ -109,7 +109,7 @@ class ConnectionArgs:
         from konsole.collect.target import Target
 
         profile = self.resolve()
-        return Target(profile, None if self.no_history else self.history_file(profile))
+        return Target(profile, None if self.no_history else self.history_to_write(profile))
 
     def history_file(self, profile: Profile | None = None) -> Path:
         """The history file: ``--history``, else the cluster's by the one rule. Without
@@ -117,9 +117,15 @@ class ConnectionArgs:
         readable); raises ProfileError for a malformed ``--bootstrap``."""
         from konsole.collect.connect import history_path, history_path_for
 
-        if profile is not None:  # a command that records: --history is a file to write
-            return history_path(profile, writable_history(self.history))
+        if profile is not None:
+            return history_path(profile, self.history)
         return history_path_for(self.history, self.profile, self.bootstrap, self.local)
+
+    def history_to_write(self, profile: Profile) -> Path:
+        """:meth:`history_file` of a command that records into it: an explicit
+        ``--history`` must be writable where it is (:func:`writable_history`)."""
+        writable_history(self.history)
+        return self.history_file(profile)
 
 
 def writable_history(path: Path | None) -> Path | None:

@@ -571,6 +571,9 @@ class HarmlessWatchdog:
     def start(self) -> HarmlessWatchdog:
         return self
 
+    def say(self, text: str) -> None:
+        self.text = text
+
     def cancel(self) -> None:
         self.cancelled = True
 

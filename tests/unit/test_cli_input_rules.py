@@ -216,3 +216,26 @@ def test_a_fifo_as_config_or_history_is_refused_at_once(tmp_path: Path) -> None:
         assert done.returncode == USAGE, (args, done.stderr)
         assert b"a FIFO, not a regular file" in done.stderr.splitlines()[-1], done.stderr
     assert fifo.exists() and not fifo.is_file()
+
+
+def test_check_answers_within_its_timeout_with_a_fifo_as_konsole_config(tmp_path: Path) -> None:
+    """KONSOLE_CONFIG is no option click checks: the profiles loader refuses the FIFO, and
+    check's watchdog runs from before the profiles are read."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    env = {**os.environ, "KONSOLE_CONFIG": str(fifo), "XDG_DATA_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "konsole.cli", "check", "-t", "2", "--profile", "prod"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=REPO,
+        env=env,
+        timeout=10,
+        check=False,
+    )
+    # Before: no answer at all. Now the refusal (3), or on a machine too busy to start
+    # Python within 2 s, the watchdog's timeout answer (2): an answer either way.
+    assert done.returncode in (CODES["config"].check, CODES["unreachable"].check), done
+    assert done.stdout.startswith((b"FLUSS UNKNOWN: ", b"FLUSS CRITICAL: no answer within"))
+    if done.returncode == CODES["config"].check:
+        assert b"a FIFO, not a regular file" in done.stderr
