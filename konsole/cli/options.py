@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields, replace
@@ -37,6 +36,7 @@ from click.core import ParameterSource
 
 from konsole.errors import KonsoleError, OutputPathError
 from konsole.model import timefmt
+from konsole.model.names import invalid_name
 
 if TYPE_CHECKING:  # profiles and connecting are imported when a command runs, not for --help
     from konsole.collect.profiles import Profile
@@ -186,21 +186,6 @@ def checked_bootstrap(value: str | None) -> str | None:
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'--bootstrap'") from None
     return value
-
-
-# Fluss's own rule for database and table names (TablePath.detectInvalidName): checked
-# before connecting, so a typo costs no round trip and gets the server's reason at once.
-MAX_NAME_LENGTH: Final = 200
-_NAME: Final = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def invalid_name(identifier: str) -> str | None:
-    """Why Fluss would refuse this database or table name, or None when it is valid."""
-    if len(identifier) > MAX_NAME_LENGTH:
-        return f"longer than {MAX_NAME_LENGTH} characters"
-    if not _NAME.fullmatch(identifier):
-        return "only ASCII letters, digits, '_' and '-' are allowed"
-    return None
 
 
 def checked_table(value: str) -> str:

@@ -163,6 +163,14 @@ def preview(
     """Show up to LIMIT rows of DB.TABLE, or write them to FILE (report on stderr)."""
     database, name = split_table(table)
     fmt = checked_format(fmt, output)
+    if where is not None:  # its grammar needs no table: said before connecting
+        from fluss_proto.errors import FilterError
+        from fluss_proto.filter.parse import check_syntax
+
+        try:
+            check_syntax(where)
+        except FilterError as exc:
+            fail(exc, ExitCode.DATA_ERROR)
     chosen, sasl = resolve_profile(cluster, output)
     job = _Job(
         ",".join(chosen.bootstrap),

@@ -239,3 +239,52 @@ def test_check_answers_within_its_timeout_with_a_fifo_as_konsole_config(tmp_path
     assert done.stdout.startswith((b"FLUSS UNKNOWN: ", b"FLUSS CRITICAL: no answer within"))
     if done.returncode == CODES["config"].check:
         assert b"a FIFO, not a regular file" in done.stderr
+
+
+# =========================================================================== finding 6
+
+
+ACL_REST = ["--principal", "User:a", "--operation", "READ", "--allow-writes"]
+
+
+class Connected(Exception):
+    """A command reached a seam that connects."""
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (["preview", "db.t", "--where", "amount >"], CODES["data"].code, "expected a value"),
+        (["admin", "config", "set", "", "v", "--allow-writes"], USAGE, "not a config key"),
+        (
+            ["admin", "acl", "create", "--resource", "table:bad", *ACL_REST],
+            USAGE,
+            "table:DB.TABLE",
+        ),
+        (
+            ["admin", "acl", "create", "--resource", "database:b@d", *ACL_REST],
+            USAGE,
+            "is invalid",
+        ),
+        (
+            ["admin", "server", "drain", "99999999999999999999", "--allow-writes"],
+            USAGE,
+            "range",
+        ),
+    ],
+    ids=["where", "config-key", "acl-table", "acl-database", "drain-id"],
+)
+def test_what_needs_no_server_is_checked_before_connecting(
+    args: list[str], code: int, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import konsole.cli.preview
+    import konsole.collect.action_service
+
+    def connected(*args: object, **kwargs: object) -> None:
+        raise Connected
+
+    monkeypatch.setattr(konsole.cli.preview, "_main", connected)
+    monkeypatch.setattr(konsole.collect.action_service, "connect_for", connected)
+    result = run(*args, "--bootstrap", "127.0.0.1:1")
+    assert result.exit_code == code, result.output
+    assert said in one_error(result)
