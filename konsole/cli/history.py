@@ -97,7 +97,7 @@ def _range_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 #: The file to read: the cluster's (as the console and ``record`` name it) or --history.
-_file_options = cluster_options(reach=False, history=True)
+_file_options = cluster_options(reach=False, config=True, history=True)
 
 
 FORMAT_OPTION = click.option(
@@ -123,10 +123,15 @@ DOCUMENT_FORMAT_OPTION = click.option(
 
 
 def _path(cluster: ConnectionArgs) -> Path:
+    """The file to read. A ``--profile`` whose file is missing must name a profile: an
+    unknown one is said as such (3), a removed one's file stays readable."""
     try:
-        return cluster.history_file()
+        path = cluster.history_file()
+        if cluster.history is None and cluster.profile and not path.exists():
+            cluster.resolve()
     except ProfileError as exc:
-        raise click.BadParameter(str(exc)) from None
+        fail(exc, exc.exit_code)
+    return path
 
 
 def _reader(cluster: ConnectionArgs) -> Any:
@@ -249,6 +254,8 @@ def history_series(
         if metric is not None:
             _say_narrowed(reader, lo, hi)
             points = reader.metric_series(target, metric, since=lo, until=hi)
+            if not points:  # as for a table never recorded: 1, docs/cli.md
+                _nothing(f"no metric {metric} of {target} recorded in that time")
             _emit([{"time": when(p.at_ms), metric: p.value} for p in points], ["time", metric], fmt)
             return
         spans = reader.tables_named(database, name, lo, hi)

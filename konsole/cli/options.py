@@ -36,7 +36,6 @@ from click.core import ParameterSource
 
 from konsole.errors import KonsoleError, OutputPathError
 from konsole.model import timefmt
-from konsole.model.names import invalid_name
 
 if TYPE_CHECKING:  # profiles and connecting are imported when a command runs, not for --help
     from konsole.collect.profiles import Profile
@@ -62,7 +61,6 @@ __all__ = [
     "count_option",
     "group_options",
     "interval_option",
-    "invalid_name",
     "parse_duration",
     "parse_time",
     "run_dir_option",
@@ -193,6 +191,8 @@ def checked_table(value: str) -> str:
     database, dot, name = value.partition(".")
     if not dot or not database or not name:
         raise click.BadParameter(f"{value!r} is not DB.TABLE")
+    from konsole.model.names import invalid_name  # here: --version imports no rule
+
     for kind, ident in (("database", database), ("table", name)):
         if problem := invalid_name(ident):
             raise click.BadParameter(f"{kind} name {ident!r} is invalid: {problem}")
@@ -354,16 +354,22 @@ _OPTIONS: dict[str, Callable[[F], F]] = {
 
 
 def cluster_options(
-    *, reach: bool = True, history: bool = False, no_history: bool = False, polls: bool = False
+    *,
+    reach: bool = True,
+    config: bool = False,
+    history: bool = False,
+    no_history: bool = False,
+    polls: bool = False,
 ) -> Callable[[F], F]:
     """Add the shared options to a command; it receives them as ``cluster: ConnectionArgs``.
 
     Always ``--profile``, ``--bootstrap``, ``--local``; with ``reach`` (a command that
-    connects) ``--run-dir`` and ``--config``; with ``polls`` (a command that polls)
-    ``--metrics-port``; ``--history`` and ``--no-history`` on request.
+    connects) ``--run-dir`` and ``--config``; ``--config`` alone with ``config`` (a command
+    that only names a profile); with ``polls`` (a command that polls) ``--metrics-port``;
+    ``--history`` and ``--no-history`` on request.
     """
     names = ["profile", "bootstrap", "local"]
-    names += ["run_dir", "config_path"] if reach else []
+    names += ["run_dir", "config_path"] if reach else ["config_path"] if config else []
     names += ["metrics_port"] if polls else []
     names += ["history"] if history else []
     names += ["no_history"] if no_history else []
@@ -412,7 +418,7 @@ def group_options(
     }
     given = set(flags)
     command = ctx.command.get_command(ctx, ctx.invoked_subcommand or "")  # type: ignore[attr-defined]
-    takes = {p.name for p in command.params} if command is not None else set()
+    takes = _taken(ctx, command) if command is not None else set()
     refused = sorted(flags[n] for n in given if n not in takes or n in console_only)
     if refused:
         raise click.UsageError(
@@ -422,6 +428,17 @@ def group_options(
         )
     known = {f.name for f in fields(ConnectionArgs)}
     ctx.obj = GroupOptions(cluster, frozenset(given & known))
+
+
+def _taken(ctx: click.Context, command: click.Command) -> set[str]:
+    """The options ``command`` takes; a group's are those every command in it takes
+    (``konsole --bootstrap B history events``: each history command reads that file)."""
+    if not isinstance(command, click.Group):
+        return {p.name for p in command.params if p.name}
+    inner = click.Context(command, parent=ctx, info_name=command.name)
+    leaves = [command.get_command(inner, n) for n in command.list_commands(inner)]
+    sets = [_taken(inner, c) for c in leaves if c is not None]
+    return set.intersection(*sets) if sets else set()
 
 
 # =========================================================================== time arguments

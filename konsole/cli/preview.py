@@ -58,7 +58,6 @@ from konsole.cli.options import (
     Number,
     Whole,
     cluster_options,
-    invalid_name,
     table_argument,
 )
 from konsole.cli.signals import run_until_signalled
@@ -71,6 +70,7 @@ from konsole.export import (
     open_output,
     resolve_format,
 )
+from konsole.model.names import invalid_name
 from konsole.render.values import (  # json_rows, json_values, text_table: re-exported
     CELL_WIDTH,
     json_rows,

@@ -65,6 +65,7 @@ BAD_TEXT: dict[str, tuple[str, ...]] = {
     "assignment": ("novalue",),
     "target": ("nodot",),
     "disks": ("novalue", "ts9=64m", "ts0=abc", "coordinator=64m"),
+    "keys": ("nocolumn", "id='unclosed"),
 }
 #: Text that may be anything (a bad value of it is a valid question with no answer).
 FREE_TEXT = {
@@ -75,7 +76,6 @@ FREE_TEXT = {
     "host": "an ACL's client host",
     "key": "a config key (the cluster says which exist: exit 65)",
     "value": "a config value",
-    "keys": "a lookup key is judged against the table's schema: exit 65 (test_masking)",
     "where": "a filter is judged against the table's columns: exit 65 (test_masking)",
 }
 #: Which commands read the profile file: elsewhere --profile only names a history file.

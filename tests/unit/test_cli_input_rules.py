@@ -288,3 +288,37 @@ def test_what_needs_no_server_is_checked_before_connecting(
     result = run(*args, "--bootstrap", "127.0.0.1:1")
     assert result.exit_code == code, result.output
     assert said in one_error(result)
+
+
+# =========================================================================== finding 7
+
+
+def test_history_commands_take_config_and_say_no_profile(tmp_path: Path, history: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[profiles.prod]\nbootstrap = "127.0.0.1:1"\n')
+    unknown = run("history", "events", "--config", str(config), "--profile", "nope")
+    assert unknown.exit_code == CODES["config"].code, unknown.output
+    assert "no profile 'nope' (profiles: prod)" in one_error(unknown)
+    known = run("history", "events", "--config", str(config), "--profile", "prod")
+    assert known.exit_code == CODES["no-input"].code, known.output  # a profile, no file yet
+
+
+def test_the_group_s_bootstrap_reaches_a_history_command(tmp_path: Path) -> None:
+    result = run("--bootstrap", "127.0.0.1:1", "history", "events")
+    assert result.exit_code == CODES["no-input"].code, result.output
+    assert "bootstrap-127.0.0.1_1.sqlite: no such history file" in one_error(result)
+    refused = run("--bootstrap", "127.0.0.1:1", "cluster", "status")
+    assert refused.exit_code == USAGE and "given before `cluster`" in one_error(refused)
+
+
+def test_a_series_of_a_metric_never_recorded_found_nothing(history: Path) -> None:
+    args = ["history", "series", "tablet-server 1", "--metric", "nope", "--history", str(history)]
+    result = run(*args)
+    assert result.exit_code == CODES["partial"].code, result.output
+    assert result.stdout == "" and "no metric nope" in one_error(result)
+
+
+def test_a_malformed_lookup_key_is_a_usage_error() -> None:
+    result = run("lookup", "a.b", "id", "--bootstrap", "127.0.0.1:1")
+    assert result.exit_code == USAGE, result.output
+    assert "bad key" in one_error(result)
