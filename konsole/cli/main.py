@@ -117,7 +117,7 @@ def _utf8_only(args: Sequence[str]) -> None:
         except UnicodeEncodeError:
             shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             raise click.UsageError(
-                f"argument {number} ({shown[:60]!r}) is not valid UTF-8 text"
+                f"argument {number} ('{shown[:60]}') is not valid UTF-8 text"
             ) from None
 
 
@@ -141,7 +141,11 @@ class KonsoleGroup(click.Group):
         self.running = None
 
         def body() -> Any:
-            _utf8_only(sys.argv[1:] if args is None else args)
+            given = list(sys.argv[1:] if args is None else args)
+            # the command, for check's plugin line, should its arguments be refused here
+            self.running = next((a for a in given if a in COMMANDS), None)
+            _utf8_only(given)
+            self.running = None
             return super(KonsoleGroup, self).main(
                 args, prog_name, complete_var, standalone_mode=False, **extra
             )
