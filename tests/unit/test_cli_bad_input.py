@@ -11,6 +11,7 @@ at the end: a full stdout, no terminal.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import konsole.cli.capacity
 import konsole.cli.check
@@ -437,3 +440,71 @@ def test_check_s_watchdog_into_a_full_stdout_is_unknown() -> None:
         )
     assert done.returncode == exit_codes()["io"].check
     assert done.stderr == "konsole: error: cannot write stdout: No space left on device\n"
+
+
+# =========================================================================== generated
+
+
+NUMERIC = [
+    (path, command, param)
+    for path, command in LEAVES
+    for param in command.params
+    if isinstance(param.type, Number | Whole)
+]
+TEXTUAL = [
+    (path, command, param)
+    for path, command in LEAVES
+    for param in command.params
+    if param.type is click.STRING and not (isinstance(param, click.Option) and param.is_flag)
+]
+
+
+def outside(kind: Number | Whole) -> st.SearchStrategy[str]:
+    """Numbers no range of konsole's takes: not finite, or past either end, as typed."""
+    assert kind.min is not None and kind.max is not None
+    low, high = float(kind.min), float(kind.max)
+    beyond = st.one_of(
+        st.floats(max_value=low, exclude_max=not kind.min_open, allow_nan=False),
+        st.floats(min_value=high, exclude_min=True, allow_nan=False),
+        st.sampled_from([math.nan, math.inf, -math.inf]),
+    )
+    if isinstance(kind, Whole):
+        beyond = st.one_of(
+            st.integers(max_value=int(low) - 1),
+            st.integers(min_value=int(high) + 1),
+            st.integers(min_value=int(high) + 1).map(lambda n: n * 10**30),
+        ).map(float)
+    return beyond.map(lambda x: str(int(x)) if isinstance(kind, Whole) else repr(x))
+
+
+#: Text with a byte that is not UTF-8 somewhere (surrogateescape's lone surrogates).
+NOT_UTF8_TEXT = st.builds(
+    lambda a, bad, b: a + bad + b,
+    st.text(max_size=8),
+    st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_generated_bad_numbers_and_text_are_refused_at_once(
+    data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Hypothesis draws a command's number or text parameter and a value its type refuses:
+    usage, one line, nothing on disk, at once (bounded: 60 examples in all)."""
+    tmp = tmp_path_factory.mktemp("generated")
+    path, command, param = data.draw(st.sampled_from(NUMERIC + TEXTUAL), label="parameter")
+    kind = param.type
+    value = data.draw(
+        outside(kind) if isinstance(kind, Number | Whole) else NOT_UTF8_TEXT, label="value"
+    )
+    args = command_line(path, command, param, value, tmp)
+    before = tree(tmp)
+    started = time.monotonic()
+    result = CliRunner().invoke(main, args)
+    assert time.monotonic() - started < ANSWER_WITHIN_S, args
+    assert result.exit_code == USAGE, (args, result.output)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("konsole: error: "), (args, result.stderr)
+    assert tree(tmp) == before, args
