@@ -209,6 +209,10 @@ def history_events(
     if fmt == "json":
         _emit(docs, [], fmt)
         return
+    if fmt == "csv":  # the one CSV shape of an event: `history export events`'s
+        columns = EXPORT_COLUMNS["events"]
+        _emit([{c: _flat_cell(d, c) for c in columns} for d in docs], columns, fmt)
+        return
     _emit(
         [{**d, "subject": d["subject"]["name"]} for d in docs],
         ["time", "severity", "kind", "subject", "message"],
@@ -439,8 +443,11 @@ def history_notes(
     with _reader(cluster) as reader:
         notes = reader.notes(lo, hi, subject=subject)
     _emit(
-        [{"time": when(n.at_ms), "subject": n.subject, "text": n.text} for n in notes],
-        ["time", "subject", "text"],
+        [
+            {"time": when(n.at_ms), "time_ms": n.at_ms, "subject": n.subject, "text": n.text}
+            for n in notes
+        ],
+        ["time", "subject", "text"] if fmt == "table" else list(EXPORT_COLUMNS["notes"]),
         fmt,
     )
 

@@ -322,3 +322,19 @@ def test_a_malformed_lookup_key_is_a_usage_error() -> None:
     result = run("lookup", "a.b", "id", "--bootstrap", "127.0.0.1:1")
     assert result.exit_code == USAGE, result.output
     assert "bad key" in one_error(result)
+
+
+# =========================================================================== finding 8
+
+
+def test_notes_json_has_time_ms_and_notes_csv_the_export_s_columns(history: Path) -> None:
+    import json
+
+    added = run("history", "notes", "--add", "rolled ts-1", "--history", str(history))
+    assert added.exit_code == 0, added.output
+    listed = run("history", "notes", "--format", "json", "--history", str(history))
+    (note,) = json.loads(listed.stdout)
+    assert note["time"].endswith("Z") and isinstance(note["time_ms"], int)
+    csv = run("history", "notes", "--format", "csv", "--history", str(history))
+    export = run("history", "export", "notes", "--format", "csv", "--history", str(history))
+    assert csv.stdout.splitlines()[0] == export.stdout.splitlines()[0]
