@@ -438,7 +438,7 @@ def run_check(
     multiple=True,
     metavar="RULE=RANGE",
     help="WARNING when RULE's value alerts for RANGE (10, 10:, ~:10, 10:20, @10:20); "
-    "repeatable. Rules are the perfdata labels (docs/health-check.md).",
+    "repeatable. Rules are the perfdata labels.",
 )
 @click.option(
     "-c",
@@ -463,7 +463,7 @@ def run_check(
     default="nagios",
     show_default=True,
     help="nagios: status line with perfdata, then one line per finding; json: the "
-    "versioned object of docs/health-check.md; text: for a person.",
+    "versioned object (its own schema field); text: for a person.",
 )
 @click.option(
     "--record",

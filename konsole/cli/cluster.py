@@ -252,12 +252,13 @@ def _server_command(name: str, help_text: str, *, settings: bool = False) -> cli
             "--set goes back to the cluster's settings.",
         )(decorated)
     decorated = click.argument("server_id", type=Whole(0, JAVA_INT_MAX))(decorated)
-    decorated = click.argument("role", type=_ROLES)(decorated)
-    return cluster.command(name, help=help_text)(decorated)
+    decorated = click.argument("role", type=_ROLES, metavar="ROLE")(decorated)
+    roles = "\n\nROLE: coordinator (cs), tablet-server (ts) or zookeeper (zk)."
+    return cluster.command(name, help=help_text + roles, short_help=help_text)(decorated)
 
 
-_server_command("kill", "SIGKILL one server (fault injection), e.g. `kill ts 1`.")
-_server_command("stop-server", "Stop one server gracefully, e.g. `stop-server ts 1`.")
+_server_command("kill", "SIGKILL one server (fault injection): `kill ts 1`.")
+_server_command("stop-server", "Stop one server gracefully: `stop-server ts 1`.")
 _server_command(
     "start-server", "Start one server again with the same id, data and ports.", settings=True
 )

@@ -51,8 +51,13 @@ TRACEBACK_ENV: Final = "KONSOLE_TRACEBACK"
 
 
 def one_line(message: object) -> str:
-    """``message`` as one line: its lines joined with ``; ``."""
-    return "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    """``message`` as one line: its lines joined with ``; ``, except a line that goes on
+    (ends with ``,`` or ``:``, as click's "Choose from:" list): joined with a space."""
+    out = ""
+    for part in (p.strip() for p in str(message).splitlines()):
+        if part:
+            out += ("" if not out else " " if out.endswith((",", ":")) else "; ") + part
+    return out
 
 
 def error_line(message: object) -> None:

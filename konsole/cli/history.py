@@ -235,7 +235,7 @@ def history_events(
 @click.option(
     "--metric",
     default=None,
-    help="A server metric instead (TARGET is the server, e.g. 'tablet-server 1').",
+    help="A server metric instead (TARGET is the server: 'tablet-server 1').",
 )
 @FORMAT_OPTION
 def history_series(

@@ -125,14 +125,14 @@ output_option = click.option(
     help="Partition name (values joined by $), k=v/k2=v2, id, or 'all' (the default).",
 )
 @click.option("--limit", type=Whole(1, 1_000_000), default=100, show_default=True, help="Rows.")
-@click.option("--tail", is_flag=True, help="The last rows of each bucket's log (FetchLog).")
+@click.option("--tail", is_flag=True, help="The last rows of each bucket's log.")
 @click.option(
     "--where",
     default=None,
     metavar="EXPR",
     help="Only rows matching EXPR (e.g. \"amount > 1000 AND region IN ('eu', 'us')\"; "
-    "docs/preview.md). A log table is read whole; on the 1.0 line the server skips batches "
-    "its statistics rule out.",
+    'quote a column as "name"). A log table is read whole; on the 1.0 line the server '
+    "skips batches its statistics rule out.",
 )
 @format_option
 @output_option

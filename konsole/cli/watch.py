@@ -132,7 +132,7 @@ async def _watch(
     default="text",
     show_default=True,
     help="text: a line per event for a person; jsonl: a JSON object per line "
-    "(docs/cli.md, the event shape).",
+    "(the one shape of an event, as history export writes it).",
 )
 @count_option
 def watch(cluster: ConnectionArgs, interval: float | None, fmt: str, max_polls: int | None) -> None:

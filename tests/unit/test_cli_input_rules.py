@@ -338,3 +338,32 @@ def test_notes_json_has_time_ms_and_notes_csv_the_export_s_columns(history: Path
     csv = run("history", "notes", "--format", "csv", "--history", str(history))
     export = run("history", "export", "notes", "--format", "csv", "--history", str(history))
     assert csv.stdout.splitlines()[0] == export.stdout.splitlines()[0]
+
+
+# =========================================================================== finding 9
+
+
+def test_a_missing_choice_lists_its_choices_on_one_readable_line() -> None:
+    result = run(
+        "admin", "acl", "create", "--resource", "cluster", "--principal", "User:a",
+        "--bootstrap", "127.0.0.1:1",
+    )  # fmt: skip
+    assert result.exit_code == USAGE
+    assert "Choose from: all, alter, create," in one_error(result)
+
+
+def test_help_at_80_columns_names_no_repository_path_or_protocol_request() -> None:
+    import re
+
+    from tests._testutil.cli_tree import every_command
+
+    for path, _ in every_command():
+        out = CliRunner().invoke(main, [*path, "--help"], terminal_width=80).output
+        for line in out.splitlines():
+            assert not re.search(r"docs/|\.md\)", line), (path, line)
+            assert not re.search(r"\b(Fetch|Alter|Create|Drop|List)[A-Z][a-z]+[A-Z]?", line), (
+                path,
+                line,
+            )
+            assert not re.search(r"[{\[][^\]}]*-$", line), (path, line)  # a choice cut
+            assert not line.rstrip().endswith(("e.g.", "e.g....")), (path, line)

@@ -221,7 +221,7 @@ def table() -> None:
     """Change a table's properties."""
 
 
-@command(table, "set", "Set one table property (AlterTable).")
+@command(table, "set", "Set one table property.")
 @click.argument("table_name", metavar="DB.TABLE", callback=_table_name)
 @click.argument("assignment", metavar="KEY=VALUE", callback=checked_by(_assignment_syntax))
 @write_command()

@@ -79,7 +79,7 @@ def _tag_command(remove: bool) -> click.Command:
     name = "untag" if remove else "tag"
 
     @click.argument("server_id", type=Whole(0, JAVA_INT_MAX))
-    @click.argument("tag", type=click.Choice(TAGS))
+    @click.argument("tag", type=click.Choice(TAGS), metavar="TAG")
     @write_command()
     def tag_cmd(
         server_id: int,
