@@ -52,9 +52,8 @@ from fluss_proto.filter.tree import (
     Predicate,
 )
 from fluss_proto.literals import column_value, read_quoted, type_text
-from fluss_proto.records.rowtype import ROOTS, as_row_type
+from fluss_proto.records.rowtype import ROOTS, DataType, as_row_type
 from fluss_proto.types import Schema
-from fluss_proto.types.datatypes import StringType
 
 __all__ = [
     "KEYWORDS",
@@ -366,7 +365,7 @@ def column_refs(schema: Schema) -> dict[str, ColumnRef]:
 
 
 #: The type a column has in a syntax check (any: no literal is judged against it).
-_ANY_TYPE: Final = StringType()
+_ANY_TYPE: Final = DataType("STRING")
 
 
 class _SyntaxOnly(_Parser):

@@ -107,6 +107,17 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
 }
 
 
+def _format_asked(args: Sequence[str]) -> str:
+    """The last ``--format`` among the arguments (``--format X`` or ``--format=X``)."""
+    asked = "nagios"
+    for i, arg in enumerate(args):
+        if arg == "--format" and i + 1 < len(args):
+            asked = args[i + 1]
+        elif arg.startswith("--format="):
+            asked = arg.partition("=")[2]
+    return asked
+
+
 def _utf8_only(args: Sequence[str]) -> None:
     """Every argument is text konsole can print, store and send: a byte that is not UTF-8
     (Python hands it over as a lone surrogate) is a usage error here, before any command
@@ -150,7 +161,8 @@ class KonsoleGroup(click.Group):
                 args, prog_name, complete_var, standalone_mode=False, **extra
             )
 
-        sys.exit(run_guarded(body, lambda: self.running))
+        given = list(sys.argv[1:] if args is None else args)
+        sys.exit(run_guarded(body, lambda: self.running, lambda: _format_asked(given)))
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

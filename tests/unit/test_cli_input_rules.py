@@ -367,3 +367,14 @@ def test_help_at_80_columns_names_no_repository_path_or_protocol_request() -> No
             )
             assert not re.search(r"[{\[][^\]}]*-$", line), (path, line)  # a choice cut
             assert not line.rstrip().endswith(("e.g.", "e.g....")), (path, line)
+
+
+def test_check_asked_for_json_answers_a_refused_argument_in_json(tmp_path: Path) -> None:
+    import json
+
+    done = real("check", "--format", "json", "-t", "nan", tmp_path=tmp_path)
+    assert done.returncode == USAGE
+    answer = json.loads(done.stdout)
+    assert (answer["status"], answer["exit_code"]) == ("UNKNOWN", USAGE)
+    assert "finite" in answer["summary"] and answer["schema"] == "konsole.model.check/2"
+    assert len(done.stderr.splitlines()) == 1
