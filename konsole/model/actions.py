@@ -30,7 +30,6 @@ from fluss_proto.model import (
 from konsole.errors import ActionInputError
 from konsole.model import subjects
 from konsole.model.events.base import Event, EventKind, Severity, Subject
-from konsole.model.names import invalid_name
 from konsole.model.placement import Placement, placement
 
 __all__ = [
@@ -443,6 +442,8 @@ def parse_resource(text: str) -> tuple[int, str]:
         )
     if code == ACL_RESOURCES["cluster"]:
         return code, "fluss-cluster"
+    from konsole.model.names import invalid_name  # Fluss's rule, kept in one place
+
     parts = name.split(".") if code == ACL_RESOURCES["table"] else [name]
     if code == ACL_RESOURCES["table"] and len(parts) != 2:
         raise ActionInputError(f"a table resource is table:DB.TABLE, got {text!r}")
