@@ -89,6 +89,10 @@ def split_address(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
+#: The longest HOST:PORT: a DNS name's 253 characters, brackets, a colon, five digits.
+_MAX_ADDRESS = 253 + 2 + 1 + 5
+
+
 def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[str]:
     """Normalise ``"h:p,h:p"`` or a list of ``"h:p"`` into distinct ``host:port`` strings.
 
@@ -103,6 +107,11 @@ def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[str]:
             item = item.strip()
             if not item:
                 continue
+            if len(item) > _MAX_ADDRESS:  # said short: the value may be megabytes
+                raise ValueError(
+                    f"bad bootstrap address {item[:40]!r}...: longer than {_MAX_ADDRESS} "
+                    "characters (a host name has at most 253)"
+                )
             if item.startswith("["):
                 host, close, rest = item[1:].partition("]")
                 if not close or (rest and not rest.startswith(":")):

@@ -165,6 +165,13 @@ class ProfileError(KonsoleError):
 # ----------------------------------------------------------------------- masking, export
 
 
+class OutputPathError(KonsoleError):
+    """A file konsole was told to write cannot be: its directory is missing, or the path
+    names a link, a device or a FIFO (``store.file_kinds``)."""
+
+    exit_code = ExitCode.IO_ERROR
+
+
 class MaskedColumnError(KonsoleError):
     """A filter or a lookup key names a column the profile masks (which rows match, or
     whether a key exists, would tell its values): refused, nothing read."""

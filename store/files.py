@@ -12,9 +12,10 @@ import fcntl
 import os
 import sqlite3
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from store.errors import HistoryLocked, HistoryUnwritable, NewerSchema, NotAHistoryFile
+from store.file_kinds import input_refusal
 from store.schema import APPLICATION_ID, VERSION, new_file_pragmas
 
 __all__ = [
@@ -34,7 +35,10 @@ BUSY_TIMEOUT_MS: Final = 10_000
 
 def inspect(path: Path) -> int:
     """The file's schema version (0 for a missing or empty file); raises when it is not a
-    konsole history this version can use. Never writes."""
+    konsole history this version can use. Never writes, and never opens anything but a
+    regular file (a FIFO would block the open)."""
+    if (why := input_refusal(path)) is not None:
+        raise NotAHistoryFile(f"{path}: {why} (left untouched)")
     try:
         with path.open("rb") as f:
             head = f.read(len(_MAGIC))
@@ -47,9 +51,13 @@ def inspect(path: Path) -> int:
     if head != _MAGIC:
         raise NotAHistoryFile(f"{path}: not an SQLite file (left untouched)")
     try:
-        conn = sqlite3.connect(f"file:{_quote(path)}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise NotAHistoryFile(f"{path}: cannot be opened as SQLite: {exc}") from None
+        conn = _open_read_only(path)
+    except sqlite3.OperationalError as exc:  # the file could not be opened: not its content
+        raise HistoryUnwritable(f"{path}: cannot be opened: {exc}", retriable=False) from None
+    except sqlite3.DatabaseError as exc:
+        raise NotAHistoryFile(
+            f"{path}: corrupt or not a database ({exc}; left untouched)"
+        ) from None
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         app = conn.execute("PRAGMA application_id").fetchone()[0]
@@ -78,18 +86,46 @@ def _quote(path: Path) -> str:
     return str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
 
 
+def _open_read_only(path: Path, **options: Any) -> sqlite3.Connection:
+    """A read-only connection that has read the header. A WAL file in a directory this
+    process cannot write (a read-only mount, another user's folder) cannot be opened
+    ``mode=ro``: SQLite must make its ``-shm`` beside it. With no ``-wal`` holding
+    recent writes the file alone is the whole history, read ``immutable``; otherwise
+    the directory is the trouble, said so (never "corrupt")."""
+    uri = f"file:{_quote(path)}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, **options)
+        conn.execute("PRAGMA schema_version").fetchone()  # opens the file for real
+        return conn
+    except sqlite3.OperationalError:
+        if os.access(path.parent, os.W_OK):
+            raise
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise HistoryUnwritable(
+            f"{path}: its directory is not writable, and its -wal file holds writes that "
+            "SQLite can read only with its -shm file beside it: copy both files elsewhere, "
+            "or read it as a user who can write the directory",
+            retriable=False,
+        )
+    return sqlite3.connect(f"{uri}&immutable=1", uri=True, **options)
+
+
 def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit)."""
+    """A connection in autocommit mode (transactions are explicit); read-only, also from a
+    directory that cannot be written (:func:`_open_read_only`)."""
     mode = "ro" if readonly else "rwc"
     fresh = not readonly and (not path.exists() or path.stat().st_size == 0)
     try:
-        conn = sqlite3.connect(
-            f"file:{_quote(path)}?mode={mode}",
-            uri=True,
-            isolation_level=None,
-            timeout=BUSY_TIMEOUT_MS / 1000,
-            check_same_thread=False,
-        )
+        options: dict[str, Any] = {
+            "isolation_level": None,
+            "timeout": BUSY_TIMEOUT_MS / 1000,
+            "check_same_thread": False,
+        }
+        if readonly:
+            conn = _open_read_only(path, **options)
+        else:
+            conn = sqlite3.connect(f"file:{_quote(path)}?mode={mode}", uri=True, **options)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if fresh:
             new_file_pragmas(conn)  # before WAL, which writes the first page

@@ -52,10 +52,17 @@ from fluss_proto.filter.tree import (
     Predicate,
 )
 from fluss_proto.literals import column_value, read_quoted, type_text
-from fluss_proto.records.rowtype import ROOTS, as_row_type
+from fluss_proto.records.rowtype import ROOTS, DataType, as_row_type
 from fluss_proto.types import Schema
 
-__all__ = ["KEYWORDS", "MAX_FILTER_LENGTH", "column_refs", "is_identifier", "parse_filter"]
+__all__ = [
+    "KEYWORDS",
+    "MAX_FILTER_LENGTH",
+    "check_syntax",
+    "column_refs",
+    "is_identifier",
+    "parse_filter",
+]
 
 KEYWORDS: Final = frozenset(
     {"AND", "OR", "NOT", "IS", "NULL", "IN", "TRUE", "FALSE", "DATE", "TIME", "TIMESTAMP", "X"}
@@ -355,6 +362,47 @@ def column_refs(schema: Schema) -> dict[str, ColumnRef]:
         f.name: ColumnRef(f.name, i, c.column_id, f.type)
         for i, (f, c) in enumerate(zip(row.fields, schema.columns, strict=True))
     }
+
+
+#: The type a column has in a syntax check (any: no literal is judged against it).
+_ANY_TYPE: Final = DataType("STRING")
+
+
+class _SyntaxOnly(_Parser):
+    """The grammar without a table: any column name, any literal of a literal's shape.
+    What needs the schema (the column exists, the literal fits its type) is left to
+    :func:`parse_filter` once the table is read."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, {})
+
+    def column(self) -> ColumnRef:
+        t = self.tok
+        if t.kind == "name" and t.word in KEYWORDS:
+            return super().column()  # the keyword's own message
+        if t.kind not in ("name", "quoted"):
+            raise FilterError(f"expected a column, found {self._shown(t)}", t.pos)
+        self.take()
+        return ColumnRef(t.text, 0, None, _ANY_TYPE)
+
+    def literal(self, col: ColumnRef) -> Any:
+        t = self.take()
+        if t.word in ("TRUE", "FALSE") or t.kind in ("hex", "number", "string"):
+            return (t.kind, t.text)
+        if t.word in _TYPED_PREFIX:
+            inner = self.take()
+            if inner.kind != "string":
+                raise FilterError(f"expected '...' after {t.word}", inner.pos)
+            return (t.word, inner.text)
+        raise FilterError(f"expected a value for {col.name}, found {self._shown(t)}", t.pos)
+
+
+def check_syntax(text: str) -> None:
+    """Raise :class:`~fluss_proto.errors.FilterError` when ``text`` is no filter whatever
+    the table (a syntax error, an empty filter, too long): said before connecting."""
+    if len(text) > MAX_FILTER_LENGTH:
+        raise FilterError(f"longer than {MAX_FILTER_LENGTH} characters")
+    _SyntaxOnly(text).parse()
 
 
 def parse_filter(text: str, schema: Schema, *, schema_id: int = 0) -> Filter:

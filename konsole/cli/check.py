@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 import click
 
 from konsole.cli.exits import PREFIX, error_line
-from konsole.cli.options import ConnectionArgs, cluster_options
+from konsole.cli.options import ConnectionArgs, Number, cluster_options
 from konsole.errors import ExitCode, KonsoleError, ProfileError
 
 if TYPE_CHECKING:
@@ -178,6 +178,11 @@ class Watchdog:
                 with contextlib.suppress(OSError):
                     os.write(2, f"{PREFIX}cannot write stdout: {exc.strerror}\n".encode())
             os._exit(code)
+
+    def say(self, text: str) -> None:
+        """Answer ``text`` instead, should it fire (the cluster is known by now)."""
+        with self._lock:
+            self._payload = (text + "\n").encode()
 
     def cancel(self) -> None:
         """Stop the watchdog (blocks for good if it fired: the process is ending)."""
@@ -370,6 +375,12 @@ def run_check(
     started = time.monotonic() - process_age() if started is None else started
     deadline = started + timeout
     cluster: dict[str, Any] = {}
+    # From here on nothing outlives --timeout: reading the profiles included.
+    watchdog = Watchdog(
+        deadline - WATCHDOG_MARGIN,
+        render(timeout_result(timeout, cluster=cluster), fmt),
+        ExitCode.CRITICAL,
+    ).start()
     try:
         thresholds = parse_thresholds(warning, critical)
         chosen = cluster_args.resolve()
@@ -382,14 +393,12 @@ def run_check(
         rules = rules_with_thresholds(chosen.health, thresholds)
         recorder = open_recorder(cluster_args.history_file(chosen)) if record else None
     except (CheckError, KonsoleError) as exc:  # ProfileError, no local cluster
+        watchdog.cancel()
         return failure(ExitCode.UNKNOWN, str(exc), cluster=cluster)
     except HistoryUnavailable as exc:
+        watchdog.cancel()
         return failure(ExitCode.UNKNOWN, f"--record: {exc}", cluster=cluster)
-    watchdog = Watchdog(
-        deadline - WATCHDOG_MARGIN,
-        render(timeout_result(timeout, cluster=cluster), fmt),
-        ExitCode.CRITICAL,
-    ).start()
+    watchdog.say(render(timeout_result(timeout, cluster=cluster), fmt))
     try:
         looked: list[ClusterSnapshot] = []
         result = asyncio.run(
@@ -430,7 +439,7 @@ def run_check(
     multiple=True,
     metavar="RULE=RANGE",
     help="WARNING when RULE's value alerts for RANGE (10, 10:, ~:10, 10:20, @10:20); "
-    "repeatable. Rules are the perfdata labels (docs/health-check.md).",
+    "repeatable. Rules are the perfdata labels.",
 )
 @click.option(
     "-c",
@@ -443,7 +452,7 @@ def run_check(
 @click.option(
     "-t",
     "--timeout",
-    type=click.FloatRange(min=0.5, max=3600),
+    type=Number(0.5, 3600),
     default=DEFAULT_TIMEOUT,
     show_default=True,
     help="Seconds, from the process start, before the check answers CRITICAL (timeout).",
@@ -455,7 +464,7 @@ def run_check(
     default="nagios",
     show_default=True,
     help="nagios: status line with perfdata, then one line per finding; json: the "
-    "versioned object of docs/health-check.md; text: for a person.",
+    "versioned object (its own schema field); text: for a person.",
 )
 @click.option(
     "--record",

@@ -22,7 +22,16 @@ import click
 
 from konsole.cli.console import live_feed, require_terminal
 from konsole.cli.exits import fail
-from konsole.cli.options import DOCUMENT_FORMATS, bootstrap_callback, checked_by, run_dir_option
+from konsole.cli.options import (
+    DOCUMENT_FORMATS,
+    JAVA_INT_MAX,
+    FilePath,
+    Number,
+    Whole,
+    bootstrap_callback,
+    checked_by,
+    run_dir_option,
+)
 from konsole.errors import ClusterAlreadyRunningError, ExitCode, NoLocalClusterError
 from konsole.localcluster import DEFAULT_VERSION, SUPPORTED_VERSIONS, LocalCluster
 from konsole.localcluster.cluster import ClusterDescription
@@ -36,7 +45,7 @@ RUN_DIR_OPTION = run_dir_option(
 )
 FLUSS_HOME_OPTION = click.option(
     "--fluss-home",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=FilePath(exists=True, file_okay=False),
     default=None,
     envvar="KONSOLE_FLUSS_HOME",
     help="Run the servers from this unpacked Fluss distribution (lib/, plugins/) instead of "
@@ -98,14 +107,14 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
     "--tablet-servers",
     default=1,
     show_default=True,
-    type=click.IntRange(1, 9),
+    type=Whole(1, 9),
     help="How many tablet servers.",
 )
 @click.option(
     "--coordinators",
     default=1,
     show_default=True,
-    type=click.IntRange(1, 2),
+    type=Whole(1, 2),
     help="2 starts a standby coordinator (versions that support it).",
 )
 @click.option(
@@ -136,7 +145,7 @@ def _print_description(desc: ClusterDescription, as_json: bool) -> None:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(0, 86_400, low_open=True),
     default=120.0,
     show_default=True,
     help="Seconds to wait for ready.",
@@ -186,7 +195,7 @@ def cluster_start(
 @cluster.command("stop")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(0, 86_400, low_open=True),
     default=60.0,
     show_default=True,
     help="Seconds to wait for each group before SIGKILL.",
@@ -255,13 +264,14 @@ def _server_command(name: str, help_text: str, *, settings: bool = False) -> cli
             help="Start it from this unpacked Fluss distribution (same id, data dir, ports "
             "and conf dir): one step of a rolling upgrade; it stays on it for later starts.",
         )(decorated)
-    decorated = click.argument("server_id", type=click.IntRange(min=0))(decorated)
-    decorated = click.argument("role", type=_ROLES)(decorated)
-    return cluster.command(name, help=help_text)(decorated)
+    decorated = click.argument("server_id", type=Whole(0, JAVA_INT_MAX))(decorated)
+    decorated = click.argument("role", type=_ROLES, metavar="ROLE")(decorated)
+    roles = "\n\nROLE: coordinator (cs), tablet-server (ts) or zookeeper (zk)."
+    return cluster.command(name, help=help_text + roles, short_help=help_text)(decorated)
 
 
-_server_command("kill", "SIGKILL one server (fault injection), e.g. `kill ts 1`.")
-_server_command("stop-server", "Stop one server gracefully, e.g. `stop-server ts 1`.")
+_server_command("kill", "SIGKILL one server (fault injection): `kill ts 1`.")
+_server_command("stop-server", "Stop one server gracefully: `stop-server ts 1`.")
 _server_command(
     "start-server", "Start one server again with the same id, data and ports.", settings=True
 )
@@ -329,7 +339,7 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
     "--tablet-servers",
     default=3,
     show_default=True,
-    type=click.IntRange(1, 9),
+    type=Whole(1, 9),
     help="How many tablet servers.",
 )
 @RUN_DIR_OPTION
@@ -342,7 +352,7 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
 )
 @click.option(
     "--incident-after",
-    type=click.FloatRange(0, 3600),
+    type=Number(0, 3600),
     default=None,
     hidden=True,  # for trying the incident out without the minute's wait
     help="Seconds before the incident begins (default a minute).",

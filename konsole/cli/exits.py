@@ -51,8 +51,13 @@ TRACEBACK_ENV: Final = "KONSOLE_TRACEBACK"
 
 
 def one_line(message: object) -> str:
-    """``message`` as one line: its lines joined with ``; ``."""
-    return "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    """``message`` as one line: its lines joined with ``; ``, except a line that goes on
+    (ends with ``,`` or ``:``, as click's "Choose from:" list): joined with a space."""
+    out = ""
+    for part in (p.strip() for p in str(message).splitlines()):
+        if part:
+            out += ("" if not out else " " if out.endswith((",", ":")) else "; ") + part
+    return out
 
 
 def error_line(message: object) -> None:
@@ -112,10 +117,15 @@ def _flush_stdout() -> OSError | None:
     return None
 
 
-def run_guarded(body: Callable[[], object], command: Callable[[], str | None]) -> int:
+def run_guarded(
+    body: Callable[[], object],
+    command: Callable[[], str | None],
+    plugin_format: Callable[[], str] = lambda: "nagios",
+) -> int:
     """Run ``body`` (the group's own main, not standalone) and return the exit code; what
     escapes it is said in one line. ``command`` names the command that ran (None before
-    one was chosen), for the plugin rule."""
+    one was chosen), for the plugin rule; ``plugin_format`` the ``--format`` it was
+    asked for (a plugin asked for JSON answers a failure in JSON too)."""
     code: int
     said: str | None = None
     help_text: str | None = None
@@ -162,15 +172,22 @@ def run_guarded(body: Callable[[], object], command: Callable[[], str | None]) -
         code = ExitCode.UNKNOWN
     if said is not None:
         if name in PLUGIN_COMMANDS:
-            _plugin_line(said)
+            _plugin_line(said, plugin_format())
         error_line(said)
     return int(code)
 
 
-def _plugin_line(message: str) -> None:
-    """A monitoring plugin's answer when it could not judge: stdout's first line."""
+def _plugin_line(message: str, fmt: str = "nagios") -> None:
+    """A monitoring plugin's answer when it could not judge: stdout's first line, or with
+    ``--format json`` the check's one JSON object (status UNKNOWN)."""
+    text = f"FLUSS UNKNOWN: {one_line(message)}"
+    if fmt == "json":
+        from konsole.model.check import failure
+        from konsole.render.check import render
+
+        text = render(failure(ExitCode.UNKNOWN, one_line(message), cluster={}), "json")
     with contextlib.suppress(OSError, ValueError):
-        sys.stdout.write(f"FLUSS UNKNOWN: {one_line(message)}\n")
+        sys.stdout.write(f"{text}\n")
         sys.stdout.flush()
     if _flush_stdout() is not None:
         _quiet_stdout()

@@ -28,13 +28,17 @@ import click
 from konsole.cli.exits import fail, history_failure
 from konsole.cli.options import (
     DURATION,
+    JAVA_INT_MAX,
     MOMENT,
+    OUTPUT_FILE,
     ConnectionArgs,
+    Whole,
     checked_table,
     cluster_options,
     parse_duration,
     parse_time,
     when,
+    writable_history,
 )
 from konsole.errors import ExitCode, ProfileError
 from konsole.model.events.base import EventKind, Severity
@@ -93,7 +97,7 @@ def _range_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 #: The file to read: the cluster's (as the console and ``record`` name it) or --history.
-_file_options = cluster_options(reach=False, history=True)
+_file_options = cluster_options(reach=False, config=True, history=True)
 
 
 FORMAT_OPTION = click.option(
@@ -119,10 +123,15 @@ DOCUMENT_FORMAT_OPTION = click.option(
 
 
 def _path(cluster: ConnectionArgs) -> Path:
+    """The file to read. A ``--profile`` whose file is missing must name a profile: an
+    unknown one is said as such (3), a removed one's file stays readable."""
     try:
-        return cluster.history_file()
+        path = cluster.history_file()
+        if cluster.history is None and cluster.profile and not path.exists():
+            cluster.resolve()
     except ProfileError as exc:
-        raise click.BadParameter(str(exc)) from None
+        fail(exc, exc.exit_code)
+    return path
 
 
 def _reader(cluster: ConnectionArgs) -> Any:
@@ -176,7 +185,7 @@ def history() -> None:
     default=None,
     help="A subject, its buckets and partitions (db.t, tablet-server 2; * globs).",
 )
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
+@click.option("--limit", type=Whole(1, JAVA_INT_MAX), default=None, help="At most this many.")
 @FORMAT_OPTION
 def history_events(
     cluster: ConnectionArgs,
@@ -200,6 +209,10 @@ def history_events(
     if fmt == "json":
         _emit(docs, [], fmt)
         return
+    if fmt == "csv":  # the one CSV shape of an event: `history export events`'s
+        columns = EXPORT_COLUMNS["events"]
+        _emit([{c: _flat_cell(d, c) for c in columns} for d in docs], columns, fmt)
+        return
     _emit(
         [{**d, "subject": d["subject"]["name"]} for d in docs],
         ["time", "severity", "kind", "subject", "message"],
@@ -212,7 +225,7 @@ def history_events(
 @_range_options
 @click.argument("target")
 @click.option("--partition", default=None, help="One partition of a partitioned table (by name).")
-@click.option("--bucket", type=click.IntRange(min=0), default=None, help="One bucket.")
+@click.option("--bucket", type=Whole(0, JAVA_INT_MAX), default=None, help="One bucket.")
 @click.option(
     "--step",
     type=DURATION,
@@ -222,7 +235,7 @@ def history_events(
 @click.option(
     "--metric",
     default=None,
-    help="A server metric instead (TARGET is the server, e.g. 'tablet-server 1').",
+    help="A server metric instead (TARGET is the server: 'tablet-server 1').",
 )
 @FORMAT_OPTION
 def history_series(
@@ -245,6 +258,8 @@ def history_series(
         if metric is not None:
             _say_narrowed(reader, lo, hi)
             points = reader.metric_series(target, metric, since=lo, until=hi)
+            if not points:  # as for a table never recorded: 1, docs/cli.md
+                _nothing(f"no metric {metric} of {target} recorded in that time")
             _emit([{"time": when(p.at_ms), metric: p.value} for p in points], ["time", metric], fmt)
             return
         spans = reader.tables_named(database, name, lo, hi)
@@ -416,6 +431,7 @@ def history_notes(
     from store import HistoryError
 
     if text is not None:
+        writable_history(cluster.history)  # the default file's directory is made
         path = _path(cluster)
         try:
             at = write_note(path, text, subject=subject or "cluster", at=at)
@@ -427,8 +443,11 @@ def history_notes(
     with _reader(cluster) as reader:
         notes = reader.notes(lo, hi, subject=subject)
     _emit(
-        [{"time": when(n.at_ms), "subject": n.subject, "text": n.text} for n in notes],
-        ["time", "subject", "text"],
+        [
+            {"time": when(n.at_ms), "time_ms": n.at_ms, "subject": n.subject, "text": n.text}
+            for n in notes
+        ],
+        ["time", "subject", "text"] if fmt == "table" else list(EXPORT_COLUMNS["notes"]),
         fmt,
     )
 
@@ -449,7 +468,7 @@ def history_notes(
     "--output",
     "-o",
     "output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     default=None,
     metavar="FILE",
     help="Write to FILE, renamed into place only when complete (default: stdout).",
@@ -609,7 +628,7 @@ def _write_export(
     "--output",
     "output",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     metavar="FILE",
     help="The report file (Markdown: its plots go beside it).",
 )

@@ -15,8 +15,8 @@ written as ``****``; a key naming a masked column is refused. Exit codes:
 - 0: every key was answered (found or absent);
 - 1: some key's bucket failed (what was found is written);
 - 2: nothing could be read (cluster unreachable, unknown table, every key failed);
-- 3: bad arguments (table name, format, file suffix) or configuration, refused before
-  connecting;
+- 3: bad arguments (table name, a key not of the form ``column=value``, format, file
+  suffix) or configuration, refused before connecting;
 - 65 (``DATA_ERROR``): a key that does not fit the table (a column missing or unknown, a
   value of the wrong type, a prefix the table does not allow), or a table whose keys konsole
   cannot encode (row TTL, a lake format's key encoding): one line, nothing sent;
@@ -39,8 +39,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from konsole.cli.exits import fail
-from konsole.cli.options import ConnectionArgs, cluster_options, table_argument
+from konsole.cli.options import ConnectionArgs, Number, cluster_options, table_argument
 from konsole.cli.preview import (
     _error,
     _quiet_stdout,
@@ -124,7 +123,7 @@ def _quoted(text: str, start: int) -> tuple[str, int]:
 @output_option
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(0, 86_400, low_open=True),
     default=10.0,
     show_default=True,
     help="Seconds for the whole lookup (connecting included).",
@@ -142,8 +141,8 @@ def lookup(
     fmt = checked_format(fmt, output)
     try:
         parsed = [parse_key(k) for k in keys]
-    except KeyArgumentError as exc:
-        fail(f"bad key: {exc}", ExitCode.DATA_ERROR)
+    except KeyArgumentError as exc:  # its form, not the table: a usage error (docs/cli.md)
+        raise click.BadParameter(f"bad key: {exc}", param_hint="'KEY=VALUE'") from None
     chosen, sasl = resolve_profile(cluster, output)
     masks = chosen.masks
     for key in parsed:

@@ -112,6 +112,31 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
 }
 
 
+def _format_asked(args: Sequence[str]) -> str:
+    """The last ``--format`` among the arguments (``--format X`` or ``--format=X``)."""
+    asked = "nagios"
+    for i, arg in enumerate(args):
+        if arg == "--format" and i + 1 < len(args):
+            asked = args[i + 1]
+        elif arg.startswith("--format="):
+            asked = arg.partition("=")[2]
+    return asked
+
+
+def _utf8_only(args: Sequence[str]) -> None:
+    """Every argument is text konsole can print, store and send: a byte that is not UTF-8
+    (Python hands it over as a lone surrogate) is a usage error here, before any command
+    carries it into a file, a history or a request."""
+    for number, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise click.UsageError(
+                f"argument {number} ('{shown[:60]}') is not valid UTF-8 text"
+            ) from None
+
+
 class KonsoleGroup(click.Group):
     """Imports a command only when it is asked for; runs every command under the one way
     of failing (:func:`konsole.cli.exits.run_guarded`): one line, the documented code."""
@@ -130,13 +155,19 @@ class KonsoleGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         self.running = None
-        code = run_guarded(
-            lambda: super(KonsoleGroup, self).main(
+
+        def body() -> Any:
+            given = list(sys.argv[1:] if args is None else args)
+            # the command, for check's plugin line, should its arguments be refused here
+            self.running = next((a for a in given if a in COMMANDS), None)
+            _utf8_only(given)
+            self.running = None
+            return super(KonsoleGroup, self).main(
                 args, prog_name, complete_var, standalone_mode=False, **extra
-            ),
-            lambda: self.running,
-        )
-        sys.exit(code)
+            )
+
+        given = list(sys.argv[1:] if args is None else args)
+        sys.exit(run_guarded(body, lambda: self.running, lambda: _format_asked(given)))
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

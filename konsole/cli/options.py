@@ -24,7 +24,7 @@ docs/cli.md) before anything is connected, read or written.
 from __future__ import annotations
 
 import functools
-import re
+import math
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields, replace
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import click
 from click.core import ParameterSource
 
-from konsole.errors import KonsoleError
+from konsole.errors import KonsoleError, OutputPathError
 from konsole.model import timefmt
 
 if TYPE_CHECKING:  # profiles and connecting are imported when a command runs, not for --help
@@ -45,9 +45,14 @@ __all__ = [
     "DOCUMENT_FORMATS",
     "DURATION",
     "INTERVAL",
+    "JAVA_INT_MAX",
     "MOMENT",
+    "OUTPUT_FILE",
     "ConnectionArgs",
+    "FilePath",
     "GroupOptions",
+    "Number",
+    "Whole",
     "bootstrap_callback",
     "checked_bootstrap",
     "checked_by",
@@ -56,12 +61,12 @@ __all__ = [
     "count_option",
     "group_options",
     "interval_option",
-    "invalid_name",
     "parse_duration",
     "parse_time",
     "run_dir_option",
     "table_argument",
     "when",
+    "writable_history",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -102,7 +107,7 @@ class ConnectionArgs:
         from konsole.collect.target import Target
 
         profile = self.resolve()
-        return Target(profile, None if self.no_history else self.history_file(profile))
+        return Target(profile, None if self.no_history else self.history_to_write(profile))
 
     def history_file(self, profile: Profile | None = None) -> Path:
         """The history file: ``--history``, else the cluster's by the one rule. Without
@@ -113,6 +118,26 @@ class ConnectionArgs:
         if profile is not None:
             return history_path(profile, self.history)
         return history_path_for(self.history, self.profile, self.bootstrap, self.local)
+
+    def history_to_write(self, profile: Profile) -> Path:
+        """:meth:`history_file` of a command that records into it: an explicit
+        ``--history`` must be writable where it is (:func:`writable_history`)."""
+        writable_history(self.history)
+        return self.history_file(profile)
+
+
+def writable_history(path: Path | None) -> Path | None:
+    """``--history PATH`` of a command that writes it: its directory must exist (only the
+    default history directory is made), and a link or special file is refused; raises
+    OutputPathError (exit 74, as for every output)."""
+    if path is None:
+        return None
+    from store.file_kinds import output_refusal
+
+    why = output_refusal(path)
+    if why is not None and not (path.is_symlink() and path.is_file()):
+        raise OutputPathError(f"cannot write {path}: {why}")
+    return path
 
 
 @dataclass(frozen=True)
@@ -161,26 +186,13 @@ def checked_bootstrap(value: str | None) -> str | None:
     return value
 
 
-# Fluss's own rule for database and table names (TablePath.detectInvalidName): checked
-# before connecting, so a typo costs no round trip and gets the server's reason at once.
-MAX_NAME_LENGTH: Final = 200
-_NAME: Final = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def invalid_name(identifier: str) -> str | None:
-    """Why Fluss would refuse this database or table name, or None when it is valid."""
-    if len(identifier) > MAX_NAME_LENGTH:
-        return f"longer than {MAX_NAME_LENGTH} characters"
-    if not _NAME.fullmatch(identifier):
-        return "only ASCII letters, digits, '_' and '-' are allowed"
-    return None
-
-
 def checked_table(value: str) -> str:
     """``DB.TABLE`` as given, once both names are ones Fluss takes; else a usage error."""
     database, dot, name = value.partition(".")
     if not dot or not database or not name:
         raise click.BadParameter(f"{value!r} is not DB.TABLE")
+    from konsole.model.names import invalid_name  # here: --version imports no rule
+
     for kind, ident in (("database", database), ("table", name)):
         if problem := invalid_name(ident):
             raise click.BadParameter(f"{kind} name {ident!r} is invalid: {problem}")
@@ -197,6 +209,30 @@ def table_argument(*, required: bool = True) -> Callable[[F], F]:
     )
 
 
+class FilePath(click.Path):
+    """click.Path as a :class:`~pathlib.Path`, refusing an empty value (click would make it
+    ``.``, the current directory) and, with ``regular``, a path that exists but is not a
+    regular file (a FIFO would hang the open, a device is no profiles or history file):
+    refused as a usage error before anything is opened."""
+
+    def __init__(self, *, regular: bool = False, **kwargs: Any) -> None:
+        super().__init__(path_type=Path, **kwargs)
+        self.regular = regular
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str | Path) and str(value) == "":
+            self.fail("an empty path names no file", param, ctx)
+        if self.regular and isinstance(value, str | Path):
+            from store.file_kinds import input_refusal  # not imported for --help
+
+            if (why := input_refusal(value)) is not None:
+                self.fail(f"{str(value)!r}: {why}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+#: ``-o FILE``: a file to write (what may be replaced is the writer's rule, exit 74).
+OUTPUT_FILE: Final = FilePath(dir_okay=False)
+
 # =========================================================================== declarations
 
 
@@ -204,7 +240,7 @@ def run_dir_option(help_text: str) -> Callable[[F], F]:
     """``--run-dir`` (env KONSOLE_RUN_DIR): the local cluster's directory."""
     return click.option(
         "--run-dir",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=FilePath(file_okay=False),
         default=None,
         envvar="KONSOLE_RUN_DIR",
         help=help_text,
@@ -216,7 +252,7 @@ def config_option(f: F) -> F:
     return click.option(
         "--config",
         "config_path",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        type=FilePath(exists=True, dir_okay=False, regular=True),
         default=None,
         help="Profiles file, which must exist (default: env KONSOLE_CONFIG, else "
         "konsole/config.toml in the user config dir; either may be absent: no profiles).",
@@ -226,8 +262,39 @@ def config_option(f: F) -> F:
 #: ``--format`` of a command that answers with one document: for a person, or JSON.
 DOCUMENT_FORMATS: Final = ("text", "json")
 
+
+class Number(click.FloatRange):
+    """A float option's type: finite and in its range, both ends given. click's
+    FloatRange lets NaN through (every comparison with it is false) and has no upper end
+    unless told; a number that is not a real amount of anything is a usage error."""
+
+    name = "number"
+
+    def __init__(self, low: float, high: float, *, low_open: bool = False) -> None:
+        super().__init__(low, high, min_open=low_open)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+class Whole(click.IntRange):
+    """An integer option's type: in its range, both ends given (a number past it is a
+    usage error here, not an overflow in SQLite or on the wire)."""
+
+    name = "integer"
+
+    def __init__(self, low: int, high: int) -> None:
+        super().__init__(low, high)
+
+
+#: The largest id, count or bucket Fluss keeps (a Java int).
+JAVA_INT_MAX: Final = 2**31 - 1
+
 #: ``--interval``'s range, the same for every command that polls (docs/cli.md).
-INTERVAL: Final = click.FloatRange(0.1, 3600)
+INTERVAL: Final = Number(0.1, 3600)
 
 
 def interval_option(f: F) -> F:
@@ -244,12 +311,12 @@ def interval_option(f: F) -> F:
 count_option = click.option(
     "--count",
     "max_polls",
-    type=click.IntRange(min=1),
+    type=Whole(1, JAVA_INT_MAX),
     default=None,
     help="Stop after this many polls.",
 )
 
-_PATH = click.Path(dir_okay=False, path_type=Path)
+_PATH = FilePath(dir_okay=False, regular=True)
 #: Each shared option by the ConnectionArgs field it fills, in the order help lists them.
 _OPTIONS: dict[str, Callable[[F], F]] = {
     "profile": click.option(
@@ -277,7 +344,7 @@ _OPTIONS: dict[str, Callable[[F], F]] = {
     ),
     "metrics_port": click.option(
         "--metrics-port",
-        type=click.IntRange(1, 65535),
+        type=Whole(1, 65535),
         default=None,
         metavar="PORT",
         help="The servers' Prometheus port, scraped on each server's host (instead of the "
@@ -287,16 +354,22 @@ _OPTIONS: dict[str, Callable[[F], F]] = {
 
 
 def cluster_options(
-    *, reach: bool = True, history: bool = False, no_history: bool = False, polls: bool = False
+    *,
+    reach: bool = True,
+    config: bool = False,
+    history: bool = False,
+    no_history: bool = False,
+    polls: bool = False,
 ) -> Callable[[F], F]:
     """Add the shared options to a command; it receives them as ``cluster: ConnectionArgs``.
 
     Always ``--profile``, ``--bootstrap``, ``--local``; with ``reach`` (a command that
-    connects) ``--run-dir`` and ``--config``; with ``polls`` (a command that polls)
-    ``--metrics-port``; ``--history`` and ``--no-history`` on request.
+    connects) ``--run-dir`` and ``--config``; ``--config`` alone with ``config`` (a command
+    that only names a profile); with ``polls`` (a command that polls) ``--metrics-port``;
+    ``--history`` and ``--no-history`` on request.
     """
     names = ["profile", "bootstrap", "local"]
-    names += ["run_dir", "config_path"] if reach else []
+    names += ["run_dir", "config_path"] if reach else ["config_path"] if config else []
     names += ["metrics_port"] if polls else []
     names += ["history"] if history else []
     names += ["no_history"] if no_history else []
@@ -345,7 +418,7 @@ def group_options(
     }
     given = set(flags)
     command = ctx.command.get_command(ctx, ctx.invoked_subcommand or "")  # type: ignore[attr-defined]
-    takes = {p.name for p in command.params} if command is not None else set()
+    takes = _taken(ctx, command) if command is not None else set()
     refused = sorted(flags[n] for n in given if n not in takes or n in console_only)
     if refused:
         raise click.UsageError(
@@ -355,6 +428,17 @@ def group_options(
         )
     known = {f.name for f in fields(ConnectionArgs)}
     ctx.obj = GroupOptions(cluster, frozenset(given & known))
+
+
+def _taken(ctx: click.Context, command: click.Command) -> set[str]:
+    """The options ``command`` takes; a group's are those every command in it takes
+    (``konsole --bootstrap B history events``: each history command reads that file)."""
+    if not isinstance(command, click.Group):
+        return {p.name for p in command.params if p.name}
+    inner = click.Context(command, parent=ctx, info_name=command.name)
+    leaves = [command.get_command(inner, n) for n in command.list_commands(inner)]
+    sets = [_taken(inner, c) for c in leaves if c is not None]
+    return set.intersection(*sets) if sets else set()
 
 
 # =========================================================================== time arguments

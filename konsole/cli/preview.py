@@ -52,7 +52,14 @@ from typing import TYPE_CHECKING
 import click
 
 from konsole.cli.exits import error_line, fail
-from konsole.cli.options import ConnectionArgs, cluster_options, invalid_name, table_argument
+from konsole.cli.options import (
+    OUTPUT_FILE,
+    ConnectionArgs,
+    Number,
+    Whole,
+    cluster_options,
+    table_argument,
+)
 from konsole.cli.signals import run_until_signalled
 from konsole.errors import ExitCode, ExportForbiddenError, MaskedColumnError, ProfileError
 from konsole.export import (
@@ -63,6 +70,7 @@ from konsole.export import (
     open_output,
     resolve_format,
 )
+from konsole.model.names import invalid_name
 from konsole.render.values import (  # json_rows, json_values, text_table: re-exported
     CELL_WIDTH,
     json_rows,
@@ -100,7 +108,7 @@ output_option = click.option(
     "--output",
     "-o",
     "output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     default=None,
     metavar="FILE",
     help="Write the rows to FILE (renamed into place only when complete).",
@@ -116,17 +124,15 @@ output_option = click.option(
     metavar="P|all",
     help="Partition name (values joined by $), k=v/k2=v2, id, or 'all' (the default).",
 )
-@click.option(
-    "--limit", type=click.IntRange(1, 1_000_000), default=100, show_default=True, help="Rows."
-)
-@click.option("--tail", is_flag=True, help="The last rows of each bucket's log (FetchLog).")
+@click.option("--limit", type=Whole(1, 1_000_000), default=100, show_default=True, help="Rows.")
+@click.option("--tail", is_flag=True, help="The last rows of each bucket's log.")
 @click.option(
     "--where",
     default=None,
     metavar="EXPR",
     help="Only rows matching EXPR (e.g. \"amount > 1000 AND region IN ('eu', 'us')\"; "
-    "docs/preview.md). A log table is read whole; on the 1.0 line the server skips batches "
-    "its statistics rule out.",
+    'quote a column as "name"). A log table is read whole; on the 1.0 line the server '
+    "skips batches its statistics rule out.",
 )
 @format_option
 @output_option
@@ -137,7 +143,7 @@ output_option = click.option(
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(0, 86_400, low_open=True),
     default=10.0,
     show_default=True,
     help="Seconds for the whole preview (connecting included).",
@@ -157,6 +163,14 @@ def preview(
     """Show up to LIMIT rows of DB.TABLE, or write them to FILE (report on stderr)."""
     database, name = split_table(table)
     fmt = checked_format(fmt, output)
+    if where is not None:  # its grammar needs no table: said before connecting
+        from fluss_proto.errors import FilterError
+        from fluss_proto.filter.parse import check_syntax
+
+        try:
+            check_syntax(where)
+        except FilterError as exc:
+            fail(exc, ExitCode.DATA_ERROR)
     chosen, sasl = resolve_profile(cluster, output)
     job = _Job(
         ",".join(chosen.bootstrap),

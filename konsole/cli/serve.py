@@ -28,8 +28,11 @@ from click.core import ParameterSource
 
 from konsole.cli.exits import error_line, fail
 from konsole.cli.options import (
+    JAVA_INT_MAX,
     ConnectionArgs,
     GroupOptions,
+    Number,
+    Whole,
     bootstrap_callback,
     checked_by,
     config_option,
@@ -89,7 +92,7 @@ def _alertmanager_url(url: str) -> None:
 @config_option
 @click.option(
     "--metrics-port",
-    type=click.IntRange(1, 65535),
+    type=Whole(1, 65535),
     default=None,
     metavar="PORT",
     help="The servers' Prometheus port on each server's host, for every cluster.",
@@ -104,7 +107,7 @@ def _alertmanager_url(url: str) -> None:
 )
 @click.option(
     "--max-tables",
-    type=click.IntRange(min=0),
+    type=Whole(0, JAVA_INT_MAX),
     default=25,
     show_default=True,
     help="Tables per cluster with their own series; the rest roll up into table=_other.",
@@ -121,14 +124,14 @@ def _alertmanager_url(url: str) -> None:
 )
 @click.option(
     "--alert-for",
-    type=click.FloatRange(min=0),
+    type=Number(0, 7 * 86_400),
     default=None,
     metavar="SECONDS",
     help="How long a finding must hold before its alert fires (default 30).",
 )
 @click.option(
     "--alert-resend",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(0, 86_400, low_open=True),
     default=None,
     metavar="SECONDS",
     help="Re-send active alerts this often; keep it under Alertmanager's resolve_timeout "
@@ -136,7 +139,7 @@ def _alertmanager_url(url: str) -> None:
 )
 @click.option(
     "--alert-keep-firing",
-    type=click.FloatRange(min=0),
+    type=Number(0, 7 * 86_400),
     default=None,
     metavar="SECONDS",
     help="How long a firing alert outlives its finding, so a flap does not page again "

@@ -163,7 +163,7 @@ async def _watch(
     default="text",
     show_default=True,
     help="text: a line per event for a person; jsonl: a JSON object per line "
-    "(docs/cli.md, the event shape).",
+    "(the one shape of an event, as history export writes it).",
 )
 @count_option
 @click.option("--verbose", is_flag=True, help="Also print a line per poll (on stderr).")

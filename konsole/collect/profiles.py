@@ -137,6 +137,13 @@ class Profile:
                     f"profile {self.name!r}) is not set or empty"
                 )
         elif self.password_file is not None:
+            from store.file_kinds import input_refusal
+
+            if (why := input_refusal(self.password_file)) is not None:
+                raise ProfileError(
+                    f"cannot read the SASL password file of profile {self.name!r}: {why}",
+                    path=self.password_file,
+                )
             try:
                 password = self.password_file.read_text(encoding="utf-8").rstrip("\r\n")
             except OSError as exc:
@@ -293,7 +300,12 @@ def default_config_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def load_profiles(path: Path) -> dict[str, Profile]:
-    """Every profile in ``path`` (empty when the file does not exist)."""
+    """Every profile in ``path`` (empty when the file does not exist); a FIFO or device
+    (KONSOLE_CONFIG may name one) is refused before it is opened: opening a FIFO blocks."""
+    from store.file_kinds import input_refusal
+
+    if (why := input_refusal(path)) is not None:
+        raise ProfileError(f"cannot read: {why}", path=path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -46,7 +46,9 @@ Formats (``FORMATS``) and the file suffixes that choose them (``SUFFIXES``):
 
 A file is written under a temporary name in its own directory (``.NAME.*.partial``) and
 renamed to ``NAME`` only once complete (flushed and fsynced), so an interrupted or failed
-export never leaves a complete-looking file; an existing ``NAME`` is replaced only then.
+export never leaves a complete-looking file; an existing ``NAME`` is replaced only then,
+and only when it is a regular file (a link, a device node or a FIFO is refused, as is a
+missing directory: ``store.file_kinds``).
 The file gets the usual permissions (0666 less the umask).
 
 Errors: :class:`ExportFormatError` (unknown format or suffix, a binary format without a
@@ -171,8 +173,12 @@ class Output:
             self.sink: BinaryIO = sys.stdout.buffer
             return
         directory = path.parent if str(path.parent) else Path(".")
-        if path.is_dir():
-            raise ExportIOError(f"cannot write {path}: it is a directory")
+        # Only a regular file is replaced: a rename onto a link or a device node would
+        # destroy it, and a missing directory is not made (store.file_kinds).
+        from store.file_kinds import output_refusal  # here: the CLI starts without store
+
+        if (why := output_refusal(path)) is not None:
+            raise ExportIOError(f"cannot write {path}: {why}")
         try:
             fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=directory)
         except OSError as exc:

@@ -365,8 +365,7 @@ def plan_config(
 
     Which keys may change is the server's rule (it differs by generation): a key it does
     not take dynamically comes back as its error, nothing changed."""
-    if not key or any(c.isspace() for c in key):
-        raise ActionInputError(f"not a config key: {key!r}")
+    checked_config_key(key)
     current = {c.key: c for c in configs}.get(key)
     before = None if current is None else current.value
     source = None if current is None else current.source
@@ -487,7 +486,24 @@ def parse_resource(text: str) -> tuple[int, str]:
         raise ActionInputError(
             f"a resource is cluster, database:NAME or table:DB.TABLE, got {text!r}"
         )
-    return code, name if code != ACL_RESOURCES["cluster"] else "fluss-cluster"
+    if code == ACL_RESOURCES["cluster"]:
+        return code, "fluss-cluster"
+    from konsole.model.names import invalid_name  # Fluss's rule, kept in one place
+
+    parts = name.split(".") if code == ACL_RESOURCES["table"] else [name]
+    if code == ACL_RESOURCES["table"] and len(parts) != 2:
+        raise ActionInputError(f"a table resource is table:DB.TABLE, got {text!r}")
+    for part in parts:  # Fluss's name rule: refused here, before connecting
+        if (why := invalid_name(part)) is not None:
+            raise ActionInputError(f"resource {text!r}: name {part!r} is invalid: {why}")
+    return code, name
+
+
+def checked_config_key(key: str) -> str:
+    """A config key as Fluss names them: not empty, no blanks (ActionInputError)."""
+    if not key or any(c.isspace() for c in key):
+        raise ActionInputError(f"not a config key: {key!r}")
+    return key
 
 
 def plan_acl(resource: str, principal: str, operation: str, host: str, *, drop: bool) -> Plan:

@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from typing import Final
 
 __all__ = [
+    "MAX_DURATION",
+    "MAX_MOMENT",
     "TimeParseError",
     "age_text",
     "clock_text",
@@ -32,6 +34,12 @@ __all__ = [
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _AGE: Final = re.compile(r"^-?(\d+(?:\.\d+)?)([smhdw])$")
 _DURATION: Final = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+#: The longest span konsole takes (100 years): longer is a typo, and would overflow the
+#: clock texts and the history's 64-bit milliseconds.
+MAX_DURATION: Final = 100 * 365 * 86400
+#: The latest moment konsole takes: the end of year 9999, the last one ISO 8601 and the
+#: clock texts can write. The earliest is the epoch (the history has nothing before).
+MAX_MOMENT: Final = 253402300799
 
 
 class TimeParseError(ValueError):
@@ -48,35 +56,42 @@ def parse_duration(text: str) -> float:
     negative (a sign is refused: ``-5h`` is not a duration)."""
     match = _DURATION.match(text.strip())
     if match:
-        return float(match.group(1)) * _UNITS[match.group(2)]
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds < 0 or text.strip().startswith(("-", "+")):
-        raise TimeParseError(f"{text!r} is not a duration like 90s, 15m, 2h, 3d")
+        seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    else:
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = math.nan
+        if not math.isfinite(seconds) or seconds < 0 or text.strip().startswith(("-", "+")):
+            raise TimeParseError(f"{text!r} is not a duration like 90s, 15m, 2h, 3d")
+    if seconds > MAX_DURATION:
+        raise TimeParseError(f"{text!r} is longer than 100 years")
     return seconds
 
 
 def parse_time(text: str, now: float) -> float:
     """Epoch seconds from ISO 8601 (UTC unless a zone is given), epoch seconds, ``now`` or
-    an age (``2h`` = two hours ago)."""
+    an age (``2h`` = two hours ago); between the epoch and :data:`MAX_MOMENT`."""
     value = text.strip()
     if value == "now":
         return now
     if _AGE.match(value):  # "2h" and "-2h" both: two hours ago
-        return now - parse_duration(value.lstrip("-"))
-    if re.fullmatch(r"\d{9,}(\.\d+)?", value):
-        return float(value)
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise TimeParseError(
-            f"{text!r} is not a time (ISO 8601, epoch seconds, now, or an age like 2h)"
-        ) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+        moment = now - parse_duration(value.lstrip("-"))
+    elif re.fullmatch(r"\d{9,}(\.\d+)?", value):
+        moment = float(value)
+    else:
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise TimeParseError(
+                f"{text!r} is not a time (ISO 8601, epoch seconds, now, or an age like 2h)"
+            ) from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        moment = parsed.timestamp()
+    if not 0 <= moment <= MAX_MOMENT:
+        raise TimeParseError(f"{text!r} is not a time between 1970 and the end of year 9999")
+    return moment
 
 
 def iso_text(seconds: float) -> str:

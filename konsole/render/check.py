@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from konsole.model.check import CheckResult, Measure, plain_number
+from konsole.model.timefmt import iso_text, to_ms
 
 __all__ = [
     "FORMATS",
@@ -26,7 +27,9 @@ __all__ = [
 
 #: The JSON object's ``schema`` field; bumped when a field changes meaning or goes away.
 #: (It names the module that first wrote it: the value stays, readers match on it.)
-JSON_SCHEMA: Final = "konsole.model.check/1"
+#: 2: ``time`` is ISO 8601 text with ``time_ms`` beside it, as in every other konsole JSON
+#: (1 had float epoch seconds).
+JSON_SCHEMA: Final = "konsole.model.check/2"
 
 
 def perfdata(measures: Mapping[str, Measure]) -> str:
@@ -68,7 +71,8 @@ def as_dict(r: CheckResult) -> dict[str, Any]:
         "status": r.status.name,
         "exit_code": r.exit_code,
         "summary": r.summary,
-        "time": r.time,
+        "time": None if r.time is None else iso_text(r.time),
+        "time_ms": None if r.time is None else to_ms(r.time),
         "cluster": dict(r.cluster),
         "poll": {"ok": r.poll_ok, "error": r.poll_error, "timed_out": r.timed_out},
         "health": None

@@ -9,13 +9,17 @@ with no poll gives a report that says so.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 from konsole.errors import ExitCode, KonsoleError
 from konsole.model.timefmt import file_stamp_text, iso_seconds_text
+from store.file_kinds import output_refusal
 
 if TYPE_CHECKING:
     from store import HistoryReader
@@ -61,17 +65,33 @@ def write_report(
     from konsole.report.documents import html_document, markdown_document, summary_lines
     from konsole.report.plots import draw_all
 
+    # Refused before any work: only a regular file is replaced (never a link or a device
+    # node), and a missing directory is the caller's mistake, not made here.
+    if (why := output_refusal(out)) is not None:
+        raise ReportError(f"{out}: cannot write the report: {why}")
     data = gather(reader, since_ms, until_ms, around_ms)
     plots = [] if data.empty else draw_all(data)
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
         text = html_document(data, plots) if fmt == "html" else markdown_document(data, plots, out)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out)  # a reader never sees half a report
+        _write_beside(out, text)
     except OSError as exc:
         raise ReportError(f"{out}: cannot write the report: {exc.strerror or exc}") from None
     return Written(out, tuple(summary_lines(data)), data.empty)
+
+
+def _write_beside(out: Path, text: str) -> None:
+    """``text`` into a new file of its own beside ``out`` (never an existing name, which
+    could be a link), then renamed onto ``out``: a reader never sees half a report."""
+    fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(name, 0o644)
+        os.replace(name, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
 
 
 def report_command(at: float, history: Path) -> str:

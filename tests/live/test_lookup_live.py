@@ -199,7 +199,6 @@ async def test_partitioned_lookups_equal_pyfluss_lookups(world: World) -> None:
         (["region=eu,cid=1,day=2024-06-31,at=2024-06-01 08:00"], "day is out of range"),
         (["region=eu,cid=1,day=2024-06-01,at=2024-06-01 08:00:00.0000001"], "finer"),
         (["region=eu"], "missing"),
-        (["cid"], "bad key"),
     ],
 )
 async def test_bad_keys_are_one_line_and_exit_65(world: World, keys: list[str], says: str) -> None:

@@ -72,3 +72,47 @@ def test_a_file_system_turned_read_only_under_the_writer(tmp_path: Path) -> None
             assert seqs(path) == [3, 4, 5]
             assert rig.r.status.polls_missed == 0
             assert len(rig.troubles) == 2  # the I/O error, then the file gone from the path
+
+
+def test_a_healthy_history_in_a_read_only_directory_is_read_not_called_corrupt(
+    tmp_path: Path,
+) -> None:
+    """Issue 40 finding 5: SQLite cannot make the -shm of a WAL file in a read-only
+    directory; the reader used to answer "corrupt or not a database" (65)."""
+    from click.testing import CliRunner
+
+    from konsole.cli.main import main
+    from tests._testutil.recorded import server_left_history
+
+    directory = tmp_path / "ro"
+    directory.mkdir()
+    path = server_left_history(directory / "h.sqlite")
+    before = sorted(p.name for p in directory.iterdir())
+    with mounts.read_only_bind(directory):
+        for args in (["events"], ["info"], ["as-of", "now"]):
+            done = CliRunner().invoke(main, ["history", *args, "--history", str(path)])
+            assert done.exit_code == 0, (args, done.output)
+            assert "corrupt" not in done.output
+        events = CliRunner().invoke(main, ["history", "events", "--history", str(path)])
+        assert "server_left" in events.stdout
+    assert sorted(p.name for p in directory.iterdir()) == before
+
+
+def test_a_history_with_unmerged_writes_in_a_read_only_directory_says_the_directory(
+    tmp_path: Path,
+) -> None:
+    """With a -wal holding writes, the file alone is not the history: not read as if it
+    were (immutable would miss them), and not called corrupt: the directory is the trouble."""
+    from click.testing import CliRunner
+
+    from konsole.cli.main import main
+    from tests._testutil.recorded import server_left_history
+
+    directory = tmp_path / "ro"
+    directory.mkdir()
+    path = server_left_history(directory / "h.sqlite")
+    (directory / "h.sqlite-wal").write_bytes(b"\0" * 32)  # a -wal with something in it
+    with mounts.read_only_bind(directory):
+        done = CliRunner().invoke(main, ["history", "events", "--history", str(path)])
+    assert done.exit_code == 74, done.output
+    assert "directory is not writable" in done.stderr and "corrupt" not in done.stderr

@@ -406,13 +406,14 @@ def test_ok_line_and_no_long_output() -> None:
 def test_json_output_is_the_documented_versioned_object() -> None:
     r = result_of(GONE)
     d = json.loads(render(r, "json"))
-    assert d["schema"] == JSON_SCHEMA == "konsole.model.check/1"
+    assert d["schema"] == JSON_SCHEMA == "konsole.model.check/2"
     assert set(d) == {
         "schema",
         "status",
         "exit_code",
         "summary",
         "time",
+        "time_ms",
         "cluster",
         "poll",
         "health",
@@ -424,6 +425,7 @@ def test_json_output_is_the_documented_versioned_object() -> None:
         "metrics",  # added within version 1: how the metrics endpoints were chosen
     }
     assert (d["status"], d["exit_code"]) == ("CRITICAL", 2)
+    assert d["time"].endswith("Z") and isinstance(d["time_ms"], int)  # as every konsole JSON
     assert d["health"] == {"status": "RED", "source": "derived"}
     assert d["coordinators"] == {"active": "127.0.0.1:9123", "standby": [], "unreachable": []}
     assert d["poll"] == {"ok": True, "error": None, "timed_out": False}
@@ -570,6 +572,9 @@ class HarmlessWatchdog:
 
     def start(self) -> HarmlessWatchdog:
         return self
+
+    def say(self, text: str) -> None:
+        self.text = text
 
     def cancel(self) -> None:
         self.cancelled = True

@@ -11,9 +11,11 @@ at the end: a full stdout, no terminal.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,10 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+import konsole.cli.capacity
 import konsole.cli.check
 import konsole.cli.lookup
 import konsole.cli.preview
@@ -34,7 +39,7 @@ import konsole.localcluster.jars
 import konsole.localcluster.seed
 import konsole.ui.app
 from konsole.cli.main import main
-from konsole.cli.options import DURATION, MOMENT
+from konsole.cli.options import DURATION, MOMENT, FilePath, Number, Whole
 from konsole.localcluster import LocalCluster
 from tests._testutil.cli import REPO
 from tests._testutil.cli_tree import exit_codes, leaf_commands
@@ -65,6 +70,7 @@ BAD_TEXT: dict[str, tuple[str, ...]] = {
     "assignment": ("novalue",),
     "target": ("nodot",),
     "disks": ("novalue", "ts9=64m", "ts0=abc", "coordinator=64m"),
+    "keys": ("nocolumn", "id='unclosed"),
 }
 #: Text that may be anything (a bad value of it is a valid question with no answer).
 FREE_TEXT = {
@@ -75,7 +81,6 @@ FREE_TEXT = {
     "host": "an ACL's client host",
     "key": "a config key (the cluster says which exist: exit 65)",
     "value": "a config value",
-    "keys": "a lookup key is judged against the table's schema: exit 65 (test_masking)",
     "where": "a filter is judged against the table's columns: exit 65 (test_masking)",
 }
 #: Which commands read the profile file: elsewhere --profile only names a history file.
@@ -144,6 +149,7 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
         (konsole.cli.preview, "_main"),
         (konsole.cli.lookup, "_run"),
         (konsole.cli.storage, "_look"),
+        (konsole.cli.capacity, "_look"),
         (konsole.collect.action_service, "connect_for"),
     ]:
         monkeypatch.setattr(owner, name, reached)
@@ -161,39 +167,64 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
     yield
 
 
+#: Bad text of every text parameter, whatever it means: bytes that are not UTF-8 (as
+#: Python hands them over, lone surrogates) are refused before any command sees them.
+NOT_UTF8 = b"caf\xe9 \xff".decode("utf-8", "surrogateescape")
+#: Every number parameter: none of these is an amount of anything.
+NOT_A_NUMBER = ("x", "nan", "inf", "-inf", "1e999", "99999999999999999999999")
+
+
+def special_files(tmp: Path) -> dict[str, Path]:
+    """A FIFO, a device, a directory, a link to the FIFO: where a regular file belongs."""
+    made = tmp / "special"
+    made.mkdir(exist_ok=True)
+    fifo = made / "fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    link = made / "link-to-fifo"
+    if not link.is_symlink():
+        link.symlink_to(fifo)
+    return {"fifo": fifo, "device": Path("/dev/null"), "directory": made, "link": link}
+
+
 def bad_values(param: click.Parameter, command_path: tuple[str, ...], tmp: Path) -> list[str]:
-    """Values of ``param`` that must be refused (empty: any value is valid)."""
+    """Values of ``param`` that must be refused, by its type (empty: any value is valid).
+    Text parameters also get :data:`NOT_UTF8` (:func:`test_a_bad_value_is_one_line_...`)."""
     kind = param.type
     name = param.name or ""
     if isinstance(param, click.Option) and param.is_flag:
         return []
     if isinstance(kind, click.IntRange | click.FloatRange):
-        out = ["x"]
-        if kind.min is not None:
-            out.append(str(kind.min - 1))
-        if kind.max is not None:
-            out.append(str(kind.max + 1))
-        return out
+        assert isinstance(kind, Number | Whole), f"{name}: a range without both ends"
+        assert kind.min is not None and kind.max is not None
+        return [*NOT_A_NUMBER, str(kind.min - 1), str(kind.max + 1), "-1e300", ""]
     if kind in (click.INT, click.FLOAT):
-        return ["x"]
+        return list(NOT_A_NUMBER)
     if isinstance(kind, click.Choice):
-        return ["nope"]
+        return ["nope", "", NOT_UTF8]
     if kind is DURATION:
-        return ["-5h", "0", "soon"]
+        return ["-5h", "0", "soon", "nan", "inf", "99999999999w", "1e999", ""]
     if kind is MOMENT:
-        return ["yesterday-ish"]
+        return ["yesterday-ish", "99999999999999999999", "0001-01-01", "9999999999w", ""]
     if isinstance(kind, click.Path):
+        out = [""]  # click would make it ".", the current directory
         if kind.exists:
-            return [str(tmp / "does-not-exist")]
+            out.append(str(tmp / "does-not-exist"))
         if not kind.dir_okay:
-            return [str(tmp)]  # a directory where a file belongs
-        a_file = tmp / "a-file"
-        a_file.write_text("")
-        return [str(a_file)]  # a file where a directory belongs
+            out.append(str(tmp))  # a directory where a file belongs
+        else:
+            a_file = tmp / "a-file"
+            a_file.write_text("")
+            out.append(str(a_file))  # a file where a directory belongs
+        if isinstance(kind, FilePath) and kind.regular:  # read: no FIFO, device, link to one
+            out += [str(p) for k, p in special_files(tmp).items() if k != "directory"]
+        return out
     if name == "profile" and command_path[:1] not in [(c,) if c else () for c in READS_PROFILES]:
-        return []  # history: --profile only names a file (a removed profile's stays readable)
+        return [NOT_UTF8]  # history: --profile only names a file (a removed profile's stays)
     if name in BAD_TEXT:
-        return list(BAD_TEXT[name])
+        return [*BAD_TEXT[name], NOT_UTF8]
+    if kind is click.STRING:
+        return [NOT_UTF8]
     return []
 
 
@@ -230,15 +261,44 @@ CASES = [
 ]
 
 
+def tree(root: Path) -> dict[str, tuple[int, int, int]]:
+    """Every path under ``root`` with its kind, size and modification time (links not
+    followed): what a refused command must leave as it was."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        out[str(p.relative_to(root))] = (st.st_mode, st.st_size, st.st_mtime_ns)
+    return out
+
+
+#: A refused value is answered at once (a FIFO opened would hang, a server connected to
+#: would wait): well under the issue's 5 s, in process.
+ANSWER_WITHIN_S = 5.0
+
+
 @pytest.mark.parametrize(("path", "command", "param"), CASES)
 def test_a_bad_value_is_one_line_and_the_usage_code(
-    path: tuple[str, ...], command: click.Command, param: click.Parameter, tmp_path: Path
+    path: tuple[str, ...],
+    command: click.Command,
+    param: click.Parameter,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for value in bad_values(param, path, tmp_path):
+    cwd = tmp_path / "cwd"  # an empty path must not become the current directory
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    values = bad_values(param, path, tmp_path)
+    assert values or (isinstance(param, click.Option) and param.is_flag), param.name
+    for value in values:
         args = command_line(path, command, param, value, tmp_path)
+        before = tree(tmp_path)
+        started = time.monotonic()
         result = CliRunner().invoke(main, args)
+        took = time.monotonic() - started
         said = (args, result.stdout, result.stderr)
         assert result.exit_code == USAGE, said
+        assert took < ANSWER_WITHIN_S, (args, took)
+        assert tree(tmp_path) == before, args  # nothing created, replaced or written
         assert "Traceback" not in result.stdout + result.stderr, said
         lines = result.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith("konsole: error: "), said
@@ -380,3 +440,71 @@ def test_check_s_watchdog_into_a_full_stdout_is_unknown() -> None:
         )
     assert done.returncode == exit_codes()["io"].check
     assert done.stderr == "konsole: error: cannot write stdout: No space left on device\n"
+
+
+# =========================================================================== generated
+
+
+NUMERIC = [
+    (path, command, param)
+    for path, command in LEAVES
+    for param in command.params
+    if isinstance(param.type, Number | Whole)
+]
+TEXTUAL = [
+    (path, command, param)
+    for path, command in LEAVES
+    for param in command.params
+    if param.type is click.STRING and not (isinstance(param, click.Option) and param.is_flag)
+]
+
+
+def outside(kind: Number | Whole) -> st.SearchStrategy[str]:
+    """Numbers no range of konsole's takes: not finite, or past either end, as typed."""
+    assert kind.min is not None and kind.max is not None
+    low, high = float(kind.min), float(kind.max)
+    beyond = st.one_of(
+        st.floats(max_value=low, exclude_max=not kind.min_open, allow_nan=False),
+        st.floats(min_value=high, exclude_min=True, allow_nan=False),
+        st.sampled_from([math.nan, math.inf, -math.inf]),
+    )
+    if isinstance(kind, Whole):
+        beyond = st.one_of(
+            st.integers(max_value=int(low) - 1),
+            st.integers(min_value=int(high) + 1),
+            st.integers(min_value=int(high) + 1).map(lambda n: n * 10**30),
+        ).map(float)
+    return beyond.map(lambda x: str(int(x)) if isinstance(kind, Whole) else repr(x))
+
+
+#: Text with a byte that is not UTF-8 somewhere (surrogateescape's lone surrogates).
+NOT_UTF8_TEXT = st.builds(
+    lambda a, bad, b: a + bad + b,
+    st.text(max_size=8),
+    st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_generated_bad_numbers_and_text_are_refused_at_once(
+    data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Hypothesis draws a command's number or text parameter and a value its type refuses:
+    usage, one line, nothing on disk, at once (bounded: 60 examples in all)."""
+    tmp = tmp_path_factory.mktemp("generated")
+    path, command, param = data.draw(st.sampled_from(NUMERIC + TEXTUAL), label="parameter")
+    kind = param.type
+    value = data.draw(
+        outside(kind) if isinstance(kind, Number | Whole) else NOT_UTF8_TEXT, label="value"
+    )
+    args = command_line(path, command, param, value, tmp)
+    before = tree(tmp)
+    started = time.monotonic()
+    result = CliRunner().invoke(main, args)
+    assert time.monotonic() - started < ANSWER_WITHIN_S, args
+    assert result.exit_code == USAGE, (args, result.output)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("konsole: error: "), (args, result.stderr)
+    assert tree(tmp) == before, args

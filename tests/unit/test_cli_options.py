@@ -145,7 +145,7 @@ def test_options_before_the_command_name_reach_it(data_home: Path) -> None:
     [
         ["--interval", "2", "watch"],  # the console's polling interval, not watch's
         ["--no-history", "check"],  # check does not take it at all
-        ["--bootstrap", "127.0.0.1:9123", "history", "notes"],  # a group in between
+        ["--bootstrap", "127.0.0.1:9123", "cluster", "status"],  # a group that never takes it
     ],
 )
 def test_options_before_a_command_that_does_not_take_them_are_refused(
@@ -153,7 +153,7 @@ def test_options_before_a_command_that_does_not_take_them_are_refused(
 ) -> None:
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 3, result.output
-    assert f"given before `{args[-1] if args[-1] != 'notes' else 'history'}`" in result.output
+    assert f"given before `{args[-1] if args[-1] != 'status' else 'cluster'}`" in result.output
     assert not data_home.exists()
 
 

@@ -369,7 +369,7 @@ def test_a_failed_export_leaves_nothing_and_keeps_an_older_file(tmp_path: Path) 
 
 def test_missing_directory_is_an_io_error(tmp_path: Path) -> None:
     with (
-        pytest.raises(ExportIOError, match="No such file") as info,
+        pytest.raises(ExportIOError, match="no such directory") as info,
         open_output(tmp_path / "no" / "x.csv"),
     ):
         pass

@@ -60,7 +60,10 @@ def test_events_in_order_with_subjects(path: Path) -> None:
     code, out = run("history", "events", "--history", str(path), "--subject", "db.tmp")
     assert code == 0 and "table_created" in out and "server_left" not in out
     code, out = run("history", "events", "--history", str(path), "--format", "csv")
-    assert out.splitlines()[0] == '"time","severity","kind","subject","message"'
+    # the export's columns: one CSV shape of an event (issue 40)
+    _, exported = run("history", "export", "events", "--history", str(path), "--format", "csv")
+    assert out.splitlines()[0] == exported.splitlines()[0]
+    assert out.splitlines()[0].startswith('"type","time","time_ms","kind","severity"')
 
 
 def test_as_of_lists_a_table_only_while_it_existed(path: Path) -> None:

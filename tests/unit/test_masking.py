@@ -193,7 +193,7 @@ def config(tmp_path: Path) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("args", "code", "says"),
     [
-        (["lookup", "db.t", "id"], ExitCode.DATA_ERROR, "bad key"),
+        (["lookup", "db.t", "id"], ExitCode.USAGE, "bad key"),  # its form: usage (issue 40)
         (["lookup", "db.t", "card=1", "--profile", "locked"], ExitCode.NO_PERMISSION, "masked"),
         (["lookup", "db.t", "id=1", "--profile", "locked", "-o", "x.csv"], 77, "forbids export"),
         (["preview", "db.t", "--profile", "locked", "-o", "x.csv"], 77, "forbids export"),

@@ -66,14 +66,17 @@ def _config_command(delete: bool) -> None:
         kind = "config-delete" if delete else "config-set"
         run_request(cluster, action_request(kind, key, value or ""), flags)
 
+    from konsole.model.actions import checked_config_key
+
+    key_argument = click.argument("key", callback=checked_by(checked_config_key))
     if delete:
-        cmd = click.argument("key")(config_write)
+        cmd = key_argument(config_write)
         command(config, "delete", "Delete a config's dynamic value (back to the server file's).")(
             cmd
         )
     else:
         cmd = click.argument("value")(config_write)
-        cmd = click.argument("key")(cmd)
+        cmd = key_argument(cmd)
         command(config, "set", "Set a dynamic config (the old value is kept in the history).")(cmd)
 
 
@@ -218,7 +221,7 @@ def table() -> None:
     """Change a table's properties."""
 
 
-@command(table, "set", "Set one table property (AlterTable).")
+@command(table, "set", "Set one table property.")
 @click.argument("table_name", metavar="DB.TABLE", callback=_table_name)
 @click.argument("assignment", metavar="KEY=VALUE", callback=checked_by(_assignment_syntax))
 @write_command()

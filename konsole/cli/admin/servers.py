@@ -17,7 +17,7 @@ from konsole.cli.admin.common import (
     run_request,
     write_command,
 )
-from konsole.cli.options import ConnectionArgs
+from konsole.cli.options import JAVA_INT_MAX, ConnectionArgs, Number, Whole
 
 if TYPE_CHECKING:
     import asyncio
@@ -38,7 +38,7 @@ goal_option = click.option(
 )
 timeout_option = click.option(
     "--timeout",
-    type=click.FloatRange(1, 86_400),
+    type=Number(1, 86_400),
     default=300.0,
     show_default=True,
     help="Seconds to follow the rebalance; it keeps running on the server after that.",
@@ -60,7 +60,7 @@ def server() -> None:
 @command(
     server, "drain", "Tag a tablet server PERMANENT_OFFLINE and rebalance every replica off it."
 )
-@click.argument("server_id", type=click.IntRange(min=0))
+@click.argument("server_id", type=Whole(0, JAVA_INT_MAX))
 @goal_option
 @timeout_option
 @write_command(force=True)
@@ -89,8 +89,8 @@ def retire(server_id: int, cluster: ConnectionArgs, flags: WriteFlags) -> None:
 def _tag_command(remove: bool) -> click.Command:
     name = "untag" if remove else "tag"
 
-    @click.argument("server_id", type=click.IntRange(min=0))
-    @click.argument("tag", type=click.Choice(TAGS))
+    @click.argument("server_id", type=Whole(0, JAVA_INT_MAX))
+    @click.argument("tag", type=click.Choice(TAGS), metavar="TAG")
     @write_command()
     def tag_cmd(
         server_id: int,
