@@ -55,7 +55,7 @@ _pause: Callable[[float], None] = time.sleep
 
 @click.group()
 def upgrade() -> None:
-    """A rolling upgrade of a Fluss cluster, guided: may the next server go down now?"""
+    """A rolling upgrade, guided: readiness (check) and may the next server go down (gate)."""
 
 
 async def _rebalance(profile: Profile, timeout: float) -> RebalanceProgress | None:

@@ -341,6 +341,23 @@ def forecast_crossing(
     lag = 2 * max(fit.slope, 0.0) * max(step_s, _poll_s(regime))  # a reading a check late
     if fell > FELL_MIN and fell > 4 * _spread(regime, fit) + lag:
         return replace(base, why="the usage fell: waiting for the new pace")
+    fresh_points = recent[fresh:] if fresh is not None else None
+    return _with_eta(base, fit, band, fresh_points, step_s + _poll_s(regime), step_s)
+
+
+def _with_eta(
+    base: Forecast,
+    fit: Fit,
+    band: _Band,
+    fresh: Sequence[Point] | None,
+    late: float,
+    step_s: float,
+) -> Forecast:
+    """``base`` (the regime's fit ``fit``, margins ``band``) with its ETA and interval.
+
+    ``fresh``: the samples of a change too new to be a regime (None: none); ``late``: how
+    long after its check the lock is seen (the check interval and a poll)."""
+    level, slope_low, slope_high = base.level, fit.slope - band.slope, fit.slope + band.slope
     if fit.level >= level:
         return replace(base, eta_s=0.0, eta_soonest_s=0.0, eta_latest_s=0.0, confident=True)
     # The server locks on one reading at the limit, not on the line: with noisy readings
@@ -349,11 +366,10 @@ def forecast_crossing(
     left = level - fit.level - band.noise
     # A change too fresh to fit: if it is a faster pace, its few samples' slope brings the
     # ETA forward (early rather than late); a slower one waits to be a regime of its own.
-    quick = _ols_slope(recent[fresh:]) if fresh is not None else 0.0
+    quick = _ols_slope(fresh) if fresh is not None else 0.0
     slope = max(fit.slope, quick)
     if slope <= 0:
         return replace(base, why="not rising")
-    late = step_s + _poll_s(regime)  # the lock is seen at the first poll after its check
     latest = (left + band.noise + band.level) / slope_low + late if slope_low > 0 else None
     steepest = max(slope_high, quick)
     # the newest reading is up to one check old: the level now may be one step on

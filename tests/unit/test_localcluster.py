@@ -302,6 +302,7 @@ def test_description_json_shape_is_the_cli_contract(tmp_path: Path) -> None:
         "metrics_url",
         "endpoint",
         "coordinator_role",
+        "version",
     }
     json.dumps(doc)  # plain JSON values only
 
