@@ -157,8 +157,9 @@ async def test_time_travel_by_typed_moment_then_back_to_live(story: Path) -> Non
         state = app.state
         assert state is not None and state.as_of == T0 + 50
         assert isinstance(app.screen, OverviewScreen)
-        tablets = _rows(app.screen.query_one("#tablets", DataTable))
-        assert [r[3] for r in tablets] == ["alive", "alive", "alive"]  # before the stop
+        table = app.screen.query_one("#tablets", DataTable)
+        states = [str(table.get_cell(row, "state")) for row in table.rows]
+        assert states == ["alive", "alive", "alive"]  # before the stop
         await pilot.press("s")
         assert app.state is state  # the recorded moment follows the screen switch
         await pilot.press("L")
