@@ -80,7 +80,7 @@ async def watch_loop(
         health = state.health
         if health is not None and health.status != shown:
             shown = health.status
-            out(health_line(health, fmt))
+            out(health_line(health, fmt, snapshot))
         if not snapshot.ok:
             err(
                 f"konsole watch: poll {snapshot.seq} failed "

@@ -50,3 +50,30 @@ def test_requests_worst_first_errors_then_p99() -> None:
     assert (rows[0].rate, rows[0].error_rate, rows[0].p99_ms) == (6.0, 0.75, 3.0)
     assert rows[1].p99_ms == pytest.approx(120.0)  # the worst server's
     assert (rows[2].rate, rows[2].error_rate) == (None, None)  # latency only: rates unknown
+
+
+def test_watch_health_json_line_carries_the_totals_and_each_servers_cpu() -> None:
+    import json
+
+    from konsole.cli.lines import health_line
+    from konsole.model.health import evaluate
+    from tests._testutil.builders import snap, view
+
+    s = snap(
+        view((1, 2)),
+        metrics=[
+            tm(1, bytes_in_rate=100.0, messages_in_rate=2.0, cpu_load=0.5),
+            tm(2, bytes_in_rate=50.0, bytes_out_rate=7.0),
+        ],
+    )
+    doc = json.loads(health_line(evaluate(s), "jsonl", s))
+    assert doc["type"] == "health"
+    assert doc["totals"] == {
+        "messages_in_per_s": 2.0,
+        "bytes_in_per_s": 150.0,
+        "bytes_out_per_s": 7.0,
+        "tablet_servers": 2,
+        "cpu_load": {"1": 0.5},  # server 2 does not say: left out, not 0
+        "heap_used_ratio": {},
+    }
+    assert "totals" not in json.loads(health_line(evaluate(s), "jsonl"))
