@@ -109,7 +109,7 @@ class ServerColumn:
     cell: Callable[[ServerRow, ServerHeadroom | None, bool], Text | str]
 
 
-def _metric(show: Callable[[ServerMetrics], str]) -> Callable[..., Text | str]:
+def _metric(show: Callable[[ServerMetrics], Text | str]) -> Callable[..., Text | str]:
     def cell(row: ServerRow, _room: ServerHeadroom | None, _stale: bool) -> Text | str:
         return "-" if row.metrics is None else show(row.metrics)
 
@@ -141,8 +141,9 @@ def _lock(row: ServerRow, _room: ServerHeadroom | None, _stale: bool) -> Text | 
     return Text("LOCKED", style="bold red") if m.disk_write_locked else "no"
 
 
-def _errors(m: ServerMetrics) -> str:
-    return _rate(m.request_error_rate)
+def _errors(m: ServerMetrics) -> Text | str:
+    errors = m.request_error_rate
+    return Text(_rate(errors), style="bold red") if errors else _rate(errors)
 
 
 #: Every column of the servers table, in screen order; kept by priority when narrow.
@@ -157,7 +158,7 @@ SERVER_COLUMNS: tuple[ServerColumn, ...] = (
     ServerColumn("in", "in/s", 3, _metric(lambda m: fmt_compact_rate(m.bytes_in_rate))),
     ServerColumn("out", "out/s", 4, _metric(lambda m: fmt_compact_rate(m.bytes_out_rate))),
     ServerColumn("req", "req/s", 8, _metric(lambda m: _rate(m.request_rate))),
-    ServerColumn("err", "err/s", 7, _metric(_errors)),
+    ServerColumn("err", "err/s", 7, _metric(_errors)),  # red while requests fail
     ServerColumn("p99", "p99 write", 9, _metric(lambda m: _ms(_p99_write(m)))),
     ServerColumn("disk", "disk", 2, _metric(lambda m: fmt_ratio(m.disk_usage_ratio))),
     ServerColumn("room", "room", 10, _room),
