@@ -366,9 +366,10 @@ class OverviewScreen(ConsoleScreen):
         from konsole.ui.screens.dashboard_panels import fit_columns, server_cells
 
         table = self._tablets_table()
-        alive = sum(r.state == "alive" for r in rows)
-        down = len(rows) - alive
-        title = f"Tablet servers ({alive} alive" + (f", {down} down)" if down else ")")
+        # "unreachable" (the cluster did not answer) is not "down" (gone from the metadata)
+        counts = [(sum(r.state == k for r in rows), k) for k in ("unreachable", "gone")]
+        more = "".join(f", {n} {'down' if k == 'gone' else k}" for n, k in counts if n)
+        title = f"Tablet servers ({sum(r.state == 'alive' for r in rows)} alive{more})"
         table.border_title = title + age
         cursor = table.cursor_row
         columns = fit_columns(max(self.size.width - 4, 20), rows, rooms, state.stale)
