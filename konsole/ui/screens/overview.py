@@ -354,7 +354,9 @@ class OverviewScreen(ConsoleScreen):
         snap = state.last_ok
         if snap is None:
             return {}
-        return {s.server_id: s for s in capacity_view(snap, state.previous_ok)}
+        # without the previous poll: the growth drivers (rows/s per table and server) are
+        # the Capacity screen's, and cost a walk of every bucket per table
+        return {s.server_id: s for s in capacity_view(snap)}
 
     def _tablets(
         self,
