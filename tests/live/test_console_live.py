@@ -191,8 +191,10 @@ def _row_state(app: KonsoleApp, server_id: int) -> str | None:
     screen = app.screen
     if not isinstance(screen, OverviewScreen):
         return None
-    table = screen.query_one("#tablets", DataTable)
+    table = next(screen.query("#tablets").results(DataTable), None)  # None: not mounted yet
     key = f"tablet-{server_id}"
+    if table is None:
+        return None
     if key not in table.rows:
         return None
     return str(table.get_cell(key, "state"))
@@ -224,7 +226,8 @@ def _shown_bytes_in(app: KonsoleApp) -> float | None:
     screen = app.screen
     if not isinstance(screen, OverviewScreen):
         return None
-    values = screen.query_one("#tp-bytes_in_rate", Spark).values
+    spark = next(screen.query("#tp-bytes_in_rate").results(Spark), None)
+    values = spark.values if spark is not None else []
     return values[-1] if values else None
 
 

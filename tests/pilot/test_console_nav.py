@@ -57,6 +57,8 @@ async def test_enter_on_a_tablet_server_opens_it_and_escape_comes_back(story: Pa
     async with app.run_test(size=(100, 30)) as pilot:
         await _settle(pilot, lambda: app.live_state is not None)
         assert isinstance(app.screen, OverviewScreen)
+        # the dashboard's panels are mounted with the first state that has data
+        await _settle(pilot, lambda: bool(app.screen.query("#tablets")))
         tablets = app.screen.query_one("#tablets", DataTable)
         assert [r[0] for r in _rows(tablets)] == ["1", "2", "3"]
         tablets.focus()

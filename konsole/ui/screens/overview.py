@@ -26,10 +26,8 @@ from textual.message import Message
 from textual.widgets import Static
 
 from konsole.model.timefmt import age_text, clock_text, to_ms
-from konsole.model.totals import THROUGHPUT
 from konsole.ui.colors import health_style, severity_style
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.widgets.spark import Spark
 
 # The overview is the first frame: the model (events, health, placement, the snapshot types)
 # is imported with the first state to show, not before that frame is painted.
@@ -87,33 +85,68 @@ class OverviewScreen(ConsoleScreen):
         #: Throughput of the states seen (taken_at -> name -> value): without a history.
         self._seen_totals: dict[float, dict[str, float | None]] = {}
         self._columns: tuple[ServerColumn, ...] = ()
+        #: The panels are mounted and their children in the DOM (see _dashboard).
+        self._panels_ready = False
+        self._panels_mounting = False
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="banner")
         # Hidden until a state with data: before the first state the overview says it is
         # connecting, as a connecting state does (the tablet servers' table comes with data).
+        # The panels come with the first state that has data (_dashboard): the first frame,
+        # before any poll, shows the banner only, and pays for no panel.
         with Vertical(id="overview") as body:
             body.display = False
-            with Horizontal(id="top"):
-                with Vertical(id="throughput", classes="panel"):
-                    for name, label in THROUGHPUT:
-                        show = _per_s if name == "messages_in_rate" else _bytes_per_s
-                        yield Spark(
-                            label, show=show, label_width=13, scale_width=44, id=f"tp-{name}"
-                        )
-                yield Static(id="cluster", classes="panel")
-            with Horizontal(id="middle"):
-                yield Static(id="health", classes="panel")
-                yield Static(id="events", classes="panel")
-            with Horizontal(id="lower"):
-                yield Static(id="requests", classes="panel")
-                yield Static(id="hot", classes="panel")
 
     def on_mount(self) -> None:
         if self.konsole.state is None:  # no state yet: say what a connecting state says
             banner = self.query_one("#banner", Static)
             banner.add_class("-connecting")
             banner.update(f"connecting to {self._target()}…")
+
+    def _dashboard(self) -> bool:
+        """The panels, mounted once, with the first state that has data; True until that
+        mount is done (then the newest state is painted)."""
+        if self._panels_ready:
+            return False
+        if not self._panels_mounting:
+            self._panels_mounting = True
+            self.call_later(self._mount_panels)
+        return True
+
+    async def _mount_panels(self) -> None:
+        from konsole.model.totals import THROUGHPUT
+        from konsole.ui.widgets.spark import Spark
+
+        sparks = [
+            Spark(
+                label,
+                show=_per_s if name == "messages_in_rate" else _bytes_per_s,
+                label_width=13,
+                scale_width=44,
+                id=f"tp-{name}",
+            )
+            for name, label in THROUGHPUT
+        ]
+        await self.query_one("#overview").mount(
+            Horizontal(
+                Vertical(*sparks, id="throughput", classes="panel"),
+                Static(id="cluster", classes="panel"),
+                id="top",
+            ),
+            Horizontal(
+                Static(id="health", classes="panel"),
+                Static(id="events", classes="panel"),
+                id="middle",
+            ),
+            Horizontal(
+                Static(id="requests", classes="panel"),
+                Static(id="hot", classes="panel"),
+                id="lower",
+            ),
+        )
+        self._panels_ready = True
+        self._paint_current()  # the newest state (the app's, as a resume does)
 
     def _tablets_table(self) -> DataTable[Text | str]:
         """The tablet servers' table, made with the first state that has data: a DataTable
@@ -148,6 +181,8 @@ class OverviewScreen(ConsoleScreen):
             return
         stale = state.stale
         age = f" · {age_text(state.data_age)} old" if stale else ""
+        if self._dashboard():
+            return
         self._tablets_table()  # a panel too: greyed with the others when stale
         for panel in self.query(".panel"):
             panel.set_class(stale, "stale")
@@ -167,6 +202,11 @@ class OverviewScreen(ConsoleScreen):
         self._throughput(state, age)
         if layout.lower_rows:
             self._lower(state, age, layout.lower_rows - 2)
+
+    def _paint_current(self) -> None:
+        state = self.konsole.state
+        if state is not None and self.is_mounted:
+            self.render_state(state)
 
     def _banner(self, state: ConsoleState) -> None:
         banner = self.query_one("#banner", Static)
@@ -407,6 +447,8 @@ class OverviewScreen(ConsoleScreen):
 
         banner = self.query_one("#banner", Static).display
         layout = dashboard_layout(self.size.width, self.size.height, servers, banner=banner)
+        from konsole.ui.widgets.spark import Spark
+
         tall = layout.throughput_rows > THROUGHPUT_ROWS
         self.query_one("#top").styles.height = layout.throughput_rows
         for spark in self.query(Spark):
@@ -427,8 +469,9 @@ class OverviewScreen(ConsoleScreen):
             self.render_state(state)
 
     def _throughput(self, state: ConsoleState, age: str) -> None:
-        from konsole.model.totals import cluster_totals
+        from konsole.model.totals import THROUGHPUT, cluster_totals
         from konsole.ui.screens.dashboard_panels import throughput_title
+        from konsole.ui.widgets.spark import Spark
 
         snap = state.last_ok
         assert snap is not None
