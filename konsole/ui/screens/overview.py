@@ -26,7 +26,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from konsole.model.timefmt import age_text, clock_text, to_ms
-from konsole.ui.colors import health_style, severity_style
+from konsole.ui.colors import severity_style
 from konsole.ui.screens.base import ConsoleScreen
 
 # The overview is the first frame: the model (events, health, placement, the snapshot types)
@@ -115,36 +115,7 @@ class OverviewScreen(ConsoleScreen):
         return True
 
     async def _mount_panels(self) -> None:
-        from konsole.model.totals import THROUGHPUT
-        from konsole.ui.widgets.spark import Spark
-
-        sparks = [
-            Spark(
-                label,
-                show=_per_s if name == "messages_in_rate" else _bytes_per_s,
-                label_width=13,
-                scale_width=44,
-                id=f"tp-{name}",
-            )
-            for name, label in THROUGHPUT
-        ]
-        await self.query_one("#overview").mount(
-            Horizontal(
-                Vertical(*sparks, id="throughput", classes="panel"),
-                Static(id="cluster", classes="panel"),
-                id="top",
-            ),
-            Horizontal(
-                Static(id="health", classes="panel"),
-                Static(id="events", classes="panel"),
-                id="middle",
-            ),
-            Horizontal(
-                Static(id="requests", classes="panel"),
-                Static(id="hot", classes="panel"),
-                id="lower",
-            ),
-        )
+        await self.query_one("#overview").mount(*_panel_rows())
         self._panels_ready = True
         self._paint_current()  # the newest state (the app's, as a resume does)
 
@@ -174,6 +145,8 @@ class OverviewScreen(ConsoleScreen):
         return self._seen_servers
 
     def render_state(self, state: ConsoleState) -> None:
+        from konsole.ui.screens.overview_text import cluster_text, health_text, rooms_of
+
         self._banner(state)
         body = self.query_one("#overview")
         body.display = state.last_ok is not None
@@ -186,15 +159,15 @@ class OverviewScreen(ConsoleScreen):
         self._tablets_table()  # a panel too: greyed with the others when stale
         for panel in self.query(".panel"):
             panel.set_class(stale, "stale")
-        rooms = self._rooms(state)
+        rooms = rooms_of(state)
         rows = [r for r in self._seen.rows(state) if r.node_id is not None]
         layout = self._layout(len(rows))
         cluster = self.query_one("#cluster", Static)
         cluster.border_title = "Cluster" + age
-        cluster.update(self._cluster_text(state))
+        cluster.update(cluster_text(state, self.konsole.feed.profile))
         health = self.query_one("#health", Static)
         health.border_title = "Health" + age
-        health.update(self._health_text(state, rooms, with_cluster=not layout.cluster))
+        health.update(health_text(state, rooms, self._rules(), with_cluster=not layout.cluster))
         self._tablets(state, age, rooms, rows)
         events = self.query_one("#events", Static)
         events.border_title = "Latest events"
@@ -245,158 +218,11 @@ class OverviewScreen(ConsoleScreen):
             return ", ".join(profile.bootstrap)
         return feed.name
 
-    def _cluster_text(self, state: ConsoleState) -> Text:
-        from konsole.ui.screens.cluster_facts import bucket_counts, count_text, version_text
-
-        snap = state.last_ok
-        assert snap is not None
-        stale = state.stale
-        t = Text(no_wrap=True, overflow="ellipsis")
-
-        def row(label: str, *parts: str | tuple[str, str]) -> None:
-            if len(t):
-                t.append("\n")
-            t.append(f"{label:<12}", style="dim")
-            t.append_text(Text.assemble(*parts))
-
-        profile = self.konsole.feed.profile
-        identity = state.profile
-        if profile is not None and profile.bootstrap:
-            identity += f" ({', '.join(profile.bootstrap)})"
-        row("cluster", identity)
-        version = version_text(snap.view)
-        if version:
-            row("version", version)
-        latest = state.snapshot or snap
-        active = latest.active_coordinator if not stale else None
-        row(
-            "coordinator",
-            (active, "") if active else ("none answering", "bold red"),
-        )
-        standby = latest.standby_coordinators
-        if standby and not stale:
-            row("standby", ", ".join(standby))
-        unreachable = [c.address for c in latest.coordinators if c.role.value == "unreachable"]
-        if unreachable and not stale:
-            row("unreachable", (", ".join(unreachable), "yellow"))
-        counts = bucket_counts(snap, state.placement())
-        if counts is not None:
-            if counts.databases == 0:
-                row("catalog", ("no databases yet", "italic"))
-            else:
-                row(
-                    "catalog",
-                    f"{count_text(counts.databases, 'database')} · "
-                    f"{count_text(counts.tables, 'table')} · "
-                    f"{count_text(counts.buckets, 'bucket')}",
-                )
-            off_style = "bold red" if counts.offline_buckets else ""
-            under_style = "yellow" if counts.under_replicated_buckets else ""
-            row(
-                "buckets",
-                (f"{counts.offline_buckets} offline", off_style),
-                " · ",
-                (f"{counts.under_replicated_buckets} under-replicated", under_style),
-            )
-            if counts.out_of_sync_replicas:
-                row("replicas", (f"{counts.out_of_sync_replicas} out of sync", "yellow"))
-        row(
-            "last poll",
-            f"{clock_text(snap.taken_at)[11:]} · {age_text(state.data_age)} old · "
-            f"{snap.latency_s * 1000:.0f} ms",
-        )
-        return t
-
-    def _health_text(
-        self, state: ConsoleState, rooms: dict[str, ServerHeadroom], *, with_cluster: bool
-    ) -> Text:
-        t = Text()
-        health = state.health
-        if health is None:
-            from konsole.model.health import HealthStatus
-
-            t.append("unknown", style=health_style(HealthStatus.UNKNOWN))
-        else:
-            stale = state.stale
-            t.append(health.status.name, style=health_style(health.status, stale))
-            t.append(f"  ({health.source})", style="dim")
-        if with_cluster:  # the cluster panel has no room: its key facts here
-            t.append("\n")
-            t.append_text(self._cluster_line(state))
-        t.append("\n")
-        t.append_text(self._outlook_text(state, rooms))
-        if health is None:
-            return t
-        if not health.findings:
-            t.append("\nno findings")
-        for finding in health.findings:
-            t.append("\n• ")
-            t.append(finding.subject + ": ", style=health_style(finding.status, state.stale))
-            t.append(finding.reason)
-        return t
-
-    def _cluster_line(self, state: ConsoleState) -> Text:
-        """``coordinator 127.0.0.1:9123 (+1 standby) · Fluss 1.0 line``."""
-        from konsole.ui.screens.cluster_facts import version_text
-
-        snap = state.last_ok
-        latest = state.snapshot or snap
-        t = Text()
-        active = latest.active_coordinator if latest is not None and not state.stale else None
-        if active:
-            t.append(f"coordinator {active}")
-        else:
-            t.append("no coordinator answering", style="bold red")
-        standby = latest.standby_coordinators if latest is not None else ()
-        if standby and not state.stale:
-            t.append(f" (+{len(standby)} standby)")
-        version = version_text(snap.view) if snap is not None else None
-        if version:
-            t.append(f" · {version}")
-        return t
-
-    def _outlook_text(self, state: ConsoleState, rooms: dict[str, ServerHeadroom]) -> Text:
-        """``least room 41% (tablet-server 3) · first lock in 2h 10m``, or why unknown."""
-        from konsole.model.headroom import least_headroom, soonest_lock
-
-        t = Text()
-        servers = list(rooms.values())
-        room = least_headroom(servers)
-        snap = state.last_ok
-        if room is None:
-            t.append("room before the write lock unknown", style="dim")
-            if snap is not None and snap.capacity is None:
-                t.append(" (limits not read)", style="dim")
-            return t
-        tight = min(servers, key=_room_of)
-        style = "bold red" if room <= 0.05 else "yellow" if room <= 0.15 else ""
-        t.append(f"least room {room * 100:.0f}%", style=style)
-        t.append(f" ({tight.subject})", style="dim")
-        eta = soonest_lock(servers, self._rules(), snap.taken_at) if snap is not None else None
-        if eta is not None:
-            t.append(f" · first lock in {age_text(round(eta))}", style="bold yellow")
-        else:
-            t.append(" · no lock forecast", style="dim")
-        locked = sum(1 for s in servers if s.locked)
-        if locked:
-            t.append(f" · {locked} LOCKED", style="bold red")
-        return t
-
     def _rules(self) -> HealthThresholds:
         from konsole.model.thresholds import HealthThresholds
 
         profile = self.konsole.feed.profile
         return profile.health if profile is not None else HealthThresholds()
-
-    def _rooms(self, state: ConsoleState) -> dict[str, ServerHeadroom]:
-        from konsole.model.headroom import capacity_view
-
-        snap = state.last_ok
-        if snap is None:
-            return {}
-        # without the previous poll: the growth drivers (rows/s per table and server) are
-        # the Capacity screen's, and cost a walk of every bucket per table
-        return {s.server_id: s for s in capacity_view(snap)}
 
     def _tablets(
         self,
@@ -607,8 +433,35 @@ def _bytes_per_s(value: float | None) -> str:
     return fmt_rate(value)
 
 
-def _room_of(server: ServerHeadroom) -> float:
-    """A server's least room (1.0: unknown, never the least)."""
-    tight = server.tightest
-    ratio = tight.headroom_ratio if tight is not None else None
-    return 1.0 if ratio is None else ratio
+def _panel_rows() -> list[Horizontal]:
+    """The dashboard's rows of panels (the tablet servers' table comes between them)."""
+    from konsole.model.totals import THROUGHPUT
+    from konsole.ui.widgets.spark import Spark
+
+    sparks = [
+        Spark(
+            label,
+            show=_per_s if name == "messages_in_rate" else _bytes_per_s,
+            label_width=13,
+            scale_width=44,
+            id=f"tp-{name}",
+        )
+        for name, label in THROUGHPUT
+    ]
+    return [
+        Horizontal(
+            Vertical(*sparks, id="throughput", classes="panel"),
+            Static(id="cluster", classes="panel"),
+            id="top",
+        ),
+        Horizontal(
+            Static(id="health", classes="panel"),
+            Static(id="events", classes="panel"),
+            id="middle",
+        ),
+        Horizontal(
+            Static(id="requests", classes="panel"),
+            Static(id="hot", classes="panel"),
+            id="lower",
+        ),
+    ]
