@@ -88,7 +88,7 @@ async def watch_loop(
         # server unreachable, then gone from metadata: both YELLOW, both said).
         if health is not None and _shown(health) != shown:
             shown = _shown(health)
-            out(health_line(health, fmt))
+            out(health_line(health, fmt, snapshot))
         if not snapshot.ok:
             err(
                 f"konsole watch: poll {snapshot.seq} failed "

@@ -27,7 +27,8 @@ Names read here (``MetricNames`` in fluss-common; [1.0] = the 1.0 line only):
   it), ``aliveCoordinatorCount`` [1.0], ``activeTabletServerCount``, ``offlineBucketCount``,
   ``tableCount``, ``bucketCount``, ``partitionCount`` (refreshed only while the coordinator
   processes events: they can be stale on an idle cluster);
-- both: ``status_JVM_memory_heap_used`` / ``_max``.
+- both: ``status_JVM_memory_heap_used`` / ``_max``, ``status_JVM_CPU_load`` (the process's
+  share of the host's CPUs, 0..1; negative while the JVM has no figure yet).
 
 A scrape never raises: an endpoint that is down, slow, answers an HTTP error, HTML or
 garbage becomes a :class:`MetricsError` for that server. Scrapes run concurrently, each
@@ -72,6 +73,8 @@ _TS: Final = "fluss_tabletserver_"
 _CS: Final = "fluss_coordinator_"
 _TABLE: Final = "fluss_tabletserver_table_"
 _HEAP: Final = "status_JVM_memory_heap_"
+#: The JVM process's CPU load, 0..1 of all the host's cores (``getProcessCpuLoad``).
+_CPU_LOAD: Final = "status_JVM_CPU_load"
 #: A request type's time on the server (a summary): the quantile kept of it.
 _LATENCY: Final = "request_totalTimeMs"
 _LATENCY_QUANTILE: Final = "0.99"
@@ -104,6 +107,7 @@ _SERVER_NAMES: Final = (
     "physicalStorage_remoteLogSize",
     _HEAP + "used",
     _HEAP + "max",
+    _CPU_LOAD,
 )
 #: Per-table families come once per table (and tablet type): only those events and health
 #: read are kept, since parsing costs about 10 µs a line.
@@ -121,6 +125,7 @@ _COORDINATOR_NAMES: Final = (
     "partitionCount",
     _HEAP + "used",
     _HEAP + "max",
+    _CPU_LOAD,
 )
 _WANTED: Final = frozenset(
     [_TS + n for n in _SERVER_NAMES]
@@ -393,8 +398,16 @@ def parse_metrics(
         partition_count=_count(get("partitionCount")),
         heap_used=get(_HEAP + "used"),
         heap_max=get(_HEAP + "max"),
+        cpu_load=_share(get(_CPU_LOAD)),
         cluster_id=_cluster_id(text),
     )
+
+
+def _share(value: float | None) -> float | None:
+    """A 0..1 share; the JVM's negative "not known yet" (and NaN) is unknown, not 0."""
+    if value is None or math.isnan(value) or value < 0:
+        return None
+    return min(value, 1.0)
 
 
 def _cluster_id(text: str) -> str | None:

@@ -116,6 +116,9 @@ class ServerMetrics:
     # JVM
     heap_used: float | None = None
     heap_max: float | None = None
+    #: The server process's CPU load, 0..1 of the host's cores (None: not exported, or the
+    #: JVM's "not yet known" negative figure).
+    cpu_load: float | None = None
     #: The ``cluster_id`` label (the ZooKeeper root; see :mod:`konsole.model.identity`).
     cluster_id: str | None = None
 

@@ -379,3 +379,22 @@ def test_a_summary_keeps_its_99th_percentile_only() -> None:
     )
     m = parse_metrics(text, url="u", scraped_at=0)
     assert dict(m.request_latency_ms) == {"putKv": 42.5}
+
+
+@pytest.mark.parametrize(
+    ("generation", "load"), [("0.9.1", 0.05715783953854221), ("1.0", 0.05805148914689551)]
+)
+def test_cpu_load_from_real_captures_of_both_generations(generation: str, load: float) -> None:
+    m = parse_metrics(fixture(f"tablet-server-tiered-{generation}.txt"), url="u", scraped_at=0)
+    assert m.cpu_load == pytest.approx(load)
+
+
+@pytest.mark.parametrize(("exported", "expected"), [("-1.0", None), ("NaN", None), ("0.5", 0.5)])
+def test_cpu_load_not_yet_known_by_the_jvm_is_unknown_not_zero(
+    exported: str, expected: float | None
+) -> None:
+    text = (
+        "# TYPE fluss_tabletserver_status_JVM_CPU_load gauge\n"
+        f'fluss_tabletserver_status_JVM_CPU_load{{server_id="1",}} {exported}\n'
+    )
+    assert parse_metrics(text, url="u", scraped_at=0).cpu_load == expected

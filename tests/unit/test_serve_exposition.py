@@ -256,3 +256,42 @@ def test_coordinators_active_standby_unreachable() -> None:
         )
         == 0
     )
+
+
+def test_cluster_throughput_totals_and_each_servers_load() -> None:
+    s = one_dead_server()
+    metrics = (
+        tm(1, bytes_in_rate=1000.0, bytes_out_rate=300.0, messages_in_rate=10.0, cpu_load=0.25),
+        tm(2, bytes_in_rate=500.0, heap_used=50.0, heap_max=200.0),
+    )
+    exposition = Exposition(["a"])
+    feed(
+        exposition,
+        "a",
+        ClusterSnapshot.assemble(
+            seq=s.seq,
+            taken_at=s.taken_at,
+            latency_s=s.latency_s,
+            view=s.view,
+            coordinators=s.coordinators,
+            metrics=metrics,
+        ),
+    )
+    got = scraped(exposition)
+    assert value(got, "konsole_bytes_in_per_second", cluster="a") == 1500.0
+    assert value(got, "konsole_bytes_out_per_second", cluster="a") == 300.0
+    assert value(got, "konsole_messages_in_per_second", cluster="a") == 10.0
+    assert value(got, "konsole_server_bytes_in_per_second", cluster="a", server="2") == 500.0
+    assert value(got, "konsole_server_cpu_load", cluster="a", server="1") == 0.25
+    assert value(got, "konsole_server_heap_used_ratio", cluster="a", server="2") == 0.25
+    # unknown is absent, never 0: server 2 exports no CPU load, server 1 no heap
+    assert value(got, "konsole_server_cpu_load", cluster="a", server="2") is None
+    assert value(got, "konsole_server_heap_used_ratio", cluster="a", server="1") is None
+
+
+def test_no_throughput_figure_exported_when_no_server_reports_one() -> None:
+    exposition = Exposition(["a"])
+    feed(exposition, "a", one_dead_server())  # metrics without rates
+    got = scraped(exposition)
+    assert value(got, "konsole_bytes_in_per_second", cluster="a") is None
+    assert names(got, "konsole_server_cpu_load") == []

@@ -33,6 +33,7 @@ from konsole.model.health import Health, HealthRules
 from konsole.model.placement import Placement, Replication, replication
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.model.table_stats import TableFigures, table_figures
+from konsole.model.totals import cluster_totals
 
 __all__ = [
     "DEFAULT_MAX_TABLES",
@@ -204,6 +205,47 @@ FAMILIES: Final[tuple[Family, ...]] = (
         "Bytes free for the server on a data dir's file system, where konsole can see it.",
         ("server", "dir"),
     ),
+    # the cluster's throughput and each server's load (konsole.model.totals)
+    Family(
+        "konsole_messages_in_per_second",
+        "gauge",
+        "Messages written to the cluster per second: the tablet servers' own rates summed.",
+    ),
+    Family(
+        "konsole_bytes_in_per_second",
+        "gauge",
+        "Bytes written to the cluster per second: the tablet servers' own rates summed.",
+    ),
+    Family(
+        "konsole_bytes_out_per_second",
+        "gauge",
+        "Bytes read from the cluster per second: the tablet servers' own rates summed.",
+    ),
+    Family(
+        "konsole_server_bytes_in_per_second",
+        "gauge",
+        "Bytes written to a tablet server per second, as it reports.",
+        ("server",),
+    ),
+    Family(
+        "konsole_server_bytes_out_per_second",
+        "gauge",
+        "Bytes read from a tablet server per second, as it reports.",
+        ("server",),
+    ),
+    Family(
+        "konsole_server_cpu_load",
+        "gauge",
+        "CPU load of a server's process, 0..1 of its host's cores (tablet servers by id, "
+        "coordinators by address).",
+        ("server",),
+    ),
+    Family(
+        "konsole_server_heap_used_ratio",
+        "gauge",
+        "JVM heap used / max of a server (tablet servers by id, coordinators by address).",
+        ("server",),
+    ),
 )
 
 
@@ -236,6 +278,7 @@ def cluster_series(
     _tables(out, snapshot, previous_ok, max_tables, facts.placement)
     _server_metrics(out, snapshot)
     _capacity(out, snapshot)
+    _throughput(out, snapshot)
     return out
 
 
@@ -356,6 +399,42 @@ def _server_metrics(out: Samples, snapshot: ClusterSnapshot) -> None:
             out["konsole_kv_backpressure"].append((labels, max(pressures)))
         if m.kv_rejections is not None:
             out["konsole_kv_rejections"].append((labels, m.kv_rejections))
+
+
+def _throughput(out: Samples, snapshot: ClusterSnapshot) -> None:
+    """The cluster's totals and each server's load; a figure nobody reports is absent."""
+    totals = cluster_totals(snapshot.metrics)
+    for family, value in (
+        ("konsole_messages_in_per_second", totals.messages_in_rate),
+        ("konsole_bytes_in_per_second", totals.bytes_in_rate),
+        ("konsole_bytes_out_per_second", totals.bytes_out_rate),
+    ):
+        if value is not None:
+            out[family].append(((), value))
+    for server, m in sorted(snapshot.tablet_metrics.items()):
+        if m.bytes_in_rate is not None:
+            out["konsole_server_bytes_in_per_second"].append(((server,), m.bytes_in_rate))
+        if m.bytes_out_rate is not None:
+            out["konsole_server_bytes_out_per_second"].append(((server,), m.bytes_out_rate))
+    for m in snapshot.metrics:
+        name = m.server_id if m.role == "tablet" else m.host or m.url
+        if m.role == "coordinator":
+            name = _coordinator_address(snapshot, m.host) or name
+        if name is None:
+            continue
+        if m.cpu_load is not None:
+            out["konsole_server_cpu_load"].append(((name,), m.cpu_load))
+        if m.heap_ratio is not None:
+            out["konsole_server_heap_used_ratio"].append(((name,), m.heap_ratio))
+
+
+def _coordinator_address(snapshot: ClusterSnapshot, host: str | None) -> str | None:
+    """A coordinator's address (as ``konsole_coordinator_up`` names it) from its metrics'
+    host label, when exactly one probed coordinator is on that host."""
+    if host is None:
+        return None
+    found = [c.address for c in snapshot.coordinators if c.address.rpartition(":")[0] == host]
+    return found[0] if len(found) == 1 else None
 
 
 def _capacity(out: Samples, snapshot: ClusterSnapshot, rules: HealthRules | None = None) -> None:

@@ -1,22 +1,32 @@
-"""Overview: the cluster at a glance.
+"""Overview: the cluster at a glance, as a dashboard.
 
-Identity and catalog counts, health with its reasons, the tablet servers, the latest
-events. When the latest poll failed a banner says since when and why, and every panel is
-greyed with the age of what it shows (and nothing is painted green).
+The cluster's throughput now and over the recorded window (sparklines with their scale),
+the tablet servers' own figures (CPU, heap, bytes in and out, requests, errors, write p99,
+disk and room before the lock), health with its findings and the capacity outlook, the
+latest events (a quiet cluster says since when), requests the worst first, the hot tables
+with their trend, and the cluster's facts (coordinators, version). Panels that do not fit
+the terminal are left out by priority (``dashboard_panels.dashboard_layout``). Time travel
+shows the dashboard as it was: the state and the history read end at the moment shown.
+
+When the latest poll failed a banner says since when and why, and every panel is greyed
+with the age of what it shows (and nothing is painted green).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import Static
 
-from konsole.model.timefmt import age_text, clock_text
-from konsole.ui.colors import health_style, server_state_style, severity_style
+from konsole.model.timefmt import age_text, clock_text, to_ms
+from konsole.ui.colors import severity_style
 from konsole.ui.screens.base import ConsoleScreen
 
 # The overview is the first frame: the model (events, health, placement, the snapshot types)
@@ -25,13 +35,22 @@ if TYPE_CHECKING:
     from textual.widgets import DataTable
 
     from konsole.model.events import Event
+    from konsole.model.headroom import ServerHeadroom
+    from konsole.model.table_stats import FiguresMemo
+    from konsole.model.thresholds import HealthThresholds
     from konsole.ui.screens.cluster_facts import SeenServers, ServerRow
+    from konsole.ui.screens.dashboard_panels import DashboardLayout, ServerColumn
     from konsole.ui.state import ConsoleState
+    from store import HistoryReader
 
 __all__ = ["OverviewScreen", "event_line"]
 
 #: Events shown on the overview (the Events screen has the rest).
 LATEST_EVENTS = 8
+#: How far back the throughput sparklines reach (as the server detail's).
+SERIES_WINDOW_S = 30 * 60.0
+#: Points of throughput kept from the states seen, when there is no history to read.
+_SEEN_POINTS = 360
 
 
 def event_line(event: Event) -> Text:
@@ -55,23 +74,50 @@ class OverviewScreen(ConsoleScreen):
     def __init__(self) -> None:
         super().__init__()
         self._seen_servers: SeenServers | None = None
+        self._memo: FiguresMemo | None = None
+        #: The tables' rows/s at the poll before (path -> rows/s), for their trend.
+        self._table_rates: tuple[float, dict[str, float | None]] | None = None
+        self._table_before: dict[str, float | None] = {}
+        #: The throughput read from the history: (key it was read for, name -> points).
+        self._series_key: tuple[float, str | None] | None = None
+        self._series: dict[str, list[float | None]] = {}
+        self._series_until: float | None = None
+        #: Throughput of the states seen (taken_at -> name -> value): without a history.
+        self._seen_totals: dict[float, dict[str, float | None]] = {}
+        self._columns: tuple[ServerColumn, ...] = ()
+        #: The panels are mounted and their children in the DOM (see _dashboard).
+        self._panels_ready = False
+        self._panels_mounting = False
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="banner")
         # Hidden until a state with data: before the first state the overview says it is
         # connecting, as a connecting state does (the tablet servers' table comes with data).
+        # The panels come with the first state that has data (_dashboard): the first frame,
+        # before any poll, shows the banner only, and pays for no panel.
         with Vertical(id="overview") as body:
             body.display = False
-            with Horizontal(id="top"):
-                yield Static(id="cluster", classes="panel")
-                yield Static(id="health", classes="panel")
-            yield Static(id="events", classes="panel")
 
     def on_mount(self) -> None:
         if self.konsole.state is None:  # no state yet: say what a connecting state says
             banner = self.query_one("#banner", Static)
             banner.add_class("-connecting")
             banner.update(f"connecting to {self._target()}…")
+
+    def _dashboard(self) -> bool:
+        """The panels, mounted once, with the first state that has data; True until that
+        mount is done (then the newest state is painted)."""
+        if self._panels_ready:
+            return False
+        if not self._panels_mounting:
+            self._panels_mounting = True
+            self.call_later(self._mount_panels)
+        return True
+
+    async def _mount_panels(self) -> None:
+        await self.query_one("#overview").mount(*_panel_rows())
+        self._panels_ready = True
+        self._paint_current()  # the newest state (the app's, as a resume does)
 
     def _tablets_table(self) -> DataTable[Text | str]:
         """The tablet servers' table, made with the first state that has data: a DataTable
@@ -83,9 +129,7 @@ class OverviewScreen(ConsoleScreen):
         if table is not None:
             return table
         table = DataTable(id="tablets", classes="panel", cursor_type="row", zebra_stripes=False)
-        table.add_columns("id", "endpoint", "rack", "state", "leaders", "replicas", "disk")
-        table.add_column("write lock", key="lock")
-        self.query_one("#overview").mount(table, before="#events")
+        self.query_one("#overview").mount(table, before="#middle")
         if self.focused is None:
             table.focus()  # as the screen's first focus would have, had it been composed
         return table
@@ -101,6 +145,8 @@ class OverviewScreen(ConsoleScreen):
         return self._seen_servers
 
     def render_state(self, state: ConsoleState) -> None:
+        from konsole.ui.screens.overview_text import cluster_text, health_text, rooms_of
+
         self._banner(state)
         body = self.query_one("#overview")
         body.display = state.last_ok is not None
@@ -108,19 +154,32 @@ class OverviewScreen(ConsoleScreen):
             return
         stale = state.stale
         age = f" · {age_text(state.data_age)} old" if stale else ""
+        if self._dashboard():
+            return
         self._tablets_table()  # a panel too: greyed with the others when stale
         for panel in self.query(".panel"):
             panel.set_class(stale, "stale")
+        rooms = rooms_of(state)
+        rows = [r for r in self._seen.rows(state) if r.node_id is not None]
+        layout = self._layout(len(rows))
         cluster = self.query_one("#cluster", Static)
         cluster.border_title = "Cluster" + age
-        cluster.update(self._cluster_text(state))
+        cluster.update(cluster_text(state, self.konsole.feed.profile))
         health = self.query_one("#health", Static)
         health.border_title = "Health" + age
-        health.update(self._health_text(state))
-        self._tablets(state, age)
+        health.update(health_text(state, rooms, self._rules(), with_cluster=not layout.cluster))
+        self._tablets(state, age, rooms, rows)
         events = self.query_one("#events", Static)
         events.border_title = "Latest events"
         events.update(self._events_text(state))
+        self._throughput(state, age)
+        if layout.lower_rows:
+            self._lower(state, age, layout.lower_rows - 2)
+
+    def _paint_current(self) -> None:
+        state = self.konsole.state
+        if state is not None and self.is_mounted:
+            self.render_state(state)
 
     def _banner(self, state: ConsoleState) -> None:
         banner = self.query_one("#banner", Static)
@@ -159,95 +218,40 @@ class OverviewScreen(ConsoleScreen):
             return ", ".join(profile.bootstrap)
         return feed.name
 
-    def _cluster_text(self, state: ConsoleState) -> Text:
-        from konsole.ui.screens.cluster_facts import bucket_counts, count_text, version_text
-
-        snap = state.last_ok
-        assert snap is not None
-        stale = state.stale
-        t = Text(no_wrap=True, overflow="ellipsis")
-
-        def row(label: str, *parts: str | tuple[str, str]) -> None:
-            if len(t):
-                t.append("\n")
-            t.append(f"{label:<12}", style="dim")
-            t.append_text(Text.assemble(*parts))
+    def _rules(self) -> HealthThresholds:
+        from konsole.model.thresholds import HealthThresholds
 
         profile = self.konsole.feed.profile
-        identity = state.profile
-        if profile is not None and profile.bootstrap:
-            identity += f" ({', '.join(profile.bootstrap)})"
-        row("cluster", identity)
-        version = version_text(snap.view)
-        if version:
-            row("version", version)
-        latest = state.snapshot or snap
-        active = latest.active_coordinator if not stale else None
-        row(
-            "coordinator",
-            (active, "") if active else ("none answering", "bold red"),
-        )
-        standby = latest.standby_coordinators
-        if standby and not stale:
-            row("standby", ", ".join(standby))
-        unreachable = [c.address for c in latest.coordinators if c.role.value == "unreachable"]
-        if unreachable and not stale:
-            row("unreachable", (", ".join(unreachable), "yellow"))
-        counts = bucket_counts(snap, state.placement())
-        if counts is not None:
-            if counts.databases == 0:
-                row("catalog", ("no databases yet", "italic"))
-            else:
-                row(
-                    "catalog",
-                    f"{count_text(counts.databases, 'database')} · "
-                    f"{count_text(counts.tables, 'table')} · "
-                    f"{count_text(counts.buckets, 'bucket')}",
-                )
-            off_style = "bold red" if counts.offline_buckets else ""
-            under_style = "yellow" if counts.under_replicated_buckets else ""
-            row(
-                "buckets",
-                (f"{counts.offline_buckets} offline", off_style),
-                " · ",
-                (f"{counts.under_replicated_buckets} under-replicated", under_style),
-            )
-            if counts.out_of_sync_replicas:
-                row("replicas", (f"{counts.out_of_sync_replicas} out of sync", "yellow"))
-        row(
-            "last poll",
-            f"{clock_text(snap.taken_at)[11:]} · {age_text(state.data_age)} old · "
-            f"{snap.latency_s * 1000:.0f} ms",
-        )
-        return t
+        return profile.health if profile is not None else HealthThresholds()
 
-    def _health_text(self, state: ConsoleState) -> Text:
-        t = Text()
-        health = state.health
-        if health is None:
-            from konsole.model.health import HealthStatus
+    def _tablets(
+        self,
+        state: ConsoleState,
+        age: str,
+        rooms: dict[str, ServerHeadroom],
+        rows: list[ServerRow],
+    ) -> None:
+        from konsole.ui.screens.dashboard_panels import fit_columns, server_cells
 
-            t.append("unknown", style=health_style(HealthStatus.UNKNOWN))
-            return t
-        stale = state.stale
-        t.append(health.status.name, style=health_style(health.status, stale))
-        t.append(f"  ({health.source})", style="dim")
-        if not health.findings:
-            t.append("\nno findings")
-        for finding in health.findings:
-            t.append("\n• ")
-            t.append(finding.subject + ": ", style=health_style(finding.status, stale))
-            t.append(finding.reason)
-        return t
-
-    def _tablets(self, state: ConsoleState, age: str) -> None:
         table = self._tablets_table()
-        rows = [r for r in self._seen.rows(state) if r.node_id is not None]
-        table.border_title = f"Tablet servers ({sum(r.state == 'alive' for r in rows)} alive)" + age
+        # "unreachable" (the cluster did not answer) is not "down" (gone from the metadata)
+        counts = [(sum(r.state == k for r in rows), k) for k in ("unreachable", "gone")]
+        more = "".join(f", {n} {'down' if k == 'gone' else k}" for n, k in counts if n)
+        title = f"Tablet servers ({sum(r.state == 'alive' for r in rows)} alive{more})"
+        table.border_title = title + age
         cursor = table.cursor_row
-        table.clear()
+        columns = fit_columns(max(self.size.width - 4, 20), rows, rooms, state.stale)
+        if columns != self._columns:
+            table.clear(columns=True)
+            for col in columns:
+                table.add_column(col.label, key=col.key)
+            self._columns = columns
+        else:
+            table.clear()
         for r in rows:
-            table.add_row(*_tablet_cells(r, state.stale), key=r.key)
+            table.add_row(
+                *server_cells(columns, r, rooms.get(str(r.node_id)), state.stale), key=r.key
+            )
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
         if not rows:
@@ -256,12 +260,137 @@ class OverviewScreen(ConsoleScreen):
             table.border_subtitle = ""
 
     def _events_text(self, state: ConsoleState) -> Text:
-        latest = list(reversed(state.events[-LATEST_EVENTS:]))
-        if not latest:
-            return Text("no events recorded yet", style="italic")
-        out = Text("\n", no_wrap=True, overflow="ellipsis").join(event_line(e) for e in latest)
-        out.no_wrap, out.overflow = True, "ellipsis"
-        return out
+        from konsole.ui.screens.dashboard_panels import events_text
+
+        now = state.as_of if state.as_of is not None else state.now
+        return events_text(state.events, LATEST_EVENTS, event_line, now)
+
+    # ------------------------------------------------------------------ dashboard
+
+    def _layout(self, servers: int) -> DashboardLayout:
+        """Show the panels that fit the screen with ``servers`` rows of tablet servers."""
+        from konsole.ui.screens.dashboard_panels import THROUGHPUT_ROWS, dashboard_layout
+
+        banner = self.query_one("#banner", Static).display
+        layout = dashboard_layout(self.size.width, self.size.height, servers, banner=banner)
+        from konsole.ui.widgets.spark import Spark
+
+        tall = layout.throughput_rows > THROUGHPUT_ROWS
+        self.query_one("#top").styles.height = layout.throughput_rows
+        for spark in self.query(Spark):
+            spark.styles.height = 2 if tall else 1
+        self.query_one("#cluster").display = layout.cluster
+        tablets = self._tablets_table()
+        tablets.display = layout.servers_rows > 0
+        tablets.styles.max_height = layout.servers_rows
+        self.query_one("#middle").display = layout.middle
+        lower = self.query_one("#lower")
+        lower.display = layout.lower_rows > 0
+        lower.styles.height = layout.lower_rows
+        return layout
+
+    def on_resize(self) -> None:
+        state = self.konsole.state
+        if state is not None and self.is_mounted and state.last_ok is not None:
+            self.render_state(state)
+
+    def _throughput(self, state: ConsoleState, age: str) -> None:
+        from konsole.model.totals import THROUGHPUT, cluster_totals
+        from konsole.ui.screens.dashboard_panels import throughput_title
+        from konsole.ui.widgets.spark import Spark
+
+        snap = state.last_ok
+        assert snap is not None
+        totals = cluster_totals(snap.metrics)
+        panel = self.query_one("#throughput")
+        panel.border_title = throughput_title(totals.servers, snap.metrics) + age
+        seen = self._seen_totals
+        if not state.historic:
+            seen[snap.taken_at] = {name: totals.get(name) for name, _ in THROUGHPUT}
+            while len(seen) > _SEEN_POINTS:
+                del seen[min(seen)]
+        self._load_series(state)
+        for name, _ in THROUGHPUT:
+            values = self._points(name, snap.taken_at, state.historic)
+            values.append(totals.get(name))  # the state's own figure is "now"
+            style = "grey50" if state.stale else "green"
+            self.query_one(f"#tp-{name}", Spark).update_series(values, style=style)
+
+    def _points(self, name: str, until: float, historic: bool) -> list[float | None]:
+        """The recorded points before ``until`` (the history's when read for this moment,
+        else the states seen live)."""
+        if self._series_until is not None and self._series.get(name) is not None:
+            return list(self._series[name])
+        if historic:
+            return []
+        return [v[name] for t, v in sorted(self._seen_totals.items()) if t < until]
+
+    def _load_series(self, state: ConsoleState) -> None:
+        path = self.konsole.feed.history_path
+        snap = state.last_ok
+        assert snap is not None
+        until = snap.taken_at
+        key = (until, str(path))
+        if key == self._series_key:
+            return
+        self._series_key = key
+        if path is None:
+            self._series_until = None
+            return
+        self._read_series(path, until)
+
+    class ThroughputRead(Message):
+        """The cluster's throughput before ``until`` was read from the history."""
+
+        def __init__(self, until: float, series: dict[str, list[float | None]] | None) -> None:
+            super().__init__()
+            self.until = until
+            self.series = series
+
+    @work(exclusive=True, group="overview-series", exit_on_error=False)
+    async def _read_series(self, path: Path, until: float) -> None:
+        from konsole.collect.metric_series import cluster_throughput_series
+        from konsole.ui.feed import read_history
+
+        # the points before the poll shown: its own figure is the state's
+        lo, hi = to_ms(until - SERIES_WINDOW_S), to_ms(until) - 1
+
+        def read(reader: HistoryReader) -> dict[str, list[float | None]]:
+            return cluster_throughput_series(reader, lo, hi)
+
+        self.post_message(self.ThroughputRead(until, await read_history(path, read)))
+
+    def on_overview_screen_throughput_read(self, message: ThroughputRead) -> None:
+        if self._series_key is None or self._series_key[0] != message.until:
+            return  # read for a moment no longer shown
+        if message.series is None:
+            self._series_until = None
+        else:
+            self._series, self._series_until = message.series, message.until
+        state = self.konsole.state
+        if state is not None and state.last_ok is not None:
+            self._throughput(state, f" · {age_text(state.data_age)} old" if state.stale else "")
+
+    def _lower(self, state: ConsoleState, age: str, lines: int) -> None:
+        from konsole.model.table_stats import FiguresMemo
+        from konsole.model.totals import request_totals
+        from konsole.ui.screens.dashboard_panels import hot_tables_text, requests_text
+
+        snap = state.last_ok
+        assert snap is not None
+        requests = self.query_one("#requests", Static)
+        requests.border_title = "Requests, worst first" + age
+        requests.update(requests_text(request_totals(snap.metrics), lines))
+        if self._memo is None:
+            self._memo = FiguresMemo()
+        figures = self._memo.figures(snap, state.previous_ok)
+        rates = {f.path: f.rows_per_s for f in figures}
+        if self._table_rates is not None and self._table_rates[0] != snap.taken_at:
+            self._table_before = self._table_rates[1]
+        self._table_rates = (snap.taken_at, rates)
+        hot = self.query_one("#hot", Static)
+        hot.border_title = "Hot tables" + age
+        hot.update(hot_tables_text(figures, self._table_before, lines))
 
     # ------------------------------------------------------------------ actions
 
@@ -293,21 +422,46 @@ def _failing_since(state: ConsoleState) -> float | None:
     return state.snapshot.taken_at if state.snapshot is not None else None
 
 
-def _tablet_cells(row: ServerRow, stale: bool) -> list[Text | str]:
-    from konsole.ui.screens.cluster_facts import fmt_ratio
+def _per_s(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}/s"
 
-    m = row.metrics
-    disk = fmt_ratio(m.disk_usage_ratio) if m is not None else "-"
-    lock: Text | str = "-"
-    if m is not None and m.disk_write_locked is not None:
-        lock = Text("LOCKED", style="bold red") if m.disk_write_locked else "no"
+
+def _bytes_per_s(value: float | None) -> str:
+    # cluster_facts comes with the first state's data, not with the first frame
+    from konsole.ui.screens.cluster_facts import fmt_rate
+
+    return fmt_rate(value)
+
+
+def _panel_rows() -> list[Horizontal]:
+    """The dashboard's rows of panels (the tablet servers' table comes between them)."""
+    from konsole.model.totals import THROUGHPUT
+    from konsole.ui.widgets.spark import Spark
+
+    sparks = [
+        Spark(
+            label,
+            show=_per_s if name == "messages_in_rate" else _bytes_per_s,
+            label_width=13,
+            scale_width=44,
+            id=f"tp-{name}",
+        )
+        for name, label in THROUGHPUT
+    ]
     return [
-        str(row.node_id),
-        row.endpoint,
-        row.rack or "-",
-        Text(row.state, style=server_state_style(row.state, stale)),
-        str(row.leaders) if row.leaders is not None else "-",
-        str(row.replicas) if row.replicas is not None else "-",
-        disk,
-        lock,
+        Horizontal(
+            Vertical(*sparks, id="throughput", classes="panel"),
+            Static(id="cluster", classes="panel"),
+            id="top",
+        ),
+        Horizontal(
+            Static(id="health", classes="panel"),
+            Static(id="events", classes="panel"),
+            id="middle",
+        ),
+        Horizontal(
+            Static(id="requests", classes="panel"),
+            Static(id="hot", classes="panel"),
+            id="lower",
+        ),
     ]

@@ -19,8 +19,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Label, Log, Sparkline, Static
+from textual.widgets import DataTable, Label, Log, Static
 
+from konsole.collect.metric_series import metric_series
 from konsole.localcluster import processes
 from konsole.model import subjects
 from konsole.model.metrics import ServerMetrics
@@ -38,6 +39,7 @@ from konsole.ui.screens.cluster_facts import (
     server_rows,
 )
 from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.spark import Spark
 
 if TYPE_CHECKING:
     from store import HistoryReader
@@ -69,6 +71,10 @@ _METRICS = (
     _Metric("leader_count", "leaders", _count),
     _Metric("under_replicated", "under-replicated", _count),
 )
+
+
+#: Columns for a sparkline's "min … · max …" (two byte sizes: 31).
+_SCALE_WIDTH = 31
 
 
 def tail_lines(path: Path, lines: int = LOG_LINES) -> list[str]:
@@ -112,7 +118,13 @@ class ServerDetailScreen(ConsoleScreen):
                 with Horizontal(classes="metric"):
                     yield Label(metric.label, classes="metric-label")
                     yield Label("-", id=f"value-{metric.name}", classes="metric-value")
-                    yield Sparkline([], id=f"spark-{metric.name}", classes="metric-spark")
+                    yield Spark(
+                        show=metric.show,
+                        with_current=False,
+                        scale_width=_SCALE_WIDTH,
+                        id=f"spark-{metric.name}",
+                        classes="metric-spark",
+                    )
         table: DataTable[Text | str] = DataTable(
             id="server-buckets", classes="panel", cursor_type="row"
         )
@@ -254,7 +266,7 @@ class ServerDetailScreen(ConsoleScreen):
     class SeriesRead(Message):
         """The metric series were read from the history (empty: no history file)."""
 
-        def __init__(self, series: dict[str, list[float]]) -> None:
+        def __init__(self, series: dict[str, list[float | None]]) -> None:
             super().__init__()
             self.series = series
 
@@ -263,22 +275,19 @@ class ServerDetailScreen(ConsoleScreen):
         lo, hi = to_ms(until - SERIES_WINDOW_S), to_ms(until)
         subject = self.subject
 
-        def read(reader: HistoryReader) -> dict[str, list[float]]:
-            series = {}
-            for metric in _METRICS:
-                points = reader.metric_series(subject, metric.name, since=lo, until=hi)
-                series[metric.name] = [p.value for p in points if p.value is not None]
-            return series
+        def read(reader: HistoryReader) -> dict[str, list[float | None]]:
+            # every poll a point: an unknown figure (a coordinator's disk) is a gap
+            return metric_series(reader, subject, [m.name for m in _METRICS], lo, hi)
 
         self.post_message(self.SeriesRead(await read_history(path, read) or {}))
 
     def on_server_detail_screen_series_read(self, message: SeriesRead) -> None:
         self._show_series(message.series)
 
-    def _show_series(self, series: dict[str, list[float]]) -> None:
+    def _show_series(self, series: dict[str, list[float | None]]) -> None:
         for metric in _METRICS:
-            spark = self.query_one(f"#spark-{metric.name}", Sparkline)
-            spark.data = series.get(metric.name) or []
+            spark = self.query_one(f"#spark-{metric.name}", Spark)
+            spark.update_series(series.get(metric.name) or [])
         panel = self.query_one("#server-metrics")
         panel.border_subtitle = "" if series else "no history: no sparklines"
 

@@ -1,0 +1,188 @@
+"""The Overview's text panels: the cluster's facts, health with the capacity outlook.
+
+Rich text only (no Textual), built from a console state; the screen places them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from konsole.model.timefmt import age_text, clock_text
+from konsole.ui.colors import health_style
+
+if TYPE_CHECKING:
+    from konsole.collect.profiles import Profile
+    from konsole.model.headroom import ServerHeadroom
+    from konsole.model.thresholds import HealthThresholds
+    from konsole.ui.state import ConsoleState
+
+__all__ = ["cluster_line", "cluster_text", "health_text", "outlook_text", "rooms_of"]
+
+
+def cluster_text(state: ConsoleState, profile: Profile | None) -> Text:
+    """The Cluster panel: identity, version, coordinators, catalog, buckets, last poll."""
+    from konsole.ui.screens.cluster_facts import bucket_counts, count_text, version_text
+
+    snap = state.last_ok
+    assert snap is not None
+    stale = state.stale
+    t = Text(no_wrap=True, overflow="ellipsis")
+
+    def row(label: str, *parts: str | tuple[str, str]) -> None:
+        if len(t):
+            t.append("\n")
+        t.append(f"{label:<12}", style="dim")
+        t.append_text(Text.assemble(*parts))
+
+    identity = state.profile
+    if profile is not None and profile.bootstrap:
+        identity += f" ({', '.join(profile.bootstrap)})"
+    row("cluster", identity)
+    version = version_text(snap.view)
+    if version:
+        row("version", version)
+    latest = state.snapshot or snap
+    active = latest.active_coordinator if not stale else None
+    row(
+        "coordinator",
+        (active, "") if active else ("none answering", "bold red"),
+    )
+    standby = latest.standby_coordinators
+    if standby and not stale:
+        row("standby", ", ".join(standby))
+    unreachable = [c.address for c in latest.coordinators if c.role.value == "unreachable"]
+    if unreachable and not stale:
+        row("unreachable", (", ".join(unreachable), "yellow"))
+    counts = bucket_counts(snap, state.placement())
+    if counts is not None:
+        if counts.databases == 0:
+            row("catalog", ("no databases yet", "italic"))
+        else:
+            row(
+                "catalog",
+                f"{count_text(counts.databases, 'database')} · "
+                f"{count_text(counts.tables, 'table')} · "
+                f"{count_text(counts.buckets, 'bucket')}",
+            )
+        off_style = "bold red" if counts.offline_buckets else ""
+        under_style = "yellow" if counts.under_replicated_buckets else ""
+        row(
+            "buckets",
+            (f"{counts.offline_buckets} offline", off_style),
+            " · ",
+            (f"{counts.under_replicated_buckets} under-replicated", under_style),
+        )
+        if counts.out_of_sync_replicas:
+            row("replicas", (f"{counts.out_of_sync_replicas} out of sync", "yellow"))
+    row(
+        "last poll",
+        f"{clock_text(snap.taken_at)[11:]} · {age_text(state.data_age)} old · "
+        f"{snap.latency_s * 1000:.0f} ms",
+    )
+    return t
+
+
+def health_text(
+    state: ConsoleState,
+    rooms: dict[str, ServerHeadroom],
+    rules: HealthThresholds,
+    *,
+    with_cluster: bool,
+) -> Text:
+    """The Health panel: status, (the cluster's line), the capacity outlook, findings."""
+    t = Text()
+    health = state.health
+    if health is None:
+        from konsole.model.health import HealthStatus
+
+        t.append("unknown", style=health_style(HealthStatus.UNKNOWN))
+    else:
+        stale = state.stale
+        t.append(health.status.name, style=health_style(health.status, stale))
+        t.append(f"  ({health.source})", style="dim")
+    if with_cluster:  # the cluster panel has no room: its key facts here
+        t.append("\n")
+        t.append_text(cluster_line(state))
+    t.append("\n")
+    t.append_text(outlook_text(state, rooms, rules))
+    if health is None:
+        return t
+    if not health.findings:
+        t.append("\nno findings")
+    for finding in health.findings:
+        t.append("\n• ")
+        t.append(finding.subject + ": ", style=health_style(finding.status, state.stale))
+        t.append(finding.reason)
+    return t
+
+
+def cluster_line(state: ConsoleState) -> Text:
+    """``coordinator 127.0.0.1:9123 (+1 standby) · Fluss 1.0 line``."""
+    from konsole.ui.screens.cluster_facts import version_text
+
+    snap = state.last_ok
+    latest = state.snapshot or snap
+    t = Text()
+    active = latest.active_coordinator if latest is not None and not state.stale else None
+    if active:
+        t.append(f"coordinator {active}")
+    else:
+        t.append("no coordinator answering", style="bold red")
+    standby = latest.standby_coordinators if latest is not None else ()
+    if standby and not state.stale:
+        t.append(f" (+{len(standby)} standby)")
+    version = version_text(snap.view) if snap is not None else None
+    if version:
+        t.append(f" · {version}")
+    return t
+
+
+def outlook_text(
+    state: ConsoleState, rooms: dict[str, ServerHeadroom], rules: HealthThresholds
+) -> Text:
+    """``least room 41% (tablet-server 3) · first lock in 2h 10m``, or why unknown."""
+    from konsole.model.headroom import least_headroom, soonest_lock
+
+    t = Text()
+    servers = list(rooms.values())
+    room = least_headroom(servers)
+    snap = state.last_ok
+    if room is None:
+        t.append("room before the write lock unknown", style="dim")
+        if snap is not None and snap.capacity is None:
+            t.append(" (limits not read)", style="dim")
+        return t
+    tight = min(servers, key=_room_of)
+    style = "bold red" if room <= 0.05 else "yellow" if room <= 0.15 else ""
+    t.append(f"least room {room * 100:.0f}%", style=style)
+    t.append(f" ({tight.subject})", style="dim")
+    eta = soonest_lock(servers, rules, snap.taken_at) if snap is not None else None
+    if eta is not None:
+        t.append(f" · first lock in {age_text(round(eta))}", style="bold yellow")
+    else:
+        t.append(" · no lock forecast", style="dim")
+    locked = sum(1 for s in servers if s.locked)
+    if locked:
+        t.append(f" · {locked} LOCKED", style="bold red")
+    return t
+
+
+def rooms_of(state: ConsoleState) -> dict[str, ServerHeadroom]:
+    """Each tablet server's room before its write lock, by id."""
+    from konsole.model.headroom import capacity_view
+
+    snap = state.last_ok
+    if snap is None:
+        return {}
+    # without the previous poll: the growth drivers (rows/s per table and server) are
+    # the Capacity screen's, and cost a walk of every bucket per table
+    return {s.server_id: s for s in capacity_view(snap)}
+
+
+def _room_of(server: ServerHeadroom) -> float:
+    """A server's least room (1.0: unknown, never the least)."""
+    tight = server.tightest
+    ratio = tight.headroom_ratio if tight is not None else None
+    return 1.0 if ratio is None else ratio
