@@ -23,7 +23,14 @@ import click
 
 from konsole.cli.check import DEFAULT_TIMEOUT as LOOK_TIMEOUT
 from konsole.cli.exits import error_line
-from konsole.cli.options import INTERVAL, ConnectionArgs, cluster_options
+from konsole.cli.options import (
+    INTERVAL,
+    JAVA_INT_MAX,
+    ConnectionArgs,
+    Number,
+    Whole,
+    cluster_options,
+)
 from konsole.errors import ExitCode, KonsoleError
 
 if TYPE_CHECKING:
@@ -155,7 +162,7 @@ def run_gate(
 @click.option(
     "--server",
     "server",
-    type=click.IntRange(min=0),
+    type=Whole(0, JAVA_INT_MAX),
     default=None,
     help="The tablet server about to go down (its buckets' leaders are judged for min ISR); "
     "default: the next one, judged cluster-wide.",
@@ -163,7 +170,7 @@ def run_gate(
 @click.option(
     "-t",
     "--timeout",
-    type=click.FloatRange(min=1, max=86_400),
+    type=Number(1, 86_400),
     default=DEFAULT_GATE_TIMEOUT,
     show_default=True,
     help="Seconds to wait for a safe verdict before exiting with the last one's code "
@@ -311,7 +318,7 @@ def render_report(r: UpgradeReport) -> str:
 @click.option(
     "-t",
     "--timeout",
-    type=click.FloatRange(min=1, max=600),
+    type=Number(1, 600),
     default=LOOK_TIMEOUT,
     show_default=True,
     help="Seconds for the look (and again for the ACLs and configs).",

@@ -40,6 +40,9 @@ async def write_moment_report(screen: Screen[Any], at: float) -> None:
     def write(reader: HistoryReader) -> Path:
         from konsole.report import DEFAULT_WINDOW_S, write_report
 
+        # The reports folder beside the history is the console's own: made on first use (an
+        # output a user names must be in a folder that exists; this one the user did not name).
+        out.parent.mkdir(exist_ok=True)
         half = round(DEFAULT_WINDOW_S * 500)
         ms = to_ms(at)
         return write_report(reader, out, since_ms=ms - half, until_ms=ms + half, around_ms=ms).path

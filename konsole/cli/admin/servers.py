@@ -80,7 +80,7 @@ def drain(
     "retire",
     "Forget a stopped tablet server for good: no face judges it gone any more (audited).",
 )
-@click.argument("server_id", type=click.IntRange(min=0))
+@click.argument("server_id", type=Whole(0, JAVA_INT_MAX))
 @write_command(force=True)
 def retire(server_id: int, cluster: ConnectionArgs, flags: WriteFlags) -> None:
     run_request(cluster, action_request("server-retire", str(server_id)), flags)
