@@ -136,4 +136,7 @@ class FaultPlace:
 def fault_place(tmp_path: Path, size_kb: int = 16 * 1024) -> Iterator[FaultPlace]:
     disk = tmp_path / "disk"
     with tmpfs(disk, size_kb):
+        # The history's folder exists when recording starts (an explicit --history in a
+        # missing folder is refused); removing it later is one of the faults.
+        (disk / "dir").mkdir()
         yield FaultPlace(disk, disk / "dir" / "h.sqlite", disk / "moved.sqlite")
