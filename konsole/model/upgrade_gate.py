@@ -8,7 +8,10 @@ wait. Fluss's own procedure ("Upgrading and Compatibility": wait for the cluster
 recover before the next tablet server) asks for GREEN; the rest is what GREEN alone does
 not say on a 0.9 cluster, where GetClusterHealth does not exist:
 
-- ``health``: the check's status is OK (GREEN, no threshold alerting);
+- ``health``: the check's status is OK (GREEN, no threshold alerting), findings about room
+  on a disk aside (``disk_headroom``, ``write_lock_forecast``: a restart neither takes nor
+  frees space, and GetClusterHealth's GREEN does not weigh it); the verdict still carries
+  them;
 - ``offline``: no bucket without an active leader;
 - ``under-replicated``: no bucket with a replica on a server that is gone, none that a
   leader reports under-replicated (``underReplicated``: its ISR is smaller than its
@@ -43,6 +46,9 @@ __all__ = ["CONDITIONS", "GateVerdict", "GateWait", "judge_gate"]
 
 #: Every condition the gate waits on, in the order it says them.
 CONDITIONS: Final = ("health", "servers", "offline", "under-replicated", "min-isr", "rebalance")
+#: Check findings that do not make taking a server down unsafe (room on a disk, and when it
+#: runs out): said with the verdict, not waited on.
+ROOM_RULES: Final = frozenset({"disk_headroom", "write_lock_forecast"})
 #: A rebalance in one of these states is still moving replicas.
 _MOVING: Final = frozenset({RebalanceStatus.NOT_STARTED, RebalanceStatus.REBALANCING})
 
@@ -85,7 +91,12 @@ class GateVerdict:
     def summary(self) -> str:
         what = "the next server" if self.server is None else subjects.tablet_server(self.server)
         if self.safe:
-            return f"SAFE: {what} may be taken down now"
+            noted = (
+                ""
+                if self.check.status is ExitCode.OK
+                else (f" (check says {self.check.status.name}, room on a disk only: not waited on)")
+            )
+            return f"SAFE: {what} may be taken down now{noted}"
         return f"WAIT: {what} may not be taken down: " + "; ".join(w.line() for w in self.waits)
 
     def as_dict(self) -> dict[str, object]:
@@ -112,7 +123,7 @@ def judge_gate(
     """The verdict for ``snapshot`` (``check`` is :func:`konsole.model.check.assess` of it;
     ``rebalance`` None: not asked, or the servers have no rebalance API)."""
     waits: list[GateWait] = []
-    if check.status is not ExitCode.OK:
+    if _health_blocks(check):
         waits.append(
             GateWait("health", "cluster", f"check says {check.status.name}: {check.summary}")
         )
@@ -129,6 +140,14 @@ def judge_gate(
             GateWait("rebalance", "cluster", f"rebalance {rebalance.rebalance_id} {state}")
         )
     return GateVerdict(server, check, tuple(waits), snapshot.taken_at)
+
+
+def _health_blocks(check: CheckResult) -> bool:
+    """The check's status is worse than OK for a reason other than room on a disk."""
+    if check.status is ExitCode.OK:
+        return False
+    bad = [f for f in check.findings if f.status is not ExitCode.OK]
+    return not bad or any(f.rule not in ROOM_RULES for f in bad)
 
 
 def _servers(snapshot: ClusterSnapshot, server: int | None) -> list[GateWait]:
