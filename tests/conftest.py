@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 
 from konsole.localcluster import DEFAULT_VERSION, LocalCluster
 from konsole.localcluster.distribution import DistributionError, from_home
-from tests._testutil import stale_clusters, thread_guard
+from tests._testutil import shards, stale_clusters, thread_guard
 
 # "ci" runs in `make test`; "fuzz" is `make fuzz` (much longer).
 settings.register_profile("ci", max_examples=200, deadline=None)
@@ -23,9 +23,18 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 TABLET_SERVERS = 3
+#: The tablet servers' write limit in every cluster the tests start (unless a test sets its
+#: own): the servers' data dirs are on the machine's disk, and at the 1.0 line's default
+#: (85%) a disk 75% full (seen on this 2-core machine and in CI) makes every server warn
+#: of its room, and every "OK" a test expects a WARNING. The capacity tests set their own.
+TEST_WRITE_LIMIT = 0.99
+os.environ.setdefault(
+    "KONSOLE_CLUSTER_SET", f"ts:server.data-disk.write-limit-ratio={TEST_WRITE_LIMIT}"
+)
 GENERATIONS = ("0.9", "1.0")
 FLUSS_HOME_VAR = "KONSOLE_TEST_FLUSS_HOME"
 PART_VAR = "KONSOLE_TEST_PART"
+SHARD_VAR = "KONSOLE_TEST_SHARD"
 #: One part per generation: each part's pytest starts only its own generation's clusters.
 PARTS = tuple(f"fluss{g}" for g in GENERATIONS)
 #: Where the tests tied to no generation (system tests, own clusters of the default
@@ -56,6 +65,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run one of the suite's parts that run side by side (`make test`): the tests"
         " of that server generation; the tests tied to no generation go with"
         f" {UNBOUND_PART}'s (or {PART_VAR}); the others are deselected, not skipped",
+    )
+    parser.addoption(
+        "--shard",
+        default=os.environ.get(SHARD_VAR, "1/1"),
+        help="K/N: run the K-th of N shards of the selected tests (whole modules, split by"
+        f" their measured time: tests/_testutil/shards.py; or {SHARD_VAR})",
     )
 
 
@@ -224,8 +239,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     are deselected, not skipped, so the suite does not start their clusters for it.
 
     With ``--part``, the tests of the other part are deselected too (not skipped: under CI
-    a skipped generation fails): the other pytest of ``make test`` runs them."""
+    a skipped generation fails): the other pytest of ``make test`` runs them. With
+    ``--shard K/N``, so are the modules of the other shards (tests/_testutil/shards.py)."""
     part = str(config.getoption("--part") or "")
+    try:
+        shard, n_shards = shards.parse(str(config.getoption("--shard")))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
@@ -240,6 +260,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         other_generation = server is not None and server != CLIENT_SIDE_GENERATION
         other_part = bool(part) and part_of(item) != part
         (dropped if (marker is not None and other_generation) or other_part else kept).append(item)
+    if n_shards > 1:
+        split = shards.split((i.path.name for i in kept), part, n_shards)
+        dropped += [i for i in kept if split[i.path.name] != shard]
+        kept = [i for i in kept if split[i.path.name] == shard]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

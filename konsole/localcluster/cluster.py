@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import platformdirs
 
@@ -146,6 +146,7 @@ class LocalCluster:
         if coordinators < 1 or coordinators > 2:
             raise ClusterError("--coordinators must be 1 or 2")
         users = dict(parse_sasl_user(s) for s in sasl)
+        settings = [*base_settings(), *settings]  # the caller's come last: they win
         parsed = [parse_setting(s) for s in settings]
         disks = dict(disks or {})
         if any(not 0 <= sid < tablet_servers or not sizes for sid, sizes in disks.items()):
@@ -453,3 +454,14 @@ def temporary_cluster(
             yield cluster.start(version, tablet_servers=tablet_servers, **start)
         finally:
             cluster.stop(graceful=False)  # its run dir is removed next
+
+
+#: Settings every cluster this process starts begins with, before the caller's own
+#: (``[TARGET:]KEY=VALUE`` separated by spaces): e.g. a test run on a machine whose disk is
+#: 75% full raises the tablet servers' write limit so that its servers do not all warn of
+#: their room (docs/local-cluster.md).
+BASE_SETTINGS_VAR: Final = "KONSOLE_CLUSTER_SET"
+
+
+def base_settings() -> list[str]:
+    return os.environ.get(BASE_SETTINGS_VAR, "").split()
