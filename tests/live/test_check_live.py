@@ -30,6 +30,7 @@ import pytest
 
 from konsole.localcluster import LocalCluster
 from tests._testutil import pyfluss_data as pf
+from tests._testutil.waiting import wait_until
 from tests.conftest import FlussServer, our_java_processes
 
 pytestmark = pytest.mark.slow
@@ -649,12 +650,19 @@ def test_zookeeper_paused_or_killed_the_check_says_what_it_sees_and_ends(
     cluster: Cluster,
 ) -> None:
     pid = cluster.pid("zookeeper", 0)
+    logs = sorted((Path(cluster.desc["run_dir"]) / "logs").glob("*.log"))
+    before = _zk_doubts(logs)
     os.kill(pid, signal.SIGSTOP)
     try:
-        for _ in range(2):  # right away, and once the servers' sessions are in doubt
-            r = cluster.check(timeout=6)
-            assert r.code in (0, 1, 2), r
-            time.sleep(5)
+        r = cluster.check(timeout=6)  # right away
+        assert r.code in (0, 1, 2), r
+        # ... and once a server's ZooKeeper client has given up on the paused one (its
+        # session in doubt: about 2/3 of the 10 s session timeout)
+        wait_until(
+            lambda: _zk_doubts(logs), lambda n: n > before, "a server doubts its session", 30
+        )
+        r = cluster.check(timeout=6)
+        assert r.code in (0, 1, 2), r
     finally:
         os.kill(pid, signal.SIGCONT)
     cluster.lc.kill("zk", 0)
@@ -666,6 +674,11 @@ def test_zookeeper_paused_or_killed_the_check_says_what_it_sees_and_ends(
     finally:
         with contextlib.suppress(Exception):
             cluster.lc.start_server("zk", 0)
+
+
+def _zk_doubts(logs: list[Path]) -> int:
+    """How many times the servers' ZooKeeper clients logged that the server went quiet."""
+    return sum(p.read_text(errors="replace").count("have not heard from server") for p in logs)
 
 
 # =========================================================================== the console
