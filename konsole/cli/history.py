@@ -38,7 +38,6 @@ from konsole.cli.options import (
     parse_duration,
     parse_time,
     when,
-    writable_history,
 )
 from konsole.errors import ExitCode, ProfileError
 from konsole.model.events.base import EventKind, Severity
@@ -431,7 +430,6 @@ def history_notes(
     from store import HistoryError
 
     if text is not None:
-        writable_history(cluster.history)  # the default file's directory is made
         path = _path(cluster)
         try:
             at = write_note(path, text, subject=subject or "cluster", at=at)

@@ -102,7 +102,7 @@ def record(
         fail(exc, exc.exit_code)
     except ValueError as exc:  # the retention bands out of order
         fail(exc, ExitCode.USAGE)
-    path = cluster.history_to_write(chosen)
+    path = cluster.history_file(chosen)
     try:
         reached = asyncio.run(_record(chosen, path, policy, interval, max_polls, verbose))
     except ProfileError as exc:

@@ -662,7 +662,7 @@ def test_exit_3_rejected_credentials_without_the_password(
         (["--format", "xml"], "Invalid value for '--format'"),
         (["-t", "0"], "Invalid value for '-t'"),
         (["--nope"], "No such option"),
-        (["--record", "--history", "/dev/null/x.sqlite"], "--record: "),
+        (["--record", "--history", "/dev/null/x.sqlite"], "cannot write /dev/null/x.sqlite"),
         (["--bootstrap", "host:notaport"], "bad port"),
     ],
 )

@@ -42,7 +42,7 @@ from konsole.cli.main import main
 from konsole.cli.options import DURATION, MOMENT, FilePath, Number, Whole
 from konsole.localcluster import LocalCluster
 from tests._testutil.cli import REPO
-from tests._testutil.cli_tree import exit_codes, leaf_commands
+from tests._testutil.cli_tree import exit_codes, leaf_commands, needed_args
 from tests._testutil.recorded import server_left_history
 
 USAGE = exit_codes()["usage"].code
@@ -96,27 +96,6 @@ READS_PROFILES = (
     "",
     "admin",
 )
-#: Valid values for what a command needs before it gets to the option under test.
-GOOD = {
-    "table": "db.t",
-    "table_name": "db.t",
-    "spec": "k=v",
-    "assignment": "k=v",
-    "key": "k",
-    "value": "v",
-    "server_id": "1",
-    "role": "ts",
-    "tag": "permanent-offline",
-    "what": "events",
-    "moment": "now",
-    "target": "db.t",
-    "resource": "cluster",
-    "principal": "User:alice",
-    "operation": "READ",
-    "keys": "id=1",
-}
-
-
 #: Options a command needs together to be valid, unless the one under test is among them.
 NEEDS: dict[tuple[str, ...], list[str]] = {("history", "report"): ["--around", "now"]}
 NEEDS_PARAMS = {"around", "from_", "to"}
@@ -232,14 +211,8 @@ def command_line(
     path: tuple[str, ...], command: click.Command, param: click.Parameter, value: str, tmp: Path
 ) -> list[str]:
     """``path`` with good values for what the command needs and ``value`` for ``param``."""
-    args = list(path)
-    for p in command.params:
-        if p is param:
-            continue
-        if isinstance(p, click.Argument) and p.required:
-            args.append(GOOD[p.name or ""])
-        elif isinstance(p, click.Option) and p.required:
-            args += [p.opts[0], GOOD.get(p.name or "", str(tmp / "out.html"))]
+    arguments, options = needed_args(command, tmp, but=param)
+    args = [*path, *arguments, *options]
     names = {p.name for p in command.params}
     if "bootstrap" in names and param.name not in ("bootstrap", "profile", "profiles", "local"):
         args += ["--bootstrap", "127.0.0.1:1"]
