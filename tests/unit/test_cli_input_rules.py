@@ -467,5 +467,5 @@ def test_check_asked_for_json_answers_a_refused_argument_in_json(tmp_path: Path)
     assert done.returncode == USAGE
     answer = json.loads(done.stdout)
     assert (answer["status"], answer["exit_code"]) == ("UNKNOWN", USAGE)
-    assert "finite" in answer["summary"] and answer["schema"] == "konsole.model.check/2"
+    assert "finite" in answer["summary"] and answer["schema"] == "konsole.model.check/3"
     assert len(done.stderr.splitlines()) == 1
