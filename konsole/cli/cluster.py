@@ -22,6 +22,7 @@ import click
 
 from konsole.cli.console import live_feed, require_terminal
 from konsole.cli.exits import fail
+from konsole.cli.listing import ListingGroup
 from konsole.cli.options import (
     DOCUMENT_FORMATS,
     JAVA_INT_MAX,
@@ -67,7 +68,7 @@ def _format_options(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
-@click.group()
+@click.group(cls=ListingGroup)
 def cluster() -> None:
     """Run a real local Fluss cluster on 127.0.0.1 from the published jars."""
 

@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 import click
 
 from konsole.cli.exits import fail, history_failure
+from konsole.cli.listing import ListingGroup
 from konsole.cli.options import (
     DURATION,
     JAVA_INT_MAX,
@@ -157,7 +158,7 @@ def _window(since: float | None, until: float | None) -> tuple[int | None, int |
     return lo, hi
 
 
-@click.group("history")
+@click.group("history", cls=ListingGroup)
 def history() -> None:
     """Read the recorded history: events, series, the cluster as of a time, notes."""
 
