@@ -260,7 +260,7 @@ def _server_command(name: str, help_text: str, *, settings: bool = False) -> cli
         )(decorated)
         decorated = click.option(
             "--fluss-home",
-            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            type=FilePath(exists=True, file_okay=False),
             default=None,
             help="Start it from this unpacked Fluss distribution (same id, data dir, ports "
             "and conf dir): one step of a rolling upgrade; it stays on it for later starts.",

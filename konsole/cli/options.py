@@ -23,8 +23,11 @@ docs/cli.md) before anything is connected, read or written.
 
 from __future__ import annotations
 
+import errno
 import functools
 import math
+import os
+import stat
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields, replace
@@ -205,24 +208,41 @@ def table_argument(*, required: bool = True) -> Callable[[F], F]:
 
 
 class FilePath(click.Path):
-    """click.Path as a :class:`~pathlib.Path`, refusing an empty value (click would make it
-    ``.``, the current directory) and, with ``regular``, a path that exists but is not a
-    regular file (a FIFO would hang the open, a device is no profiles or history file):
-    refused as a usage error before anything is opened."""
+    """click.Path as a :class:`~pathlib.Path`, refusing as a usage error before anything is
+    opened: an empty value (click would make it ``.``, the current directory), a name the
+    system cannot take (too long), with ``regular`` a path that exists but is not a regular
+    file (a FIFO would hang the open, a device is no profiles or history file), and where
+    only a directory will do, a path that exists but is no directory (a FIFO, a device)."""
 
     def __init__(self, *, regular: bool = False, **kwargs: Any) -> None:
         super().__init__(path_type=Path, **kwargs)
         self.regular = regular
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str | Path) and str(value) == "":
-            self.fail("an empty path names no file", param, ctx)
-        if self.regular and isinstance(value, str | Path):
-            from konsole.collect.paths import input_refusal  # not imported for --help
-
-            if (why := input_refusal(value)) is not None:
+        if isinstance(value, str | Path):
+            if str(value) == "":
+                self.fail("an empty path names no file", param, ctx)
+            if (why := self._refusal(value)) is not None:
                 self.fail(f"{str(value)!r}: {why}", param, ctx)
         return super().convert(value, param, ctx)
+
+    def _refusal(self, value: str | Path) -> str | None:
+        try:
+            mode = os.stat(value).st_mode
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:
+                return "the name is too long for the file system"
+            mode = None  # missing: click's ``exists``, or the writer's rule (74)
+        if self.regular:
+            from konsole.collect.paths import input_refusal  # not imported for --help
+
+            return input_refusal(value)
+        if not self.file_okay and mode is not None and not stat.S_ISDIR(mode):
+            from konsole.collect.paths import kind_of
+
+            what = "a regular file" if stat.S_ISREG(mode) else kind_of(mode)
+            return f"{what}, not a directory"
+        return None
 
 
 #: ``-o FILE``: a file to write (what may be replaced is the writer's rule, exit 74).

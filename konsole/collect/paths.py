@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from store.file_kinds import input_refusal, output_refusal
+from store.file_kinds import input_refusal, kind_of, output_refusal
 
-__all__ = ["history_refusal", "input_refusal", "output_refusal"]
+__all__ = ["history_refusal", "input_refusal", "kind_of", "output_refusal"]
 
 
 def history_refusal(path: Path) -> str | None:
