@@ -452,8 +452,8 @@ def _bring_to_life(
 
 def _note(path: Path, text: str) -> None:
     """An operator note in the demo's history (a note needs no writer lock)."""
+    from konsole.collect.history_files import HistoryError
     from konsole.collect.notes import write_note
-    from store import HistoryError
 
     with contextlib.suppress(HistoryError, OSError):
         write_note(path, text)

@@ -135,7 +135,7 @@ def _path(cluster: ConnectionArgs) -> Path:
 
 
 def _reader(cluster: ConnectionArgs) -> Any:
-    from store import HistoryError, open_reader
+    from konsole.collect.history_files import HistoryError, open_reader
 
     path = _path(cluster)
     if not path.exists():
@@ -281,7 +281,7 @@ def history_series(
                 "all_partitions": partition is None,
             }
             totals = reader.offset_totals(span.table_id, pid, bucket, **args)
-            from store.queries import rates
+            from konsole.collect.history_files import rates
 
             rate = {p.at_ms: p.value for p in rates(totals)}
             out.extend(
@@ -427,8 +427,8 @@ def history_notes(
     fmt: str,
 ) -> None:
     """Operator notes (free text with a time and a subject) for incident timelines."""
+    from konsole.collect.history_files import HistoryError
     from konsole.collect.notes import write_note
-    from store import HistoryError
 
     if text is not None:
         path = _path(cluster)
@@ -690,7 +690,7 @@ def _report_window(
 def history_info(cluster: ConnectionArgs, fmt: str) -> None:
     """File size, time span, polls and events per level of resolution, the recorder's pid,
     and the epochs (one per cluster the file has recorded)."""
-    from store import SCHEMA_VERSION, RetentionPolicy
+    from konsole.collect.history_files import SCHEMA_VERSION, RetentionPolicy
 
     policy = RetentionPolicy()
     with _reader(cluster) as reader:

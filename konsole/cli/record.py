@@ -86,7 +86,7 @@ def record(
     verbose: bool,
 ) -> None:
     """Poll a cluster and record every poll and event into its history file."""
-    from store import HistoryError, RetentionPolicy
+    from konsole.collect.history_files import HistoryError, RetentionPolicy
 
     try:
         chosen = cluster.resolve()
