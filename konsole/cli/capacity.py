@@ -34,7 +34,7 @@ def _history(path: Path, collector: Any, now: float, window_s: float) -> tuple[i
     """Seeds ``collector`` from the history at ``path``; (samples read, its last snapshot)."""
     from konsole.collect.capacity import seed_from_history
     from konsole.collect.history import snapshot_at
-    from store import HistoryError, open_reader
+    from konsole.collect.history_files import HistoryError, open_reader
 
     try:
         with open_reader(path) as reader:

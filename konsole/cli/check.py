@@ -89,9 +89,9 @@ class HistoryCheckRecorder:
     def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None:
         """None when appended; else why not (the check's own answer stands)."""
         from konsole.collect.history import poll_record, with_epoch
+        from konsole.collect.history_files import HistoryError, HistoryLocked, open_writer
         from konsole.collect.notes import write_note
         from konsole.render.check import render_nagios
-        from store import HistoryError, HistoryLocked, open_writer
 
         try:
             if snapshot is not None:
@@ -116,7 +116,7 @@ def open_recorder(path: Path) -> CheckRecorder:
     """The history file ``path`` (``ConnectionArgs.history_file``: the one the console and
     ``konsole record`` use); refuses a file that cannot be a history (a directory, a foreign
     or newer file) before the check runs."""
-    from store import HistoryError, open_reader
+    from konsole.collect.history_files import HistoryError, open_reader
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ import click
 
 from konsole.cli.console import live_feed, require_terminal
 from konsole.cli.exits import fail
+from konsole.cli.listing import ListingGroup
 from konsole.cli.options import (
     DOCUMENT_FORMATS,
     JAVA_INT_MAX,
@@ -67,7 +68,7 @@ def _format_options(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
-@click.group()
+@click.group(cls=ListingGroup)
 def cluster() -> None:
     """Run a real local Fluss cluster on 127.0.0.1 from the published jars."""
 
@@ -259,7 +260,7 @@ def _server_command(name: str, help_text: str, *, settings: bool = False) -> cli
         )(decorated)
         decorated = click.option(
             "--fluss-home",
-            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            type=FilePath(exists=True, file_okay=False),
             default=None,
             help="Start it from this unpacked Fluss distribution (same id, data dir, ports "
             "and conf dir): one step of a rolling upgrade; it stays on it for later starts.",
@@ -451,8 +452,8 @@ def _bring_to_life(
 
 def _note(path: Path, text: str) -> None:
     """An operator note in the demo's history (a note needs no writer lock)."""
+    from konsole.collect.history_files import HistoryError
     from konsole.collect.notes import write_note
-    from store import HistoryError
 
     with contextlib.suppress(HistoryError, OSError):
         write_note(path, text)

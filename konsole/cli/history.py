@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 import click
 
 from konsole.cli.exits import fail, history_failure
+from konsole.cli.listing import ListingGroup
 from konsole.cli.options import (
     DURATION,
     JAVA_INT_MAX,
@@ -38,7 +39,6 @@ from konsole.cli.options import (
     parse_duration,
     parse_time,
     when,
-    writable_history,
 )
 from konsole.errors import ExitCode, ProfileError
 from konsole.model.events.base import EventKind, Severity
@@ -135,7 +135,7 @@ def _path(cluster: ConnectionArgs) -> Path:
 
 
 def _reader(cluster: ConnectionArgs) -> Any:
-    from store import HistoryError, open_reader
+    from konsole.collect.history_files import HistoryError, open_reader
 
     path = _path(cluster)
     if not path.exists():
@@ -158,7 +158,7 @@ def _window(since: float | None, until: float | None) -> tuple[int | None, int |
     return lo, hi
 
 
-@click.group("history")
+@click.group("history", cls=ListingGroup)
 def history() -> None:
     """Read the recorded history: events, series, the cluster as of a time, notes."""
 
@@ -281,7 +281,7 @@ def history_series(
                 "all_partitions": partition is None,
             }
             totals = reader.offset_totals(span.table_id, pid, bucket, **args)
-            from store.queries import rates
+            from konsole.collect.history_files import rates
 
             rate = {p.at_ms: p.value for p in rates(totals)}
             out.extend(
@@ -427,11 +427,10 @@ def history_notes(
     fmt: str,
 ) -> None:
     """Operator notes (free text with a time and a subject) for incident timelines."""
+    from konsole.collect.history_files import HistoryError
     from konsole.collect.notes import write_note
-    from store import HistoryError
 
     if text is not None:
-        writable_history(cluster.history)  # the default file's directory is made
         path = _path(cluster)
         try:
             at = write_note(path, text, subject=subject or "cluster", at=at)
@@ -691,7 +690,7 @@ def _report_window(
 def history_info(cluster: ConnectionArgs, fmt: str) -> None:
     """File size, time span, polls and events per level of resolution, the recorder's pid,
     and the epochs (one per cluster the file has recorded)."""
-    from store import SCHEMA_VERSION, RetentionPolicy
+    from konsole.collect.history_files import SCHEMA_VERSION, RetentionPolicy
 
     policy = RetentionPolicy()
     with _reader(cluster) as reader:

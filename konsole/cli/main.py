@@ -26,6 +26,7 @@ import click
 
 from konsole import __version__
 from konsole.cli.exits import run_guarded
+from konsole.cli.listing import ListingGroup, first_sentence, write_listing
 from konsole.cli.options import ConnectionArgs, group_options
 from konsole.cli.ui import ui_options
 
@@ -137,7 +138,7 @@ def _utf8_only(args: Sequence[str]) -> None:
             ) from None
 
 
-class KonsoleGroup(click.Group):
+class KonsoleGroup(ListingGroup):
     """Imports a command only when it is asked for; runs every command under the one way
     of failing (:func:`konsole.cli.exits.run_guarded`): one line, the documented code."""
 
@@ -189,16 +190,13 @@ class KonsoleGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The commands section of ``--help`` from :data:`COMMANDS`, shortened to the
-        width as click shortens a command's own help, without importing any command."""
-        names = self.list_commands(ctx)
-        limit = formatter.width - 6 - max(len(n) for n in names)
+        """The commands section of ``--help`` from :data:`COMMANDS`, each first sentence
+        whole (:mod:`konsole.cli.listing`), without importing any command."""
         rows = []
-        for name in names:
+        for name in self.list_commands(ctx):
             text = COMMANDS[name][2] if name in COMMANDS else self.commands[name].help
-            rows.append((name, click.Command(name, help=text).get_short_help_str(limit)))
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+            rows.append((name, first_sentence(text)))
+        write_listing(formatter, rows)
 
 
 @click.group(

@@ -23,8 +23,11 @@ docs/cli.md) before anything is connected, read or written.
 
 from __future__ import annotations
 
+import errno
 import functools
 import math
+import os
+import stat
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields, replace
@@ -107,7 +110,7 @@ class ConnectionArgs:
         from konsole.collect.target import Target
 
         profile = self.resolve()
-        return Target(profile, None if self.no_history else self.history_to_write(profile))
+        return Target(profile, None if self.no_history else self.history_file(profile))
 
     def history_file(self, profile: Profile | None = None) -> Path:
         """The history file: ``--history``, else the cluster's by the one rule. Without
@@ -119,23 +122,18 @@ class ConnectionArgs:
             return history_path(profile, self.history)
         return history_path_for(self.history, self.profile, self.bootstrap, self.local)
 
-    def history_to_write(self, profile: Profile) -> Path:
-        """:meth:`history_file` of a command that records into it: an explicit
-        ``--history`` must be writable where it is (:func:`writable_history`)."""
-        writable_history(self.history)
-        return self.history_file(profile)
-
 
 def writable_history(path: Path | None) -> Path | None:
-    """``--history PATH`` of a command that writes it: its directory must exist (only the
-    default history directory is made), and a link or special file is refused; raises
-    OutputPathError (exit 74, as for every output)."""
+    """``--history PATH``, once it can be a history file where it is
+    (:func:`konsole.collect.paths.history_refusal`: its directory exists, no special file);
+    raises OutputPathError (exit 74, as for every output). Every command that takes
+    ``--history`` runs this before its body (:func:`cluster_options`): before anything
+    connects, reads or writes, whether the command would write the file or only read it."""
     if path is None:
         return None
-    from store.file_kinds import output_refusal
+    from konsole.collect.paths import history_refusal
 
-    why = output_refusal(path)
-    if why is not None and not (path.is_symlink() and path.is_file()):
+    if (why := history_refusal(path)) is not None:
         raise OutputPathError(f"cannot write {path}: {why}")
     return path
 
@@ -210,24 +208,41 @@ def table_argument(*, required: bool = True) -> Callable[[F], F]:
 
 
 class FilePath(click.Path):
-    """click.Path as a :class:`~pathlib.Path`, refusing an empty value (click would make it
-    ``.``, the current directory) and, with ``regular``, a path that exists but is not a
-    regular file (a FIFO would hang the open, a device is no profiles or history file):
-    refused as a usage error before anything is opened."""
+    """click.Path as a :class:`~pathlib.Path`, refusing as a usage error before anything is
+    opened: an empty value (click would make it ``.``, the current directory), a name the
+    system cannot take (too long), with ``regular`` a path that exists but is not a regular
+    file (a FIFO would hang the open, a device is no profiles or history file), and where
+    only a directory will do, a path that exists but is no directory (a FIFO, a device)."""
 
     def __init__(self, *, regular: bool = False, **kwargs: Any) -> None:
         super().__init__(path_type=Path, **kwargs)
         self.regular = regular
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str | Path) and str(value) == "":
-            self.fail("an empty path names no file", param, ctx)
-        if self.regular and isinstance(value, str | Path):
-            from store.file_kinds import input_refusal  # not imported for --help
-
-            if (why := input_refusal(value)) is not None:
+        if isinstance(value, str | Path):
+            if str(value) == "":
+                self.fail("an empty path names no file", param, ctx)
+            if (why := self._refusal(value)) is not None:
                 self.fail(f"{str(value)!r}: {why}", param, ctx)
         return super().convert(value, param, ctx)
+
+    def _refusal(self, value: str | Path) -> str | None:
+        try:
+            mode = os.stat(value).st_mode
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:
+                return "the name is too long for the file system"
+            mode = None  # missing: click's ``exists``, or the writer's rule (74)
+        if self.regular:
+            from konsole.collect.paths import input_refusal  # not imported for --help
+
+            return input_refusal(value)
+        if not self.file_okay and mode is not None and not stat.S_ISDIR(mode):
+            from konsole.collect.paths import kind_of
+
+            what = "a regular file" if stat.S_ISREG(mode) else kind_of(mode)
+            return f"{what}, not a directory"
+        return None
 
 
 #: ``-o FILE``: a file to write (what may be replaced is the writer's rule, exit 74).
@@ -378,7 +393,10 @@ def cluster_options(
         @functools.wraps(f)
         def command(*args: Any, **kwargs: Any) -> Any:
             own = ConnectionArgs(**{n: kwargs.pop(n) for n in names})
-            return f(*args, cluster=_inherit(own, names), **kwargs)
+            cluster = _inherit(own, names)
+            if not click.get_current_context().invoked_subcommand:  # else: that command's
+                writable_history(cluster.history)
+            return f(*args, cluster=cluster, **kwargs)
 
         # Options declared below this decorator stay after the shared ones in --help.
         command.__click_params__ = list(getattr(f, "__click_params__", []))  # type: ignore[attr-defined]

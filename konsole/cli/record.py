@@ -86,7 +86,7 @@ def record(
     verbose: bool,
 ) -> None:
     """Poll a cluster and record every poll and event into its history file."""
-    from store import HistoryError, RetentionPolicy
+    from konsole.collect.history_files import HistoryError, RetentionPolicy
 
     try:
         chosen = cluster.resolve()
@@ -102,7 +102,7 @@ def record(
         fail(exc, exc.exit_code)
     except ValueError as exc:  # the retention bands out of order
         fail(exc, ExitCode.USAGE)
-    path = cluster.history_to_write(chosen)
+    path = cluster.history_file(chosen)
     try:
         reached = asyncio.run(_record(chosen, path, policy, interval, max_polls, verbose))
     except ProfileError as exc:

@@ -23,6 +23,7 @@ import click
 
 from konsole.cli.check import DEFAULT_TIMEOUT as LOOK_TIMEOUT
 from konsole.cli.exits import error_line
+from konsole.cli.listing import ListingGroup
 from konsole.cli.options import (
     INTERVAL,
     JAVA_INT_MAX,
@@ -60,7 +61,7 @@ _clock: Callable[[], float] = time.monotonic
 _pause: Callable[[float], None] = time.sleep
 
 
-@click.group()
+@click.group(cls=ListingGroup)
 def upgrade() -> None:
     """A rolling upgrade, guided: readiness (check) and may the next server go down (gate)."""
 

@@ -61,8 +61,8 @@ async def watch_loop(
     warning or critical event, the command writing its report from ``history`` when a
     recorder writes that file; ``verbose``: a line per poll on ``err``. Returns False when
     polls were taken and all failed."""
+    from konsole.collect.history_files import lock_holder
     from konsole.model.events import EventConfig, EventState, advance
-    from store import lock_holder
 
     config = EventConfig(rules=profile.health)
     state = EventState()

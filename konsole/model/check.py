@@ -76,6 +76,10 @@ _FROM_HEALTH: Final = {
 }
 
 
+#: A threshold finding's status in the findings' words: -w YELLOW, -c RED.
+_TO_HEALTH: Final = {ExitCode.WARNING: HealthStatus.YELLOW, ExitCode.CRITICAL: HealthStatus.RED}
+
+
 def _worst(codes: Iterable[ExitCode]) -> ExitCode:
     return max(codes, key=_RANK.__getitem__, default=ExitCode.OK)
 
@@ -402,16 +406,21 @@ def _no_metric(tablets: Sequence[Any], origin: MetricsOrigin) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CheckFinding:
+    """One finding of the check. Its status for every reader is ``health``, the word every
+    face gives a finding (GREEN/YELLOW/RED/UNKNOWN, as ``watch``, ``capacity`` and the
+    console); ``status`` is what it adds to the check's first line and exit code (the
+    plugin's OK/WARNING/CRITICAL, docs/health-check.md)."""
+
     status: ExitCode
     #: The health rule's name, or "threshold" for a -w/-c range.
     rule: str
     subject: str
     reason: str
-    #: The health status behind it (None for thresholds).
-    health: HealthStatus | None = None
+    #: The finding's status: the health rule's; a -w range YELLOW, a -c range RED.
+    health: HealthStatus
 
     def line(self) -> str:
-        return f"[{self.status.name}] {self.subject}: {self.reason}"
+        return f"[{self.health.name}] {self.subject}: {self.reason}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -496,6 +505,7 @@ def _threshold_findings(measures: Mapping[str, Measure], thresholds: Thresholds)
                         label,
                         f"{plain_number(m.value)}{m.uom} is {where} {limit.text} "
                         f"({'-c' if status is ExitCode.CRITICAL else '-w'})",
+                        _TO_HEALTH[status],
                     )
                 )
                 break  # the critical range wins over the warning one

@@ -28,8 +28,10 @@ __all__ = [
 #: The JSON object's ``schema`` field; bumped when a field changes meaning or goes away.
 #: (It names the module that first wrote it: the value stays, readers match on it.)
 #: 2: ``time`` is ISO 8601 text with ``time_ms`` beside it, as in every other konsole JSON
-#: (1 had float epoch seconds).
-JSON_SCHEMA: Final = "konsole.model.check/2"
+#: (1 had float epoch seconds). 3: a finding's ``status`` is the word every face gives a
+#: finding (GREEN/YELLOW/RED/UNKNOWN); its plugin word is ``check_status`` (2 had them as
+#: ``health``, null for a threshold, and ``status``).
+JSON_SCHEMA: Final = "konsole.model.check/3"
 
 
 def perfdata(measures: Mapping[str, Measure]) -> str:
@@ -85,11 +87,11 @@ def as_dict(r: CheckResult) -> dict[str, Any]:
         },
         "findings": [
             {
-                "status": f.status.name,
+                "status": f.health.name,
+                "check_status": f.status.name,
                 "rule": f.rule,
                 "subject": f.subject,
                 "reason": f.reason,
-                "health": None if f.health is None else f.health.name,
             }
             for f in r.findings
         ],
@@ -141,7 +143,7 @@ def render_text(r: CheckResult) -> str:
     if r.findings:
         lines.append("  findings:")
         lines += [
-            f"    {f.status.name:<8} {f.rule:<20} {f.subject}: {f.reason}" for f in r.findings
+            f"    {f.health.name:<8} {f.rule:<20} {f.subject}: {f.reason}" for f in r.findings
         ]
     if r.details:
         lines.append("  details:")

@@ -12,7 +12,16 @@ import click
 
 from konsole.cli.main import main
 
-__all__ = ["CLI_DOC", "Code", "every_command", "exit_codes", "format_names", "leaf_commands"]
+__all__ = [
+    "CLI_DOC",
+    "GOOD",
+    "Code",
+    "every_command",
+    "exit_codes",
+    "format_names",
+    "leaf_commands",
+    "needed_args",
+]
 
 CLI_DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
@@ -39,6 +48,44 @@ def leaf_commands() -> list[tuple[tuple[str, ...], click.Command]]:
     """Every command that runs (not a group; the top-level group itself included, since
     ``konsole`` alone opens the console)."""
     return [(p, c) for p, c in every_command() if not isinstance(c, click.Group) or not p]
+
+
+#: Valid values for what a command needs (its required arguments and options), by name.
+GOOD = {
+    "table": "db.t",
+    "table_name": "db.t",
+    "spec": "k=v",
+    "assignment": "k=v",
+    "key": "k",
+    "value": "v",
+    "server_id": "1",
+    "role": "ts",
+    "tag": "permanent-offline",
+    "what": "events",
+    "moment": "now",
+    "target": "db.t",
+    "resource": "cluster",
+    "principal": "User:alice",
+    "operation": "READ",
+    "keys": "id=1",
+}
+
+
+def needed_args(
+    command: click.Command, tmp: Path, but: click.Parameter | None = None
+) -> tuple[list[str], list[str]]:
+    """A valid value for each required argument and option of ``command`` (except ``but``):
+    (the arguments in order, the options); an unnamed required option writes under ``tmp``."""
+    arguments: list[str] = []
+    options: list[str] = []
+    for p in command.params:
+        if p is but or not p.required:
+            continue
+        if isinstance(p, click.Argument):
+            arguments.append(GOOD[p.name or ""])
+        elif isinstance(p, click.Option):
+            options += [p.opts[0], GOOD.get(p.name or "", str(tmp / "out.html"))]
+    return arguments, options
 
 
 @dataclass(frozen=True)

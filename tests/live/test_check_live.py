@@ -141,7 +141,7 @@ def run_check(*args: str, timeout: float, password: str = PASSWORD) -> Checked:
     print(f"[{elapsed:.2f}s, exit {result.code}] {result.stdout.strip()[:600]}")
     # Never past --timeout (process start to exit; spawning is in the measured time).
     assert elapsed < timeout + 0.5, f"check ran {elapsed:.2f}s with -t {timeout:g}: {result}"
-    assert result.first.startswith(("FLUSS ", '{"schema": "konsole.model.check/2"')), result
+    assert result.first.startswith(("FLUSS ", '{"schema": "konsole.model.check/3"')), result
     return result
 
 
@@ -225,7 +225,7 @@ def test_healthy_cluster_is_ok_with_perfdata(cluster: Cluster) -> None:
         assert items["'kv_rejections'"].startswith("U;")
     j = cluster.check("--format", "json")
     assert j.code == 0
-    assert '"schema": "konsole.model.check/2"' in j.stdout
+    assert '"schema": "konsole.model.check/3"' in j.stdout
 
 
 def test_record_appends_the_check_to_a_history(cluster: Cluster, tmp_path: Path) -> None:
@@ -670,7 +670,7 @@ def test_zookeeper_paused_or_killed_the_check_says_what_it_sees_and_ends(
         r = cluster.check(timeout=6)
         assert r.code in (0, 1, 2), r
         r = cluster.check("--format", "json", timeout=6)
-        assert '"schema": "konsole.model.check/2"' in r.stdout
+        assert '"schema": "konsole.model.check/3"' in r.stdout
     finally:
         with contextlib.suppress(Exception):
             cluster.lc.start_server("zk", 0)

@@ -98,7 +98,7 @@ def test_without_metrics_configured_the_check_is_ok_and_lists_the_metric_rules(
         "answered": [],
         "failed": [],
     }
-    assert ("OK", "metrics_not_configured", "cluster") in rules(data)
+    assert ("GREEN", "metrics_not_configured", "cluster") in rules(data)
     assert not [f for f in data["findings"] if f["rule"] == "metrics_unknown"]
     for label in ("disk_usage_max", "write_locked_servers", "kv_rejections"):
         measure = data["measures"][label]
@@ -108,7 +108,7 @@ def test_without_metrics_configured_the_check_is_ok_and_lists_the_metric_rules(
     first = out.splitlines()[0]
     assert first.startswith("FLUSS OK: healthy; metrics not configured; ")
     assert "'disk_usage_max'=U;" in first
-    assert "[OK] cluster: metrics not configured: " in out
+    assert "[GREEN] cluster: metrics not configured: " in out
 
 
 def test_a_wrong_metrics_port_is_a_warning_naming_the_endpoint(bootstrap: str) -> None:

@@ -362,9 +362,12 @@ def test_thresholds_add_findings_and_the_critical_range_wins() -> None:
     threshold = [(f.status, f.subject, f.reason) for f in r.findings if f.rule == "threshold"]
     assert (ExitCode.WARNING, "tablet_servers", "2 is outside 3: (-w)") in threshold
     assert (ExitCode.CRITICAL, "poll_latency", "0.1s is inside @0:1 (-c)") in threshold
+    # in the findings' own words (every face's): -w YELLOW, -c RED
+    words = {f.subject: f.health for f in r.findings if f.rule == "threshold"}
+    assert words == {"tablet_servers": HealthStatus.YELLOW, "poll_latency": HealthStatus.RED}
     r = result_of(HEALTHY, thresholds=parse_thresholds(["tablet_servers=4:"]))
     assert r.status is ExitCode.WARNING
-    assert r.findings[0].line() == "[WARNING] tablet_servers: 3 is outside 4: (-w)"
+    assert r.findings[0].line() == "[YELLOW] tablet_servers: 3 is outside 4: (-w)"
     assert result_of(HEALTHY, thresholds=parse_thresholds(["stalled_tables=0"])).status is (
         ExitCode.OK
     )  # unknown values never alert (and never count as OK data: perfdata says U)
@@ -385,8 +388,8 @@ def test_nagios_output_first_line_perfdata_and_long_lines() -> None:
     assert "'tablet_servers'=2;3:;;0" in items
     assert "'stalled_tables'=U;;;0" in items
     assert "'poll_latency'=0.1s;;;0" in items
-    assert "[CRITICAL] table db.t: 1 bucket without an active leader" in rest
-    assert any(line.startswith("[WARNING] tablet-server 2: 3 replicas") for line in rest)
+    assert "[RED] table db.t: 1 bucket without an active leader" in rest
+    assert any(line.startswith("[YELLOW] tablet-server 2: 3 replicas") for line in rest)
     assert "offline buckets (no active leader): db.t#2" in rest
     assert (
         "under-replicated buckets (a replica on tablet-server 2, not alive): db.t#0, db.t#1, db.t#2"
@@ -406,7 +409,7 @@ def test_ok_line_and_no_long_output() -> None:
 def test_json_output_is_the_documented_versioned_object() -> None:
     r = result_of(GONE)
     d = json.loads(render(r, "json"))
-    assert d["schema"] == JSON_SCHEMA == "konsole.model.check/2"
+    assert d["schema"] == JSON_SCHEMA == "konsole.model.check/3"
     assert set(d) == {
         "schema",
         "status",
@@ -433,7 +436,8 @@ def test_json_output_is_the_documented_versioned_object() -> None:
         "offline": ["db.t#2"],
         "under_replicated": ["db.t#0", "db.t#1", "db.t#2"],
     }
-    assert {"status", "rule", "subject", "reason", "health"} == set(d["findings"][0])
+    assert {"status", "check_status", "rule", "subject", "reason"} == set(d["findings"][0])
+    assert (d["findings"][0]["status"], d["findings"][0]["check_status"]) == ("RED", "CRITICAL")
     assert d["measures"]["tablet_servers"] == {
         "value": 2,
         "uom": "",
@@ -447,12 +451,31 @@ def test_json_output_is_the_documented_versioned_object() -> None:
     assert d["measures"]["stalled_tables"]["unknown_because"]
 
 
+def test_a_finding_has_the_same_status_word_in_check_and_watch() -> None:
+    """One word set for a finding (docs/health-check.md): check's JSON says RED where
+    watch's health line says RED for the same finding; the plugin's words stay on the
+    check's own status, first line and exit code, and on each finding as check_status."""
+    from konsole.cli.lines import health_line
+
+    health = evaluate(GONE)
+    r = assess(GONE, health)
+    check = json.loads(render(r, "json"))
+    watch = json.loads(health_line(health, "jsonl", GONE))
+    said = {(f["rule"], f["subject"]): f["status"] for f in check["findings"]}
+    assert said == {(f["rule"], f["subject"]): f["status"] for f in watch["findings"]}
+    assert set(said.values()) == {"RED", "YELLOW"}  # both words are tried
+    plugin = {(f["rule"], f["subject"]): f["check_status"] for f in check["findings"]}
+    assert {said[k]: plugin[k] for k in said} == {"RED": "CRITICAL", "YELLOW": "WARNING"}
+    assert (check["status"], check["exit_code"]) == ("CRITICAL", 2)
+    assert render(r, "nagios").startswith("FLUSS CRITICAL: ")
+
+
 def test_text_output() -> None:
     text = render(result_of(GONE), "text")
     assert text.splitlines()[0].startswith("FLUSS CRITICAL: ")
     assert "  health:       RED (derived)" in text
     assert "  coordinators: active 127.0.0.1:9123" in text
-    assert re.search(r"CRITICAL\s+leaders\s+table db.t: 1 bucket", text)
+    assert re.search(r"RED\s+leaders\s+table db.t: 1 bucket", text)
     assert re.search(r"stalled_tables\s+unknown  \(needs successive polls", text)
 
 
@@ -662,7 +685,7 @@ def test_exit_3_rejected_credentials_without_the_password(
         (["--format", "xml"], "Invalid value for '--format'"),
         (["-t", "0"], "Invalid value for '-t'"),
         (["--nope"], "No such option"),
-        (["--record", "--history", "/dev/null/x.sqlite"], "--record: "),
+        (["--record", "--history", "/dev/null/x.sqlite"], "cannot write /dev/null/x.sqlite"),
         (["--bootstrap", "host:notaport"], "bad port"),
     ],
 )
@@ -715,7 +738,7 @@ def test_kv_rejections_rising_look_twice(monkeypatch: pytest.MonkeyPatch) -> Non
     )
     result = run(monkeypatch, rising)
     assert result.exit_code == 1, result.output
-    assert "[WARNING] table db.k: 5 write requests rejected by KV backpressure" in result.stdout
+    assert "[YELLOW] table db.k: 5 write requests rejected by KV backpressure" in result.stdout
     assert "'kv_rejections'=8c;;;0" in result.stdout
     steady = Script(metrics=[[tm(0, tables=[kv("db.k", rejections=3)]), tm(1), tm(2)]])
     result = run(monkeypatch, steady)

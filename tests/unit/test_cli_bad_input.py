@@ -35,6 +35,7 @@ import konsole.cli.serve
 import konsole.cli.storage
 import konsole.cli.watch
 import konsole.collect.action_service
+import konsole.collect.target
 import konsole.localcluster.jars
 import konsole.localcluster.seed
 import konsole.ui.app
@@ -42,11 +43,14 @@ from konsole.cli.main import main
 from konsole.cli.options import DURATION, MOMENT, FilePath, Number, Whole
 from konsole.localcluster import LocalCluster
 from tests._testutil.cli import REPO
-from tests._testutil.cli_tree import exit_codes, leaf_commands
+from tests._testutil.cli_tree import exit_codes, leaf_commands, needed_args
 from tests._testutil.recorded import server_left_history
 
 USAGE = exit_codes()["usage"].code
 LEAVES = leaf_commands()
+#: preview's and lookup's own work, which opens the output before it connects.
+OPENS_OUTPUT_FIRST = ((konsole.cli.preview, "_main"), (konsole.cli.lookup, "_run"))
+UNPATCHED = {owner: getattr(owner, name) for owner, name in OPENS_OUTPUT_FIRST}
 
 #: Bad values of text options and arguments, by parameter name.
 BAD_TEXT: dict[str, tuple[str, ...]] = {
@@ -96,27 +100,6 @@ READS_PROFILES = (
     "",
     "admin",
 )
-#: Valid values for what a command needs before it gets to the option under test.
-GOOD = {
-    "table": "db.t",
-    "table_name": "db.t",
-    "spec": "k=v",
-    "assignment": "k=v",
-    "key": "k",
-    "value": "v",
-    "server_id": "1",
-    "role": "ts",
-    "tag": "permanent-offline",
-    "what": "events",
-    "moment": "now",
-    "target": "db.t",
-    "resource": "cluster",
-    "principal": "User:alice",
-    "operation": "READ",
-    "keys": "id=1",
-}
-
-
 #: Options a command needs together to be valid, unless the one under test is among them.
 NEEDS: dict[tuple[str, ...], list[str]] = {("history", "report"): ["--around", "now"]}
 NEEDS_PARAMS = {"around", "from_", "to"}
@@ -232,14 +215,8 @@ def command_line(
     path: tuple[str, ...], command: click.Command, param: click.Parameter, value: str, tmp: Path
 ) -> list[str]:
     """``path`` with good values for what the command needs and ``value`` for ``param``."""
-    args = list(path)
-    for p in command.params:
-        if p is param:
-            continue
-        if isinstance(p, click.Argument) and p.required:
-            args.append(GOOD[p.name or ""])
-        elif isinstance(p, click.Option) and p.required:
-            args += [p.opts[0], GOOD.get(p.name or "", str(tmp / "out.html"))]
+    arguments, options = needed_args(command, tmp, but=param)
+    args = [*path, *arguments, *options]
     names = {p.name for p in command.params}
     if "bootstrap" in names and param.name not in ("bootstrap", "profile", "profiles", "local"):
         args += ["--bootstrap", "127.0.0.1:1"]
@@ -508,3 +485,158 @@ def test_generated_bad_numbers_and_text_are_refused_at_once(
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("konsole: error: "), (args, result.stderr)
     assert tree(tmp) == before, args
+
+
+# =========================================================================== generated paths
+
+
+PATHS = [
+    (path, command, param)
+    for path, command in LEAVES
+    for param in command.params
+    if isinstance(param.type, click.Path)
+]
+
+
+def path_role(param: click.Parameter) -> str:
+    """``read`` (a file konsole opens: the profiles file, a history), ``dir`` (a directory:
+    the run dir, a distribution) or ``write`` (a file konsole writes: ``-o``)."""
+    kind = param.type
+    assert isinstance(kind, click.Path)
+    if isinstance(kind, FilePath) and kind.regular:
+        return "read"
+    return "dir" if not kind.file_okay else "write"
+
+
+#: Each role's bad kinds of path and the situation of docs/cli.md each is: a value refused
+#: as it is parsed (usage), or an output that cannot be written (io). A history named in a
+#: missing directory, or as a dangling link, is io too (docs/cli.md, what konsole takes).
+PATH_KINDS: dict[str, dict[str, str]] = {
+    "read": {
+        "empty": "usage",
+        "not utf-8": "usage",
+        "too long": "usage",
+        "fifo": "usage",
+        "device": "usage",
+        "link to a fifo": "usage",
+        "directory": "usage",
+        "missing parent": "io or usage",  # a history's directory; the profiles file must exist
+        "dangling link": "io or usage",
+    },
+    "write": {
+        "empty": "usage",
+        "not utf-8": "usage",
+        "too long": "usage",
+        "directory": "usage",
+        "fifo": "io",
+        "device": "io",
+        "link to a file": "io",
+        "dangling link": "io",
+        "missing parent": "io",
+        "read-only directory": "io",
+    },
+    "dir": {
+        "empty": "usage",
+        "not utf-8": "usage",
+        "too long": "usage",
+        "a file": "usage",
+        "fifo": "usage",
+        "device": "usage",
+        "link to a fifo": "usage",
+    },
+}
+
+NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=16)
+
+
+def _reached(*args: Any, **kwargs: Any) -> Any:
+    raise Reached("the command got as far as connecting")
+
+
+def read_only_directory(tmp: Path) -> Path:
+    """A directory this process cannot create a file in: root writes anywhere a mode
+    allows nothing, so for root it is /proc."""
+    if os.geteuid() == 0:
+        return Path("/proc")
+    made = tmp / "read-only"
+    made.mkdir(exist_ok=True)
+    made.chmod(0o555)
+    return made
+
+
+def make_path(kind: str, name: str, suffix: str, tmp: Path, data: st.DataObject) -> str:
+    """A path of ``kind`` under ``tmp`` (or of the system: a device, /proc), made now."""
+    own = tmp / f"{name}{suffix}"
+    if kind == "empty":
+        return ""
+    if kind == "not utf-8":
+        bad = data.draw(st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF), label="byte")
+        return str(tmp / f"{name}{bad}{suffix}")
+    if kind == "too long":
+        size = data.draw(st.integers(min_value=256, max_value=1000), label="length")
+        return str(tmp / f"{(name * size)[:size]}{suffix}")
+    if kind == "device":
+        return data.draw(st.sampled_from(["/dev/null", "/dev/zero", "/dev/full"]), label="dev")
+    if kind in ("fifo", "link to a fifo"):
+        fifo = tmp / f"{name}.fifo{suffix}"
+        os.mkfifo(fifo)
+        if kind == "fifo":
+            return str(fifo)
+        own.symlink_to(fifo)
+    elif kind == "directory":
+        own.mkdir()
+    elif kind == "a file":
+        own.write_text("")
+    elif kind == "link to a file":
+        target = tmp / f"{name}.target"
+        target.write_text("keep me\n")
+        own.symlink_to(target)
+    elif kind == "dangling link":
+        own.symlink_to(tmp / f"{name}.nowhere")
+    elif kind == "missing parent":
+        return str(tmp / f"{name}.missing" / f"{name}{suffix}")
+    elif kind == "read-only directory":
+        return str(read_only_directory(tmp) / f"konsole-{name}{suffix}")
+    return str(own)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_generated_bad_paths_are_refused_at_once(
+    data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Hypothesis draws a command's path parameter, a kind of path its role refuses (FIFO,
+    device, link, directory, missing parent, read-only directory, empty, too long, not
+    UTF-8) and the names: the documented code, one line, nothing on disk changed, at once
+    (bounded: 150 examples in all, under 30 s)."""
+    tmp = tmp_path_factory.mktemp("paths")
+    history = server_left_history(tmp_path_factory.mktemp("history") / "h.sqlite")
+    path, command, param = data.draw(st.sampled_from(PATHS), label="parameter")
+    kinds = PATH_KINDS[path_role(param)]
+    kind = data.draw(st.sampled_from(sorted(kinds)), label="kind")
+    suffix = ".html" if path == ("history", "report") else ".csv"
+    value = make_path(kind, data.draw(NAMES, label="name"), suffix, tmp, data)
+    args = command_line(path, command, param, value, tmp / "out")
+    if param.name != "history" and any(p.name == "history" for p in command.params):
+        args += ["--history", str(history)]  # a history to export or report from
+    if path_role(param) == "write" and any(p.name == "fmt" for p in command.params):
+        args += ["--format", suffix[1:]]  # a device has no suffix to tell the format by
+    before = tree(tmp)
+    started = time.monotonic()
+    with pytest.MonkeyPatch.context() as patch:
+        # preview and lookup open the output, then connect: the connect is the seam here
+        for owner, name in OPENS_OUTPUT_FIRST:
+            patch.setattr(owner, name, UNPATCHED[owner])
+        patch.setattr(konsole.collect.target, "connect_client", _reached)
+        result = CliRunner().invoke(main, args)
+    assert time.monotonic() - started < ANSWER_WITHIN_S, args
+    codes = exit_codes()
+    allowed = {codes[s].code for s in kinds[kind].split(" or ")}
+    if path[:1] == ("check",):
+        allowed = {codes[s].check for s in kinds[kind].split(" or ")}
+    said = (kind, args, result.stdout, result.stderr)
+    assert result.exit_code in allowed, said
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("konsole: error: "), said
+    assert "Traceback" not in result.stdout + result.stderr, said
+    assert tree(tmp) == before, said  # nothing created, replaced or written

@@ -13,12 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 
 from konsole.cli.main import main
 from tests._testutil.cli import REPO
-from tests._testutil.cli_tree import exit_codes
+from tests._testutil.cli_tree import exit_codes, leaf_commands, needed_args
 from tests._testutil.recorded import server_left_history
 
 CODES = exit_codes()
@@ -89,22 +90,116 @@ def test_an_output_replaces_a_regular_file(history: Path, tmp_path: Path) -> Non
     assert out.read_text().startswith('"type","time","time_ms",')
 
 
+class Connected(Exception):
+    """A command got as far as connecting (or opening its screen)."""
+
+
+def takes_history() -> list[tuple[tuple[str, ...], click.Command]]:
+    """Every command that takes ``--history`` (the top-level group: the console)."""
+    return [(p, c) for p, c in leaf_commands() if any(x.name == "history" for x in c.params)]
+
+
+#: Each command with ``--history`` that writes the file only when asked: how to ask.
+WRITES_WITH = {("check",): ["--record"], ("history", "notes"): ["--add", "a note"]}
+
+
+@pytest.fixture
+def no_connect(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every way a command with ``--history`` reaches a server or a screen raises Connected."""
+    import konsole.cli.capacity
+    import konsole.cli.check
+    import konsole.cli.console
+    import konsole.cli.record
+    import konsole.collect.action_service
+
+    def connected(*args: object, **kwargs: object) -> None:
+        raise Connected
+
+    for owner, name in [
+        (konsole.cli.check, "look"),
+        (konsole.cli.capacity, "_look"),
+        (konsole.cli.record, "_record"),
+        (konsole.cli.console, "live_feed"),
+        (konsole.collect.action_service, "connect_for"),
+    ]:
+        monkeypatch.setattr(owner, name, connected)
+
+
+HISTORY_COMMANDS = takes_history()
+
+
 @pytest.mark.parametrize(
-    "args",
-    [
-        ["record", "--bootstrap", "127.0.0.1:1", "--count", "1"],
-        ["history", "notes", "--add", "a note"],
-    ],
-    ids=["record", "notes"],
+    ("path", "command"),
+    HISTORY_COMMANDS,
+    ids=[" ".join(p) or "konsole" for p, _ in HISTORY_COMMANDS],
 )
-def test_a_history_to_write_in_a_missing_directory_is_74_and_makes_none(
-    args: list[str], tmp_path: Path
+@pytest.mark.parametrize("where", ["after", "before"])
+def test_a_history_in_a_missing_directory_is_74_before_connecting_and_makes_none(
+    path: tuple[str, ...],
+    command: click.Command,
+    where: str,
+    tmp_path: Path,
+    no_connect: None,
 ) -> None:
+    """Every command that takes --history, the one it would write (check --record, notes
+    --add) or only read: an explicit file in a missing directory is refused (74) before
+    anything connects, given after the command or before it (to the group)."""
     missing = tmp_path / "nonexistent" / "dir" / "h.sqlite"
-    result = run(*args, "--history", str(missing))
-    assert result.exit_code == IO, result.output
-    assert "no such directory" in one_error(result)
+    arguments, options = needed_args(command, tmp_path)
+    options += ["--bootstrap", "127.0.0.1:1"] if path[:1] != ("history",) else []
+    options += WRITES_WITH.get(path, []) + (["--allow-writes"] if path[:1] == ("admin",) else [])
+    given = ["--history", str(missing)]
+    args = (
+        [*path, *arguments, *options, *given]
+        if where == "after" or not path
+        else ([*given, *path, *arguments, *options])
+    )
+    result = run(*args)
+    said = (args, result.stdout, result.stderr)
+    if where == "before" and path[:1] == ("admin",):  # not every admin command takes it
+        assert result.exit_code == USAGE, said
+        assert "--history given before `admin`" in one_error(result)
+        assert not (tmp_path / "nonexistent").exists()
+        return
+    plugin = path[:1] == ("check",)
+    assert result.exit_code == (CODES["io"].check if plugin else IO), said
+    assert one_error(result).endswith(f"no such directory {str(missing.parent)!r}"), said
+    if plugin:  # the monitoring plugin's line on stdout (docs/cli.md)
+        assert result.stdout.startswith("FLUSS UNKNOWN: cannot write "), said
     assert not (tmp_path / "nonexistent").exists()
+
+
+def test_every_command_that_writes_a_history_is_among_those_tried() -> None:
+    """The premise of the test above: the commands known to write a history all take
+    --history (a command that stopped taking it would drop out of the test silently)."""
+    names = {" ".join(p) for p, _ in HISTORY_COMMANDS}
+    assert {"", "ui", "record", "check", "history notes", "admin server drain"} <= names
+    assert {"capacity", "admin acl create", "admin config set", "admin table set"} <= names
+
+
+def test_serve_takes_no_history_even_from_the_group(tmp_path: Path, no_connect: None) -> None:
+    """serve records each cluster into its own default file: an explicit --history before
+    it is a usage error, and nothing is made."""
+    missing = tmp_path / "nonexistent" / "h.sqlite"
+    result = run("--history", str(missing), "serve", "--bootstrap", "127.0.0.1:1")
+    assert result.exit_code == USAGE, result.output
+    assert "--history given before `serve`" in one_error(result)
+    assert not missing.parent.exists()
+
+
+def test_a_history_in_an_existing_directory_goes_on_to_connect(
+    tmp_path: Path, no_connect: None
+) -> None:
+    """The control of the refusal above: the same command lines with the directory there
+    get past it (to the connect seam, or a history that is not there yet)."""
+    for args in (
+        ["check", "--record", "--bootstrap", "127.0.0.1:1"],
+        ["capacity", "--bootstrap", "127.0.0.1:1"],
+        ["admin", "server", "drain", "1", "--allow-writes", "--bootstrap", "127.0.0.1:1"],
+    ):
+        result = run(*args, "--history", str(tmp_path / "h.sqlite"))
+        assert "no such directory" not in result.stderr, (args, result.stderr)
+        assert "Connected" in result.stderr, (args, result.stderr)
 
 
 # =========================================================================== finding 2
@@ -247,10 +342,6 @@ def test_check_answers_within_its_timeout_with_a_fifo_as_konsole_config(tmp_path
 ACL_REST = ["--principal", "User:a", "--operation", "READ", "--allow-writes"]
 
 
-class Connected(Exception):
-    """A command reached a seam that connects."""
-
-
 @pytest.mark.parametrize(
     ("args", "code", "said"),
     [
@@ -376,5 +467,5 @@ def test_check_asked_for_json_answers_a_refused_argument_in_json(tmp_path: Path)
     assert done.returncode == USAGE
     answer = json.loads(done.stdout)
     assert (answer["status"], answer["exit_code"]) == ("UNKNOWN", USAGE)
-    assert "finite" in answer["summary"] and answer["schema"] == "konsole.model.check/2"
+    assert "finite" in answer["summary"] and answer["schema"] == "konsole.model.check/3"
     assert len(done.stderr.splitlines()) == 1

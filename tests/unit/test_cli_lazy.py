@@ -9,6 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from konsole.cli.listing import ListingGroup
 from konsole.cli.main import COMMANDS, main
 
 
@@ -30,8 +31,8 @@ def _commands_section(group: click.Group) -> str:
 
 
 def test_help_lists_every_command_as_click_would() -> None:
-    # the same section as a group that holds the real commands, at every width click uses
-    real = click.Group(
+    # the same section as a group of the command line that holds the real commands
+    real = ListingGroup(
         "konsole",
         commands={n: getattr(importlib.import_module(m), a) for n, (m, a, _) in COMMANDS.items()},
     )

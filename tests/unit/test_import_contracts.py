@@ -72,6 +72,12 @@ def test_the_copied_tree_keeps_every_contract(tmp_path: Path) -> None:
         ("konsole/collect/_probe.py", "import textual", "only konsole.ui imports textual"),
         ("konsole/cli/_probe.py", "import textual.app", "only konsole.ui imports textual"),
         ("konsole/ui/_probe.py", "import konsole.cli.watch", "nothing imports konsole.cli"),
+        ("konsole/cli/_probe.py", "import store.file_kinds", "konsole.cli does not import store"),
+        (
+            "konsole/cli/_probe.py",
+            "def f() -> None:\n    from store import open_reader",
+            "konsole.cli does not import store",
+        ),
         (
             "konsole/ui/screens/_probe.py",
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import konsole.ui.app",

@@ -106,7 +106,7 @@ def test_the_check_says_not_configured_exits_ok_and_perfdata_is_u() -> None:
     for label in ("disk_usage_max", "write_locked_servers", "kv_rejections"):
         assert f"'{label}'=U;" in first
         assert r.measures[label].why_unknown == "metrics not configured"
-    assert any(line.startswith("[OK] cluster: metrics not configured: ") for line in rest)
+    assert any(line.startswith("[GREEN] cluster: metrics not configured: ") for line in rest)
     data = json.loads(render(r, "json"))
     assert data["metrics"] == {
         "origin": "none",
@@ -114,7 +114,9 @@ def test_the_check_says_not_configured_exits_ok_and_perfdata_is_u() -> None:
         "answered": [],
         "failed": [],
     }
-    assert ("OK", "metrics_not_configured") in {(f["status"], f["rule"]) for f in data["findings"]}
+    assert ("GREEN", "OK", "metrics_not_configured") in {
+        (f["status"], f["check_status"], f["rule"]) for f in data["findings"]
+    }
     assert "metrics:      not configured (disk_write_locked" in render(r, "text")
 
 
@@ -126,8 +128,8 @@ def test_the_check_warns_naming_a_configured_endpoint_that_does_not_answer() -> 
     assert r.status is ExitCode.WARNING
     nagios = render(r, "nagios")
     assert nagios.startswith(f"FLUSS WARNING: metrics {url}: unreachable: ConnectError: refused")
-    assert f"[WARNING] metrics {url}: unreachable: ConnectError: refused" in nagios
-    assert "[WARNING] tablet-server 0: metrics unknown" in nagios
+    assert f"[UNKNOWN] metrics {url}: unreachable: ConnectError: refused" in nagios
+    assert "[UNKNOWN] tablet-server 0: metrics unknown" in nagios
     data = json.loads(render(r, "json"))
     assert data["metrics"]["origin"] == "configured"
     assert data["metrics"]["not_configured"] == []

@@ -144,13 +144,14 @@ def test_version_imports_no_command(tmp_path: Path) -> None:
     modules = imported(["--version"], tmp_path)
     assert "konsole.cli.main" in modules
     ours = sorted(m for m in modules if m.split(".")[0] in ("konsole", "fluss_proto", "store"))
-    # the group, the one way of failing, its options (the console's, declared on it) and
-    # what they need
+    # the group, the one way of failing, how a group lists its commands, its options (the
+    # console's, declared on it) and what they need
     assert ours == [
         "konsole",
         "konsole.cli",
         "konsole.cli.console",
         "konsole.cli.exits",
+        "konsole.cli.listing",
         "konsole.cli.main",
         "konsole.cli.options",
         "konsole.cli.ui",

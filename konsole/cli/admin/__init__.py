@@ -15,11 +15,12 @@ import click
 
 from konsole.cli.admin.catalog import acl, config, partition, table
 from konsole.cli.admin.servers import rebalance, server
+from konsole.cli.listing import ListingGroup
 
 __all__ = ["admin"]
 
 
-@click.group("admin")
+@click.group("admin", cls=ListingGroup)
 def admin() -> None:
     """Operator actions: drain, tag, rebalance, configs, ACLs, partitions, table properties.
 

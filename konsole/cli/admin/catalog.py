@@ -16,6 +16,7 @@ from konsole.cli.admin.common import (
     run_request,
     write_command,
 )
+from konsole.cli.listing import ListingGroup
 from konsole.cli.options import ConnectionArgs, checked_by, checked_table
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ _SOURCES = {"dynamic": "DYNAMIC_SERVER_CONFIG", "initial": "INITIAL_SERVER_CONFI
 # =========================================================================== config
 
 
-@click.group("config")
+@click.group("config", cls=ListingGroup)
 def config() -> None:
     """List, set or delete the cluster's configs."""
 
@@ -87,7 +88,7 @@ _config_command(delete=True)
 # =========================================================================== ACLs
 
 
-@click.group("acl")
+@click.group("acl", cls=ListingGroup)
 def acl() -> None:
     """List, create or drop ACLs (resource, principal, operation; permission ALLOW)."""
 
@@ -190,7 +191,7 @@ _acl_command(drop=True)
 # =========================================================================== partitions, tables
 
 
-@click.group("partition")
+@click.group("partition", cls=ListingGroup)
 def partition() -> None:
     """Create or drop a partition of a partitioned table."""
 
@@ -216,7 +217,7 @@ _partition_command(drop=False)
 _partition_command(drop=True)
 
 
-@click.group("table")
+@click.group("table", cls=ListingGroup)
 def table() -> None:
     """Change a table's properties."""
 

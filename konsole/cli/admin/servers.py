@@ -17,6 +17,7 @@ from konsole.cli.admin.common import (
     run_request,
     write_command,
 )
+from konsole.cli.listing import ListingGroup
 from konsole.cli.options import JAVA_INT_MAX, ConnectionArgs, Number, Whole
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def _goals(names: tuple[str, ...]) -> str:
     return ",".join(n.upper().replace("-", "_") for n in chosen)
 
 
-@click.group("server")
+@click.group("server", cls=ListingGroup)
 def server() -> None:
     """Drain, tag, untag or retire a tablet server."""
 
@@ -112,7 +113,7 @@ _tag_command(remove=False)
 _tag_command(remove=True)
 
 
-@click.group("rebalance")
+@click.group("rebalance", cls=ListingGroup)
 def rebalance() -> None:
     """Plan, start, follow or cancel a rebalance."""
 
