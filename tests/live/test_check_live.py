@@ -152,22 +152,34 @@ def closed_port() -> int:
 
 
 async def _create_tables(bootstrap: str, with_kv: bool) -> tuple[str, str | None]:
-    conn = await pf.connect(bootstrap)
-    try:
-        admin = conn.get_admin()
-        db = await pf.create_database(admin, pf.unique_name("check"))
-        log_path = await pf.create_log_table(
-            conn, db, "events", buckets=TABLE_BUCKETS, replication_factor=3
-        )
-        await pf.write_rows(conn, log_path, 20)
-        kv_name = None
-        if with_kv:
-            kv_path = await pf.create_pk_table(conn, db, "kv", buckets=3, replication_factor=3)
-            kv_name = f"{db}.kv"
-            del kv_path
-        return f"{db}.events", kv_name
-    finally:
-        await pf.close_connection(conn)
+    """The module's tables, seeded by pyfluss. A seed tried once more from scratch (a new
+    database, through a new connection): in a CI run pyfluss's first write on a fresh
+    cluster hung and the module's 13 tests all failed in this fixture (TimeoutError)."""
+    for attempt in range(2):
+        conn = await pf.connect(bootstrap)
+        try:
+            return await _seed(conn, with_kv)
+        except TimeoutError:
+            conn.abandon()  # its writer hung: neither flushed nor closed
+            if attempt:
+                raise
+        finally:
+            await pf.close_connection(conn)
+    raise AssertionError("unreachable")
+
+
+async def _seed(conn: pf.SettledConnection, with_kv: bool) -> tuple[str, str | None]:
+    admin = conn.get_admin()
+    db = await pf.create_database(admin, pf.unique_name("check"))
+    log_path = await pf.create_log_table(
+        conn, db, "events", buckets=TABLE_BUCKETS, replication_factor=3
+    )
+    await pf.write_rows(conn, log_path, 20)
+    kv_name = None
+    if with_kv:
+        await pf.create_pk_table(conn, db, "kv", buckets=3, replication_factor=3)
+        kv_name = f"{db}.kv"
+    return f"{db}.events", kv_name
 
 
 @pytest.fixture(scope="module")
