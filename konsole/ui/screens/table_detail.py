@@ -129,6 +129,8 @@ class TableDetailScreen(ConsoleScreen):
         Binding("5", "tab('storage')", "Storage"),
         Binding("k", "kv_snapshots", "Ask KV snapshots", show=False),
     ]
+    #: Kept in a narrow footer: leaving and the preview (the tabs are on screen).
+    FOOTER_MAIN: ClassVar[tuple[str, ...]] = ("app.pop_screen", "preview")
 
     def __init__(self, table_path: str, *, tab: str | None = None) -> None:
         super().__init__()
