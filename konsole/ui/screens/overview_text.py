@@ -95,7 +95,8 @@ def health_lines(
     """The Health panel: status, (the cluster's line), the capacity outlook, findings.
 
     When the panel is short the status stays; the cluster's line goes first, then the
-    outlook, then the findings from the last (they come worst first)."""
+    outlook when it knows no room, then the findings, the least severe first (the last
+    listed first among equals), then an outlook that knows the room (a forecast lock)."""
     lines: list[Text] = []
     health = state.health
     status = Text()
@@ -111,21 +112,37 @@ def health_lines(
     if with_cluster:  # the cluster panel has no room: its key facts here
         drop.append(len(lines))
         lines.append(cluster_line(state))
-    drop.append(len(lines))
+    outlook = len(lines)
     lines.append(outlook_text(state, rooms, rules))
+    room_known = least_room_known(rooms)
+    if not room_known:
+        drop.append(outlook)
     if health is not None:
-        findings: list[int] = []
+        ranked: list[tuple[int, int]] = []
         if not health.findings:
-            findings.append(len(lines))
+            ranked.append((0, len(lines)))
             lines.append(Text("no findings"))
         for finding in health.findings:
-            findings.append(len(lines))
+            ranked.append((_SEVERITY.get(finding.status.name, 1), len(lines)))
             t = Text("• ")
             t.append(finding.subject + ": ", style=health_style(finding.status, state.stale))
             t.append(finding.reason)
             lines.append(t)
-        drop += reversed(findings)
+        drop += [i for _, i in sorted(ranked, key=lambda r: (r[0], -r[1]))]
+    if room_known:
+        drop.append(outlook)
     return RankedLines(tuple(lines), tuple(drop))
+
+
+#: How severe a finding is, by its status's name: the least severe drops first.
+_SEVERITY = {"GREEN": 0, "UNKNOWN": 1, "YELLOW": 2, "RED": 3}
+
+
+def least_room_known(rooms: dict[str, ServerHeadroom]) -> bool:
+    """Whether some tablet server's room before its write lock is known."""
+    from konsole.model.headroom import least_headroom
+
+    return least_headroom(list(rooms.values())) is not None
 
 
 def cluster_line(state: ConsoleState) -> Text:
