@@ -20,7 +20,7 @@ from konsole.collect.logs import FileSource, LogSource
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
 from konsole.ui.state import ConsoleState
-from snapshots.conftest import SIZE, settled
+from snapshots.conftest import SIZE, SMALL, settled
 from store import open_reader
 from tests._testutil.console import NOW, T_STOPPED, record_story, story_state
 from tests._testutil.console import settle as _settle
@@ -73,6 +73,13 @@ def test_evidence_without_a_log_source(snap_compare, tmp_path: Path) -> None:
     story = record_story(tmp_path / "demo.sqlite")
     app = _app(story_state(story, NOW), story, None)
     assert snap_compare(app, terminal_size=SIZE, run_before=settled(_evidence))
+
+
+def test_evidence_small(snap_compare, tmp_path: Path) -> None:
+    # 80x24: the footer keeps its keys whole, the sparklines their scale's whole words
+    story = record_story(tmp_path / "demo.sqlite")
+    app = _app(story_state(story, NOW), story, None)
+    assert snap_compare(app, terminal_size=SMALL, run_before=settled(_evidence))
 
 
 def test_evidence_with_a_failing_log_source(snap_compare, tmp_path: Path) -> None:

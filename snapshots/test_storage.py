@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from snapshots.conftest import SIZE, console_app, settled
+from snapshots.conftest import SIZE, SMALL, console_app, settled
 from tests._testutil.storage_states import OLD, with_storage
 
 CASES = ("normal", "empty", "unknown_0_9", "stalled", "historic")
@@ -44,3 +44,9 @@ def test_storage_tab(snap_compare, console_states, name: str) -> None:
     state = _state(console_states, name)
     app = console_app(state, state.history.path)
     assert snap_compare(app, terminal_size=SIZE, run_before=settled(_tab))
+
+
+def test_storage_tab_small(snap_compare, console_states) -> None:
+    state = _state(console_states, "stalled")
+    app = console_app(state, state.history.path)
+    assert snap_compare(app, terminal_size=SMALL, run_before=settled(_tab))

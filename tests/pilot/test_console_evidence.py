@@ -129,3 +129,22 @@ async def test_r_in_the_time_travel_picker_writes_the_highlighted_moments_report
         (report,) = (story.parent / "reports").iterdir()
         assert "konsole incident report" in report.read_text()
         assert isinstance(app.screen, TimeTravelScreen)  # the picker stays open
+
+
+async def test_the_sparklines_draw_the_polls_after_the_server_left_as_gaps(story: Path) -> None:
+    from konsole.render.spark import BARS, GAP
+    from konsole.ui.widgets.spark import Spark
+
+    app = _app(story_state(story, NOW), story, None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _evidence_of_server_left(pilot, app)
+        spark = screen.query_one("#spark-bytes_in_rate", Spark)
+        await _settle(pilot, lambda: bool(spark.values))
+        values = spark.values
+        # known while it was there, unknown (None, never 0) at each poll after it left
+        assert values[0] is not None and values[-1] is None
+        assert 0.0 not in values[values.index(None) :]
+        bars = spark.render().plain.splitlines()[-1]
+        assert len(bars) == spark.size.width
+        assert bars.endswith(GAP) and bars.rstrip(GAP)[-1] in BARS
+        assert "now unknown" in spark.render().plain

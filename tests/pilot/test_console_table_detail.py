@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from textual.widgets import Sparkline, TabbedContent
+from textual.widgets import TabbedContent
 
 from konsole.collect.profiles import Profile
 from konsole.ui.app import KonsoleApp
@@ -15,6 +15,7 @@ from konsole.ui.screens.preview import PreviewScreen
 from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
+from konsole.ui.widgets.spark import Spark
 from tests._testutil.console import (
     NOW,
     T_CREATED,
@@ -58,9 +59,9 @@ async def test_buckets_tabs_sparkline_escape_and_preview(story: Path) -> None:
         screen = await _detail(pilot, app, "shop.visits")
         buckets = screen.query_one("#detail-buckets", KeyedGrid)
         assert len(buckets.row_keys) == 4  # 2 partitions x 2 buckets
-        spark = screen.query_one(Sparkline)
-        await _settle(pilot, lambda: bool(spark.data))
-        assert spark.data is not None and len(spark.data) == 7  # 8 polls up to T_STOPPED + 10
+        spark = screen.query_one("#detail-sparkline", Spark)
+        await _settle(pilot, lambda: bool(spark.values))
+        assert len(spark.values) == 7  # 8 polls up to T_STOPPED + 10
         await pilot.press("2")
         assert screen.query_one(TabbedContent).active == "schema"
         assert screen.query_one("#detail-schema", KeyedGrid).row_keys == ["visitor", "page", "day"]

@@ -13,12 +13,13 @@ from konsole.ui.screens.cluster_facts import ServerRow
 from konsole.ui.screens.dashboard_panels import (
     SERVER_COLUMNS,
     dashboard_layout,
-    events_text,
+    events_lines,
     fit_columns,
     hot_tables_text,
     requests_text,
     trend_mark,
 )
+from konsole.ui.widgets.line_fit import RankedLines
 from tests._testutil.builders import tm
 
 
@@ -60,12 +61,25 @@ def _event(t: float) -> Event:
     return Event(t, EventKind.SERVER_JOINED, Severity.INFO, Subject("server", "s"), "joined")
 
 
+def _plain(lines: RankedLines) -> list[str]:
+    return [line.plain for line in lines.lines]
+
+
 def test_a_quiet_cluster_says_since_when_with_the_last_event() -> None:
-    text = events_text([_event(1_000.0)], 8, lambda e: Text(e.message), now=1_000.0 + 3_600)
-    assert text.plain.startswith("quiet since") and "joined" in text.plain
-    busy = events_text([_event(1_000.0)], 8, lambda e: Text(e.message), now=1_010.0)
-    assert busy.plain == "joined"
-    assert "no events" in events_text([], 8, lambda e: Text(""), now=0.0).plain
+    quiet = events_lines([_event(1_000.0)], 8, lambda e: Text(e.message), now=1_000.0 + 3_600)
+    assert quiet.lines[0].plain.startswith("quiet since") and _plain(quiet)[1:] == ["joined"]
+    assert quiet.drop_order == ()  # the quiet line and the newest event always stay
+    busy = events_lines([_event(1_000.0)], 8, lambda e: Text(e.message), now=1_010.0)
+    assert _plain(busy) == ["joined"]
+    assert "no events" in _plain(events_lines([], 8, lambda e: Text(""), now=0.0))[0]
+
+
+def test_a_short_events_panel_drops_the_oldest_events_first() -> None:
+    events = [_event(1_000.0 + i) for i in range(5)]
+    lines = events_lines(events, 3, lambda e: Text(f"{e.time:.0f}"), now=1_010.0)
+    assert _plain(lines) == ["1004", "1003", "1002"]  # newest first, at most 3
+    assert lines.drop_order == (2, 1)
+    assert "Events screen" in lines.more.format(n=2)
 
 
 def test_requests_text_marks_errors_and_skips_idle_types() -> None:

@@ -17,12 +17,14 @@ The life of a screen, as Textual runs it (``textual.message_pump._pre_process``,
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from konsole.ui.services import ConsoleServices, services
 from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.key_footer import KeyFooter
 from konsole.ui.widgets.status_bar import StatusBar
 
 __all__ = ["ConsoleScreen"]
@@ -31,10 +33,14 @@ __all__ = ["ConsoleScreen"]
 class ConsoleScreen(Screen[None]):
     """A screen that shows the app's current state (live, or the moment travelled to)."""
 
+    #: The actions of the screen's main keys: the footer keeps them longest when narrow
+    #: (konsole.ui.widgets.footer_fit).
+    FOOTER_MAIN: ClassVar[tuple[str, ...]] = ()
+
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status-bar")
         yield from self.compose_body()
-        yield Footer()
+        yield KeyFooter()
 
     def compose_body(self) -> ComposeResult:
         """The screen's own widgets (between the status bar and the footer)."""

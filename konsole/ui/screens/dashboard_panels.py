@@ -25,13 +25,14 @@ from konsole.model.timefmt import age_text, clock_text
 from konsole.model.totals import RequestTotals
 from konsole.ui.colors import server_state_style
 from konsole.ui.screens.cluster_facts import ServerRow, fmt_compact_rate, fmt_ratio
+from konsole.ui.widgets.line_fit import RankedLines
 
 __all__ = [
     "SERVER_COLUMNS",
     "DashboardLayout",
     "ServerColumn",
     "dashboard_layout",
-    "events_text",
+    "events_lines",
     "fit_columns",
     "hot_tables_text",
     "requests_text",
@@ -69,9 +70,10 @@ class DashboardLayout:
     lower_rows: int
 
 
-def dashboard_layout(width: int, height: int, servers: int, *, banner: bool) -> DashboardLayout:
-    """The panels that fit ``width`` x ``height`` with ``servers`` tablet server rows."""
-    body = height - _CHROME_ROWS - (1 if banner else 0)
+def dashboard_layout(width: int, height: int, servers: int, *, banner: int) -> DashboardLayout:
+    """The panels that fit ``width`` x ``height`` with ``servers`` tablet server rows, under
+    a banner of ``banner`` rows (0: none; it wraps on a narrow screen)."""
+    body = height - _CHROME_ROWS - banner
     table = min(max(servers, 1) + 3, 12)  # border, header, rows
     # a row of its own for each sparkline when health keeps a useful height beside it
     tall = body - THROUGHPUT_TALL_ROWS - table >= MIDDLE_MIN_ROWS + 2
@@ -272,27 +274,23 @@ def _count(n: int | None) -> str:
     return "-"  # unreachable
 
 
-def events_text(
+def events_lines(
     events: Sequence[Event], limit: int, line: Callable[[Event], Text], now: float
-) -> Text:
+) -> RankedLines:
     """The latest events, newest first; a quiet cluster says since when, and what last
-    happened, rather than leaving the box empty."""
+    happened, rather than leaving the box empty. A short panel drops the oldest first."""
     if not events:
-        return Text("no events recorded yet", style="italic")
-    latest = list(reversed(events[-limit:]))
-    out = Text(no_wrap=True, overflow="ellipsis")
+        return RankedLines((Text("no events recorded yet", style="italic"),))
+    lines: list[Text] = []
     last = events[-1]
     quiet = now - last.time
     if quiet >= 60:
-        out.append(
-            f"quiet since {clock_text(last.time)[11:19]} ({age_text(quiet)}); last:\n",
-            style="green",
-        )
-    for i, event in enumerate(latest):
-        if i:
-            out.append("\n")
-        out.append_text(line(event))
-    return out
+        since = f"quiet since {clock_text(last.time)[11:19]} ({age_text(quiet)}); last:"
+        lines.append(Text(since, style="green"))
+    first = len(lines)
+    lines += [line(event) for event in reversed(events[-limit:])]
+    drop = tuple(range(len(lines) - 1, first, -1))  # the newest event stays
+    return RankedLines(tuple(lines), drop, more="+{n} more on the Events screen")
 
 
 def throughput_title(servers: int, reporting: Iterable[ServerMetrics]) -> str:

@@ -12,7 +12,7 @@ of the moment (:func:`write_moment_report`) and says where.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Label, RichLog, Sparkline, Static
+from textual.widgets import RichLog, Static
 
 from konsole.collect.evidence import (
     SERIES_WINDOW_S,
@@ -30,8 +30,8 @@ from konsole.collect.evidence import (
     live_log,
     recorded_log,
     series_for,
-    server_series,
 )
+from konsole.collect.metric_series import metric_series
 from konsole.model import subjects
 from konsole.model.requests import explain_line
 from konsole.model.timefmt import clock_text, short_clock_text
@@ -41,6 +41,7 @@ from konsole.ui.moment_report import report_path, write_moment_report
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.timeline import open_subject
 from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.spark import Spark
 
 if TYPE_CHECKING:
     from konsole.ui.screens.timeline import TimelineEntry
@@ -51,6 +52,27 @@ __all__ = ["AROUND_S", "EvidenceScreen", "report_path", "write_moment_report"]
 #: Events listed around the moment (each side).
 AROUND_S = SERIES_WINDOW_S
 _LEVEL_STYLE = {"WARN": "bold yellow", "ERROR": "bold red", "FATAL": "bold red"}
+
+
+def _count(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _per_s(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}/s"
+
+
+def _show(name: str) -> Callable[[float | None], str]:
+    """How a series' scale is written: ratios in %, byte rates in bytes/s, rates per s."""
+    from konsole.ui.screens.cluster_facts import fmt_rate, fmt_ratio
+
+    if name.endswith("_ratio"):
+        return fmt_ratio
+    if name.startswith("bytes_"):
+        return fmt_rate
+    if name.endswith("_rate"):
+        return _per_s
+    return _count
 
 
 class EvidenceScreen(ConsoleScreen):
@@ -80,8 +102,7 @@ class EvidenceScreen(ConsoleScreen):
             yield Static(id="evidence-events", classes="panel")
             with Vertical(id="evidence-metrics", classes="panel"):
                 for name, label in self.series:
-                    yield Label(label, classes="spark-label")
-                    yield Sparkline([], id=f"spark-{name}")
+                    yield Spark(label, show=_show(name), id=f"spark-{name}")
         yield RichLog(id="evidence-log", classes="panel", wrap=False, markup=False)
 
     def on_mount(self) -> None:
@@ -117,7 +138,7 @@ class EvidenceScreen(ConsoleScreen):
     # ------------------------------------------------------------------ data
 
     class Loaded(Message):
-        def __init__(self, series: dict[str, list[float]], log: LogView) -> None:
+        def __init__(self, series: dict[str, list[float | None]], log: LogView) -> None:
             super().__init__()
             self.series = series
             self.log = log
@@ -129,13 +150,15 @@ class EvidenceScreen(ConsoleScreen):
         profile = self.konsole.feed.profile
         logs = None if profile is None else profile.logs
 
-        series_names = self.series
+        names = [name for name, _ in self.series]
+        # every poll of the window is a point: unknown is a gap, never a closed-up line
+        since, until = round((at - SERIES_WINDOW_S) * 1000), round((at + SERIES_WINDOW_S) * 1000)
 
-        def read(reader: HistoryReader) -> tuple[dict[str, list[float]], LogView | None]:
-            found = server_series(reader, subject, at, series_names)
+        def read(reader: HistoryReader) -> tuple[dict[str, list[float | None]], LogView | None]:
+            found = metric_series(reader, subject, names, since, until)
             return found, recorded_log(reader, subject, at)
 
-        series: dict[str, list[float]] = {}
+        series: dict[str, list[float | None]] = {}
         recorded: LogView | None = None
         if is_server(subject):
             series, recorded = await read_history(path, read) or ({}, None)
@@ -164,9 +187,10 @@ class EvidenceScreen(ConsoleScreen):
 
     def on_evidence_screen_loaded(self, message: Loaded) -> None:
         for name, _ in self.series:
-            self.query_one(f"#spark-{name}", Sparkline).data = message.series.get(name, [])
+            self.query_one(f"#spark-{name}", Spark).update_series(message.series.get(name, []))
         panel = self.query_one("#evidence-metrics")
-        panel.border_subtitle = "" if message.series else "no metrics recorded"
+        known = any(v is not None for values in message.series.values() for v in values)
+        panel.border_subtitle = "" if known else "no metrics recorded"
         log = self.query_one("#evidence-log", RichLog)
         log.clear()
         view = message.log

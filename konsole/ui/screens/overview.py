@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from konsole.ui.screens.cluster_facts import SeenServers, ServerRow
     from konsole.ui.screens.dashboard_panels import DashboardLayout, ServerColumn
     from konsole.ui.state import ConsoleState
+    from konsole.ui.widgets.line_fit import RankedLines
     from store import HistoryReader
 
 __all__ = ["OverviewScreen", "event_line"]
@@ -145,7 +146,8 @@ class OverviewScreen(ConsoleScreen):
         return self._seen_servers
 
     def render_state(self, state: ConsoleState) -> None:
-        from konsole.ui.screens.overview_text import cluster_text, health_text, rooms_of
+        from konsole.ui.screens.overview_text import cluster_text, health_lines, rooms_of
+        from konsole.ui.widgets.fitted_lines import FittedLines
 
         self._banner(state)
         body = self.query_one("#overview")
@@ -165,13 +167,14 @@ class OverviewScreen(ConsoleScreen):
         cluster = self.query_one("#cluster", Static)
         cluster.border_title = "Cluster" + age
         cluster.update(cluster_text(state, self.konsole.feed.profile))
-        health = self.query_one("#health", Static)
+        health = self.query_one("#health", FittedLines)
         health.border_title = "Health" + age
-        health.update(health_text(state, rooms, self._rules(), with_cluster=not layout.cluster))
+        rules = self._rules()
+        health.update_lines(health_lines(state, rooms, rules, with_cluster=not layout.cluster))
         self._tablets(state, age, rooms, rows)
-        events = self.query_one("#events", Static)
+        events = self.query_one("#events", FittedLines)
         events.border_title = "Latest events"
-        events.update(self._events_text(state))
+        events.update_lines(self._events_lines(state))
         self._throughput(state, age)
         if layout.lower_rows:
             self._lower(state, age, layout.lower_rows - 2)
@@ -259,11 +262,11 @@ class OverviewScreen(ConsoleScreen):
         else:
             table.border_subtitle = ""
 
-    def _events_text(self, state: ConsoleState) -> Text:
-        from konsole.ui.screens.dashboard_panels import events_text
+    def _events_lines(self, state: ConsoleState) -> RankedLines:
+        from konsole.ui.screens.dashboard_panels import events_lines
 
         now = state.as_of if state.as_of is not None else state.now
-        return events_text(state.events, LATEST_EVENTS, event_line, now)
+        return events_lines(state.events, LATEST_EVENTS, event_line, now)
 
     # ------------------------------------------------------------------ dashboard
 
@@ -271,8 +274,10 @@ class OverviewScreen(ConsoleScreen):
         """Show the panels that fit the screen with ``servers`` rows of tablet servers."""
         from konsole.ui.screens.dashboard_panels import THROUGHPUT_ROWS, dashboard_layout
 
-        banner = self.query_one("#banner", Static).display
-        layout = dashboard_layout(self.size.width, self.size.height, servers, banner=banner)
+        banner = self.query_one("#banner", Static)
+        # the banner wraps on a narrow screen: its rows, not one, come off the panels'
+        rows = _rows(banner.content, self.size.width - 2) if banner.display else 0
+        layout = dashboard_layout(self.size.width, self.size.height, servers, banner=rows)
         from konsole.ui.widgets.spark import Spark
 
         tall = layout.throughput_rows > THROUGHPUT_ROWS
@@ -422,6 +427,17 @@ def _failing_since(state: ConsoleState) -> float | None:
     return state.snapshot.taken_at if state.snapshot is not None else None
 
 
+def _rows(text: object, width: int) -> int:
+    """Rows ``text`` (the banner's) takes wrapped at ``width`` (at least one)."""
+    from rich.console import Console
+
+    if isinstance(text, str):
+        text = Text(text)
+    if not isinstance(text, Text):
+        return 1
+    return max(1, len(text.wrap(Console(width=max(width, 1)), max(width, 1))))
+
+
 def _per_s(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}/s"
 
@@ -436,6 +452,7 @@ def _bytes_per_s(value: float | None) -> str:
 def _panel_rows() -> list[Horizontal]:
     """The dashboard's rows of panels (the tablet servers' table comes between them)."""
     from konsole.model.totals import THROUGHPUT
+    from konsole.ui.widgets.fitted_lines import FittedLines
     from konsole.ui.widgets.spark import Spark
 
     sparks = [
@@ -455,8 +472,8 @@ def _panel_rows() -> list[Horizontal]:
             id="top",
         ),
         Horizontal(
-            Static(id="health", classes="panel"),
-            Static(id="events", classes="panel"),
+            FittedLines(id="health", classes="panel"),
+            FittedLines(id="events", classes="panel"),
             id="middle",
         ),
         Horizontal(

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from konsole.model.timefmt import age_text, clock_text
 from konsole.ui.colors import health_style
+from konsole.ui.widgets.line_fit import RankedLines
 
 if TYPE_CHECKING:
     from konsole.collect.profiles import Profile
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from konsole.model.thresholds import HealthThresholds
     from konsole.ui.state import ConsoleState
 
-__all__ = ["cluster_line", "cluster_text", "health_text", "outlook_text", "rooms_of"]
+__all__ = ["cluster_line", "cluster_text", "health_lines", "outlook_text", "rooms_of"]
 
 
 def cluster_text(state: ConsoleState, profile: Profile | None) -> Text:
@@ -84,38 +85,64 @@ def cluster_text(state: ConsoleState, profile: Profile | None) -> Text:
     return t
 
 
-def health_text(
+def health_lines(
     state: ConsoleState,
     rooms: dict[str, ServerHeadroom],
     rules: HealthThresholds,
     *,
     with_cluster: bool,
-) -> Text:
-    """The Health panel: status, (the cluster's line), the capacity outlook, findings."""
-    t = Text()
+) -> RankedLines:
+    """The Health panel: status, (the cluster's line), the capacity outlook, findings.
+
+    When the panel is short the status stays; the cluster's line goes first, then the
+    outlook when it knows no room, then the findings, the least severe first (the last
+    listed first among equals), then an outlook that knows the room (a forecast lock)."""
+    lines: list[Text] = []
     health = state.health
+    status = Text()
     if health is None:
         from konsole.model.health import HealthStatus
 
-        t.append("unknown", style=health_style(HealthStatus.UNKNOWN))
+        status.append("unknown", style=health_style(HealthStatus.UNKNOWN))
     else:
-        stale = state.stale
-        t.append(health.status.name, style=health_style(health.status, stale))
-        t.append(f"  ({health.source})", style="dim")
+        status.append(health.status.name, style=health_style(health.status, state.stale))
+        status.append(f"  ({health.source})", style="dim")
+    lines.append(status)
+    drop: list[int] = []
     if with_cluster:  # the cluster panel has no room: its key facts here
-        t.append("\n")
-        t.append_text(cluster_line(state))
-    t.append("\n")
-    t.append_text(outlook_text(state, rooms, rules))
-    if health is None:
-        return t
-    if not health.findings:
-        t.append("\nno findings")
-    for finding in health.findings:
-        t.append("\n• ")
-        t.append(finding.subject + ": ", style=health_style(finding.status, state.stale))
-        t.append(finding.reason)
-    return t
+        drop.append(len(lines))
+        lines.append(cluster_line(state))
+    outlook = len(lines)
+    lines.append(outlook_text(state, rooms, rules))
+    room_known = least_room_known(rooms)
+    if not room_known:
+        drop.append(outlook)
+    if health is not None:
+        ranked: list[tuple[int, int]] = []
+        if not health.findings:
+            ranked.append((0, len(lines)))
+            lines.append(Text("no findings"))
+        for finding in health.findings:
+            ranked.append((_SEVERITY.get(finding.status.name, 1), len(lines)))
+            t = Text("• ")
+            t.append(finding.subject + ": ", style=health_style(finding.status, state.stale))
+            t.append(finding.reason)
+            lines.append(t)
+        drop += [i for _, i in sorted(ranked, key=lambda r: (r[0], -r[1]))]
+    if room_known:
+        drop.append(outlook)
+    return RankedLines(tuple(lines), tuple(drop))
+
+
+#: How severe a finding is, by its status's name: the least severe drops first.
+_SEVERITY = {"GREEN": 0, "UNKNOWN": 1, "YELLOW": 2, "RED": 3}
+
+
+def least_room_known(rooms: dict[str, ServerHeadroom]) -> bool:
+    """Whether some tablet server's room before its write lock is known."""
+    from konsole.model.headroom import least_headroom
+
+    return least_headroom(list(rooms.values())) is not None
 
 
 def cluster_line(state: ConsoleState) -> Text:

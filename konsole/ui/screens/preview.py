@@ -195,6 +195,8 @@ class PreviewScreen(ConsoleScreen):
         Binding("left_square_bracket", "columns(-1)", "Previous columns", show=False),
         Binding("m", "more", "More rows", show=False),
     ]
+    #: Kept in a narrow footer: leaving, paging through rows and through columns.
+    FOOTER_MAIN: ClassVar[tuple[str, ...]] = ("cancel_or_back", "next_page", "columns(1)")
 
     def __init__(
         self,

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
 from konsole.collect.storage_rows import unpack_storage
 from konsole.model.storage import (
@@ -31,6 +31,7 @@ from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_cells import Cell, Right
 from konsole.ui.widgets.grid_rows import Row
+from konsole.ui.widgets.spark import Spark
 from store.queries import storage_bodies
 
 if TYPE_CHECKING:
@@ -54,6 +55,10 @@ _COLUMNS = (
     ("lake", "lake lag", True),
     ("rows", "rows", True),
 )
+
+
+def _offsets(value: float | None) -> str:
+    return "-" if value is None else num(round(value))
 
 
 def _age(seconds: float | None, lower_bound: bool) -> str:
@@ -85,7 +90,7 @@ class StorageTab(Vertical):
         yield Static(id="storage-tab-head")
         with Horizontal(id="storage-tab-rate"):
             yield Static("untiered", id="storage-tab-label")
-            yield Sparkline([], id="storage-tab-sparkline")
+            yield Spark(show=_offsets, id="storage-tab-sparkline")
         yield KeyedGrid(id="storage-tab-buckets")
 
     def on_mount(self) -> None:
@@ -138,12 +143,12 @@ class StorageTab(Vertical):
         values = await read_history(
             path, lambda reader: untiered_values(reader, table_path, until_ms)
         )
-        spark = self.query_one("#storage-tab-sparkline", Sparkline)
+        spark = self.query_one("#storage-tab-sparkline", Spark)
         label = self.query_one("#storage-tab-label", Static)
-        known = [v for v in values or [] if v is not None]
-        spark.data = known
+        # a storage poll that did not know a bucket's lag is a gap, never zero
+        spark.update_series(values or [])
         label.update(
-            "untiered (no history)" if values is None else f"untiered, {len(known)} storage polls"
+            "untiered (no history)" if values is None else f"untiered, {len(values)} storage polls"
         )
 
     @staticmethod

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Sparkline, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 
 from konsole.collect.history import redact
 from konsole.model.placement import alive_servers, is_offline, is_under_replicated
@@ -32,6 +32,7 @@ from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_cells import Cell, Right
 from konsole.ui.widgets.grid_rows import Row
+from konsole.ui.widgets.spark import Spark
 
 if TYPE_CHECKING:
     from fluss_proto.model import TableView
@@ -50,6 +51,10 @@ _NOTABLE = ("ttl", "compaction", "tiering", "datalake", "merge-engine", "changel
 def notable_property(key: str) -> bool:
     """TTLs, compaction, tiering and lake settings: shown first and bold."""
     return any(word in key for word in _NOTABLE)
+
+
+def _rows_per_s(value: float | None) -> str:
+    return "-" if value is None else f"{rate_text(value)}/s"
 
 
 def _offset(value: int | None) -> str:
@@ -129,6 +134,8 @@ class TableDetailScreen(ConsoleScreen):
         Binding("5", "tab('storage')", "Storage"),
         Binding("k", "kv_snapshots", "Ask KV snapshots", show=False),
     ]
+    #: Kept in a narrow footer: leaving and the preview (the tabs are on screen).
+    FOOTER_MAIN: ClassVar[tuple[str, ...]] = ("app.pop_screen", "preview")
 
     def __init__(self, table_path: str, *, tab: str | None = None) -> None:
         super().__init__()
@@ -148,7 +155,8 @@ class TableDetailScreen(ConsoleScreen):
         yield Static(id="detail-head")
         with Horizontal(id="detail-rate"):
             yield Static("rows/s", id="detail-rate-label")
-            yield Sparkline([], id="detail-sparkline")
+            # the current rate is the state's own (beside): the line says its min and max
+            yield Spark(show=_rows_per_s, with_current=False, id="detail-sparkline")
             yield Static("", id="detail-rate-now")
         with TabbedContent(id="detail-tabs", initial=self.first_tab):
             with TabPane("1 Buckets", id="buckets"):
@@ -364,14 +372,14 @@ class TableDetailScreen(ConsoleScreen):
         self._series_loaded(message.values)
 
     def _series_loaded(self, values: list[float | None] | None) -> None:
-        spark = self.query_one("#detail-sparkline", Sparkline)
+        spark = self.query_one("#detail-sparkline", Spark)
         label = self.query_one("#detail-rate-label", Static)
         if values is None:
-            spark.data = []
+            spark.update_series([])
             label.update("rows/s (no history)")
             return
-        # A gap (unknown rate, a truncation) is drawn as zero, not interpolated over.
-        spark.data = [v or 0.0 for v in values]
+        # an unknown rate (a failed poll, a truncation) is a gap, never zero
+        spark.update_series(values)
         label.update(f"rows/s, {len(values)} polls" if values else "rows/s (nothing recorded)")
 
     # ------------------------------------------------------------------ KV snapshots
