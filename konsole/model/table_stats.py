@@ -239,9 +239,14 @@ class FiguresMemo:
         self._dt: float | None = None
 
     def figures(
-        self, current: ClusterSnapshot | None, previous: ClusterSnapshot | None
+        self,
+        current: ClusterSnapshot | None,
+        previous: ClusterSnapshot | None,
+        facts: Placement | None = None,
     ) -> list[TableFigures]:
-        """:func:`table_figures` of ``current`` against ``previous``."""
+        """:func:`table_figures` of ``current`` against ``previous``; ``facts``:
+        ``placement(current.view)`` when the caller has it (a console state's, made once
+        per poll), else the placement of the tables made again is made here."""
         if current is None or current.view is None:
             self._index, self._views, self._prevs, self._made = {}, (), [], []
             return []
@@ -279,7 +284,8 @@ class FiguresMemo:
             out.append(_UNMADE)
         if todo:
             tables = view.tables
-            facts = placement(view, [b for i in todo for b in tables[i].buckets])
+            if facts is None:
+                facts = placement(view, [b for i in todo for b in tables[i].buckets])
             for i in todo:
                 t, prev = tables[i], out_prevs[i]
                 before = None if prev is None else _offsets(prev)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from konsole.model.placement import placement
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.table_stats import (
     FiguresMemo,
@@ -70,11 +71,14 @@ def _through_a_memo(
     polls: list[ClusterSnapshot],
 ) -> tuple[list[list[TableFigures]], FiguresMemo]:
     """Each poll's figures from one memo (checked against table_figures'), and the memo."""
-    memo = FiguresMemo()
+    memo, given = FiguresMemo(), FiguresMemo()
     shown: list[list[TableFigures]] = []
     for before, after in zip([None, *polls], polls, strict=False):
         got = memo.figures(after, before)
         assert got == table_figures(after, before)
+        # the same with the poll's placement given (a console state's facts)
+        facts = None if after.view is None else placement(after.view)
+        assert given.figures(after, before, facts) == got
         shown.append(got)
     return shown, memo
 

@@ -383,7 +383,7 @@ class OverviewScreen(ConsoleScreen):
         requests.update(requests_text(request_totals(snap.metrics), lines))
         if self._memo is None:
             self._memo = FiguresMemo()
-        figures = self._memo.figures(snap, state.previous_ok)
+        figures = self._memo.figures(snap, state.previous_ok, state.facts)
         rates = {f.path: f.rows_per_s for f in figures}
         if self._table_rates is not None and self._table_rates[0] != snap.taken_at:
             self._table_before = self._table_rates[1]
