@@ -558,6 +558,28 @@ async def test_ingest_stalled_after_pyfluss_stops_writing(watched: Watched) -> N
     )
     assert stalled.data["details"]["quiet_polls"] >= 3
     assert stalled.data["time_ms"] / 1000 > stopped_at
+    # The health lines carry the cluster's totals: the writes show in the tablet servers'
+    # own meters (a minute's window) on a line after them, with every server's heap and CPU.
+    tablets = {
+        str(p["id"]) for p in watched.description["processes"] if p["role"] == "tablet-server"
+    }
+
+    def written(d: Event) -> bool:
+        totals = d.get("totals") or {}
+        return (
+            d["time_ms"] / 1000 > stopped_at
+            and (totals.get("messages_in_per_s") or 0) > 0
+            and (totals.get("bytes_in_per_s") or 0) > 0
+            and set(totals["cpu_load"]) > tablets  # CPU unknown until the JVM measured it
+        )
+
+    line = await w.wait_health(mark, "with the writes in its totals", written, timeout=30)
+    totals = line.data["totals"]
+    assert totals["tablet_servers"] == len(tablets) == TABLET_SERVERS
+    assert totals["bytes_out_per_s"] is not None and totals["bytes_out_per_s"] >= 0
+    for figure in ("cpu_load", "heap_used_ratio"):
+        assert set(totals[figure]) > tablets, totals  # and the coordinator(s)
+        assert all(0.0 <= v <= 1.0 for v in totals[figure].values()), totals
     early = w.seen(mark, "ingest_stalled", table)[:-1]
     assert len(early) == len(w.seen(mark, "ingest_resumed", table)) <= 1
 
