@@ -69,11 +69,15 @@ PAINT_GOAL = 1.2
 
 
 def large_state(now: float, tables: int = 200, buckets: int = 8, seq: int = 2) -> Any:
-    """A live state of a healthy ``tables`` x ``buckets`` cluster (3 tablet servers)."""
+    """A live state of a healthy, busy ``tables`` x ``buckets`` cluster (3 tablet servers
+    with their metrics)."""
+    from types import MappingProxyType
+
     from fluss_proto.client import TablePath
     from fluss_proto.model import BucketView, ClusterView, ServerInfo, TableView
     from fluss_proto.types import TableInfo, parse_table_descriptor
     from konsole.model.health import evaluate
+    from konsole.model.metrics import ServerMetrics
     from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
     from konsole.ui.state import ConsoleState
 
@@ -132,17 +136,60 @@ def large_state(now: float, tables: int = 200, buckets: int = 8, seq: int = 2) -
         )
         coords = (CoordinatorStatus("127.0.0.1:9123", CoordinatorRole.ACTIVE),)
         return ClusterSnapshot.assemble(
-            seq=step, taken_at=t, latency_s=0.05, view=view, coordinators=coords
+            seq=step,
+            taken_at=t,
+            latency_s=0.05,
+            view=view,
+            coordinators=coords,
+            metrics=tuple(server_metrics(s, step, t) for s in (1, 2, 3)),
+        )
+
+    def server_metrics(sid: int, step: int, t: float) -> ServerMetrics:
+        """A busy tablet server whose every figure moves from poll to poll (so each of the
+        dashboard's cells and sparklines changes on every refresh)."""
+        wave = (step * 7 + sid * 3) % 11
+        return ServerMetrics(
+            url=f"http://127.0.0.1:{9250 + sid}/metrics",
+            role="tablet",
+            server_id=str(sid),
+            host="127.0.0.1",
+            scraped_at=t,
+            duration_s=0.004,
+            disk_usage_ratio=0.30 + 0.01 * sid + 0.001 * step,
+            disk_write_locked=False,
+            under_replicated=0,
+            leader_count=tables * buckets // 3,
+            replica_count=tables * buckets,
+            bytes_in_rate=5e6 * sid + 1e4 * wave,
+            bytes_out_rate=2e6 * sid + 1e4 * wave,
+            messages_in_rate=4e4 * sid + 100 * wave,
+            requests=MappingProxyType(
+                {
+                    "produceLog": (900.0 * sid + wave, 0.1 * wave),
+                    "fetchLogClient": (400.0 * sid + wave, 0.0),
+                    "putKv": (50.0 + wave, 0.02 * wave),
+                }
+            ),
+            request_latency_ms=MappingProxyType(
+                {"produceLog": 4.0 + wave, "fetchLogClient": 500.0 + wave, "putKv": 9.0}
+            ),
+            heap_used=256e6 + 1e6 * wave,
+            heap_max=1024e6,
+            cpu_load=0.2 + 0.01 * wave,
         )
 
     previous, current = snapshot(seq - 1, now - 2.0), snapshot(seq, now)
+    health = evaluate(current, previous=previous)
+    # The placement facts made once per poll as it is judged, as a live session's state
+    # carries them (collect/session.py): a state without them makes them on each paint.
     return ConsoleState(
         profile="bench",
         now=now,
         snapshot=current,
         last_ok=current,
         previous_ok=previous,
-        health=evaluate(current, previous=previous),
+        health=health,
+        facts=health.placement,
     )
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Final
 
 __all__ = ["FRESH_POINTS", "MAX_SPLITS", "PENALTY", "drop_spikes", "newest_regime"]
@@ -59,7 +60,7 @@ def drop_spikes(points: Sequence[Point]) -> list[Point]:
     ys = [y for _, y in points]
     # the two newest (and oldest) have no neighbours on one side: a spike there cannot be
     # told from a change, so they are kept (a change needs several samples to be fitted)
-    dev = [abs(ys[i] - _median(ys[i - 2 : i + 3])) for i in range(2, n - 2)]
+    dev = [abs(ys[i] - sorted(ys[i - 2 : i + 3])[2]) for i in range(2, n - 2)]  # 5's median
     # the scale is the usual spread, at least the usual step between two readings (on a
     # steady rise a spike shifts its neighbours' median by a step)
     steps = [abs(b - a) for a, b in itertools.pairwise(ys)]
@@ -73,14 +74,13 @@ class _Sums:
 
     def __init__(self, points: Sequence[Point]) -> None:
         t0 = points[0][0] if points else 0.0
-        self.st, self.sy, self.stt, self.sty, self.syy = [0.0], [0.0], [0.0], [0.0], [0.0]
-        for t, y in points:
-            t -= t0
-            self.st.append(self.st[-1] + t)
-            self.sy.append(self.sy[-1] + y)
-            self.stt.append(self.stt[-1] + t * t)
-            self.sty.append(self.sty[-1] + t * y)
-            self.syy.append(self.syy[-1] + y * y)
+        ts = [t - t0 for t, _ in points]
+        ys = [y for _, y in points]
+        self.st = list(accumulate(ts, initial=0.0))
+        self.sy = list(accumulate(ys, initial=0.0))
+        self.stt = list(accumulate([t * t for t in ts], initial=0.0))
+        self.sty = list(accumulate([t * y for t, y in zip(ts, ys, strict=True)], initial=0.0))
+        self.syy = list(accumulate([y * y for y in ys], initial=0.0))
 
     def sse(self, i: int, j: int) -> float:
         """The least-squares line's squared residuals over samples ``[i, j)``."""
@@ -95,40 +95,57 @@ class _Sums:
         return max(cyy - fit, 0.0)
 
 
-def _best_split(
+def _best_splits(
     points: Sequence[Point], sums: _Sums, start: int, min_points: int, min_span_s: float
-) -> int | None:
-    """The index where a significant change of pace begins in ``points[start:]``."""
+) -> tuple[int | None, int | None]:
+    """Where a significant change of pace begins in ``points[start:]``: the first with a
+    tail of ``min_points`` samples and ``min_span_s`` seconds (a regime), the second with
+    a tail of :data:`FRESH_POINTS` (seen, too fresh to be one). One pass serves both: the
+    regime's candidates are a prefix of the fresh ones, and both are judged against the
+    same single line."""
     end = len(points)
     n = end - start
-    if n < min_points + 3:
-        return None
+    least = min(min_points, FRESH_POINTS)
+    if n < least + 3:
+        return None, None
     floor = n * NOISE_FLOOR
     whole = max(sums.sse(start, end), floor)
     best, best_sse = None, whole
+    fresh, fresh_sse = None, whole
+    regime_open = n >= min_points + 3
     last_t = points[-1][0]
     st, sy, stt, sty, syy = sums.st, sums.sy, sums.stt, sums.sty, sums.syy
-    # sums.sse inlined for both sides: this loop is most of a forecast's cost
-    for k in range(start + 3, end - min_points + 1):
-        if last_t - points[k][0] < min_span_s:
-            break  # later splits leave a tail shorter still
-        two = 0.0
-        for i, j in ((start, k), (k, end)):
-            n_ = j - i
-            if n_ < 3:
-                continue
-            a, b = st[j] - st[i], sy[j] - sy[i]
-            ctt = stt[j] - stt[i] - a * a / n_
-            cty = sty[j] - sty[i] - a * b / n_
-            cyy = syy[j] - syy[i] - b * b / n_
-            part = cyy - (cty * cty / ctt if ctt > 0 else 0.0)
+    # sums.sse inlined and unrolled for both sides (the same arithmetic, so the same
+    # figures): this loop is most of a forecast's cost
+    s_t, s_y, s_tt, s_ty, s_yy = st[start], sy[start], stt[start], sty[start], syy[start]
+    e_t, e_y, e_tt, e_ty, e_yy = st[end], sy[end], stt[end], sty[end], syy[end]
+    for k in range(start + 3, end - least + 1):
+        if regime_open and (k > end - min_points or last_t - points[k][0] < min_span_s):
+            regime_open = False  # later splits leave a tail shorter still
+        k_t, k_y, k_tt, k_ty, k_yy = st[k], sy[k], stt[k], sty[k], syy[k]
+        n_ = k - start  # the left side: at least 3 samples
+        a, b = k_t - s_t, k_y - s_y
+        ctt = k_tt - s_tt - a * a / n_
+        cty = k_ty - s_ty - a * b / n_
+        part = k_yy - s_yy - b * b / n_ - (cty * cty / ctt if ctt > 0 else 0.0)
+        two = part if part > 0 else 0.0
+        n_ = end - k
+        if n_ >= 3:
+            a, b = e_t - k_t, e_y - k_y
+            ctt = e_tt - k_tt - a * a / n_
+            cty = e_ty - k_ty - a * b / n_
+            part = e_yy - k_yy - b * b / n_ - (cty * cty / ctt if ctt > 0 else 0.0)
             two += part if part > 0 else 0.0
-        if two < best_sse:
+        if regime_open and two < best_sse:
             best, best_sse = k, two
-    if best is None:
-        return None
-    gain = n * math.log(whole / max(best_sse, floor))
-    return best if gain > PENALTY * math.log(n) else None
+        if two < fresh_sse and k <= end - FRESH_POINTS:
+            fresh, fresh_sse = k, two
+    bar = PENALTY * math.log(n)
+
+    def significant(k: int | None, sse: float) -> int | None:
+        return k if k is not None and n * math.log(whole / max(sse, floor)) > bar else None
+
+    return significant(best, best_sse), significant(fresh, fresh_sse)
 
 
 def newest_regime(
@@ -139,10 +156,11 @@ def newest_regime(
     ``min_span_s`` since it; None: none seen)."""
     sums = _Sums(points)
     start = 0
+    fresh: int | None = None
     for _ in range(MAX_SPLITS):  # bounded
-        k = _best_split(points, sums, start, min_points, min_span_s)
+        k, fresh = _best_splits(points, sums, start, min_points, min_span_s)
         if k is None:
-            break
+            return start, fresh
         start = k
-    fresh = _best_split(points, sums, start, FRESH_POINTS, 0.0)
-    return start, fresh
+    # the last split searched was kept: the tail after it is searched for a fresh change
+    return start, _best_splits(points, sums, start, min_points, min_span_s)[1]

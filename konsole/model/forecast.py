@@ -127,12 +127,13 @@ def _fit(pts: Sequence[Point], confidence: float) -> Fit | None:
     n = len(pts)
     if n < MIN_POINTS:
         return None
-    slopes = sorted(
+    slopes = [
         (y2 - y1) / (t2 - t1)
         for i, (t1, y1) in enumerate(pts)
         for t2, y2 in pts[i + 1 :]
         if t2 > t1
-    )
+    ]
+    slopes.sort()  # a list made whole, then sorted: cheaper than sorting a generator
     if not slopes:
         return None
     slope = _median(slopes)

@@ -30,7 +30,7 @@ from konsole.model.capacity import DirUsage, ServerCapacity, WriteLimits, used_b
 from konsole.model.forecast import Forecast
 from konsole.model.metrics import ServerMetrics
 from konsole.model.snapshot import ClusterSnapshot
-from konsole.model.table_stats import bucket_rates
+from konsole.model.table_stats import tables_bucket_rates
 from konsole.model.thresholds import HealthThresholds
 
 __all__ = [
@@ -268,8 +268,7 @@ def _drivers(
     if snapshot.view is None:
         return {}
     per_server: dict[str, dict[str, list[float]]] = {}
-    for table in snapshot.view.tables:
-        rates = bucket_rates(table, snapshot, previous)
+    for table, rates in tables_bucket_rates(snapshot, previous):
         for b in table.buckets:
             rate = rates.get((b.partition_id, b.bucket_id))
             if rate is None:

@@ -9,7 +9,7 @@ re-created table has a new id and so no rate yet). A bucket whose offset went do
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from fluss_proto.model import BucketView, TableView
@@ -22,6 +22,7 @@ __all__ = [
     "TableFigures",
     "bucket_rates",
     "table_figures",
+    "tables_bucket_rates",
 ]
 
 #: (partition id, bucket id)
@@ -86,7 +87,33 @@ def bucket_rates(
 ) -> dict[BucketKey, float | None]:
     """(partition, bucket) -> rows/s for one table's buckets (None: unknown)."""
     dt = _dt(current, previous)
-    before = _latest_by_table(previous).get(_id(table), {}) if dt else {}
+    prior = _table_in(previous, table) if dt else None
+    return _bucket_rates(table, {} if prior is None else _offsets(prior), dt)
+
+
+def tables_bucket_rates(
+    current: ClusterSnapshot, previous: ClusterSnapshot | None
+) -> Iterator[tuple[TableView, dict[BucketKey, float | None]]]:
+    """:func:`bucket_rates` of every table of ``current``, in the poll's order: the
+    previous poll's offsets are read once, not once per table."""
+    if current.view is None:
+        return
+    dt = _dt(current, previous)
+    before = _latest_by_table(previous) if dt else {}
+    for t in current.view.tables:
+        yield t, _bucket_rates(t, before.get(_id(t), {}), dt)
+
+
+def _table_in(snapshot: ClusterSnapshot | None, table: TableView) -> TableView | None:
+    """``table`` (by id) in ``snapshot``'s view, if there."""
+    if snapshot is None or snapshot.view is None or table.table_id is None:
+        return None
+    return next((t for t in snapshot.view.tables if t.table_id == table.table_id), None)
+
+
+def _bucket_rates(
+    table: TableView, before: dict[BucketKey, int], dt: float | None
+) -> dict[BucketKey, float | None]:
     out: dict[BucketKey, float | None] = {}
     for b in table.buckets:
         key = (b.partition_id, b.bucket_id)
@@ -212,9 +239,14 @@ class FiguresMemo:
         self._dt: float | None = None
 
     def figures(
-        self, current: ClusterSnapshot | None, previous: ClusterSnapshot | None
+        self,
+        current: ClusterSnapshot | None,
+        previous: ClusterSnapshot | None,
+        facts: Placement | None = None,
     ) -> list[TableFigures]:
-        """:func:`table_figures` of ``current`` against ``previous``."""
+        """:func:`table_figures` of ``current`` against ``previous``; ``facts``:
+        ``placement(current.view)`` when the caller has it (a console state's, made once
+        per poll), else the placement of the tables made again is made here."""
         if current is None or current.view is None:
             self._index, self._views, self._prevs, self._made = {}, (), [], []
             return []
@@ -252,7 +284,8 @@ class FiguresMemo:
             out.append(_UNMADE)
         if todo:
             tables = view.tables
-            facts = placement(view, [b for i in todo for b in tables[i].buckets])
+            if facts is None:
+                facts = placement(view, [b for i in todo for b in tables[i].buckets])
             for i in todo:
                 t, prev = tables[i], out_prevs[i]
                 before = None if prev is None else _offsets(prev)

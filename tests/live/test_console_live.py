@@ -6,9 +6,11 @@ operator would: overview -> tables -> the table pyfluss wrote -> preview shows i
 a tablet server is stopped and, without restarting the app, the overview shows it gone and
 the event appears; it comes back when started; time travel to before the stop shows it
 alive. The console records into a history file as it runs (the feed's normal mode).
-The Overview's dashboard, with pyfluss writing: its throughput is non-zero within 3 polls
-and matches the tablet servers' own ``bytesInPerSecond`` (scraped here, without konsole's
-parser) summed, within 10 %; a stopped server shows in it within one poll.
+The Overview's dashboard: its throughput is 0 before any traffic (the servers' own meters
+at 0), non-zero within 3 polls of a pyfluss producer started after the first poll, into a
+table made then, and matches the tablet servers' own ``bytesInPerSecond`` (scraped here,
+without konsole's parser) summed, within 10 %; a stopped server shows in it within one
+poll.
 
 Every wait is bounded in time; everything listens on loopback only.
 """
@@ -58,9 +60,8 @@ class Live:
     description: ClusterDescription
     history: Path
     db: str
+    #: The table seeded with ``ROWS`` rows (the preview checks them).
     table: str
-    #: The table the throughput test writes to (the preview checks ``table``'s rows).
-    busy: str
 
 
 @pytest.fixture(scope="module")
@@ -72,22 +73,19 @@ def live(fluss_server: FlussServer, tmp_path_factory: pytest.TempPathFactory) ->
             **fluss_server.start_kwargs(), tablet_servers=TABLET_SERVERS, ready_timeout=180
         )
         db, table = pf.unique_name("console"), pf.unique_name("orders")
-        busy = pf.unique_name("busy")
-        asyncio.run(_seed(desc.bootstrap_servers, db, table, busy))
-        yield Live(fluss_server, lc, desc, run_dir / "history.sqlite", db, table, busy)
+        asyncio.run(_seed(desc.bootstrap_servers, db, table))
+        yield Live(fluss_server, lc, desc, run_dir / "history.sqlite", db, table)
     finally:
         lc.stop(graceful=False)
         leftover = our_java_processes(run_dir)
         assert not leftover, f"Java processes of the test cluster remain: {leftover}"
 
 
-async def _seed(bootstrap: str, db: str, table: str, busy: str) -> None:
+async def _seed(bootstrap: str, db: str, table: str) -> None:
     conn = await pf.connect(bootstrap)
     try:
         await pf.create_database(conn.get_admin(), db)
-        busy_path = await pf.create_log_table(conn, db, busy, buckets=TABLET_SERVERS * 2)
         path = await pf.create_log_table(conn, db, table, buckets=TABLET_SERVERS * 2)
-        assert await wait_leaders(conn.get_admin(), busy_path, TABLET_SERVERS * 2)
         assert await wait_leaders(conn.get_admin(), path, TABLET_SERVERS * 2)
         await pf.write_rows(conn, path, ROWS)
     finally:
@@ -221,6 +219,25 @@ def _servers_bytes_in(urls: list[str]) -> float:
     return total
 
 
+#: The longest the servers' meters are waited for to fall to 0 (their window is a minute).
+QUIET_LIMIT_S = 90.0
+
+
+async def _servers_quiet(urls: list[str], limit_s: float) -> float:
+    """When the servers' own ``bytesInPerSecond``, summed, was first read as 0."""
+    deadline = time.monotonic() + limit_s
+    seen = []
+    for _ in range(int(limit_s) + 1):  # bounded: a read a second at most, limit_s in all
+        own = await asyncio.to_thread(_servers_bytes_in, urls)
+        if own == 0.0:
+            return time.time()
+        seen.append(own)
+        if time.monotonic() > deadline:
+            break
+        await asyncio.sleep(1.0)  # the meters move every few seconds
+    raise AssertionError(f"the servers' bytesInPerSecond never fell to 0: {seen[-5:]}")
+
+
 def _shown_bytes_in(app: KonsoleApp) -> float | None:
     """The Overview's cluster bytes in/s "now" (the sparkline's latest point)."""
     screen = app.screen
@@ -232,6 +249,9 @@ def _shown_bytes_in(app: KonsoleApp) -> float | None:
 
 
 async def test_overview_throughput_matches_the_servers_own_rates(live: Live) -> None:
+    """Zero before any traffic, non-zero within 3 polls of the first acknowledged write of
+    a producer started after the first poll (into a table created then), and the servers'
+    own figure summed, within 10 %."""
     profile = profile_from_local(live.description.to_dict())
     urls = [m.url for m in profile.metrics if m.role == "tablet"]
     assert len(urls) == TABLET_SERVERS, profile.metrics
@@ -242,6 +262,7 @@ async def test_overview_throughput_matches_the_servers_own_rates(live: Live) -> 
     app = KonsoleApp(feed)
     stop = asyncio.Event()
     written = 0
+    busy = pf.unique_name("busy")
 
     async def writer() -> None:  # bounded: at most 400 writes
         nonlocal written
@@ -249,7 +270,7 @@ async def test_overview_throughput_matches_the_servers_own_rates(live: Live) -> 
         try:
             import fluss
 
-            path = fluss.TablePath(live.db, live.busy)
+            path = fluss.TablePath(live.db, busy)
             for _ in range(400):
                 if stop.is_set():
                     return
@@ -261,6 +282,19 @@ async def test_overview_throughput_matches_the_servers_own_rates(live: Live) -> 
 
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, "first poll", lambda: app.state is not None and app.state.reachable, 60)
+        # The table the producer writes is made after the first poll.
+        conn = await pf.connect(live.description.bootstrap_servers)
+        try:
+            path = await pf.create_log_table(conn, live.db, busy, buckets=TABLET_SERVERS * 2)
+            assert await wait_leaders(conn.get_admin(), path, TABLET_SERVERS * 2)
+        finally:
+            await pf.close_connection(conn)
+        # Before any traffic: the servers' own meters at 0 (they hold earlier writes for a
+        # window of about a minute), then the dashboard says 0 on the poll after that.
+        quiet_at = await _servers_quiet(urls, QUIET_LIMIT_S)
+        await until(pilot, "a poll after the meters' 0", lambda: _polled_after(app, quiet_at), 30)
+        await until(pilot, "the poll painted", lambda: _shown_bytes_in(app) is not None, 10)
+        assert _shown_bytes_in(app) == 0.0, _shown_bytes_in(app)
         task = asyncio.create_task(writer())
         try:
             await until(pilot, "first write acknowledged", lambda: written > 0, 60)

@@ -6,7 +6,9 @@ each into its own history file (under a temporary XDG data dir); a real Promethe
 (Debian's ``prometheus``, own data dir, loopback port) scrapes it every second. PromQL
 through Prometheus's HTTP API shows 3 tablet servers alive on each cluster; a tablet server
 of ``a`` is stopped: Prometheus shows 2 for ``a`` and 3 for ``b``, every scrape after serve
-exported the change holding it, and ``b`` kept polling (as often as ``a``) meanwhile. The
+exported the change holding it, and ``b`` kept polling (as often as ``a``) meanwhile. Under
+pyfluss writes to ``b``, the dashboard's families (the cluster's throughput, each server's
+bytes, CPU and heap) are exported and add up, and Prometheus holds them. The
 exposition answers OpenMetrics when asked by ``Accept``, and ``/healthz`` describes the
 process. SIGTERM stops serve with exit 0 within 5 s.
 
@@ -15,8 +17,10 @@ Every wait is bounded; everything listens on loopback only.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -33,7 +37,9 @@ import pytest
 from konsole.collect.profiles import profile_from_local
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.ports import free_port
+from konsole.localcluster.seed import wait_leaders
 from konsole.model.alerts import subject_labels
+from tests._testutil import pyfluss_data as pf
 from tests._testutil.prometheus import Prometheus, running_prometheus
 from tests._testutil.waiting import wait_until
 from tests.conftest import TABLET_SERVERS, FlussServer
@@ -92,6 +98,8 @@ class Fleet:
     a: LocalCluster
     serve: Serve
     prometheus: Prometheus
+    #: Cluster b's description (the session cluster: never faulted here).
+    b: dict[str, Any]
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +141,7 @@ def fleet(
         with running_prometheus(
             work / "prometheus", [f"127.0.0.1:{port}"], SCRAPE, rules=[RULES]
         ) as prom:
-            yield Fleet(fluss_server, a, serve, prom)
+            yield Fleet(fluss_server, a, serve, prom, fluss_cluster)
     finally:
         if serve is not None and serve.proc.poll() is None:
             serve.proc.kill()
@@ -268,6 +276,92 @@ def test_openmetrics_by_accept_and_healthz(fleet: Fleet) -> None:
     assert set(body["clusters"]) == {"a", "b"}
     for cluster in body["clusters"].values():
         assert cluster["running"] and cluster["history"] == "recording" and cluster["polls"] > 0
+
+
+#: One exposition sample: family, labels, value.
+SAMPLE = re.compile(r"^(\w+)\{([^}]*)\} (\S+)$", re.M)
+LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def scrape_of(serve: Serve, cluster: str) -> dict[str, dict[str, float]]:
+    """serve's samples for ``cluster``: family -> its ``server`` label ("" without) -> value."""
+    out: dict[str, dict[str, float]] = {}
+    for family, labels, value in SAMPLE.findall(httpx.get(f"{serve.url}/metrics", timeout=5).text):
+        named = dict(LABEL.findall(labels))
+        if named.get("cluster") == cluster:
+            out.setdefault(family, {})[named.get("server", "")] = float(value)
+    return out
+
+
+def test_the_dashboard_families_follow_pyfluss_writes(fleet: Fleet) -> None:
+    """Under pyfluss writes to b: serve's cluster throughput for b is non-zero, the tablet
+    servers' own bytes in/s sum to the cluster's in the same scrape, each server's CPU and
+    heap are in 0..1 (tablet servers by id, the coordinator by address), and Prometheus
+    holds the families too."""
+    stop, written, failed = threading.Event(), [0], []
+
+    def writer() -> None:  # bounded: at most 300 writes
+        async def write() -> None:
+            conn = await pf.connect(str(fleet.b["bootstrap_servers"]))
+            try:
+                db = pf.unique_name("serve")
+                await pf.create_database(conn.get_admin(), db)
+                path = await pf.create_log_table(
+                    conn, db, pf.unique_name("busy"), buckets=TABLET_SERVERS
+                )
+                assert await wait_leaders(conn.get_admin(), path, TABLET_SERVERS)
+                for _ in range(300):
+                    if stop.is_set():
+                        return
+                    await pf.write_rows(conn, path, 200, start=written[0])
+                    written[0] += 200
+                    await asyncio.sleep(0.3)
+            finally:
+                await pf.close_connection(conn)
+
+        try:
+            asyncio.run(write())
+        except BaseException as e:  # reported by the test, not lost in the thread
+            failed.append(e)
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    tablets = {str(p["id"]) for p in fleet.b["processes"] if p["role"] == "tablet-server"}
+    assert len(tablets) == TABLET_SERVERS, fleet.b["processes"]
+    try:
+        wait_until(lambda: written[0] or failed, bool, "a pyfluss write to b acknowledged")
+        assert not failed, failed
+
+        def busy(samples: dict[str, dict[str, float]]) -> bool:
+            return (
+                samples.get("konsole_bytes_in_per_second", {}).get("", 0.0) > 0
+                and samples.get("konsole_messages_in_per_second", {}).get("", 0.0) > 0
+                # the JVMs' CPU load is unknown (negative) until they first measured it
+                and set(samples.get("konsole_server_cpu_load", {})) > tablets
+            )
+
+        samples = wait_until(lambda: scrape_of(fleet.serve, "b"), busy, "b's throughput", 60)
+        prom_in = fleet.prometheus.wait_for(
+            "Prometheus holds b's bytes in/s above 0",
+            lambda: fleet.prometheus.by("konsole_bytes_in_per_second > 0", "cluster").get("b"),
+            timeout=30,
+        )
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert not failed, failed
+    assert prom_in > 0
+    per_server = samples["konsole_server_bytes_in_per_second"]
+    assert set(per_server) == tablets, per_server
+    total = samples["konsole_bytes_in_per_second"][""]
+    assert sum(per_server.values()) == pytest.approx(total, rel=1e-6)
+    assert set(samples["konsole_server_bytes_out_per_second"]) == tablets
+    assert samples["konsole_bytes_out_per_second"][""] >= 0
+    for family in ("konsole_server_cpu_load", "konsole_server_heap_used_ratio"):
+        servers = samples[family]
+        assert set(servers) > tablets, (family, servers)  # and the coordinator
+        assert len(set(servers) - tablets) == 1, servers  # b has one coordinator
+        assert all(0.0 <= v <= 1.0 for v in servers.values()), (family, servers)
 
 
 def test_sigterm_stops_within_five_seconds_and_flushes(fleet: Fleet) -> None:

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from konsole.model.placement import placement
 from konsole.model.snapshot import ClusterSnapshot
-from konsole.model.table_stats import FiguresMemo, TableFigures, bucket_rates, table_figures
+from konsole.model.table_stats import (
+    FiguresMemo,
+    TableFigures,
+    bucket_rates,
+    table_figures,
+    tables_bucket_rates,
+)
 from tests._testutil.builders import snap, table, view
 
 
@@ -24,15 +31,54 @@ def test_every_table_id_gets_its_rate(table_id: int) -> None:
     assert rates == {(None, 0): pytest.approx(6.0), (None, 1): pytest.approx(4.0)}
 
 
+def test_every_tables_bucket_rates_are_each_tables_own() -> None:
+    """The whole poll's rates at once (the previous offsets read once) are bucket_rates'
+    of each table: a re-created table (a new id), a truncated bucket and a new one too."""
+    before = snap(
+        view(
+            tables=[
+                table("db.a", 0, [(0, (0, 1), 100), (1, (1, 2), 50)]),
+                table("db.gone", 1, [(0, (0, 1), 5)]),
+                table("db.b", 2, [(0, (0, 1), 70)]),
+            ]
+        )
+    )
+    after = snap(
+        view(
+            tables=[
+                table("db.a", 0, [(0, (0, 1), 130), (1, (1, 2), 40), (2, (2, 0), 9)]),
+                table("db.gone", 3, [(0, (0, 1), 8)]),
+                table("db.b", 2, [(0, (0, 1), 90)]),
+            ]
+        ),
+        seq=2,
+        t=1010.0,
+    )
+    assert after.view is not None
+    got = list(tables_bucket_rates(after, before))
+    assert [t for t, _ in got] == list(after.view.tables)
+    assert [r for _, r in got] == [bucket_rates(t, after, before) for t in after.view.tables]
+    assert got[0][1] == {(None, 0): pytest.approx(3.0), (None, 1): None, (None, 2): None}
+    assert got[1][1] == {(None, 0): None} and got[2][1] == {(None, 0): pytest.approx(2.0)}
+    assert [r for _, r in tables_bucket_rates(after, None)] == [
+        {(None, 0): None, (None, 1): None, (None, 2): None},
+        {(None, 0): None},
+        {(None, 0): None},
+    ]
+
+
 def _through_a_memo(
     polls: list[ClusterSnapshot],
 ) -> tuple[list[list[TableFigures]], FiguresMemo]:
     """Each poll's figures from one memo (checked against table_figures'), and the memo."""
-    memo = FiguresMemo()
+    memo, given = FiguresMemo(), FiguresMemo()
     shown: list[list[TableFigures]] = []
     for before, after in zip([None, *polls], polls, strict=False):
         got = memo.figures(after, before)
         assert got == table_figures(after, before)
+        # the same with the poll's placement given (a console state's facts)
+        facts = None if after.view is None else placement(after.view)
+        assert given.figures(after, before, facts) == got
         shown.append(got)
     return shown, memo
 

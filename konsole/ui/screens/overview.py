@@ -23,6 +23,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Static
 
 from konsole.model.timefmt import age_text, clock_text, to_ms
@@ -86,6 +87,9 @@ class OverviewScreen(ConsoleScreen):
         #: Throughput of the states seen (taken_at -> name -> value): without a history.
         self._seen_totals: dict[float, dict[str, float | None]] = {}
         self._columns: tuple[ServerColumn, ...] = ()
+        #: What each panel shows ((the widget's id(), what) -> its key): set again only
+        #: when it changes, for Textual repaints a widget whenever its content is set.
+        self._shown: dict[tuple[int, str], object] = {}
         #: The panels are mounted and their children in the DOM (see _dashboard).
         self._panels_ready = False
         self._panels_mounting = False
@@ -165,19 +169,39 @@ class OverviewScreen(ConsoleScreen):
         rows = [r for r in self._seen.rows(state) if r.node_id is not None]
         layout = self._layout(len(rows))
         cluster = self.query_one("#cluster", Static)
-        cluster.border_title = "Cluster" + age
-        cluster.update(cluster_text(state, self.konsole.feed.profile))
+        self._title(cluster, "Cluster" + age)
+        self._update(cluster, cluster_text(state, self.konsole.feed.profile))
         health = self.query_one("#health", FittedLines)
-        health.border_title = "Health" + age
+        self._title(health, "Health" + age)
         rules = self._rules()
         health.update_lines(health_lines(state, rooms, rules, with_cluster=not layout.cluster))
         self._tablets(state, age, rooms, rows)
         events = self.query_one("#events", FittedLines)
-        events.border_title = "Latest events"
+        self._title(events, "Latest events")
         events.update_lines(self._events_lines(state))
         self._throughput(state, age)
         if layout.lower_rows:
             self._lower(state, age, layout.lower_rows - 2)
+
+    def _changed(self, widget: Widget, what: str, key: object) -> bool:
+        """Whether ``widget``'s ``what`` is to be set to what ``key`` stands for (it shows
+        something else); noted as shown."""
+        if self._shown.get((id(widget), what)) == key:
+            return False
+        self._shown[(id(widget), what)] = key
+        return True
+
+    def _update(self, panel: Static, text: Text) -> None:
+        """``panel.update(text)`` unless the panel shows that text already: a panel that
+        did not change (health and events on a quiet cluster) is not laid out and painted
+        again on every poll."""
+        if self._changed(panel, "content", _text_key(text)):
+            panel.update(text)
+
+    def _title(self, panel: Widget, title: str) -> None:
+        """Set ``panel``'s border title unless it has that one already."""
+        if self._changed(panel, "title", title):
+            panel.border_title = title
 
     def _paint_current(self) -> None:
         state = self.konsole.state
@@ -241,26 +265,28 @@ class OverviewScreen(ConsoleScreen):
         counts = [(sum(r.state == k for r in rows), k) for k in ("unreachable", "gone")]
         more = "".join(f", {n} {'down' if k == 'gone' else k}" for n, k in counts if n)
         title = f"Tablet servers ({sum(r.state == 'alive' for r in rows)} alive{more})"
-        table.border_title = title + age
-        cursor = table.cursor_row
+        self._title(table, title + age)
         columns = fit_columns(max(self.size.width - 4, 20), rows, rooms, state.stale)
-        if columns != self._columns:
-            table.clear(columns=True)
-            for col in columns:
-                table.add_column(col.label, key=col.key)
-            self._columns = columns
-        else:
-            table.clear()
-        for r in rows:
-            table.add_row(
-                *server_cells(columns, r, rooms.get(str(r.node_id)), state.stale), key=r.key
-            )
-        if rows:
-            table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
-        if not rows:
-            table.border_subtitle = "no tablet servers"
-        else:
-            table.border_subtitle = ""
+        cells = [
+            (r.key, server_cells(columns, r, rooms.get(str(r.node_id)), state.stale)) for r in rows
+        ]
+        shown = (columns, [(key, [_cell_key(c) for c in row]) for key, row in cells])
+        if self._changed(table, "rows", shown):
+            cursor = table.cursor_row
+            if columns != self._columns:
+                table.clear(columns=True)
+                for col in columns:
+                    table.add_column(col.label, key=col.key)
+                self._columns = columns
+            else:
+                table.clear()
+            for key, row in cells:
+                table.add_row(*row, key=key)
+            if rows:
+                table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
+        subtitle = "" if rows else "no tablet servers"
+        if self._changed(table, "subtitle", subtitle):
+            table.border_subtitle = subtitle
 
     def _events_lines(self, state: ConsoleState) -> RankedLines:
         from konsole.ui.screens.dashboard_panels import events_lines
@@ -308,7 +334,7 @@ class OverviewScreen(ConsoleScreen):
         assert snap is not None
         totals = cluster_totals(snap.metrics)
         panel = self.query_one("#throughput")
-        panel.border_title = throughput_title(totals.servers, snap.metrics) + age
+        self._title(panel, throughput_title(totals.servers, snap.metrics) + age)
         seen = self._seen_totals
         if not state.historic:
             seen[snap.taken_at] = {name: totals.get(name) for name, _ in THROUGHPUT}
@@ -384,18 +410,18 @@ class OverviewScreen(ConsoleScreen):
         snap = state.last_ok
         assert snap is not None
         requests = self.query_one("#requests", Static)
-        requests.border_title = "Requests, worst first" + age
-        requests.update(requests_text(request_totals(snap.metrics), lines))
+        self._title(requests, "Requests, worst first" + age)
+        self._update(requests, requests_text(request_totals(snap.metrics), lines))
         if self._memo is None:
             self._memo = FiguresMemo()
-        figures = self._memo.figures(snap, state.previous_ok)
+        figures = self._memo.figures(snap, state.previous_ok, state.facts)
         rates = {f.path: f.rows_per_s for f in figures}
         if self._table_rates is not None and self._table_rates[0] != snap.taken_at:
             self._table_before = self._table_rates[1]
         self._table_rates = (snap.taken_at, rates)
         hot = self.query_one("#hot", Static)
-        hot.border_title = "Hot tables" + age
-        hot.update(hot_tables_text(figures, self._table_before, lines))
+        self._title(hot, "Hot tables" + age)
+        self._update(hot, hot_tables_text(figures, self._table_before, lines))
 
     # ------------------------------------------------------------------ actions
 
@@ -436,6 +462,23 @@ def _rows(text: object, width: int) -> int:
     if not isinstance(text, Text):
         return 1
     return max(1, len(text.wrap(Console(width=max(width, 1)), max(width, 1))))
+
+
+def _text_key(text: Text) -> tuple[object, ...]:
+    """All a Text is drawn from: two texts with one key look the same."""
+    return (
+        text.plain,
+        tuple(text.spans),
+        str(text.style),
+        text.justify,
+        text.overflow,
+        text.no_wrap,
+        text.end,
+    )
+
+
+def _cell_key(cell: object) -> object:
+    return _text_key(cell) if isinstance(cell, Text) else cell
 
 
 def _per_s(value: float | None) -> str:
