@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from fluss_proto.model import AclListing, ConfigEntry, RebalanceProgress
     from konsole.collect.profiles import Profile
+    from konsole.localcluster.upgrade_play import GateAnswer
     from konsole.model.snapshot import ClusterSnapshot
     from konsole.model.upgrade_check import UpgradeReport
     from konsole.model.upgrade_gate import GateVerdict
@@ -155,6 +156,27 @@ def run_gate(
             return verdict
         _pause(interval)
     return verdict
+
+
+def gate_for(
+    cluster_args: ConnectionArgs, *, timeout: float = DEFAULT_GATE_TIMEOUT, interval: float = 1.0
+) -> Callable[[int | None], GateAnswer]:
+    """The gate as a function for a script that plays an upgrade (``konsole demo
+    --upgrade``): the command's own loop, its waits kept instead of printed."""
+    from konsole.localcluster.upgrade_play import GateAnswer
+
+    def ask(server: int | None) -> GateAnswer:
+        said: list[str] = []
+        began = _clock()
+        verdict = run_gate(
+            cluster_args, server=server, timeout=timeout, interval=interval, say=said.append
+        )
+        waited = _clock() - began
+        if verdict is None:
+            return GateAnswer(False, "UNKNOWN: the cluster's profile could not be resolved", waited)
+        return GateAnswer(verdict.safe, verdict.summary(), waited, tuple(said))
+
+    return ask
 
 
 @upgrade.command("gate")
