@@ -12,7 +12,6 @@ arguments or configuration).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
@@ -250,35 +249,18 @@ async def _acls_and_configs(
     from fluss_proto.admin import FlussAdmin
     from fluss_proto.errors import FlussError
     from konsole.collect.target import connect_client
-    from konsole.model import subjects
+    from konsole.collect.upgrade_reads import read_notes_inputs
 
-    acls: AclListing | None = None
-    configs: dict[str, Sequence[ConfigEntry]] | None = None
     try:
         async with asyncio.timeout(timeout):
             client = await connect_client(profile, request_timeout=timeout, retries=0)
             try:
-                admin = FlussAdmin(client)
-                with contextlib.suppress(FlussError):
-                    acls = await admin.list_acls()
-                view = snapshot.view
-                with contextlib.suppress(FlussError):
-                    found: dict[str, Sequence[ConfigEntry]] = {
-                        subjects.coordinator(
-                            snapshot.active_coordinator
-                        ): await admin.cluster_configs()
-                    }
-                    nodes = [s.node_id for s in view.tablet_servers] if view else []
-                    for node, entries in (await admin.server_configs(nodes)).items():
-                        if isinstance(entries, Exception):
-                            raise FlussError(str(entries))
-                        found[subjects.tablet_server(node)] = entries
-                    configs = found
+                read = await read_notes_inputs(FlussAdmin(client), snapshot)
             finally:
                 await client.close()
     except (FlussError, OSError, TimeoutError):
-        pass
-    return acls, configs
+        return None, None
+    return read.acls, read.configs
 
 
 async def check_look(
