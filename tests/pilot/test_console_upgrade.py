@@ -116,3 +116,26 @@ async def test_the_upgrade_screen_says_when_the_notes_could_not_be_read(story: P
     assert "OK" not in failed  # nothing not read is said OK
     no_profile = await _notes(state, story, None)
     assert "not read: actions need a cluster profile" in no_profile, no_profile
+
+
+async def test_the_overview_cluster_panel_says_who_speaks_which_line_during_skew(
+    story: Path,
+) -> None:
+    base = story_state(story, T_STOPPED - 10)
+    for state, expected in (
+        (speaking(base, {1}), "skew · 1.0: ts 1 · 0.9: coordinator, ts 2, ts 3"),
+        (speaking(base, set()), None),
+    ):
+        app = KonsoleApp(StaticFeed([state], name="demo", history_path=story))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await _settle(pilot, lambda a=app: "last poll" in _cluster_panel(a))
+            text = _cluster_panel(app)
+            if expected is None:
+                assert "version     Fluss 0.9 line" in text and "skew" not in text, text
+            else:
+                assert f"version     {expected}" in text, text
+
+
+def _cluster_panel(app: KonsoleApp) -> str:
+    found = list(app.screen.query("#cluster").results(Static))
+    return str(found[0].render()) if found else ""

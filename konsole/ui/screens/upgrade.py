@@ -86,7 +86,7 @@ def _verdict(state: ConsoleState) -> GateVerdict | None:
 class UpgradeScreen(ConsoleScreen):
     CSS_PATH = "upgrade.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "refresh", "Read ACLs and configs again"),
+        Binding("r", "refresh", "Read again"),
     ]
 
     def __init__(self) -> None:
@@ -138,13 +138,14 @@ class UpgradeScreen(ConsoleScreen):
         reads, renewed = await self.held.current()
         live = self.konsole.live_state
         snapshot = live.last_ok if live is not None else None
-        if reads is None or snapshot is None:
+        if reads is None or live is None or snapshot is None:
             return False  # unmounted, no profile, or no good poll yet (a later state asks)
         if renewed:
             self.notes, self.notes_at = None, None
         try:
             self.notes = await reads.notes_inputs(snapshot)
-            self.notes_at, self.notes_error = self.konsole.clock(), None
+            # the state's own clock (the screen's pictures stay the same from run to run)
+            self.notes_at, self.notes_error = live.now, None
         except (KonsoleError, FlussError, OSError) as exc:  # unknown, said so
             self.notes_error = str(exc) or type(exc).__name__
         return True
