@@ -4,7 +4,8 @@ One small local cluster per generation (2 tablet servers; 2 coordinators on the 
 serves the module. ``konsole record --local`` records it while the demo's producer
 (:class:`konsole.localcluster.producer.DemoProducer`, pyfluss) writes rows; tablet
 server 1 is stopped (SIGTERM: it logs its shutdown) and started again (it logs its start),
-and on the 1.0 line the active coordinator is killed and the standby takes over. Then:
+and on the 1.0 line the active coordinator is killed and the standby takes over (and
+``konsole upgrade gate`` then waits for the killed one by name: issue 43's standby). Then:
 
 - the history holds the events and the recorder's log excerpt of tablet server 1, with the
   server's own shutdown and start-up lines (read from its log file, the local source);
