@@ -38,7 +38,7 @@ def cluster_text(state: ConsoleState, profile: Profile | None) -> Text:
     stale = state.stale
     t = Text(no_wrap=True, overflow="ellipsis")
 
-    def row(label: str, *parts: str | tuple[str, str]) -> None:
+    def row(label: str, *parts: str | tuple[str, str] | Text) -> None:
         if len(t):
             t.append("\n")
         t.append(f"{label:<12}", style="dim")
