@@ -5,6 +5,7 @@ the steps."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -91,8 +92,8 @@ async def _notes(state: ConsoleState, story: Path, fake: FakeClusterActions | No
         await _settle(pilot, lambda: app.live_state is not None)
         await pilot.press("U")
         notes = app.screen.query_one("#upgrade-notes", Static)
-        await _settle(pilot, lambda: "reading" not in str(notes.render()))
-        return str(notes.render())
+        await _settle(pilot, lambda: "reading" not in _plain(notes))
+        return _plain(notes)
 
 
 async def test_the_upgrade_screen_shows_the_notes_items_it_reads(story: Path) -> None:
@@ -139,3 +140,12 @@ async def test_the_overview_cluster_panel_says_who_speaks_which_line_during_skew
 def _cluster_panel(app: KonsoleApp) -> str:
     found = list(app.screen.query("#cluster").results(Static))
     return str(found[0].render()) if found else ""
+
+
+def _plain(widget: Static) -> str:
+    """What a Static shows, as plain text at 160 columns (one item a line)."""
+    from rich.console import Console
+
+    console = Console(width=160, record=True, file=io.StringIO())
+    console.print(widget.content)
+    return " ".join(console.export_text().split())

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.console import Group, RenderableType
+from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -55,8 +57,9 @@ def gate_text(verdict: GateVerdict | None) -> Text:
 
 def notes_text(
     items: tuple[NoteItem, ...] | None, *, read_at: float | None, error: str | None
-) -> Text:
-    """The 1.0 upgrade notes, each OK or to act on; or why they are not known."""
+) -> RenderableType:
+    """The 1.0 upgrade notes, each OK or to act on (a long one wraps under its own
+    text); or why they are not known."""
     t = Text("1.0 upgrade notes", style="bold")
     if error is not None:
         t.append(f": ACLs and configs not read: {error}", style="bold red")
@@ -67,13 +70,20 @@ def notes_text(
     acts = sum(1 for i in items if i.status is not ExitCode.OK)
     t.append(f": {acts} to act on" if acts else ": nothing to act on")
     t.append(f" (ACLs and configs read at {clock_text(read_at)[11:]} · r: read again)", style="dim")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1)
     for i in items:
-        t.append("\n  ")
-        t.append(f"{i.status.name:<7}", style=_STYLE.get(i.status, "bold red"))
-        t.append(f" {i.item} ", style="bold")
-        t.append(f"{i.subject}: ", style="dim")
-        t.append(i.text)
-    return t
+        what = Text()
+        what.append(f"{i.subject}: ", style="dim")
+        what.append(i.text)
+        grid.add_row(
+            Text(f" {i.status.name}", style=_STYLE.get(i.status, "bold red")),
+            Text(i.item, style="bold"),
+            what,
+        )
+    return Group(t, grid)
 
 
 def _verdict(state: ConsoleState) -> GateVerdict | None:
