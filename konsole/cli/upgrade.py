@@ -159,16 +159,22 @@ def run_gate(
 
 def gate_for(
     cluster_args: ConnectionArgs, *, timeout: float = DEFAULT_GATE_TIMEOUT, interval: float = 1.0
-) -> Callable[[int | None], GateAnswer]:
+) -> Callable[[int | None, Callable[[str], None]], GateAnswer]:
     """The gate as a function for a script that plays an upgrade (``konsole demo
-    --upgrade``): the command's own loop, its waits kept instead of printed."""
+    --upgrade``): the command's own loop, each new set of waits handed to ``say`` as it
+    comes (and kept in the answer) instead of printed."""
     from konsole.localcluster.upgrade_play import GateAnswer
 
-    def ask(server: int | None) -> GateAnswer:
+    def ask(server: int | None, say: Callable[[str], None]) -> GateAnswer:
         said: list[str] = []
+
+        def keep(line: str) -> None:
+            said.append(line)
+            say(line)
+
         began = _clock()
         verdict = run_gate(
-            cluster_args, server=server, timeout=timeout, interval=interval, say=said.append
+            cluster_args, server=server, timeout=timeout, interval=interval, say=keep
         )
         waited = _clock() - began
         if verdict is None:

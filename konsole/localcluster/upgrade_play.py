@@ -44,8 +44,9 @@ class GateAnswer:
     said: tuple[str, ...] = ()
 
 
-#: The gate: the tablet server about to go down (None: cluster-wide) -> its answer.
-Gate = Callable[[int | None], GateAnswer]
+#: The gate: the tablet server about to go down (None: cluster-wide) and where to say each
+#: new set of waits as it comes -> its answer.
+Gate = Callable[[int | None, Callable[[str], None]], GateAnswer]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +132,7 @@ class UpgradePlay:
 
     def _ask(self, server: int | None, before: str) -> GateAnswer:
         self._say(f"gate before {before}")
-        answer = self.gate(server)
-        for line in answer.said:
-            self._say(f"gate {line}")
+        answer = self.gate(server, lambda line: self._say(f"gate {line}"))
         self._say(f"gate after {answer.waited_s:.0f} s: {answer.summary}")
         return answer
 

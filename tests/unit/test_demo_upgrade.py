@@ -6,6 +6,7 @@ plays the same script on its cluster behind the real gate."""
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +61,10 @@ class FakeGate:
         self.asked: list[int | None] = []
         self.closed = closed or set()
 
-    def __call__(self, server: int | None) -> GateAnswer:
+    def __call__(self, server: int | None, say: Callable[[str], None]) -> GateAnswer:
         self.asked.append(server)
         if len(self.asked) - 1 in self.closed:
+            say("waiting: x")
             return GateAnswer(False, "WAIT: under-replicated", 300.0, ("waiting: x",))
         return GateAnswer(True, "SAFE: the next server may be taken down now", 1.0)
 

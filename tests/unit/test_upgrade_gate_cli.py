@@ -80,18 +80,20 @@ def test_the_gate_as_a_function_keeps_its_waits_for_a_script(
     waiting = verdict(rebalancing=True)
     calls = fake_looks(monkeypatch, [waiting, waiting, verdict()])
     ask = upgrade_cmd.gate_for(ConnectionArgs(bootstrap="127.0.0.1:1"), timeout=60, interval=2)
-    answer = ask(None)
+    heard: list[str] = []
+    answer = ask(None, heard.append)
     assert answer.safe and len(calls) == 3
+    assert heard == list(answer.said)  # said as it came
     assert answer.summary == "SAFE: the next server may be taken down now"
     assert answer.said == ("waiting: rebalance: cluster: rebalance r-1 rebalancing",)
     assert answer.waited_s == 4.0  # two pauses of 2 s on the fake clock
     fake_looks(monkeypatch, [waiting] * 100)
-    held = ask(2)  # at its timeout: the last verdict, not safe
+    held = ask(2, heard.append)  # at its timeout: the last verdict, not safe
     assert not held.safe and held.summary.startswith("WAIT: ") and held.waited_s == 58.0
 
 
 def test_the_gate_as_a_function_is_not_safe_for_a_bad_profile() -> None:
     from konsole.cli.options import ConnectionArgs
 
-    answer = upgrade_cmd.gate_for(ConnectionArgs(profile="no-such-profile"))(None)
+    answer = upgrade_cmd.gate_for(ConnectionArgs(profile="no-such-profile"))(None, print)
     assert not answer.safe and answer.summary.startswith("UNKNOWN")
