@@ -31,11 +31,13 @@ jars: venv
 
 # A local cluster with demo data, then the console against it; the cluster stops on exit.
 # `make demo INCIDENT=1` plays a scripted incident after a minute (docs/incidents.md).
+# `make demo UPGRADE=1` starts on FLUSS_VERSION and plays a rolling upgrade onto
+# DEMO_FLUSS_HOME (default TEST_FLUSS_HOME, the 1.0 line) after half a minute (docs/upgrade.md).
 # Our packages are compiled first, as an installed wheel has them: where the environment
 # says not to write bytecode (PYTHONDONTWRITEBYTECODE), every start would compile them again.
 demo: jars
 	$(BIN)/python bench/_bytecode.py
-	$(BIN)/konsole demo $(if $(DEMO_FLUSS_HOME),--fluss-home $(DEMO_FLUSS_HOME),--version $(FLUSS_VERSION)) $(if $(INCIDENT),--incident)
+	$(BIN)/konsole demo $(if $(UPGRADE),--version $(FLUSS_VERSION) --upgrade --fluss-home $(or $(DEMO_FLUSS_HOME),$(TEST_FLUSS_HOME)),$(if $(DEMO_FLUSS_HOME),--fluss-home $(DEMO_FLUSS_HOME),--version $(FLUSS_VERSION))) $(if $(INCIDENT),--incident)
 
 # The whole suite: unit, fuzz (CI profile) and live tests on both server generations
 # (0.9.1-incubating from Maven, the 1.0 line from TEST_FLUSS_HOME). The tests without a

@@ -358,6 +358,21 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
     hidden=True,  # for trying the incident out without the minute's wait
     help="Seconds before the incident begins (default a minute).",
 )
+@click.option(
+    "--upgrade",
+    is_flag=True,
+    help="Start on --version (default "
+    f"{DEFAULT_VERSION}) and, after half a minute, play a rolling upgrade onto the "
+    "--fluss-home distribution: each tablet server, then the coordinator, the upgrade "
+    "gate before each (docs/upgrade.md).",
+)
+@click.option(
+    "--upgrade-after",
+    type=Number(0, 3600),
+    default=None,
+    hidden=True,  # for trying the upgrade out without the half minute's wait
+    help="Seconds before the upgrade begins (default half a minute).",
+)
 def demo(
     version: str | None,
     fluss_home: Path | None,
@@ -366,6 +381,8 @@ def demo(
     no_console: bool,
     incident: bool,
     incident_after: float | None,
+    upgrade: bool,
+    upgrade_after: float | None,
 ) -> None:
     """Start a local cluster, write the demo tables, open the console; stop it on exit.
 
@@ -375,17 +392,19 @@ def demo(
     from konsole.localcluster.cluster import default_run_dir
     from konsole.localcluster.seed import seed_demo_sync
 
+    upgrade_to = _upgrade_target(version, fluss_home, incident) if upgrade else None
     if not no_console:  # before anything starts: the console needs a terminal
         require_terminal("konsole demo")
 
-    one_zero = fluss_home is not None and _is_1_0(fluss_home)
+    one_zero = upgrade_to is None and fluss_home is not None and _is_1_0(fluss_home)
     lc = LocalCluster(run_dir or default_run_dir().with_name("demo-cluster"))
     desc = lc.start(
         version,
-        fluss_home=fluss_home,
+        fluss_home=None if upgrade_to is not None else fluss_home,
         tablet_servers=tablet_servers,
         # The 1.0 incident kills the active coordinator: a standby must be there to win.
         coordinators=2 if incident and one_zero else 1,
+        settings=UPGRADE_DISK if upgrade_to is not None else (),
     )
     alive: list[Any] = []
     try:
@@ -396,6 +415,8 @@ def demo(
         alive = _bring_to_life(
             lc, desc, incident=incident, one_zero=one_zero, after_s=incident_after
         )
+        if upgrade_to is not None:
+            alive.append(_play_upgrade(lc, desc, upgrade_to, upgrade_after))
         if no_console:
             click.echo("\nThe cluster runs until you press Enter (or Ctrl-C).")
             with contextlib.suppress(EOFError, KeyboardInterrupt):
@@ -407,6 +428,65 @@ def demo(
             part.stop()
             click.echo(part.summary())
         click.echo(f"stopping: {', '.join(lc.stop()) or 'nothing was running'}")
+
+
+#: The 1.0 servers judge their data disk, the host's: a well-filled one (75% here) leaves
+#: under 10% of room below the default 85% write limit, a WARNING that holds the gate for
+#: good. The upgrade demo shows the upgrade, not the host's disk (0.9.1 ignores the key).
+UPGRADE_DISK = ("server.data-disk.write-limit-ratio=0.99",)
+
+
+def _upgrade_target(version: str | None, fluss_home: Path | None, incident: bool) -> Path:
+    """The distribution ``--upgrade`` moves the demo onto, checked before anything starts:
+    given, and of another line than the one the demo starts on."""
+    from konsole.localcluster.distribution import from_home, generation
+
+    if fluss_home is None:
+        raise click.BadParameter(
+            "--upgrade needs the distribution to upgrade to (--fluss-home DIR)",
+            param_hint="--fluss-home",
+        )
+    if incident:
+        raise click.BadParameter("--upgrade and --incident: one at a time", param_hint="--upgrade")
+    start, target = version or DEFAULT_VERSION, from_home(fluss_home).version
+    if generation(start) == generation(target):
+        raise click.BadParameter(
+            f"{fluss_home} holds Fluss {target}, the line the demo starts on ({start}): "
+            "nothing to upgrade",
+            param_hint="--fluss-home",
+        )
+    return fluss_home
+
+
+def _play_upgrade(
+    lc: LocalCluster, desc: ClusterDescription, target: Path, after_s: float | None
+) -> Any:
+    """Start the rolling upgrade onto ``target``; its steps and the gate's waits become
+    operator notes in the local cluster's history."""
+    from konsole.cli.options import ConnectionArgs
+    from konsole.cli.upgrade import gate_for
+    from konsole.collect.connect import history_path
+    from konsole.collect.profiles import resolve_profile
+    from konsole.localcluster.distribution import from_home
+    from konsole.localcluster.upgrade_play import AFTER_S, UpgradePlay, upgrade_order
+
+    path = history_path(resolve_profile(local=desc.to_dict()))
+    after = AFTER_S if after_s is None else after_s
+    play = UpgradePlay(
+        lc,
+        upgrade_order(desc, lc.active_coordinator()),
+        fluss_home=target,
+        version=from_home(target).version,
+        gate=gate_for(ConnectionArgs(local=True, run_dir=lc.run_dir)),
+        note=lambda text: _note(path, text),
+        after_s=after,
+    )
+    play.start()
+    click.echo(
+        f"A rolling upgrade onto {play.version} begins in {after:g} s "
+        "(U: the Upgrade screen; its steps are notes in Events)."
+    )
+    return play
 
 
 def _is_1_0(fluss_home: Path) -> bool:

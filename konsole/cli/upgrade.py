@@ -12,7 +12,6 @@ arguments or configuration).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
 
     from fluss_proto.model import AclListing, ConfigEntry, RebalanceProgress
     from konsole.collect.profiles import Profile
+    from konsole.localcluster.upgrade_play import GateAnswer
     from konsole.model.snapshot import ClusterSnapshot
     from konsole.model.upgrade_check import UpgradeReport
     from konsole.model.upgrade_gate import GateVerdict
@@ -158,6 +158,33 @@ def run_gate(
     return verdict
 
 
+def gate_for(
+    cluster_args: ConnectionArgs, *, timeout: float = DEFAULT_GATE_TIMEOUT, interval: float = 1.0
+) -> Callable[[int | None, Callable[[str], None]], GateAnswer]:
+    """The gate as a function for a script that plays an upgrade (``konsole demo
+    --upgrade``): the command's own loop, each new set of waits handed to ``say`` as it
+    comes (and kept in the answer) instead of printed."""
+    from konsole.localcluster.upgrade_play import GateAnswer
+
+    def ask(server: int | None, say: Callable[[str], None]) -> GateAnswer:
+        said: list[str] = []
+
+        def keep(line: str) -> None:
+            said.append(line)
+            say(line)
+
+        began = _clock()
+        verdict = run_gate(
+            cluster_args, server=server, timeout=timeout, interval=interval, say=keep
+        )
+        waited = _clock() - began
+        if verdict is None:
+            return GateAnswer(False, "UNKNOWN: the cluster's profile could not be resolved", waited)
+        return GateAnswer(verdict.safe, verdict.summary(), waited, tuple(said))
+
+    return ask
+
+
 @upgrade.command("gate")
 @cluster_options(polls=True)
 @click.option(
@@ -229,35 +256,18 @@ async def _acls_and_configs(
     from fluss_proto.admin import FlussAdmin
     from fluss_proto.errors import FlussError
     from konsole.collect.target import connect_client
-    from konsole.model import subjects
+    from konsole.collect.upgrade_reads import read_notes_inputs
 
-    acls: AclListing | None = None
-    configs: dict[str, Sequence[ConfigEntry]] | None = None
     try:
         async with asyncio.timeout(timeout):
             client = await connect_client(profile, request_timeout=timeout, retries=0)
             try:
-                admin = FlussAdmin(client)
-                with contextlib.suppress(FlussError):
-                    acls = await admin.list_acls()
-                view = snapshot.view
-                with contextlib.suppress(FlussError):
-                    found: dict[str, Sequence[ConfigEntry]] = {
-                        subjects.coordinator(
-                            snapshot.active_coordinator
-                        ): await admin.cluster_configs()
-                    }
-                    nodes = [s.node_id for s in view.tablet_servers] if view else []
-                    for node, entries in (await admin.server_configs(nodes)).items():
-                        if isinstance(entries, Exception):
-                            raise FlussError(str(entries))
-                        found[subjects.tablet_server(node)] = entries
-                    configs = found
+                read = await read_notes_inputs(FlussAdmin(client), snapshot)
             finally:
                 await client.close()
     except (FlussError, OSError, TimeoutError):
-        pass
-    return acls, configs
+        return None, None
+    return read.acls, read.configs
 
 
 async def check_look(

@@ -36,6 +36,8 @@ from konsole.model.actions import Plan
 if TYPE_CHECKING:
     from fluss_proto.client import FlussClient
     from fluss_proto.model import AclListing, ConfigEntry, RebalanceProgress
+    from konsole.collect.upgrade_reads import NotesInputs
+    from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = [
     "DRAIN_GOALS",
@@ -195,6 +197,13 @@ class ReadLease:
         from fluss_proto.admin import FlussAdmin
 
         return await FlussAdmin(await self._client()).list_acls()
+
+    async def notes_inputs(self, snapshot: ClusterSnapshot) -> NotesInputs:
+        """The ACLs and every server's configs, for the 1.0 upgrade notes (reads)."""
+        from fluss_proto.admin import FlussAdmin
+        from konsole.collect.upgrade_reads import read_notes_inputs
+
+        return await read_notes_inputs(FlussAdmin(await self._client()), snapshot)
 
     async def runner(self, audit: Audit, operator: Operator, options: Options) -> ActionRunner:
         """A runner over the held client (reads only: it holds no write grant)."""

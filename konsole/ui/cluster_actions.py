@@ -25,6 +25,8 @@ from konsole.model.actions import Plan
 
 if TYPE_CHECKING:
     from fluss_proto.model import ConfigEntry, RebalanceProgress
+    from konsole.collect.upgrade_reads import NotesInputs
+    from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = [
     "GOALS",
@@ -47,6 +49,11 @@ class ClusterReads(Protocol):
 
     async def configs(self) -> Sequence[ConfigEntry]:
         """The cluster's configs (DescribeClusterConfigs; a read)."""
+        ...
+
+    async def notes_inputs(self, snapshot: ClusterSnapshot) -> NotesInputs:
+        """The ACLs and the configs of ``snapshot``'s servers, for the 1.0 upgrade notes
+        (ListAcls, DescribeClusterConfigs of each; reads)."""
         ...
 
     async def aclose(self) -> None:

@@ -16,6 +16,7 @@ from fluss_proto.model import (
     RebalanceStatus,
     TableRebalance,
 )
+from konsole.collect.upgrade_reads import NotesInputs
 from konsole.errors import ActionFailedError
 from konsole.model.actions import (
     Plan,
@@ -27,6 +28,7 @@ from konsole.model.actions import (
     plan_table_set,
     plan_tag,
 )
+from konsole.model.snapshot import ClusterSnapshot
 from konsole.ui.actions import Progress
 from konsole.ui.cluster_actions import ActionRequest
 from tests._testutil.builders import table, view
@@ -111,6 +113,8 @@ class FakeClusterActions:
     running: str | None = None
     configs_list: tuple[ConfigEntry, ...] = CONFIGS
     progress_now: RebalanceProgress = PROGRESS
+    #: What notes_inputs() answers (the Upgrade screen's ACLs and configs).
+    notes: NotesInputs = field(default_factory=lambda: NotesInputs(None, None))
     #: Raised by configs() / progress() (a read that failed) when set.
     read_fails_with: str | None = None
     #: Raised by execute (after its progress) when set.
@@ -139,6 +143,11 @@ class FakeClusterActions:
         if self.read_fails_with is not None:
             raise ActionFailedError(self.read_fails_with)
         return self.progress_now
+
+    async def notes_inputs(self, snapshot: ClusterSnapshot) -> NotesInputs:
+        if self.read_fails_with is not None:
+            raise ActionFailedError(self.read_fails_with)
+        return self.notes
 
     async def plan(self, request: ActionRequest) -> Plan:
         kind = request.kind

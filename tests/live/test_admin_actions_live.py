@@ -111,8 +111,9 @@ def ops(
         # tablet server 3 is paused for a while to hold a rebalance RUNNING: its ZooKeeper
         # session must outlive the pause, or the coordinator drops it and plans no move onto
         # it. `rebalance start` first polls the cluster, which waits out the paused server's
-        # metrics (about 15 s here, more under CI's load): 90 s leaves room
-        settings=(f"ts{PAUSED}:zookeeper.client.session-timeout=90s",),
+        # metrics (about 15 s here, more under CI's load), and so does the upgrade gate's
+        # look at the running rebalance: 120 s (ZooKeeper's maxSessionTimeout) leaves room
+        settings=(f"ts{PAUSED}:zookeeper.client.session-timeout=120s",),
         ready_timeout=180,
     )
     try:
@@ -611,7 +612,8 @@ def test_plan_status_and_cancel_of_a_running_rebalance(ops: dict[str, Any]) -> N
     cannot finish its first move, so it RUNS while `rebalance start` stops waiting (75),
     `plan` refuses a second one naming it, `status` follows it (75 at its bound, the moves
     listed), `cancel` ends it and `status` then reports it CANCELED (0); each step audited.
-    The pause stays within the server's 90 s ZooKeeper session."""
+    While it runs, `konsole upgrade gate` waits for it (issue 43). The pause stays within
+    the server's 120 s ZooKeeper session."""
     drained = admin(ops, "server", "drain", str(PAUSED), "--yes", "--timeout", "120")
     assert drained.returncode == 0, drained.stdout + drained.stderr
     untagged = admin(ops, "server", "untag", str(PAUSED), "permanent-offline", "--yes")
@@ -634,6 +636,21 @@ def test_plan_status_and_cancel_of_a_running_rebalance(ops: dict[str, Any]) -> N
         (rebalance_id,) = re.findall(r"rebalance (\S+) started", started.stdout)
         assert "REBALANCING" in started.stdout, started.stdout
         assert f"rebalance {rebalance_id} keeps running" in started.stderr, started.stderr
+
+        # issue 43: the upgrade gate waits for the running rebalance (one look of at most
+        # 10 s: --timeout 10 with a longer --interval)
+        from konsole.cli.main import main
+
+        gate = CliRunner().invoke(
+            main,
+            ["upgrade", "gate", "--bootstrap", ops["bootstrap"], "--timeout", "10",
+             "--interval", "30", "--format", "json"],
+        )  # fmt: skip
+        assert gate.exit_code != 0, gate.stdout + gate.stderr
+        verdict = json.loads(gate.stdout)
+        assert not verdict["safe"], verdict
+        waits = [w["reason"] for w in verdict["waits"] if w["condition"] == "rebalance"]
+        assert waits == [f"rebalance {rebalance_id} rebalancing"], verdict
 
         plan = admin(ops, "rebalance", "plan", writes=False)
         assert plan.returncode == 0, plan.stderr

@@ -4,7 +4,8 @@ One small local cluster per generation (2 tablet servers; 2 coordinators on the 
 serves the module. ``konsole record --local`` records it while the demo's producer
 (:class:`konsole.localcluster.producer.DemoProducer`, pyfluss) writes rows; tablet
 server 1 is stopped (SIGTERM: it logs its shutdown) and started again (it logs its start),
-and on the 1.0 line the active coordinator is killed and the standby takes over. Then:
+and on the 1.0 line the active coordinator is killed and the standby takes over (and
+``konsole upgrade gate`` then waits for the killed one by name: issue 43's standby). Then:
 
 - the history holds the events and the recorder's log excerpt of tablet server 1, with the
   server's own shutdown and start-up lines (read from its log file, the local source);
@@ -21,6 +22,7 @@ Every wait is bounded in count and time; every process runs with a timeout.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -124,7 +126,26 @@ def _play(lc: LocalCluster, server: FlussServer, desc: dict[str, Any], history: 
         assert active is not None
         lc.kill("coordinator", active)
         assert wait_for(lambda: _events(history, "coordinator_failover"), 60), "no failover"
+        _gate_holds_while_a_coordinator_is_down(lc, desc, active)
     return started
+
+
+def _gate_holds_while_a_coordinator_is_down(
+    lc: LocalCluster, desc: dict[str, Any], killed: int
+) -> None:
+    """Issue 43, a standby coordinator on the 1.0 line: after the failover the killed
+    coordinator (a standby once started again) is down, and `konsole upgrade gate` waits
+    for it by name, as it would while a standby restarts in a rolling upgrade."""
+    (proc,) = [p for p in desc["processes"] if p["role"] == "coordinator" and p["id"] == killed]
+    done = konsole(
+        "upgrade", "gate", "--local", "--run-dir", str(lc.run_dir), "--timeout", "1",
+        "--format", "json",
+    )  # fmt: skip
+    assert done.returncode != 0, done.stdout + done.stderr
+    verdict = json.loads(done.stdout)
+    down = [w for w in verdict["waits"] if w["condition"] == "servers"]
+    assert {"condition": "servers", "subject": f"coordinator {proc['endpoint']}",
+            "reason": "not answering"} in down, verdict  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -1,49 +1,31 @@
 """The console during a rolling upgrade: the Servers screen shows each server's line (told
-by its API keys) only while the servers speak more than one."""
+by its API keys) only while the servers speak more than one; the Upgrade screen shows the
+lines, the gate, the 1.0 upgrade notes checked against the ACLs and configs it reads, and
+the steps."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import io
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Static
 
-from fluss_proto.model import ApiVersionRange, ClusterView
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
 from konsole.ui.screens.servers import ServersScreen
 from konsole.ui.state import ConsoleState
+from tests._testutil.actions import FakeClusterActions
 from tests._testutil.console import T_STOPPED, record_story, story_state
 from tests._testutil.console import settle as _settle
+from tests._testutil.upgrade_states import NOTES_CLEAN, NOTES_TO_ACT_ON, speaking
 
 pytestmark = pytest.mark.timeout(60)
-
-OLD = tuple(ApiVersionRange(k, 0, 1) for k in range(1000, 1052))
-NEW = tuple(ApiVersionRange(k, 0, 1) for k in range(1000, 1065))
 
 
 @pytest.fixture(scope="module")
 def story(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return record_story(tmp_path_factory.mktemp("story") / "demo.sqlite")
-
-
-def speaking(state: ConsoleState, upgraded: set[int]) -> ConsoleState:
-    """``state`` whose tablet servers in ``upgraded`` advertise the 1.0 line's keys, the
-    others (and the coordinator) the 0.9 line's."""
-    snap = state.last_ok
-    assert snap is not None and snap.view is not None
-    view: ClusterView = snap.view
-    coordinator = view.coordinator
-    view = replace(
-        view,
-        coordinator=replace(coordinator, api_versions=OLD) if coordinator else None,
-        tablet_servers=tuple(
-            replace(s, api_versions=NEW if s.node_id in upgraded else OLD)
-            for s in view.tablet_servers
-        ),
-    )
-    return replace(state, last_ok=replace(snap, view=view))
 
 
 async def _servers(state: ConsoleState, story: Path) -> tuple[list[str], list[list[str]], str]:
@@ -100,3 +82,70 @@ async def test_the_upgrade_screen_shows_lines_the_gate_and_the_steps(story: Path
             assert ("gate: SAFE" in gate) is safe, gate
             if not safe:
                 assert "tablet-server 3" in gate, gate  # the stopped server holds the gate
+
+
+async def _notes(state: ConsoleState, story: Path, fake: FakeClusterActions | None) -> str:
+    app = KonsoleApp(StaticFeed([state], name="demo", history_path=story))
+    if fake is not None:
+        app.cluster_actions_override = fake
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _settle(pilot, lambda: app.live_state is not None)
+        await pilot.press("U")
+        notes = app.screen.query_one("#upgrade-notes", Static)
+        await _settle(pilot, lambda: "reading" not in _plain(notes))
+        return _plain(notes)
+
+
+async def test_the_upgrade_screen_shows_the_notes_items_it_reads(story: Path) -> None:
+    state = speaking(story_state(story, T_STOPPED - 10), {1})
+    fake = FakeClusterActions(notes=NOTES_TO_ACT_ON)
+    text = await _notes(state, story, fake)
+    assert "1.0 upgrade notes: 3 to act on" in text, text
+    assert "acl-all User:bob: allowed ALTER but not ALL on database 'shop'" in text, text
+    assert "datalake-enabled tablet-server 2: datalake.format=paimon without" in text, text
+    assert "config-keys tablet-server 3: log.fetch.max-bytes is renamed" in text, text
+    assert fake.reads_opened == 1  # one hold for the screen's life
+    clean = await _notes(state, story, FakeClusterActions(notes=NOTES_CLEAN))
+    assert "nothing to act on" in clean and "WARNING" not in clean, clean
+    assert "no authorizer" in clean, clean
+
+
+async def test_the_upgrade_screen_says_when_the_notes_could_not_be_read(story: Path) -> None:
+    state = speaking(story_state(story, T_STOPPED - 10), {1})
+    failed = await _notes(state, story, FakeClusterActions(read_fails_with="connection refused"))
+    assert "ACLs and configs not read: connection refused" in failed, failed
+    assert "OK" not in failed  # nothing not read is said OK
+    no_profile = await _notes(state, story, None)
+    assert "not read: actions need a cluster profile" in no_profile, no_profile
+
+
+async def test_the_overview_cluster_panel_says_who_speaks_which_line_during_skew(
+    story: Path,
+) -> None:
+    base = story_state(story, T_STOPPED - 10)
+    for state, expected in (
+        (speaking(base, {1}), "skew · 1.0: ts 1 · 0.9: coordinator, ts 2, ts 3"),
+        (speaking(base, set()), None),
+    ):
+        app = KonsoleApp(StaticFeed([state], name="demo", history_path=story))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await _settle(pilot, lambda a=app: "last poll" in _cluster_panel(a))
+            text = _cluster_panel(app)
+            if expected is None:
+                assert "version     Fluss 0.9 line" in text and "skew" not in text, text
+            else:
+                assert f"version     {expected}" in text, text
+
+
+def _cluster_panel(app: KonsoleApp) -> str:
+    found = list(app.screen.query("#cluster").results(Static))
+    return str(found[0].render()) if found else ""
+
+
+def _plain(widget: Static) -> str:
+    """What a Static shows, as plain text at 160 columns (one item a line)."""
+    from rich.console import Console
+
+    console = Console(width=160, record=True, file=io.StringIO())
+    console.print(widget.content)
+    return " ".join(console.export_text().split())

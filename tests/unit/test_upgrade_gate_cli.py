@@ -68,3 +68,32 @@ def test_at_its_timeout_it_exits_with_the_last_verdicts_code(
     assert out.exit_code == 1, out.output  # healthy, but a rebalance runs: WARNING
     assert len(calls) == 15  # a look every 2 s of fake time, the last one at 28 s
     assert '"safe": false' in out.stdout
+
+
+def test_the_gate_as_a_function_keeps_its_waits_for_a_script(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``gate_for`` (what ``konsole demo --upgrade`` asks before each step): the command's
+    own loop, its waits kept in the answer instead of printed, and how long it waited."""
+    from konsole.cli.options import ConnectionArgs
+
+    waiting = verdict(rebalancing=True)
+    calls = fake_looks(monkeypatch, [waiting, waiting, verdict()])
+    ask = upgrade_cmd.gate_for(ConnectionArgs(bootstrap="127.0.0.1:1"), timeout=60, interval=2)
+    heard: list[str] = []
+    answer = ask(None, heard.append)
+    assert answer.safe and len(calls) == 3
+    assert heard == list(answer.said)  # said as it came
+    assert answer.summary == "SAFE: the next server may be taken down now"
+    assert answer.said == ("waiting: rebalance: cluster: rebalance r-1 rebalancing",)
+    assert answer.waited_s == 4.0  # two pauses of 2 s on the fake clock
+    fake_looks(monkeypatch, [waiting] * 100)
+    held = ask(2, heard.append)  # at its timeout: the last verdict, not safe
+    assert not held.safe and held.summary.startswith("WAIT: ") and held.waited_s == 58.0
+
+
+def test_the_gate_as_a_function_is_not_safe_for_a_bad_profile() -> None:
+    from konsole.cli.options import ConnectionArgs
+
+    answer = upgrade_cmd.gate_for(ConnectionArgs(profile="no-such-profile"))(None, print)
+    assert not answer.safe and answer.summary.startswith("UNKNOWN")

@@ -16,10 +16,18 @@ from konsole.ui.widgets.line_fit import RankedLines
 if TYPE_CHECKING:
     from konsole.collect.profiles import Profile
     from konsole.model.headroom import ServerHeadroom
+    from konsole.model.snapshot import ClusterSnapshot
     from konsole.model.thresholds import HealthThresholds
     from konsole.ui.state import ConsoleState
 
-__all__ = ["cluster_line", "cluster_text", "health_lines", "outlook_text", "rooms_of"]
+__all__ = [
+    "cluster_line",
+    "cluster_text",
+    "health_lines",
+    "outlook_text",
+    "rooms_of",
+    "skew_text",
+]
 
 
 def cluster_text(state: ConsoleState, profile: Profile | None) -> Text:
@@ -31,7 +39,7 @@ def cluster_text(state: ConsoleState, profile: Profile | None) -> Text:
     stale = state.stale
     t = Text(no_wrap=True, overflow="ellipsis")
 
-    def row(label: str, *parts: str | tuple[str, str]) -> None:
+    def row(label: str, *parts: str | tuple[str, str] | Text) -> None:
         if len(t):
             t.append("\n")
         t.append(f"{label:<12}", style="dim")
@@ -41,7 +49,9 @@ def cluster_text(state: ConsoleState, profile: Profile | None) -> Text:
     if profile is not None and profile.bootstrap:
         identity += f" ({', '.join(profile.bootstrap)})"
     row("cluster", identity)
-    version = version_text(snap.view)
+    # during a version skew the row says who speaks which line (no row more: the panel's
+    # height is the dashboard's)
+    version = skew_text(snap) or version_text(snap.view)
     if version:
         row("version", version)
     latest = state.snapshot or snap
@@ -82,6 +92,26 @@ def cluster_text(state: ConsoleState, profile: Profile | None) -> Text:
         f"{clock_text(snap.taken_at)[11:]} · {age_text(state.data_age)} old · "
         f"{snap.latency_s * 1000:.0f} ms",
     )
+    return t
+
+
+def skew_text(snap: ClusterSnapshot) -> Text | None:
+    """During a version skew (a rolling upgrade midway), which server speaks which line,
+    newest first: ``skew · 1.0: ts 1 · 0.9: coordinator, ts 2, ts 3``; None otherwise."""
+    from konsole.model.server_lines import skewed, view_lines
+
+    if not skewed(snap.view):
+        return None
+    coordinator, tablets = view_lines(snap.view)
+    speakers: dict[str, list[str]] = {}
+    if coordinator is not None:
+        speakers.setdefault(coordinator, []).append("coordinator")
+    for node, line in sorted(tablets.items()):
+        speakers.setdefault(line, []).append(f"ts {node}")
+    t = Text()
+    t.append("skew", style="bold yellow")  # first: a narrow panel cuts the tail
+    for line in sorted(speakers, reverse=True):
+        t.append(f" · {line}: {', '.join(speakers[line])}")
     return t
 
 
