@@ -404,7 +404,6 @@ def demo(
         tablet_servers=tablet_servers,
         # The 1.0 incident kills the active coordinator: a standby must be there to win.
         coordinators=2 if incident and one_zero else 1,
-        settings=UPGRADE_DISK if upgrade_to is not None else (),
     )
     alive: list[Any] = []
     try:
@@ -428,12 +427,6 @@ def demo(
             part.stop()
             click.echo(part.summary())
         click.echo(f"stopping: {', '.join(lc.stop()) or 'nothing was running'}")
-
-
-#: The 1.0 servers judge their data disk, the host's: a well-filled one (75% here) leaves
-#: under 10% of room below the default 85% write limit, a WARNING that holds the gate for
-#: good. The upgrade demo shows the upgrade, not the host's disk (0.9.1 ignores the key).
-UPGRADE_DISK = ("server.data-disk.write-limit-ratio=0.99",)
 
 
 def _upgrade_target(version: str | None, fluss_home: Path | None, incident: bool) -> Path:
