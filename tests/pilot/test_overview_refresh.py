@@ -18,6 +18,7 @@ from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
 from konsole.ui.screens.overview import OverviewScreen
 from konsole.ui.state import ConsoleState
+from konsole.ui.widgets.fitted_lines import FittedLines
 from tests._testutil.console import (
     STEP,
     T0,
@@ -46,11 +47,17 @@ def sets(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """What the screen set, by widget id: ``id`` (content), ``id:title``, ``id:rows``."""
     seen: Counter[str] = Counter()
     update, clear = Static.update, DataTable.clear
+    update_lines = FittedLines.update_lines
     title = Widget.__dict__["border_title"]  # the descriptor itself
 
     def counted_update(self: Static, *args: Any, **kwargs: Any) -> None:
         seen[str(self.id)] += 1
         update(self, *args, **kwargs)
+
+    def counted_lines(self: FittedLines, ranked: Any) -> None:
+        if ranked != self.ranked:  # a panel of whole lines lays out only for new lines
+            seen[str(self.id)] += 1
+        update_lines(self, ranked)
 
     def counted_clear(self: DataTable[Any], *args: Any, **kwargs: Any) -> Any:
         seen[f"{self.id}:rows"] += 1
@@ -66,6 +73,7 @@ def sets(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
     monkeypatch.setattr(Static, "update", counted_update)
     monkeypatch.setattr(DataTable, "clear", counted_clear)
+    monkeypatch.setattr(FittedLines, "update_lines", counted_lines)
     monkeypatch.setattr(Widget, "border_title", CountedTitle())
     return seen
 
