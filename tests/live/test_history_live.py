@@ -175,7 +175,10 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
 
     series = history(path, "series", table)
     offsets = [(p["time"], p["offset"]) for p in series]
-    assert offsets[-1][1] == 120
+    # the last figure known is the 120 rows (a poll while a bucket's leader moved, around
+    # the drop, may read its offset as unknown: None, never a wrong number)
+    known = [o for _t, o in offsets if o is not None]
+    assert known[-1] == 120 and all(o <= 120 for o in known), offsets
     first_full = next(t for t, o in offsets if o == 120)
     reached = _epoch(first_full)
     assert t_write - INTERVAL <= reached <= t_written + 3 * INTERVAL
