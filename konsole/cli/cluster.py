@@ -364,7 +364,7 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
     help="Start on --version (default "
     f"{DEFAULT_VERSION}) and, after half a minute, play a rolling upgrade onto the "
     "--fluss-home distribution: each tablet server, then the coordinator, the upgrade "
-    "gate before each (docs/upgrade.md).",
+    "gate before each.",
 )
 @click.option(
     "--upgrade-after",

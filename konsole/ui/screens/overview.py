@@ -23,12 +23,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widget import Widget
 from textual.widgets import Static
 
 from konsole.model.timefmt import age_text, clock_text, to_ms
 from konsole.ui.colors import severity_style
 from konsole.ui.screens.base import ConsoleScreen
+from konsole.ui.widgets.set_once import SetOnce, cell_key
 
 # The overview is the first frame: the model (events, health, placement, the snapshot types)
 # is imported with the first state to show, not before that frame is painted.
@@ -87,9 +87,8 @@ class OverviewScreen(ConsoleScreen):
         #: Throughput of the states seen (taken_at -> name -> value): without a history.
         self._seen_totals: dict[float, dict[str, float | None]] = {}
         self._columns: tuple[ServerColumn, ...] = ()
-        #: What each panel shows ((the widget's id(), what) -> its key): set again only
-        #: when it changes, for Textual repaints a widget whenever its content is set.
-        self._shown: dict[tuple[int, str], object] = {}
+        #: A panel's content, title and rows are set again only when they change.
+        self._set = SetOnce()
         #: The panels are mounted and their children in the DOM (see _dashboard).
         self._panels_ready = False
         self._panels_mounting = False
@@ -169,39 +168,19 @@ class OverviewScreen(ConsoleScreen):
         rows = [r for r in self._seen.rows(state) if r.node_id is not None]
         layout = self._layout(len(rows))
         cluster = self.query_one("#cluster", Static)
-        self._title(cluster, "Cluster" + age)
-        self._update(cluster, cluster_text(state, self.konsole.feed.profile))
+        self._set.title(cluster, "Cluster" + age)
+        self._set.update(cluster, cluster_text(state, self.konsole.feed.profile))
         health = self.query_one("#health", FittedLines)
-        self._title(health, "Health" + age)
+        self._set.title(health, "Health" + age)
         rules = self._rules()
         health.update_lines(health_lines(state, rooms, rules, with_cluster=not layout.cluster))
         self._tablets(state, age, rooms, rows)
         events = self.query_one("#events", FittedLines)
-        self._title(events, "Latest events")
-        events.update_lines(self._events_lines(state))
+        self._set.title(events, "Latest events")
+        events.update_lines(_events_lines(state))
         self._throughput(state, age)
         if layout.lower_rows:
             self._lower(state, age, layout.lower_rows - 2)
-
-    def _changed(self, widget: Widget, what: str, key: object) -> bool:
-        """Whether ``widget``'s ``what`` is to be set to what ``key`` stands for (it shows
-        something else); noted as shown."""
-        if self._shown.get((id(widget), what)) == key:
-            return False
-        self._shown[(id(widget), what)] = key
-        return True
-
-    def _update(self, panel: Static, text: Text) -> None:
-        """``panel.update(text)`` unless the panel shows that text already: a panel that
-        did not change (health and events on a quiet cluster) is not laid out and painted
-        again on every poll."""
-        if self._changed(panel, "content", _text_key(text)):
-            panel.update(text)
-
-    def _title(self, panel: Widget, title: str) -> None:
-        """Set ``panel``'s border title unless it has that one already."""
-        if self._changed(panel, "title", title):
-            panel.border_title = title
 
     def _paint_current(self) -> None:
         state = self.konsole.state
@@ -265,13 +244,13 @@ class OverviewScreen(ConsoleScreen):
         counts = [(sum(r.state == k for r in rows), k) for k in ("unreachable", "gone")]
         more = "".join(f", {n} {'down' if k == 'gone' else k}" for n, k in counts if n)
         title = f"Tablet servers ({sum(r.state == 'alive' for r in rows)} alive{more})"
-        self._title(table, title + age)
+        self._set.title(table, title + age)
         columns = fit_columns(max(self.size.width - 4, 20), rows, rooms, state.stale)
         cells = [
             (r.key, server_cells(columns, r, rooms.get(str(r.node_id)), state.stale)) for r in rows
         ]
-        shown = (columns, [(key, [_cell_key(c) for c in row]) for key, row in cells])
-        if self._changed(table, "rows", shown):
+        shown = (columns, [(key, [cell_key(c) for c in row]) for key, row in cells])
+        if self._set.changed(table, "rows", shown):
             cursor = table.cursor_row
             if columns != self._columns:
                 table.clear(columns=True)
@@ -285,14 +264,8 @@ class OverviewScreen(ConsoleScreen):
             if rows:
                 table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
         subtitle = "" if rows else "no tablet servers"
-        if self._changed(table, "subtitle", subtitle):
+        if self._set.changed(table, "subtitle", subtitle):
             table.border_subtitle = subtitle
-
-    def _events_lines(self, state: ConsoleState) -> RankedLines:
-        from konsole.ui.screens.dashboard_panels import events_lines
-
-        now = state.as_of if state.as_of is not None else state.now
-        return events_lines(state.events, LATEST_EVENTS, event_line, now)
 
     # ------------------------------------------------------------------ dashboard
 
@@ -334,7 +307,7 @@ class OverviewScreen(ConsoleScreen):
         assert snap is not None
         totals = cluster_totals(snap.metrics)
         panel = self.query_one("#throughput")
-        self._title(panel, throughput_title(totals.servers, snap.metrics) + age)
+        self._set.title(panel, throughput_title(totals.servers, snap.metrics) + age)
         seen = self._seen_totals
         if not state.historic:
             seen[snap.taken_at] = {name: totals.get(name) for name, _ in THROUGHPUT}
@@ -410,8 +383,8 @@ class OverviewScreen(ConsoleScreen):
         snap = state.last_ok
         assert snap is not None
         requests = self.query_one("#requests", Static)
-        self._title(requests, "Requests, worst first" + age)
-        self._update(requests, requests_text(request_totals(snap.metrics), lines))
+        self._set.title(requests, "Requests, worst first" + age)
+        self._set.update(requests, requests_text(request_totals(snap.metrics), lines))
         if self._memo is None:
             self._memo = FiguresMemo()
         figures = self._memo.figures(snap, state.previous_ok, state.facts)
@@ -420,8 +393,8 @@ class OverviewScreen(ConsoleScreen):
             self._table_before = self._table_rates[1]
         self._table_rates = (snap.taken_at, rates)
         hot = self.query_one("#hot", Static)
-        self._title(hot, "Hot tables" + age)
-        self._update(hot, hot_tables_text(figures, self._table_before, lines))
+        self._set.title(hot, "Hot tables" + age)
+        self._set.update(hot, hot_tables_text(figures, self._table_before, lines))
 
     # ------------------------------------------------------------------ actions
 
@@ -439,6 +412,13 @@ class OverviewScreen(ConsoleScreen):
     def _open(self, key: str | None) -> None:
         if key and key.startswith("tablet-"):
             self.konsole.open_server(int(key.removeprefix("tablet-")))
+
+
+def _events_lines(state: ConsoleState) -> RankedLines:
+    from konsole.ui.screens.dashboard_panels import events_lines
+
+    now = state.as_of if state.as_of is not None else state.now
+    return events_lines(state.events, LATEST_EVENTS, event_line, now)
 
 
 def _failing_since(state: ConsoleState) -> float | None:
@@ -462,23 +442,6 @@ def _rows(text: object, width: int) -> int:
     if not isinstance(text, Text):
         return 1
     return max(1, len(text.wrap(Console(width=max(width, 1)), max(width, 1))))
-
-
-def _text_key(text: Text) -> tuple[object, ...]:
-    """All a Text is drawn from: two texts with one key look the same."""
-    return (
-        text.plain,
-        tuple(text.spans),
-        str(text.style),
-        text.justify,
-        text.overflow,
-        text.no_wrap,
-        text.end,
-    )
-
-
-def _cell_key(cell: object) -> object:
-    return _text_key(cell) if isinstance(cell, Text) else cell
 
 
 def _per_s(value: float | None) -> str:
