@@ -66,13 +66,13 @@ def upgrade() -> None:
     """A rolling upgrade, guided: readiness (check) and may the next server go down (gate)."""
 
 
-async def _rebalance(profile: Profile, timeout: float) -> RebalanceProgress | None:
-    """The coordinator's current rebalance; None when its servers have no rebalance API or
-    did not answer (the look's own conditions then hold the gate)."""
+async def _rebalance(profile: Profile, timeout: float) -> RebalanceProgress | str | None:
+    """The coordinator's current rebalance; None when its servers have no rebalance API;
+    why it could not be asked otherwise (not knowing holds the gate: a rebalance may run)."""
     import asyncio
 
     from fluss_proto.admin import FlussAdmin
-    from fluss_proto.errors import FlussError
+    from fluss_proto.errors import FlussError, UnsupportedByServerError
     from konsole.collect.target import connect_client
 
     try:
@@ -82,8 +82,12 @@ async def _rebalance(profile: Profile, timeout: float) -> RebalanceProgress | No
                 return await FlussAdmin(client).rebalance_progress()
             finally:
                 await client.close()
-    except (FlussError, OSError, TimeoutError):
+    except UnsupportedByServerError:
         return None
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
+    except (FlussError, OSError) as exc:
+        return str(exc) or type(exc).__name__
 
 
 async def gate_look(
@@ -115,7 +119,10 @@ async def gate_look(
         )
     else:
         snapshot = seen[-1]
-    rebalance = await _rebalance(profile, min(5.0, look_timeout)) if snapshot.ok else None
+    left = look_timeout - (time.monotonic() - started)
+    rebalance = await _rebalance(profile, min(5.0, max(left, 1.0))) if snapshot.ok else None
+    if isinstance(rebalance, str):
+        return judge_gate(snapshot, result, server=server, rebalance_unknown=rebalance)
     return judge_gate(snapshot, result, server=server, rebalance=rebalance)
 
 

@@ -19,7 +19,8 @@ not say on a 0.9 cluster, where GetClusterHealth does not exist:
 - ``min-isr``: no leader of a bucket the server holds (any leader, without ``--server``)
   reports buckets under ``min-insync-replicas`` (``underMinIsr``) or more buckets at it
   (``atMinIsr``) than its single-replica buckets, which sit at it for good;
-- ``rebalance``: no rebalance running (1.0: ListRebalanceProgress);
+- ``rebalance``: no rebalance running (ListRebalanceProgress), and that known: a coordinator
+  that could not be asked holds the gate;
 - ``servers``: the poll answered, every tablet server answered metadata and metrics, every
   coordinator probe answered, an active coordinator exists, the named server is alive.
 
@@ -119,9 +120,11 @@ def judge_gate(
     *,
     server: int | None = None,
     rebalance: RebalanceProgress | None = None,
+    rebalance_unknown: str | None = None,
 ) -> GateVerdict:
     """The verdict for ``snapshot`` (``check`` is :func:`konsole.model.check.assess` of it;
-    ``rebalance`` None: not asked, or the servers have no rebalance API)."""
+    ``rebalance`` None: not asked, or the servers have no rebalance API; ``rebalance_unknown``:
+    why the coordinator could not be asked, which holds the gate: one may run)."""
     waits: list[GateWait] = []
     if _health_blocks(check):
         waits.append(
@@ -134,6 +137,10 @@ def judge_gate(
         facts = facts or placement(view)
         waits += _replication(snapshot, facts)
         waits += _min_isr(snapshot, facts, server)
+    if rebalance_unknown is not None:
+        waits.append(
+            GateWait("rebalance", "cluster", f"not known whether one runs: {rebalance_unknown}")
+        )
     if rebalance is not None and rebalance.exists and rebalance.status in _MOVING:
         state = getattr(rebalance.status, "name", str(rebalance.status)).lower()
         waits.append(

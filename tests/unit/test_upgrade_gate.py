@@ -133,6 +133,12 @@ WAITING: list[tuple[str, ClusterSnapshot, dict[str, Any], str]] = [
         {"rebalance": RebalanceProgress("r-2", RebalanceStatus.NOT_STARTED)},
         "not_started",
     ),
+    (
+        "rebalance",
+        healthy(),
+        {"rebalance_unknown": "no answer within 5 s"},
+        "not known whether one runs: no answer within 5 s",
+    ),
 ]
 
 
