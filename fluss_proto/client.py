@@ -190,11 +190,18 @@ class FlussClient:
 
     @classmethod
     async def connect(
-        cls, bootstrap: str | Sequence[str], **options: Unpack[ClientOptions]
+        cls,
+        bootstrap: str | Sequence[str],
+        *,
+        warm_up: bool = True,
+        **options: Unpack[ClientOptions],
     ) -> FlussClient:
         """Connect to the cluster through the first bootstrap server that answers.
 
         ``options`` are :meth:`__init__`'s keyword arguments (:class:`ClientOptions`).
+        ``warm_up`` False: no handshake ahead with the coordinator and a tablet server
+        (one question of one server: a hung tablet server met there would take the
+        question's whole time).
 
         Raises :class:`~fluss_proto.errors.UnreachableError` naming every address tried when
         none answers, and :class:`~fluss_proto.errors.AuthenticationError` at once when a
@@ -203,7 +210,8 @@ class FlussClient:
         client = cls(bootstrap, **options)
         try:
             await client._router.bootstrap()
-            await client._warm_up()
+            if warm_up:
+                await client._warm_up()
         except BaseException:
             await client.close()
             raise

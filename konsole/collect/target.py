@@ -38,6 +38,7 @@ async def connect_client(
     allow_writes: bool | Iterable[ApiKey] = False,
     sasl: SaslPlain | None = _UNSET,
     quarantine: bool = False,
+    warm_up: bool = True,
 ) -> FlussClient:
     """A client connected to ``profile``'s bootstrap servers with its credentials.
 
@@ -61,7 +62,7 @@ async def connect_client(
     }
     if retries is not None:
         options["retries"] = retries
-    return await FlussClient.connect(list(profile.bootstrap), **options)
+    return await FlussClient.connect(list(profile.bootstrap), warm_up=warm_up, **options)
 
 
 @dataclass(frozen=True, slots=True)
