@@ -538,7 +538,16 @@ async def test_tablet_server_stopped_and_started(watched: Watched) -> None:
     mark = w.mark()
     await asyncio.to_thread(watched.lc.stop_server, "ts", victim)
     await w.wait(mark, "server_left", tablet(victim), timeout=60)
-    stopped = await w.wait_health(mark, "after the stop", lambda d: d["status"] != "GREEN")
+    # the health line that counts the servers left: a first one may come while the stopped
+    # server is still counted (its last meters, on 1.0 seen in a CI rehearsal)
+    stopped = await w.wait_health(
+        mark,
+        "after the stop, without the stopped server",
+        lambda d: (
+            d["status"] != "GREEN"
+            and (d.get("totals") or {}).get("tablet_servers") == TABLET_SERVERS - 1
+        ),
+    )
     totals = stopped.data["totals"]
     staying = {
         str(p["id"]) for p in watched.description["processes"] if p["role"] == "tablet-server"
