@@ -3,13 +3,14 @@ rows, and the part the 1.0 line's FetchLog can test against batch statistics.
 
 - :mod:`.parse`: the language (docs/preview.md, "Filters") -> :class:`Filter`;
 - :mod:`.tree`: the typed predicate tree;
-- :mod:`.evaluate`: which rows a predicate keeps (three-valued logic);
+- :mod:`.evaluate`: which rows a predicate keeps (three-valued logic; applied to a scan's
+  chunks by :func:`fluss_proto.scan.filtering.filter_chunk`);
 - :mod:`.wire`: the ``PbPredicate`` sent with FetchLog (conservative: implied by the filter).
 """
 
 from __future__ import annotations
 
-from fluss_proto.filter.evaluate import filter_chunk, matches, truth
+from fluss_proto.filter.evaluate import matches, truth
 from fluss_proto.filter.parse import MAX_FILTER_LENGTH, column_refs, parse_filter
 from fluss_proto.filter.tree import (
     And,
@@ -41,7 +42,6 @@ __all__ = [
     "Predicate",
     "column_refs",
     "columns_of",
-    "filter_chunk",
     "matches",
     "parse_filter",
     "pushdown",

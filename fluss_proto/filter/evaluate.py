@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from fluss_proto.filter.tree import (
     And,
@@ -26,19 +26,11 @@ from fluss_proto.filter.tree import (
     Op,
     Or,
     Predicate,
-    columns_of,
 )
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from fluss_proto.scan.rows import Rows
-
-__all__ = ["filter_chunk", "matches", "truth"]
+__all__ = ["matches", "truth"]
 
 Truth = list[bool | None]
-Chunk = TypeVar("Chunk", "pa.Table", "Rows")
-
 _COMPARE: dict[Op, Callable[[Any, Any], bool]] = {
     Op.EQ: operator.eq,
     Op.NE: operator.ne,
@@ -86,30 +78,3 @@ def _or(values: tuple[bool | None, ...]) -> bool | None:
 def matches(p: Predicate, columns: Mapping[str, Sequence[Any]], n: int) -> list[bool]:
     """Which of ``n`` rows the predicate keeps (its value is True)."""
     return [t is True for t in truth(p, columns, n)]
-
-
-def filter_chunk(p: Predicate, chunk: Chunk) -> Chunk:
-    """The rows of ``chunk`` (light :class:`Rows` or a ``pyarrow.Table``) that ``p`` keeps,
-    in order."""
-    # here, not at the top: fluss_proto.scan imports this package
-    from fluss_proto.scan.rows import Rows, rows_from_arrow
-
-    n = chunk.num_rows
-    if not n:
-        return chunk
-    names = columns_of(p)
-    if isinstance(chunk, Rows):
-        index = {name: i for i, name in enumerate(chunk.schema.names)}
-        keep = matches(p, {c: chunk.columns[index[c]] for c in names}, n)
-        if all(keep):
-            return chunk
-        columns = [[v for v, k in zip(col, keep, strict=True) if k] for col in chunk.columns]
-        return Rows(chunk.schema, columns, sum(keep))
-    import pyarrow as pa
-
-    selected = chunk.select(sorted(names))
-    values = dict(zip(selected.column_names, rows_from_arrow(selected), strict=True))
-    keep = matches(p, values, n)
-    if all(keep):
-        return chunk
-    return chunk.filter(pa.array(keep, pa.bool_()))

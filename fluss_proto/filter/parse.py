@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from fluss_proto.errors import FilterError, LiteralError
+from fluss_proto.filter.names import IDENTIFIER, KEYWORDS
 from fluss_proto.filter.tree import (
     And,
     ColumnRef,
@@ -56,17 +57,12 @@ from fluss_proto.records.rowtype import ROOTS, DataType, as_row_type
 from fluss_proto.types import Schema
 
 __all__ = [
-    "KEYWORDS",
     "MAX_FILTER_LENGTH",
     "check_syntax",
     "column_refs",
-    "is_identifier",
     "parse_filter",
 ]
 
-KEYWORDS: Final = frozenset(
-    {"AND", "OR", "NOT", "IS", "NULL", "IN", "TRUE", "FALSE", "DATE", "TIME", "TIMESTAMP", "X"}
-)
 #: Longer texts are refused (a filter is typed by a person; this bounds the parser's work).
 MAX_FILTER_LENGTH: Final = 10_000
 #: Deepest nesting of parentheses and NOTs.
@@ -82,7 +78,6 @@ _OPS: Final = {
     ">": Op.GT,
     ">=": Op.GE,
 }
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _OP = re.compile(r"==|!=|<>|<=|>=|=|<|>")
 _TYPED_PREFIX: Final = {
@@ -90,10 +85,6 @@ _TYPED_PREFIX: Final = {
     "TIME": frozenset({"TIME_WITHOUT_TIME_ZONE"}),
     "TIMESTAMP": frozenset({"TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"}),
 }
-
-
-def is_identifier(name: str) -> bool:
-    return _IDENT.fullmatch(name) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +129,7 @@ def _tokens(text: str) -> list[_Token]:
         elif (m := _OP.match(text, i)) is not None:
             out.append(_Token("op", m.group(), i))
             i = m.end()
-        elif (m := _IDENT.match(text, i)) is not None:
+        elif (m := IDENTIFIER.match(text, i)) is not None:
             out.append(_Token("name", m.group(), i))
             i = m.end()
         else:

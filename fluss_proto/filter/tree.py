@@ -17,6 +17,7 @@ from datetime import date, timedelta
 from enum import StrEnum
 from typing import Any, TypeAlias
 
+from fluss_proto.filter.names import KEYWORDS, is_identifier
 from fluss_proto.records.rowtype import DataType
 
 __all__ = [
@@ -147,8 +148,6 @@ def render(p: Predicate) -> str:
 
 
 def _name(name: str) -> str:
-    from fluss_proto.filter.parse import KEYWORDS, is_identifier
-
     if is_identifier(name) and name.upper() not in KEYWORDS:
         return name
     return '"' + name.replace('"', '""') + '"'

@@ -1,19 +1,63 @@
-"""A preview run's filter: typed against the table, what FetchLog carries, the rows kept."""
+"""A preview run's filter: typed against the table, what FetchLog carries, the rows kept.
+
+:func:`filter_chunk` applies a predicate (:mod:`fluss_proto.filter`, which knows nothing of
+scans) to a chunk of the scan's rows: light :class:`~fluss_proto.scan.rows.Rows` or a
+``pyarrow.Table``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.cluster import ServerApiVersions
-from fluss_proto.filter import Filter, Predicate, filter_chunk, parse_filter, pushdown, to_pb
+from fluss_proto.filter import (
+    Filter,
+    Predicate,
+    columns_of,
+    matches,
+    parse_filter,
+    pushdown,
+    to_pb,
+)
 from fluss_proto.records.kv_batch import ValueBatch
 from fluss_proto.scan.constants import FILTERED_SCAN_ROWS
+from fluss_proto.scan.rows import Rows, rows_from_arrow
 from fluss_proto.scan.runner import Chunk, RawValues
 from fluss_proto.types import LogFormat, TableInfo
 
-__all__ = ["ScanFilter"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["ScanFilter", "filter_chunk"]
+
+#: A chunk of decoded rows: light or Arrow, kept as the same kind.
+Decoded = TypeVar("Decoded", "pa.Table", Rows)
+
+
+def filter_chunk(p: Predicate, chunk: Decoded) -> Decoded:
+    """The rows of ``chunk`` (light :class:`Rows` or a ``pyarrow.Table``) that ``p`` keeps,
+    in order."""
+    n = chunk.num_rows
+    if not n:
+        return chunk
+    names = columns_of(p)
+    if isinstance(chunk, Rows):
+        index = {name: i for i, name in enumerate(chunk.schema.names)}
+        keep = matches(p, {c: chunk.columns[index[c]] for c in names}, n)
+        if all(keep):
+            return chunk
+        columns = [[v for v, k in zip(col, keep, strict=True) if k] for col in chunk.columns]
+        return Rows(chunk.schema, columns, sum(keep))
+    import pyarrow as pa  # an Arrow chunk: pyarrow is already loaded
+
+    selected = chunk.select(sorted(names))
+    values = dict(zip(selected.column_names, rows_from_arrow(selected), strict=True))
+    keep = matches(p, values, n)
+    if all(keep):
+        return chunk
+    return chunk.filter(pa.array(keep, pa.bool_()))
 
 
 class ScanFilter:

@@ -27,7 +27,6 @@ from fluss_proto.filter import (
     Or,
     Predicate,
     column_refs,
-    filter_chunk,
     matches,
     parse_filter,
     pushdown,
@@ -36,6 +35,7 @@ from fluss_proto.filter import (
     truth,
 )
 from fluss_proto.records import to_arrow_schema
+from fluss_proto.scan.filtering import filter_chunk
 from fluss_proto.scan.rows import Rows, RowsSchema
 from fluss_proto.types import (
     BigIntType,
