@@ -253,7 +253,7 @@ def load_gather() -> Callable[[Any], Awaitable[Any]]:
         if exc.name != "fluss_proto.gather":
             raise
         raise SystemExit(
-            "fluss_proto/gather.py (gather_cluster) is not there yet: nothing to measure"
+            "fluss_proto/gather/ (gather_cluster) is not there yet: nothing to measure"
         ) from None
     return module.gather_cluster
 

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from fluss_proto import messages
-from fluss_proto._client_retry import ELECTION_RETRIES
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import API_INFO, ApiKey
 from fluss_proto.client import (
@@ -32,6 +31,7 @@ from fluss_proto.client import (
     UnknownNodeError,
     parse_bootstrap,
 )
+from fluss_proto.client.retry import ELECTION_RETRIES
 from fluss_proto.error_codes import (
     NotCoordinatorLeaderError,
     NotLeaderOrFollowerError,

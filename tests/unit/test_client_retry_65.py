@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from fluss_proto._client_retry import ELECTION_BACKOFF, ELECTION_RETRIES
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
+from fluss_proto.client.retry import ELECTION_BACKOFF, ELECTION_RETRIES
 from fluss_proto.error_codes import NotCoordinatorLeaderError
 from tests._testutil.fakes import (
     Err,

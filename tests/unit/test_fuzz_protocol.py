@@ -31,7 +31,6 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from fluss_proto import client as client_module
 from fluss_proto import error_codes, frame, messages
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
@@ -510,12 +509,12 @@ def loopback_guard(allowed: set[tuple[str, int]]) -> Iterator[None]:
             return await real_open("127.0.0.1", port, **kwargs)  # type: ignore[arg-type]
         raise UnreachableError(f"fuzz guard: not connecting to {host}:{port}")
 
-    original = client_module.Connection.open
-    client_module.Connection.open = guarded  # type: ignore[method-assign]
+    original = Connection.open
+    Connection.open = guarded  # type: ignore[method-assign]
     try:
         yield
     finally:
-        client_module.Connection.open = original  # type: ignore[method-assign]
+        Connection.open = original  # type: ignore[method-assign]
 
 
 _plan_step = st.one_of(

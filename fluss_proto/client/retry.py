@@ -16,15 +16,15 @@ from typing import Final, NamedTuple
 
 from google.protobuf.message import Message
 
-from fluss_proto._client_pool import ConnectionPool
-from fluss_proto._client_router import MetadataRouter
-from fluss_proto._client_target import (
+from fluss_proto._replies import needs_refresh
+from fluss_proto.api_keys import ApiKey
+from fluss_proto.client.pool import ConnectionPool
+from fluss_proto.client.router import MetadataRouter
+from fluss_proto.client.target import (
     Target,
     is_standby_answer,
     request_mutates,
 )
-from fluss_proto._replies import needs_refresh
-from fluss_proto.api_keys import ApiKey
 from fluss_proto.cluster import CoordinatorRedirect
 from fluss_proto.errors import (
     AuthenticationError,

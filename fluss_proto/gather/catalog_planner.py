@@ -10,10 +10,6 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from fluss_proto._gather_state import (
-    GatherState,
-    _Round,
-)
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto._replies import as_fluss_error, server_failed
 from fluss_proto.admin import METADATA_CHUNK, AdminClient
@@ -36,6 +32,10 @@ from fluss_proto.error_codes import (
     TableNotExistError,
 )
 from fluss_proto.errors import FlussError
+from fluss_proto.gather.state import (
+    GatherState,
+    _Round,
+)
 from fluss_proto.model import (
     GatherError,
 )

@@ -18,9 +18,9 @@ from typing import Final
 from google.protobuf.message import Message
 
 from fluss_proto import __version__, messages
-from fluss_proto._client_target import Target
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import API_INFO, ApiKey
+from fluss_proto.client.target import Target
 from fluss_proto.cluster import ServerApiVersions, split_address
 from fluss_proto.connection import Connection, WireRequest
 from fluss_proto.errors import (

@@ -14,10 +14,10 @@ import time
 from collections.abc import Iterable, Sequence
 from types import MappingProxyType
 
-from fluss_proto._client_pool import ConnectionPool
-from fluss_proto._client_target import NOT_COORDINATOR_LEADER, Target
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import API_INFO, ApiKey
+from fluss_proto.client.pool import ConnectionPool
+from fluss_proto.client.target import NOT_COORDINATOR_LEADER, Target
 from fluss_proto.cluster import (
     SERVER_TYPE_COORDINATOR,
     SERVER_TYPE_TABLET,

@@ -9,8 +9,8 @@ refused. Part of :class:`~fluss_proto.client.FlussClient`; see :mod:`fluss_proto
 from __future__ import annotations
 
 from fluss_proto import messages
-from fluss_proto._client_target import request_mutates
 from fluss_proto.api_keys import API_INFO, ApiKey
+from fluss_proto.client.target import request_mutates
 from fluss_proto.errors import ReadOnlyViolationError
 
 _API_KEYS: dict[int, ApiKey] = {int(k): k for k in ApiKey}

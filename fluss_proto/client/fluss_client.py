@@ -1,48 +1,6 @@
-"""Cluster-level client: bootstrap, per-server handshakes, metadata cache, routing, retries.
-
-Shape (after aiokafka's ``client.py``):
-
-- :meth:`FlussClient.connect` tries the bootstrap addresses in order until one answers
-  GetMetadata; that reply names the coordinator and the live tablet servers. The bootstrap
-  may be any server. It then opens (best effort) one connection to the coordinator and one
-  to a tablet server so that :attr:`~FlussClient.features` knows both server types.
-- One :class:`~fluss_proto.connection.Connection` per server address, created on first use
-  and created again after it closed (server restart, idle timeout). Every new connection
-  sends API_VERSIONS first and records what the server advertises, then runs SASL/PLAIN
-  when credentials are configured, and only then carries requests.
-- Before a request is sent its version is negotiated against that server's advertisement:
-  ``min(our max, server max)``, provided the ranges overlap. An API the server does not
-  advertise raises :class:`~fluss_proto.errors.UnsupportedByServerError` at once and nothing is
-  sent: a Fluss server silently drops requests for APIs it does not serve, so the call
-  would otherwise hang until its timeout (observed on 0.9.1: SCAN_KV gets no reply and the
-  connection stays open).
-- Read-only by default: a mutating API raises :class:`~fluss_proto.errors.ReadOnlyViolationError`
-  before anything happens unless the client was created with ``allow_writes=True`` (every
-  write) or with a set of keys (``allow_writes=OPERATOR_ACTIONS``: exactly those);
-  server-to-server (private) APIs are always refused; LOOKUP with
-  ``insert_if_not_exists`` set counts as a write.
-- Coordinator HA (Fluss 1.0; 0.9.1 has one coordinator and never sends code 65): a
-  standby coordinator answers NOT_COORDINATOR_LEADER (65) to everything but API_VERSIONS.
-  A request meant for the coordinator that gets 65 refreshes metadata from a tablet
-  server, follows the coordinator it names, retries once there, and appends a
-  :class:`CoordinatorRedirect` to :attr:`FlussClient.events`. This path is exercised only
-  against fake servers: no 1.0 server is available to test against.
-- Retries: read-only APIs only, retriable errors only (``ServerError.retriable``,
-  ``ConnectionFailedError``, ``RequestTimeoutError``), at most ``retries`` extra attempts with
-  a short exponential backoff; metadata is refreshed first when the error calls for it
-  (``refresh_metadata`` on the error class, or a lost/refused connection).
-
-Nothing here logs request or response bodies, and no credential reaches a log line or an
-exception text.
-
-The client holds three objects and calls them, one job each: a
-:class:`~fluss_proto._client_pool.ConnectionPool` (connections, their handshake, requests on
-the wire; given the timeouts and credentials), a
-:class:`~fluss_proto._client_router.MetadataRouter` (metadata cache, routing; given the pool)
-and a :class:`~fluss_proto._client_retry.RetryPolicy` (attempts, backoff, coordinator
-failover; given the pool and the router). :class:`FlussClient` keeps the lifecycle, the
-views and the checks before sending (``_client_gate``). All log to the
-``fluss_proto.client`` logger.
+"""FlussClient: the lifecycle, the views and the checks before sending, over its connection
+pool, metadata router and retry policy (the package docstring, :mod:`fluss_proto.client`,
+says how they work together).
 """
 
 from __future__ import annotations
@@ -57,74 +15,34 @@ from typing import Final, NamedTuple, TypedDict, Unpack
 
 from google.protobuf.message import Message
 
-from fluss_proto._client_gate import admit
-from fluss_proto._client_pool import (
-    CLIENT_SOFTWARE_NAME,
-    CLIENT_SOFTWARE_VERSION,
-    ConnectionPool,
-)
-from fluss_proto._client_retry import EVENTS_KEPT, Admitted, RetryPolicy
-from fluss_proto._client_router import MetadataRouter
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey, write_grant
+from fluss_proto.client.gate import admit
+from fluss_proto.client.pool import (
+    ConnectionPool,
+)
+from fluss_proto.client.retry import Admitted, RetryPolicy
+from fluss_proto.client.router import MetadataRouter
 from fluss_proto.cluster import (
-    DEFAULT_PORT,
-    FEATURE_APIS,
-    SERVER_TYPE_COORDINATOR,
-    SERVER_TYPE_TABLET,
-    BucketMetadata,
     ClusterMetadata,
     CoordinatorRedirect,
     Features,
-    MetadataReply,
-    PartitionMetadata,
     ServerApiVersions,
     ServerNode,
-    TableMetadata,
     TablePath,
     parse_bootstrap,
-    parse_metadata,
 )
-from fluss_proto.connection import Connection as Connection  # re-exported
 from fluss_proto.errors import (
     AuthenticationError,
     ConnectionClosedError,
-    CoordinatorUnknownError,
     ServerSilentError,
-    UnknownNodeError,
     short_reason,
 )
 from fluss_proto.sasl import SaslPlain
 
-__all__ = [
-    "CLIENT_SOFTWARE_NAME",
-    "CLIENT_SOFTWARE_VERSION",
-    "COORDINATOR",
-    "DEFAULT_PORT",
-    "EVENTS_KEPT",
-    "FEATURE_APIS",
-    "SERVER_TYPE_COORDINATOR",
-    "SERVER_TYPE_TABLET",
-    "BucketMetadata",
-    "CallItem",
-    "ClientOptions",
-    "ClusterMetadata",
-    "CoordinatorRedirect",
-    "CoordinatorUnknownError",
-    "Features",
-    "FlussClient",
-    "MetadataReply",
-    "PartitionMetadata",
-    "ServerApiVersions",
-    "ServerNode",
-    "TableMetadata",
-    "TablePath",
-    "UnknownNodeError",
-    "parse_bootstrap",
-    "parse_metadata",
-]
+__all__ = ["COORDINATOR", "CallItem", "ClientOptions", "FlussClient"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("fluss_proto.client")
 
 #: ``node`` value for :meth:`FlussClient.call_many` items meant for the coordinator.
 COORDINATOR: Final = "coordinator"
@@ -170,7 +88,7 @@ class FlussClient:
 
         ``quarantine``: a server that lets a request time out fails every later request at
         once until :meth:`new_round` (a poller's client: one hung server costs one timeout
-        per poll; see :class:`~fluss_proto._client_pool.ConnectionPool`)."""
+        per poll; see :class:`~fluss_proto.client.pool.ConnectionPool`)."""
         if retries < 0:
             raise ValueError("retries must not be negative")
         if sasl is not None and not isinstance(sasl, SaslPlain):

@@ -12,7 +12,15 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from fluss_proto._gather_state import (
+from fluss_proto._gen import fluss_rpc_pb2 as pb
+from fluss_proto._replies import as_fluss_error, body_error, needs_refresh, opt
+from fluss_proto.admin import FlussAdmin
+from fluss_proto.api_keys import ApiKey
+from fluss_proto.error_codes import (
+    LeaderNotAvailableError,
+)
+from fluss_proto.errors import FlussError, RequestTimeoutError
+from fluss_proto.gather.state import (
     _EARLIEST,
     _FROM_EARLIEST,
     _LATEST,
@@ -23,14 +31,6 @@ from fluss_proto._gather_state import (
     _Placement,
     _Round,
 )
-from fluss_proto._gen import fluss_rpc_pb2 as pb
-from fluss_proto._replies import as_fluss_error, body_error, needs_refresh, opt
-from fluss_proto.admin import FlussAdmin
-from fluss_proto.api_keys import ApiKey
-from fluss_proto.error_codes import (
-    LeaderNotAvailableError,
-)
-from fluss_proto.errors import FlussError, RequestTimeoutError
 
 
 class OffsetsPlanner:
