@@ -115,6 +115,26 @@ def test_the_copied_tree_keeps_every_contract(tmp_path: Path) -> None:
             "def _probe() -> None:\n    import konsole.model.check",
             "no import circle in konsole",
         ),
+        (  # the circle issue 39 found: the tree rendered names through the parser
+            "fluss_proto/filter/tree.py",
+            "def _probe() -> None:\n    import fluss_proto.filter.parse",
+            "no import circle in fluss_proto",
+        ),
+        (  # between a package of fluss_proto and a flat module
+            "fluss_proto/cluster.py",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import fluss_proto.gather",
+            "no import circle in fluss_proto",
+        ),
+        (  # inside the client package: its parts import target, never the other way
+            "fluss_proto/client/target.py",
+            "def _probe() -> None:\n    import fluss_proto.client.retry",
+            "no import circle in fluss_proto",
+        ),
+        (
+            "store/rows.py",
+            "def _probe() -> None:\n    import store.history",
+            "no import circle in store",
+        ),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(
