@@ -135,6 +135,11 @@ def test_the_copied_tree_keeps_every_contract(tmp_path: Path) -> None:
             "def _probe() -> None:\n    import store.history",
             "no import circle in store",
         ),
+        (  # no circle (connection does not import filter), only a line of the drawing crossed
+            "fluss_proto/filter/tree.py",
+            "def _probe() -> None:\n    import fluss_proto.connection",
+            "fluss_proto: imports point one way",
+        ),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(
