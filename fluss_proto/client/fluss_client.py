@@ -18,9 +18,7 @@ from google.protobuf.message import Message
 from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey, write_grant
 from fluss_proto.client.gate import admit
-from fluss_proto.client.pool import (
-    ConnectionPool,
-)
+from fluss_proto.client.pool import ConnectionPool
 from fluss_proto.client.retry import Admitted, RetryPolicy
 from fluss_proto.client.router import MetadataRouter
 from fluss_proto.cluster import (
