@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Literal
+from typing import Final, Literal
 
 ServedBy = Literal["coordinator", "tablet", "both"]
 Since = Literal["0.9", "1.0"]
@@ -200,6 +200,21 @@ API_INFO: dict[ApiKey, ApiSpec] = {
 
 if set(API_INFO) != set(ApiKey) or len(_TABLE) != len(ApiKey):  # pragma: no cover
     raise RuntimeError("api_keys: _TABLE must list every ApiKey exactly once")
+
+
+#: The keys only the 1.0 line serves: a server advertising any of them speaks 1.0.
+KEYS_SINCE_1_0: Final = frozenset(int(k) for k, spec in API_INFO.items() if spec.since == "1.0")
+
+
+def line_of_keys(keys: Iterable[int]) -> Since | None:
+    """The Fluss line a server speaks, told by the API keys it advertises (Fluss sends no
+    version string): ``"1.0"`` with any key of :data:`KEYS_SINCE_1_0`, else ``"0.9"``;
+    None when it advertised none (it could not be asked). The one definition: the
+    client, the model and every face read it."""
+    advertised = set(keys)
+    if not advertised:
+        return None
+    return "1.0" if advertised & KEYS_SINCE_1_0 else "0.9"
 
 
 def api_key_or_none(value: int) -> ApiKey | None:

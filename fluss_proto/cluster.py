@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeVar
 
-from fluss_proto.api_keys import API_INFO, ApiKey
+from fluss_proto.api_keys import API_INFO, ApiKey, line_of_keys
 
 if TYPE_CHECKING:  # the parsers take protobuf messages; the types here need no protobuf
     from google.protobuf.message import Message
@@ -43,8 +43,6 @@ __all__ = [
 DEFAULT_PORT: Final = 9123
 SERVER_TYPE_COORDINATOR: Final = 1
 SERVER_TYPE_TABLET: Final = 2
-
-_KEYS_SINCE_1_0 = tuple(key for key, spec in API_INFO.items() if spec.since == "1.0")
 
 
 class TablePath(NamedTuple):
@@ -175,7 +173,7 @@ class ServerApiVersions:
     @property
     def fluss_1_0(self) -> bool:
         """True when the server offers an API that only Fluss 1.0 has."""
-        return any(int(key) in self.versions for key in _KEYS_SINCE_1_0)
+        return line_of_keys(self.versions) == "1.0"
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from fluss_proto.api_keys import API_INFO, ApiKey, api_key_or_none
+from fluss_proto.api_keys import ApiKey, api_key_or_none, line_of_keys
 from fluss_proto.cluster import TablePath, format_address
 from fluss_proto.errors import FlussError
 
@@ -74,7 +74,6 @@ __all__ = [
 ]
 
 _E = TypeVar("_E", bound=IntEnum)
-_KEYS_SINCE_1_0 = frozenset(int(k) for k, spec in API_INFO.items() if spec.since == "1.0")
 
 
 def enum_or_int(enum: type[_E], value: int) -> _E | int:
@@ -136,10 +135,9 @@ class ServerInfo:
 
     @property
     def generation(self) -> Literal["0.9", "1.0"] | None:
-        """'1.0' when the server offers a 1.0-only API, '0.9' otherwise, None if unknown."""
-        if not self.api_versions:
-            return None
-        return "1.0" if _KEYS_SINCE_1_0 & {v.api_key for v in self.api_versions} else "0.9"
+        """'1.0' when the server offers a 1.0-only API, '0.9' otherwise, None if unknown
+        (:func:`fluss_proto.api_keys.line_of_keys`)."""
+        return line_of_keys(v.api_key for v in self.api_versions)
 
 
 # =========================================================================== catalog

@@ -336,7 +336,7 @@ def render_report(r: UpgradeReport) -> str:
     """The report for a person: summary, servers, items, steps."""
     out = [r.summary()]
     if r.error is None:
-        out.append("servers (line told by the API keys each advertises; 1.0 adds 1062 up):")
+        out.append("servers (line told by the API keys each advertises; 1.0 adds 1060-1064):")
         out += [f"  {s.subject}: {s.line or 'unknown'} ({s.told_by})" for s in r.servers]
         out.append("upgrade notes:")
         out += [f"  {i.line()}" for i in r.items]

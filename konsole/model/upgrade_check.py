@@ -4,7 +4,7 @@ checked against this cluster, and the order of the rolling upgrade with each ste
 Pure: a snapshot, the ACLs and the servers' configs in, an :class:`UpgradeReport` out.
 
 How a server's line is told: from what it advertises in ApiVersions
-(:mod:`konsole.model.server_lines`: any key from 1062 up is the 1.0 line), never from a
+(:mod:`konsole.model.server_lines`: a key only the 1.0 line serves), never from a
 version string (Fluss does not send one).
 
 The upgrade notes of the 1.0 line (website/docs/maintenance/operations/upgrade-notes-1.0.md

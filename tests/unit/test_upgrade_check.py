@@ -27,7 +27,7 @@ from tests._testutil.builders import probe, snap, table, view
 
 RF3 = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
 RF1 = table("db.one", 2, [(1, (1,), 5)], properties={"table.replication.factor": "1"})
-KEYS_09 = range(1000, 1052)  # what a 0.9.1 server advertises: no key from 1062 up
+KEYS_09 = range(1000, 1052)  # what a 0.9.1 server advertises: no key only 1.0 serves (1060-1064)
 KEYS_10 = range(1000, 1065)
 
 
