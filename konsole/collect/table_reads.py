@@ -18,8 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from konsole.errors import MaskedColumnError
-from konsole.model.masking import MaskRules
+from konsole.model.masking import MaskRules, missing_partition_text
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -125,14 +124,6 @@ def masks_of(profile: Profile | None) -> MaskRules:
 # ----------------------------------------------------------------- masking the answers
 
 
-def _refuse_masked(columns: list[str], table: str, masks: MaskRules, what: str) -> None:
-    hidden = sorted(c for c in columns if masks.masked(table, c))
-    if hidden:
-        raise MaskedColumnError(
-            f"column(s) {', '.join(hidden)} of {table} are masked: they cannot be {what}"
-        )
-
-
 def _filter_check(request: PreviewRequest, masks: MaskRules) -> Callable[[Filter], None] | None:
     """Refuses a filter that reads a masked column (None: nothing to check)."""
     if not masks or request.where is None:
@@ -141,7 +132,7 @@ def _filter_check(request: PreviewRequest, masks: MaskRules) -> Callable[[Filter
     def check(where: Filter) -> None:
         from fluss_proto.filter import columns_of
 
-        _refuse_masked(list(columns_of(where.predicate)), request.path, masks, "filtered on")
+        masks.refuse(request.path, columns_of(where.predicate), "filtered on")
 
     return check
 
@@ -173,7 +164,7 @@ def masked_preview(result: Preview, request: PreviewRequest, masks: MaskRules) -
             names = [n for n in column_refs(result.info.schema) if n in request.where]
         else:
             names = list(columns_of(parsed.predicate))
-        _refuse_masked(names, request.path, masks, "filtered on")
+        masks.refuse(request.path, names, "filtered on")
     table, partitions = _mask_table(result.table, masks, result.info)
     report = result.report
     if partitions:
@@ -187,7 +178,7 @@ def masked_lookup(result: LookupRows, masks: MaskRules) -> LookupRows:
     """``result`` with the masked columns' values hidden (the key itself was checked)."""
     if not masks:
         return result
-    _refuse_masked([c for c, _ in result.request.key], result.request.path, masks, "looked up by")
+    masks.refuse(result.request.path, [c for c, _ in result.request.key], "looked up by")
     table, _ = _mask_table(result.table, masks, result.info)
     return dataclasses.replace(result, table=table)
 
@@ -235,7 +226,7 @@ async def preview(connect: Connect, request: PreviewRequest, masks: MaskRules) -
             raise
         # its text lists the table's partitions, whose names hold partition-key values
         raise PartitionNotExistError(
-            f"partition {request.partition!r} of {request.path} does not exist"
+            missing_partition_text(request.partition, request.path)
         ) from None
     return masked_preview(result, request, masks)
 
@@ -247,7 +238,7 @@ async def lookup(connect: Connect, request: LookupRequest, masks: MaskRules) -> 
     :class:`~fluss_proto.errors.InputError`)."""
     from fluss_proto.lookup import lookup_rows
 
-    _refuse_masked([c for c, _ in request.key], request.path, masks, "looked up by")
+    masks.refuse(request.path, [c for c, _ in request.key], "looked up by")
 
     async def read(client: FlussClient, remaining: float) -> LookupRows:
         found = await lookup_rows(
