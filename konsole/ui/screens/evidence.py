@@ -61,12 +61,13 @@ def _per_s(value: float | None) -> str:
 
 def _show(name: str) -> Callable[[float | None], str]:
     """How a series' scale is written: ratios in %, byte rates in bytes/s, rates per s."""
-    from konsole.ui.screens.cluster_facts import fmt_rate, fmt_ratio
+    from konsole.render.sizes import byte_rate_text
+    from konsole.ui.screens.cluster_facts import fmt_ratio
 
     if name.endswith("_ratio"):
         return fmt_ratio
     if name.startswith("bytes_"):
-        return fmt_rate
+        return byte_rate_text
     if name.endswith("_rate"):
         return _per_s
     return _count

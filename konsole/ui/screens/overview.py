@@ -443,10 +443,9 @@ def _per_s(value: float | None) -> str:
 
 
 def _bytes_per_s(value: float | None) -> str:
-    # cluster_facts comes with the first state's data, not with the first frame
-    from konsole.ui.screens.cluster_facts import fmt_rate
+    from konsole.render.sizes import byte_rate_text
 
-    return fmt_rate(value)
+    return byte_rate_text(value)
 
 
 def _panel_rows() -> list[Horizontal]:

@@ -27,13 +27,12 @@ from konsole.model import subjects
 from konsole.model.metrics import ServerMetrics
 from konsole.model.snapshot import table_names
 from konsole.model.timefmt import age_text, to_ms
+from konsole.render.sizes import byte_rate_text, bytes_text
 from konsole.ui.colors import server_state_style
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.cluster_facts import (
     ServerRow,
     buckets_of,
-    fmt_bytes,
-    fmt_rate,
     fmt_ratio,
     server_rows,
 )
@@ -60,9 +59,9 @@ def _count(v: float | None) -> str:
 
 _METRICS = (
     _Metric("disk_usage_ratio", "disk used", fmt_ratio),
-    _Metric("heap_used", "heap used", fmt_bytes),
-    _Metric("bytes_in_rate", "bytes in", fmt_rate),
-    _Metric("bytes_out_rate", "bytes out", fmt_rate),
+    _Metric("heap_used", "heap used", bytes_text),
+    _Metric("bytes_in_rate", "bytes in", byte_rate_text),
+    _Metric("bytes_out_rate", "bytes out", byte_rate_text),
     _Metric("messages_in_rate", "messages in/s", lambda v: "-" if v is None else f"{v:.0f}"),
     _Metric("leader_count", "leaders", _count),
     _Metric("under_replicated", "under-replicated", _count),
