@@ -61,7 +61,7 @@ from konsole.cli.options import (
     table_argument,
 )
 from konsole.cli.signals import run_until_signalled
-from konsole.errors import ExitCode, ExportForbiddenError, ProfileError
+from konsole.errors import ExitCode, ProfileError
 from konsole.export import (
     FORMATS,
     LIGHT_FORMATS,
@@ -373,11 +373,10 @@ def resolve_profile(
         sasl = chosen.sasl()
     except ProfileError as exc:
         fail(exc, exc.exit_code)
-    if output is not None and not chosen.export:
-        raise ExportForbiddenError(
-            f"profile {chosen.name!r} forbids export (export = false): rows are shown, "
-            "never written to a file"
-        )
+    if output is not None:
+        from konsole.collect.table_reads import refuse_export
+
+        refuse_export(chosen)
     return chosen, sasl
 
 

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from konsole.errors import ExportForbiddenError
 from konsole.model.masking import MaskRules, missing_partition_text
 
 if TYPE_CHECKING:
@@ -35,11 +36,13 @@ __all__ = [
     "LookupRequest",
     "LookupRows",
     "PreviewRequest",
+    "export_allowed",
     "lookup",
     "masked_lookup",
     "masked_preview",
     "masks_of",
     "preview",
+    "refuse_export",
 ]
 
 #: Seconds for one read, connecting included (as ``konsole preview --timeout``).
@@ -119,6 +122,22 @@ class LookupRows:
 def masks_of(profile: Profile | None) -> MaskRules:
     """The profile's masking rules (none without a profile)."""
     return profile.masks if profile is not None else MaskRules()
+
+
+def export_allowed(profile: Profile | None) -> bool:
+    """Whether rows may be written to a file: not under a profile with ``export = false``
+    (rows are shown, never written), always without a profile."""
+    return profile is None or profile.export
+
+
+def refuse_export(profile: Profile | None) -> None:
+    """Raises :class:`ExportForbiddenError` when ``profile`` forbids export; every face
+    that writes rows to a file asks this first (the console hides its export instead)."""
+    if profile is not None and not export_allowed(profile):
+        raise ExportForbiddenError(
+            f"profile {profile.name!r} forbids export (export = false): rows are shown, "
+            "never written to a file"
+        )
 
 
 # ----------------------------------------------------------------- masking the answers

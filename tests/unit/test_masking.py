@@ -88,6 +88,23 @@ def test_profiles_carry_masks_and_the_export_switch() -> None:
             parse_profiles(f'[profiles.p]\nbootstrap = "h:1"\n{body}\n', Path("c.toml"))
 
 
+def test_one_export_rule_for_every_face() -> None:
+    from konsole.collect.table_reads import export_allowed, refuse_export
+    from konsole.errors import ExportForbiddenError
+
+    profiles = parse_profiles(
+        '[profiles.locked]\nbootstrap = "h:1"\nexport = false\n'
+        '[profiles.open]\nbootstrap = "h:1"\n',
+        Path("c.toml"),
+    )
+    assert not export_allowed(profiles["locked"])
+    assert export_allowed(profiles["open"]) and export_allowed(None)  # no profile: no rule
+    with pytest.raises(ExportForbiddenError, match="profile 'locked' forbids export"):
+        refuse_export(profiles["locked"])
+    refuse_export(profiles["open"])
+    refuse_export(None)
+
+
 def test_partition_names_are_masked_with_a_masked_partition_key() -> None:
     rules = MaskRules(("region",))
     names = ["id", "region", "_partition", "_bucket"]
