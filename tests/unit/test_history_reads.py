@@ -58,17 +58,13 @@ def test_event_questions_stay_in_the_moments_cluster(tmp_path: Path) -> None:
     b_start = T0 + 60
     write_note(path, "a note in A", subject="db.a", at=T0 + 5, now=T0 + 100)
 
-    async def ask() -> tuple[object, ...]:
-        in_a = await hr.events_between_epoch(path, to_ms(T0 + 10), 100)
-        in_b = await hr.events_between_epoch(path, None, 100)
-        a_last = await hr.neighbour_event_time(path, T0 + 30, -1)
-        after_a = await hr.neighbour_event_time(path, T0 + 25, 1)
-        timeline_a = await hr.event_timeline(path, to_ms(T0 + 30), 100)
-        return in_a, in_b, a_last, after_a, timeline_a
-
-    in_a, in_b, a_last, after_a, timeline_a = asyncio.run(ask())
-    assert isinstance(in_a, list) and in_a and all(t < b_start for t, _, _ in in_a)
-    assert isinstance(in_b, list) and in_b and all(t >= b_start for t, _, _ in in_b)
+    in_a = asyncio.run(hr.events_between_epoch(path, to_ms(T0 + 10), 100))
+    in_b = asyncio.run(hr.events_between_epoch(path, None, 100))
+    a_last = asyncio.run(hr.neighbour_event_time(path, T0 + 30, -1))
+    after_a = asyncio.run(hr.neighbour_event_time(path, T0 + 25, 1))
+    timeline_a = asyncio.run(hr.event_timeline(path, to_ms(T0 + 30), 100))
+    assert in_a and all(t < b_start for t, _, _ in in_a)
+    assert in_b and all(t >= b_start for t, _, _ in in_b)
     assert a_last is not None and a_last and a_last[0] <= T0 + 20
     assert after_a == []  # no later event in A: stepping never crosses into B
     assert timeline_a is not None
