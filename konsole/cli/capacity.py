@@ -26,6 +26,7 @@ from konsole.cli.options import DOCUMENT_FORMATS, ConnectionArgs, cluster_option
 from konsole.collect.profiles import Profile, ProfileError
 from konsole.errors import ExitCode
 from konsole.model.timefmt import age_text
+from konsole.render.sizes import bytes_text
 
 __all__ = ["capacity", "capacity_text"]
 
@@ -81,17 +82,6 @@ def _n(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def _bytes(value: int | None) -> str:
-    if value is None:
-        return "-"
-    size = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(size) < 1024 or unit == "TiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return str(value)
-
-
 def _eta(row: dict[str, Any]) -> str:
     f = row.get("forecast")
     if f is None:
@@ -127,7 +117,7 @@ def capacity_text(report: dict[str, Any]) -> str:
             lines.append(
                 f"{s['server']:<8} {name[-28:]:<28} {_ratio(row['used_ratio']):>7} "
                 f"{_ratio(row['write_limit_ratio']):>7} {_ratio(row['headroom_ratio']):>7} "
-                f"{_bytes(row['free_bytes']):>10}  {eta}"
+                f"{bytes_text(row['free_bytes']):>10}  {eta}"
             )
         if limits is not None:
             lines.append(

@@ -47,24 +47,18 @@ __all__ = ["history", "parse_duration", "parse_time"]
 
 #: ``--format`` of a listing: an aligned table for a person, one JSON document, CSV.
 LISTING_FORMATS = ("table", "json", "csv")
-#: ``history export --format``, and the --output suffixes that choose one.
+#: ``history export --format`` (konsole.export.records' RECORD_FORMATS, kept here so that the
+#: command's options load without the export package), and the --output suffixes that
+#: choose one.
 EXPORT_FORMATS = ("csv", "json", "jsonl", "parquet")
 
 
 def _emit(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> None:
-    if fmt == "json":
-        click.echo(json.dumps(list(rows), indent=2, default=str))
-        return
-    if fmt == "csv":
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
+    if fmt in ("json", "csv"):  # the export's writers (konsole.export.records)
+        from konsole.export.records import write_records
 
-        table = pa.Table.from_pylist(
-            [{c: r.get(c) for c in columns} for r in rows] if rows else [],
-            schema=None if rows else pa.schema([(c, pa.string()) for c in columns]),
-        )
         sink = io.BytesIO()
-        pacsv.write_csv(table, sink)
+        write_records(rows, columns, fmt, sink)
         click.echo(sink.getvalue().decode(), nl=False)
         return
     texts = [[_cell(r.get(c)) for c in columns] for r in rows]
@@ -210,8 +204,9 @@ def history_events(
         _emit(docs, [], fmt)
         return
     if fmt == "csv":  # the one CSV shape of an event: `history export events`'s
-        columns = EXPORT_COLUMNS["events"]
-        _emit([{c: _flat_cell(d, c) for c in columns} for d in docs], columns, fmt)
+        from konsole.export.records import RECORD_COLUMNS
+
+        _emit(docs, RECORD_COLUMNS["events"], fmt)
         return
     _emit(
         [{**d, "subject": d["subject"]["name"]} for d in docs],
@@ -438,6 +433,8 @@ def history_notes(
             history_failure(exc)
         click.echo(f"noted at {when(at * 1000)} on {subject or 'cluster'}")
         return
+    from konsole.export.records import RECORD_COLUMNS
+
     lo, hi = _window(since, until)
     with _reader(cluster) as reader:
         notes = reader.notes(lo, hi, subject=subject)
@@ -446,7 +443,7 @@ def history_notes(
             {"time": when(n.at_ms), "time_ms": n.at_ms, "subject": n.subject, "text": n.text}
             for n in notes
         ],
-        ["time", "subject", "text"] if fmt == "table" else list(EXPORT_COLUMNS["notes"]),
+        ["time", "subject", "text"] if fmt == "table" else list(RECORD_COLUMNS["notes"]),
         fmt,
     )
 
@@ -482,6 +479,7 @@ def history_export(
 ) -> None:
     """Export events, notes or polls of a time range as CSV, JSON, JSON lines or Parquet."""
     from konsole.export import open_output
+    from konsole.export.records import RECORD_COLUMNS, write_records
 
     kind = _export_format(fmt, output)
     lo, hi = _window(since, until)
@@ -489,7 +487,7 @@ def history_export(
         rows = _export_rows(reader, what, lo, hi)
     with open_output(output) as out:
         try:
-            _write_export(rows, EXPORT_COLUMNS[what], kind, out.sink)
+            write_records(rows, RECORD_COLUMNS[what], kind, out.sink)
         except OSError as exc:
             from konsole.export import io_error
 
@@ -497,26 +495,6 @@ def history_export(
         out.commit()
     if output is not None:
         click.echo(f"{len(rows)} {what} written to {output} ({kind})", err=True)
-
-
-#: The columns of each export, in order (CSV and Parquet: nested values as JSON text).
-EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "events": (
-        "type",
-        "time",
-        "time_ms",
-        "kind",
-        "severity",
-        "subject_kind",
-        "subject",
-        "message",
-        "count",
-        "samples",
-        "details",
-    ),
-    "notes": ("time", "time_ms", "subject", "text"),
-    "polls": ("time", "time_ms", "seq", "latency_ms", "ok", "error", "errors", "resolution"),
-}
 
 
 def _export_format(fmt: str | None, output: Path | None) -> str:
@@ -564,46 +542,6 @@ def _export_rows(reader: Any, what: str, lo: int | None, hi: int | None) -> list
         }
         for p in reader.polls(lo, hi)
     ]
-
-
-def _flat_cell(row: dict[str, Any], column: str) -> Any:
-    subject = row.get("subject")
-    if isinstance(subject, dict) and column in ("subject", "subject_kind"):
-        return subject["name" if column == "subject" else "kind"]
-    value = row.get(column)
-    return json.dumps(value) if isinstance(value, dict | list) else value
-
-
-def _write_export(
-    rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str, sink: Any
-) -> None:
-    """``rows`` in ``fmt`` to the binary ``sink``: JSON and JSON lines as they are, CSV
-    and Parquet (pyarrow's writers) one column per key, an event's subject as
-    ``subject_kind`` and ``subject`` (its name), other nested values as JSON text."""
-    if fmt == "jsonl":
-        for row in rows:
-            sink.write((json.dumps(row) + "\n").encode())
-        return
-    if fmt == "json":
-        sink.write((json.dumps(list(rows), indent=2) + "\n").encode())
-        return
-    import pyarrow as pa
-
-    flat = [{c: _flat_cell(r, c) for c in columns} for r in rows]
-    if flat:
-        table = pa.Table.from_pylist(flat)
-    else:
-        table = pa.Table.from_pylist([], schema=pa.schema([(c, pa.string()) for c in columns]))
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        pq.write_table(table, sink)
-        return
-    import pyarrow.csv as pacsv
-
-    buffer = io.BytesIO()
-    pacsv.write_csv(table, buffer)
-    sink.write(buffer.getvalue())
 
 
 @history.command("report")

@@ -49,7 +49,7 @@ from konsole.cli.preview import (
     output_option,
     resolve_profile,
 )
-from konsole.errors import ExitCode, MaskedColumnError
+from konsole.errors import ExitCode
 from konsole.export import LIGHT_FORMATS, ExportIOError, open_output
 
 if TYPE_CHECKING:
@@ -146,12 +146,7 @@ def lookup(
     chosen, sasl = resolve_profile(cluster, output)
     masks = chosen.masks
     for key in parsed:
-        hidden = sorted(c for c in key if masks.masked(table, c))
-        if hidden:
-            raise MaskedColumnError(
-                f"column(s) {', '.join(hidden)} of {table} are masked in profile "
-                f"{chosen.name!r}: they cannot be looked up by"
-            )
+        masks.refuse(table, key, "looked up by", profile=chosen.name)
     job = _Job(
         ",".join(chosen.bootstrap), table, parsed, prefix, fmt, output, timeout, sasl, masks, chosen
     )

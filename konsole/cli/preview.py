@@ -61,7 +61,7 @@ from konsole.cli.options import (
     table_argument,
 )
 from konsole.cli.signals import run_until_signalled
-from konsole.errors import ExitCode, ExportForbiddenError, MaskedColumnError, ProfileError
+from konsole.errors import ExitCode, ProfileError
 from konsole.export import (
     FORMATS,
     LIGHT_FORMATS,
@@ -342,7 +342,9 @@ def _public(exc: Exception, job: _Job) -> str:
     from fluss_proto.error_codes import PartitionNotExistError
 
     if job.masks and isinstance(exc, PartitionNotExistError):
-        return f"partition {job.partition!r} of {'.'.join(job.path)} does not exist"
+        from konsole.model.masking import missing_partition_text
+
+        return missing_partition_text(job.partition, ".".join(job.path))
     return str(exc)
 
 
@@ -371,11 +373,10 @@ def resolve_profile(
         sasl = chosen.sasl()
     except ProfileError as exc:
         fail(exc, exc.exit_code)
-    if output is not None and not chosen.export:
-        raise ExportForbiddenError(
-            f"profile {chosen.name!r} forbids export (export = false): rows are shown, "
-            "never written to a file"
-        )
+    if output is not None:
+        from konsole.collect.table_reads import refuse_export
+
+        refuse_export(chosen)
     return chosen, sasl
 
 
@@ -390,12 +391,7 @@ def _unmasked_filter(job: _Job) -> Callable[[Filter], None] | None:
     def check(where: Filter) -> None:
         from fluss_proto.filter import columns_of
 
-        hidden = sorted(c for c in columns_of(where.predicate) if masks.masked(table, c))
-        if hidden:
-            raise MaskedColumnError(
-                f"column(s) {', '.join(hidden)} of {table} are masked in profile "
-                f"{job.profile!r}: they cannot be filtered on"
-            )
+        masks.refuse(table, columns_of(where.predicate), "filtered on", profile=job.profile)
 
     return check
 

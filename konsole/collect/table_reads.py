@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from konsole.errors import MaskedColumnError
-from konsole.model.masking import MaskRules
+from konsole.errors import ExportForbiddenError
+from konsole.model.masking import MaskRules, missing_partition_text
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -36,11 +36,13 @@ __all__ = [
     "LookupRequest",
     "LookupRows",
     "PreviewRequest",
+    "export_allowed",
     "lookup",
     "masked_lookup",
     "masked_preview",
     "masks_of",
     "preview",
+    "refuse_export",
 ]
 
 #: Seconds for one read, connecting included (as ``konsole preview --timeout``).
@@ -122,15 +124,23 @@ def masks_of(profile: Profile | None) -> MaskRules:
     return profile.masks if profile is not None else MaskRules()
 
 
-# ----------------------------------------------------------------- masking the answers
+def export_allowed(profile: Profile | None) -> bool:
+    """Whether rows may be written to a file: not under a profile with ``export = false``
+    (rows are shown, never written), always without a profile."""
+    return profile is None or profile.export
 
 
-def _refuse_masked(columns: list[str], table: str, masks: MaskRules, what: str) -> None:
-    hidden = sorted(c for c in columns if masks.masked(table, c))
-    if hidden:
-        raise MaskedColumnError(
-            f"column(s) {', '.join(hidden)} of {table} are masked: they cannot be {what}"
+def refuse_export(profile: Profile | None) -> None:
+    """Raises :class:`ExportForbiddenError` when ``profile`` forbids export; every face
+    that writes rows to a file asks this first (the console hides its export instead)."""
+    if profile is not None and not export_allowed(profile):
+        raise ExportForbiddenError(
+            f"profile {profile.name!r} forbids export (export = false): rows are shown, "
+            "never written to a file"
         )
+
+
+# ----------------------------------------------------------------- masking the answers
 
 
 def _filter_check(request: PreviewRequest, masks: MaskRules) -> Callable[[Filter], None] | None:
@@ -141,7 +151,7 @@ def _filter_check(request: PreviewRequest, masks: MaskRules) -> Callable[[Filter
     def check(where: Filter) -> None:
         from fluss_proto.filter import columns_of
 
-        _refuse_masked(list(columns_of(where.predicate)), request.path, masks, "filtered on")
+        masks.refuse(request.path, columns_of(where.predicate), "filtered on")
 
     return check
 
@@ -173,7 +183,7 @@ def masked_preview(result: Preview, request: PreviewRequest, masks: MaskRules) -
             names = [n for n in column_refs(result.info.schema) if n in request.where]
         else:
             names = list(columns_of(parsed.predicate))
-        _refuse_masked(names, request.path, masks, "filtered on")
+        masks.refuse(request.path, names, "filtered on")
     table, partitions = _mask_table(result.table, masks, result.info)
     report = result.report
     if partitions:
@@ -187,7 +197,7 @@ def masked_lookup(result: LookupRows, masks: MaskRules) -> LookupRows:
     """``result`` with the masked columns' values hidden (the key itself was checked)."""
     if not masks:
         return result
-    _refuse_masked([c for c, _ in result.request.key], result.request.path, masks, "looked up by")
+    masks.refuse(result.request.path, [c for c, _ in result.request.key], "looked up by")
     table, _ = _mask_table(result.table, masks, result.info)
     return dataclasses.replace(result, table=table)
 
@@ -235,7 +245,7 @@ async def preview(connect: Connect, request: PreviewRequest, masks: MaskRules) -
             raise
         # its text lists the table's partitions, whose names hold partition-key values
         raise PartitionNotExistError(
-            f"partition {request.partition!r} of {request.path} does not exist"
+            missing_partition_text(request.partition, request.path)
         ) from None
     return masked_preview(result, request, masks)
 
@@ -247,7 +257,7 @@ async def lookup(connect: Connect, request: LookupRequest, masks: MaskRules) -> 
     :class:`~fluss_proto.errors.InputError`)."""
     from fluss_proto.lookup import lookup_rows
 
-    _refuse_masked([c for c, _ in request.key], request.path, masks, "looked up by")
+    masks.refuse(request.path, [c for c, _ in request.key], "looked up by")
 
     async def read(client: FlussClient, remaining: float) -> LookupRows:
         found = await lookup_rows(

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Final
 
-__all__ = ["MASK_TEXT", "MaskRules", "pattern_problem"]
+from konsole.errors import MaskedColumnError
+
+__all__ = ["MASK_TEXT", "MaskRules", "missing_partition_text", "pattern_problem"]
 
 #: What a masked value is written as.
 MASK_TEXT: Final = "****"
@@ -64,3 +66,22 @@ class MaskRules:
     def columns(self, table: str, names: Iterable[str]) -> frozenset[str]:
         """The masked ones among ``names`` (columns of ``table``)."""
         return frozenset(n for n in names if self.masked(table, n))
+
+    def refuse(
+        self, table: str, names: Iterable[str], what: str, *, profile: str | None = None
+    ) -> None:
+        """Raises :class:`MaskedColumnError` when a column among ``names`` is masked: it
+        cannot be ``what`` (``filtered on``, ``looked up by``), as the rows a filter keeps or
+        whether a key exists would tell its values. Every face refuses through this."""
+        hidden = sorted(self.columns(table, names))
+        if hidden:
+            where = "" if profile is None else f" in profile {profile!r}"
+            raise MaskedColumnError(
+                f"column(s) {', '.join(hidden)} of {table} are masked{where}: they cannot be {what}"
+            )
+
+
+def missing_partition_text(partition: str | None, table: str) -> str:
+    """The text of an unknown partition's error under masking rules: the server's lists the
+    table's partitions, whose names hold partition-key values (which may be masked)."""
+    return f"partition {partition!r} of {table} does not exist"

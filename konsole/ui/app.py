@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from konsole.ui.cluster_actions import ClusterActions
     from konsole.ui.feed import Feed
     from konsole.ui.state import ConsoleState
-    from store import HistoryReader
-    from store.rows import EventRow
 
 __all__ = ["DARK_THEME", "LIGHT_THEME", "KonsoleApp"]
 
@@ -210,27 +208,17 @@ class KonsoleApp(App[None]):
 
     @work(exclusive=True, group="travel-step", exit_on_error=False)
     async def _step_event(self, at: float | None, direction: int) -> None:
-        from konsole.model.timefmt import to_ms
-        from konsole.ui.feed import read_history
+        from konsole.collect.history_reads import neighbour_event_time
 
-        def neighbour(reader: HistoryReader) -> list[EventRow]:
-            # Within the shown moment's epoch: stepping never crosses into another cluster.
-            lo, hi = reader.epochs.span(None if at is None else to_ms(at))
-            last = None if hi is None else hi - 1
-            if at is None:
-                return reader.events(lo, last)[-1:]
-            if direction < 0:
-                return reader.events(lo, to_ms(at) - 1)[-1:]
-            return reader.events(to_ms(at) + 1, last, limit=1)
-
-        rows = await read_history(self.feed.history_path, neighbour)
+        # Within the shown moment's epoch: stepping never crosses into another cluster.
+        rows = await neighbour_event_time(self.feed.history_path, at, direction)
         if rows is None:
             self.notify("no history to travel in", severity="warning")
         elif not rows:
             which = "earlier" if direction < 0 else "later"
             self.notify(f"no {which} event recorded (L: back to live)")
         else:
-            self.travel_to(rows[0].at_ms / 1000)
+            self.travel_to(rows[0])
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT_THEME if self.theme == DARK_THEME else DARK_THEME

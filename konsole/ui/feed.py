@@ -42,6 +42,7 @@ from konsole.ui.state import MAX_EVENTS, ConsoleState, HistoryStatus
 if TYPE_CHECKING:
     from fluss_proto.client import FlussClient
     from fluss_proto.scan import Preview
+    from konsole.collect.history_reads import HistoryReader
     from konsole.collect.profiles import Profile
     from konsole.collect.session import SessionStep, Source
     from konsole.localcluster import ClusterDescription
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from konsole.model.placement import Placement
     from konsole.model.snapshot import ClusterSnapshot
     from konsole.model.table_stats import BucketKey
-    from store import HistoryReader
 
 __all__ = [
     "DEADLINE_S",

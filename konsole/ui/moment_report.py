@@ -9,15 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from konsole.collect.history_reads import write_report_around
 from konsole.model.timefmt import clock_text, file_stamp_text, to_ms
-from konsole.ui.feed import read_history
 from konsole.ui.services import services
 
 if TYPE_CHECKING:
     from textual.screen import Screen
 
     from konsole.ui.services import ConsoleServices
-    from store import HistoryReader
 
 __all__ = ["report_path", "write_moment_report"]
 
@@ -36,19 +35,12 @@ async def write_moment_report(screen: Screen[Any], at: float) -> None:
         screen.notify("no history file: a report is drawn from it", severity="warning")
         return
     out = report_path(history, at)
-
-    def write(reader: HistoryReader) -> Path:
-        from konsole.report import DEFAULT_WINDOW_S, write_report
-
-        # The reports folder beside the history is the console's own: made on first use (an
-        # output a user names must be in a folder that exists; this one the user did not name).
-        out.parent.mkdir(exist_ok=True)
-        half = round(DEFAULT_WINDOW_S * 500)
-        ms = to_ms(at)
-        return write_report(reader, out, since_ms=ms - half, until_ms=ms + half, around_ms=ms).path
+    from konsole.report import DEFAULT_WINDOW_S
 
     try:
-        written = await read_history(history, write)
+        # The reports folder beside the history is the console's own: made on first use (an
+        # output a user names must be in a folder that exists; this one the user did not name).
+        written = await write_report_around(history, out, to_ms(at), round(DEFAULT_WINDOW_S * 500))
     except Exception as exc:  # a report that fails must not take the console with it
         screen.notify(f"report not written: {exc}", severity="error", timeout=10)
         return

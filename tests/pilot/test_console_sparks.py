@@ -10,7 +10,6 @@ import pytest
 from konsole.render.spark import BARS, GAP
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens import storage_tab
 from konsole.ui.screens.table_detail import TableDetailScreen
 from konsole.ui.widgets.spark import Spark
 from tests._testutil.console import T_STOPPED, record_story, settle, story_state, wait_for_workers
@@ -62,7 +61,9 @@ async def test_the_storage_tabs_untiered_line_draws_an_unknown_lag_as_a_gap(
     story: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # a storage poll in the middle did not know a bucket's lag
-    monkeypatch.setattr(storage_tab, "untiered_values", lambda *_: [10.0, None, 30.0])
+    monkeypatch.setattr(
+        "konsole.collect.history_reads.untiered_values", lambda *_: [10.0, None, 30.0]
+    )
     state = with_storage(story_state(story, T_STOPPED - 10))
     app = KonsoleApp(StaticFeed([state], name="demo", history_path=story))
     async with app.run_test(size=(100, 30)) as pilot:

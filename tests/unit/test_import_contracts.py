@@ -78,6 +78,13 @@ def test_the_copied_tree_keeps_every_contract(tmp_path: Path) -> None:
             "def f() -> None:\n    from store import open_reader",
             "konsole.cli does not import store",
         ),
+        ("konsole/ui/screens/_probe.py", "import store.queries", "konsole.ui imports no store"),
+        (
+            "konsole/ui/_probe.py",
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from store import HistoryReader",
+            "konsole.ui imports no store",
+        ),
         (
             "konsole/ui/screens/_probe.py",
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import konsole.ui.app",

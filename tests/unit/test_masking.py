@@ -19,11 +19,11 @@ from fluss_proto.scan.rows import Rows, RowsSchema
 from fluss_proto.types import BigIntType, Column, DecimalType, Schema, StringType
 from konsole.cli.lookup import KeyArgumentError, parse_key
 from konsole.collect.profiles import parse_profiles
-from konsole.errors import ExitCode, ProfileError
+from konsole.errors import ExitCode, MaskedColumnError, ProfileError
 from konsole.export import FORMATS
 from konsole.export.mask import hide_partitions, mask_chunk, mask_schema, masked_columns
 from konsole.export.stream import make_writer
-from konsole.model.masking import MASK_TEXT, MaskRules, pattern_problem
+from konsole.model.masking import MASK_TEXT, MaskRules, missing_partition_text, pattern_problem
 from tests._testutil.cli import run_konsole
 from tests._testutil.scan import kv_cluster
 
@@ -31,6 +31,26 @@ pytestmark = pytest.mark.timeout(60)
 
 SECRET = "hunter2-secret"
 RULES = MaskRules(("card", "shop.orders.e*"))
+
+
+def test_one_refusal_rule_names_the_masked_columns_and_the_profile_when_given() -> None:
+    # the console's reads and the CLI refuse through this one rule (issue 39)
+    with pytest.raises(MaskedColumnError) as by_cli:
+        RULES.refuse("shop.orders", ["id", "email", "card"], "filtered on", profile="prod")
+    assert str(by_cli.value) == (
+        "column(s) card, email of shop.orders are masked in profile 'prod': "
+        "they cannot be filtered on"
+    )
+    with pytest.raises(MaskedColumnError) as by_console:
+        RULES.refuse("shop.orders", {"card": 1}, "looked up by")
+    assert str(by_console.value) == (
+        "column(s) card of shop.orders are masked: they cannot be looked up by"
+    )
+    RULES.refuse("shop.orders", ["id", "amount"], "filtered on")  # nothing masked: no refusal
+    MaskRules().refuse("shop.orders", ["card"], "looked up by")  # no rules: nothing refused
+    assert missing_partition_text("2024", "shop.orders") == (
+        "partition '2024' of shop.orders does not exist"
+    )
 
 
 @pytest.mark.parametrize(
@@ -66,6 +86,23 @@ def test_profiles_carry_masks_and_the_export_switch() -> None:
     ]:
         with pytest.raises(ProfileError, match=problem):
             parse_profiles(f'[profiles.p]\nbootstrap = "h:1"\n{body}\n', Path("c.toml"))
+
+
+def test_one_export_rule_for_every_face() -> None:
+    from konsole.collect.table_reads import export_allowed, refuse_export
+    from konsole.errors import ExportForbiddenError
+
+    profiles = parse_profiles(
+        '[profiles.locked]\nbootstrap = "h:1"\nexport = false\n'
+        '[profiles.open]\nbootstrap = "h:1"\n',
+        Path("c.toml"),
+    )
+    assert not export_allowed(profiles["locked"])
+    assert export_allowed(profiles["open"]) and export_allowed(None)  # no profile: no rule
+    with pytest.raises(ExportForbiddenError, match="profile 'locked' forbids export"):
+        refuse_export(profiles["locked"])
+    refuse_export(profiles["open"])
+    refuse_export(None)
 
 
 def test_partition_names_are_masked_with_a_masked_partition_key() -> None:

@@ -399,12 +399,13 @@ def test_the_recorder_writes_each_storage_part_once_and_time_travel_reads_it(
         at_end = snapshot_at(reader, 140).snapshot.storage  # type: ignore[union-attr]
     assert at_110 == first and at_end == second
     # the Storage tab's sparkline: the table's untiered offsets per recorded storage part
-    from konsole.ui.screens.storage_tab import untiered_values
+    from konsole.collect.history_reads import untiered_values
 
     with open_reader(path) as reader:
-        assert untiered_values(reader, "db.t", 140_000) == [50.0, 150.0]
-        assert untiered_values(reader, "db.t", 120_000) == [50.0]
-        assert untiered_values(reader, "db.other", 140_000) == []
+        assert untiered_values(reader, "db.t", 140_000, 120) == [50.0, 150.0]
+        assert untiered_values(reader, "db.t", 140_000, 1) == [150.0]  # the newest part
+        assert untiered_values(reader, "db.t", 120_000, 120) == [50.0]
+        assert untiered_values(reader, "db.other", 140_000, 120) == []
     # konsole history as-of --format json carries the part as recorded
     import json
 

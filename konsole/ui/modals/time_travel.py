@@ -10,7 +10,7 @@ report of the highlighted event's moment.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
@@ -21,14 +21,11 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
+from konsole.collect.history_reads import events_between_epoch
 from konsole.model.timefmt import clock_text, to_ms
 from konsole.ui.colors import severity_style
-from konsole.ui.feed import read_history
 from konsole.ui.services import ConsoleServices, services
 from konsole.ui.widgets.text_input import TextInput
-
-if TYPE_CHECKING:
-    from store import HistoryReader
 
 __all__ = ["MAX_LISTED", "TimeTravelScreen", "parse_moment"]
 
@@ -117,13 +114,7 @@ class TimeTravelScreen(ModalScreen[None]):
         # The events of the shown moment's cluster (its epoch): another cluster's are not
         # this one's to travel between.
         at = to_ms(state.as_of) if state is not None and state.as_of is not None else None
-
-        def read(reader: HistoryReader) -> list[tuple[float, str, str]]:
-            lo, hi = reader.epochs.span(at)
-            listed = reader.events(lo, None if hi is None else hi - 1)[-MAX_LISTED:]
-            return [(r.at_ms / 1000, r.severity, r.message) for r in listed]
-
-        rows = await read_history(self.konsole.feed.history_path, read)
+        rows = await events_between_epoch(self.konsole.feed.history_path, at, MAX_LISTED)
         self.post_message(self.EventsListed(rows))
 
     def on_time_travel_screen_events_listed(self, message: EventsListed) -> None:

@@ -16,7 +16,7 @@ from konsole.model.headroom import Headroom, ServerHeadroom, headroom_level, loc
 from konsole.model.requests import WRITE_REQUESTS, ServerRequests
 from konsole.model.thresholds import HealthThresholds
 from konsole.model.timefmt import age_text
-from konsole.ui.screens.cluster_facts import fmt_bytes
+from konsole.render.sizes import bytes_text
 from konsole.ui.widgets.grid_cells import Cell, Right
 
 __all__ = [
@@ -108,7 +108,7 @@ def figure_cells(
     return [
         Right(server.server_id if own else ""),
         _SERVER_DISK if own else figure.dir or "",
-        Right(fmt_bytes(figure.free_bytes)),
+        Right(bytes_text(figure.free_bytes)),
         Right(pct(figure.used_ratio)),
         Right(pct(figure.limit_ratio, 0)),
         Right(pct(figure.recover_ratio, 0)),
@@ -220,7 +220,7 @@ def server_lines(server: ServerHeadroom, r: ServerRequests | None, now: float) -
         drivers = ", ".join(f"{d.table} {d.rows_per_s:.1f} rows/s" for d in server.drivers)
         t.append(f"\n  growth: {drivers}")
     if server.drivers and server.bytes_in_per_s is not None:
-        t.append(f"; takes in {fmt_bytes(server.bytes_in_per_s)}/s")
+        t.append(f"; takes in {bytes_text(server.bytes_in_per_s)}/s")
     reason = None if r is None else r.why_writes_fail()
     if reason:
         t.append(f"\n  why writes fail: {reason}", style="bold red")

@@ -23,8 +23,6 @@ __all__ = [
     "BucketCounts",
     "ServerRow",
     "bucket_counts",
-    "fmt_bytes",
-    "fmt_rate",
     "fmt_ratio",
     "server_rows",
     "version_text",
@@ -208,31 +206,6 @@ def version_text(view: ClusterView | None) -> str | None:
 
 def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.0f}%"
-
-
-def fmt_bytes(value: float | None) -> str:
-    if value is None:
-        return "-"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return "-"  # unreachable
-
-
-def fmt_rate(value: float | None) -> str:
-    return "-" if value is None else fmt_bytes(value) + "/s"
-
-
-def fmt_compact_rate(value: float | None) -> str:
-    """``50K/s``: a byte rate in at most 6 characters, for narrow table columns."""
-    if value is None:
-        return "-"
-    for unit in ("", "K", "M", "G"):
-        if abs(value) < 1000 or unit == "G":
-            return f"{value:.0f}{unit}/s"
-        value /= 1024
-    return "-"  # unreachable
 
 
 def count_text(n: int | None, word: str, plural: str | None = None) -> str:

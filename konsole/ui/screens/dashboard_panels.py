@@ -23,8 +23,9 @@ from konsole.model.requests import WRITE_REQUESTS
 from konsole.model.table_stats import TableFigures
 from konsole.model.timefmt import age_text, clock_text
 from konsole.model.totals import RequestTotals
+from konsole.render.sizes import compact_rate_text
 from konsole.ui.colors import server_state_style
-from konsole.ui.screens.cluster_facts import ServerRow, fmt_compact_rate, fmt_ratio
+from konsole.ui.screens.cluster_facts import ServerRow, fmt_ratio
 from konsole.ui.widgets.line_fit import RankedLines
 
 __all__ = [
@@ -157,8 +158,8 @@ SERVER_COLUMNS: tuple[ServerColumn, ...] = (
     ServerColumn("leaders", "lead/rep", 1, _lead),
     ServerColumn("cpu", "cpu", 5, _metric(lambda m: fmt_ratio(m.cpu_load))),
     ServerColumn("heap", "heap", 6, _metric(lambda m: fmt_ratio(m.heap_ratio))),
-    ServerColumn("in", "in/s", 3, _metric(lambda m: fmt_compact_rate(m.bytes_in_rate))),
-    ServerColumn("out", "out/s", 4, _metric(lambda m: fmt_compact_rate(m.bytes_out_rate))),
+    ServerColumn("in", "in/s", 3, _metric(lambda m: compact_rate_text(m.bytes_in_rate))),
+    ServerColumn("out", "out/s", 4, _metric(lambda m: compact_rate_text(m.bytes_out_rate))),
     ServerColumn("req", "req/s", 8, _metric(lambda m: _rate(m.request_rate))),
     ServerColumn("err", "err/s", 7, _metric(_errors)),  # red while requests fail
     ServerColumn("p99", "p99 write", 9, _metric(lambda m: _ms(_p99_write(m)))),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
@@ -25,19 +25,15 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from konsole.collect.history import event_from_row
+from konsole.collect.history_reads import event_timeline
 from konsole.model.timefmt import clock_text, short_clock_text, to_ms
 from konsole.ui.colors import severity_style
-from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.timeline import TimelineEntry, open_subject, subject_target
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_rows import Row
 from konsole.ui.widgets.text_input import TextInput
-
-if TYPE_CHECKING:
-    from store import HistoryReader
 
 __all__ = [
     "MAX_HISTORY_EVENTS",
@@ -180,19 +176,14 @@ class EventsScreen(ConsoleScreen):
         path, as_of = source
         until = None if as_of is None else to_ms(as_of)
 
-        def read(reader: HistoryReader) -> list[TimelineEntry]:
-            # This cluster's timeline only: an earlier epoch of the file is another cluster.
-            since, until_in = reader.epochs.narrow(None, until)
-            rows = reader.events(since, until_in)[-MAX_HISTORY_EVENTS:]
-            entries = [TimelineEntry.of_event(event_from_row(r)) for r in rows]
+        # This cluster's timeline only: an earlier epoch of the file is another cluster.
+        found = await event_timeline(path, until, MAX_HISTORY_EVENTS)
+        if found is not None:
+            events, notes = found
+            entries = [TimelineEntry.of_event(e) for e in events]
             entries += [
-                TimelineEntry(f"n{n.id}", n.at_ms / 1000, "note", "note", n.subject, n.text)
-                for n in reader.notes(since, until_in)
+                TimelineEntry(f"n{n.id}", n.at, "note", "note", n.subject, n.text) for n in notes
             ]
-            return entries
-
-        entries = await read_history(path, read)
-        if entries is not None:
             self.post_message(self.HistoryLoaded(source, entries))
 
     def on_events_screen_history_loaded(self, message: HistoryLoaded) -> None:
@@ -409,8 +400,8 @@ class EventsScreen(ConsoleScreen):
 
     @work(group="events-note", exit_on_error=False)
     async def _write_note(self, path: Path, at: float, text: str, subject: str) -> None:
+        from konsole.collect.history_files import HistoryError
         from konsole.collect.notes import write_note
-        from store import HistoryError
 
         now = self.konsole.clock()
         try:

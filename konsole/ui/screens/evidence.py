@@ -28,15 +28,13 @@ from konsole.collect.evidence import (
     LogView,
     is_server,
     live_log,
-    recorded_log,
     series_for,
 )
-from konsole.collect.metric_series import metric_series
+from konsole.collect.history_reads import evidence_of
 from konsole.model import subjects
 from konsole.model.requests import explain_line
 from konsole.model.timefmt import clock_text, short_clock_text
 from konsole.ui.colors import severity_style
-from konsole.ui.feed import read_history
 from konsole.ui.moment_report import report_path, write_moment_report
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.timeline import open_subject
@@ -45,7 +43,6 @@ from konsole.ui.widgets.spark import Spark
 
 if TYPE_CHECKING:
     from konsole.ui.screens.timeline import TimelineEntry
-    from store import HistoryReader
 
 __all__ = ["AROUND_S", "EvidenceScreen", "report_path", "write_moment_report"]
 
@@ -64,12 +61,13 @@ def _per_s(value: float | None) -> str:
 
 def _show(name: str) -> Callable[[float | None], str]:
     """How a series' scale is written: ratios in %, byte rates in bytes/s, rates per s."""
-    from konsole.ui.screens.cluster_facts import fmt_rate, fmt_ratio
+    from konsole.render.sizes import byte_rate_text
+    from konsole.ui.screens.cluster_facts import fmt_ratio
 
     if name.endswith("_ratio"):
         return fmt_ratio
     if name.startswith("bytes_"):
-        return fmt_rate
+        return byte_rate_text
     if name.endswith("_rate"):
         return _per_s
     return _count
@@ -154,14 +152,11 @@ class EvidenceScreen(ConsoleScreen):
         # every poll of the window is a point: unknown is a gap, never a closed-up line
         since, until = round((at - SERIES_WINDOW_S) * 1000), round((at + SERIES_WINDOW_S) * 1000)
 
-        def read(reader: HistoryReader) -> tuple[dict[str, list[float | None]], LogView | None]:
-            found = metric_series(reader, subject, names, since, until)
-            return found, recorded_log(reader, subject, at)
-
         series: dict[str, list[float | None]] = {}
         recorded: LogView | None = None
         if is_server(subject):
-            series, recorded = await read_history(path, read) or ({}, None)
+            read = await evidence_of(path, subject, names, since, until, at)
+            series, recorded = read or ({}, None)
         log = self._log_view(subject, recorded)
         if not historic and is_server(subject):
             live = await asyncio.to_thread(live_log, logs, subject, at, self._address(subject))

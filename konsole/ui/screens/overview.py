@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from konsole.ui.screens.dashboard_panels import DashboardLayout, ServerColumn
     from konsole.ui.state import ConsoleState
     from konsole.ui.widgets.line_fit import RankedLines
-    from store import HistoryReader
 
 __all__ = ["OverviewScreen", "event_line"]
 
@@ -353,16 +352,11 @@ class OverviewScreen(ConsoleScreen):
 
     @work(exclusive=True, group="overview-series", exit_on_error=False)
     async def _read_series(self, path: Path, until: float) -> None:
-        from konsole.collect.metric_series import cluster_throughput_series
-        from konsole.ui.feed import read_history
+        from konsole.collect.history_reads import throughput_series
 
         # the points before the poll shown: its own figure is the state's
         lo, hi = to_ms(until - SERIES_WINDOW_S), to_ms(until) - 1
-
-        def read(reader: HistoryReader) -> dict[str, list[float | None]]:
-            return cluster_throughput_series(reader, lo, hi)
-
-        self.post_message(self.ThroughputRead(until, await read_history(path, read)))
+        self.post_message(self.ThroughputRead(until, await throughput_series(path, lo, hi)))
 
     def on_overview_screen_throughput_read(self, message: ThroughputRead) -> None:
         if self._series_key is None or self._series_key[0] != message.until:
@@ -449,10 +443,9 @@ def _per_s(value: float | None) -> str:
 
 
 def _bytes_per_s(value: float | None) -> str:
-    # cluster_facts comes with the first state's data, not with the first frame
-    from konsole.ui.screens.cluster_facts import fmt_rate
+    from konsole.render.sizes import byte_rate_text
 
-    return fmt_rate(value)
+    return byte_rate_text(value)
 
 
 def _panel_rows() -> list[Horizontal]:

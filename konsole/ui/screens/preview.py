@@ -34,7 +34,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from konsole.collect.table_reads import LookupRequest, LookupRows, masks_of
+from konsole.collect.table_reads import LookupRequest, LookupRows, export_allowed, masks_of
 from konsole.export.mask import MASKED_TYPE_LABEL
 from konsole.render.values import cell_text, json_values, right_aligned, type_label
 from konsole.ui.feed import PreviewRequest
@@ -560,8 +560,7 @@ class PreviewScreen(ConsoleScreen):
     @property
     def export_allowed(self) -> bool:
         """False under a profile with ``export = false``: rows are shown, never written."""
-        profile = self.konsole.feed.profile
-        return profile is None or profile.export
+        return export_allowed(self.konsole.feed.profile)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # export = false: hidden from the footer, the help and the palette

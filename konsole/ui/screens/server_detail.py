@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
@@ -21,28 +21,23 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Label, Log, Static
 
-from konsole.collect.metric_series import metric_series
+from konsole.collect.history_reads import server_metric_series
 from konsole.localcluster import processes
 from konsole.model import subjects
 from konsole.model.metrics import ServerMetrics
 from konsole.model.snapshot import table_names
 from konsole.model.timefmt import age_text, to_ms
+from konsole.render.sizes import byte_rate_text, bytes_text
 from konsole.ui.colors import server_state_style
-from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.cluster_facts import (
     ServerRow,
     buckets_of,
-    fmt_bytes,
-    fmt_rate,
     fmt_ratio,
     server_rows,
 )
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.spark import Spark
-
-if TYPE_CHECKING:
-    from store import HistoryReader
 
 __all__ = ["LOG_LINES", "SERIES_WINDOW_S", "ServerDetailScreen", "tail_lines"]
 
@@ -64,9 +59,9 @@ def _count(v: float | None) -> str:
 
 _METRICS = (
     _Metric("disk_usage_ratio", "disk used", fmt_ratio),
-    _Metric("heap_used", "heap used", fmt_bytes),
-    _Metric("bytes_in_rate", "bytes in", fmt_rate),
-    _Metric("bytes_out_rate", "bytes out", fmt_rate),
+    _Metric("heap_used", "heap used", bytes_text),
+    _Metric("bytes_in_rate", "bytes in", byte_rate_text),
+    _Metric("bytes_out_rate", "bytes out", byte_rate_text),
     _Metric("messages_in_rate", "messages in/s", lambda v: "-" if v is None else f"{v:.0f}"),
     _Metric("leader_count", "leaders", _count),
     _Metric("under_replicated", "under-replicated", _count),
@@ -273,13 +268,10 @@ class ServerDetailScreen(ConsoleScreen):
     @work(exclusive=True, group="server-series", exit_on_error=False)
     async def _read_series(self, path: Path | None, until: float) -> None:
         lo, hi = to_ms(until - SERIES_WINDOW_S), to_ms(until)
-        subject = self.subject
-
-        def read(reader: HistoryReader) -> dict[str, list[float | None]]:
-            # every poll a point: an unknown figure (a coordinator's disk) is a gap
-            return metric_series(reader, subject, [m.name for m in _METRICS], lo, hi)
-
-        self.post_message(self.SeriesRead(await read_history(path, read) or {}))
+        # every poll a point: an unknown figure (a coordinator's disk) is a gap
+        names = [m.name for m in _METRICS]
+        series = await server_metric_series(path, self.subject, names, lo, hi)
+        self.post_message(self.SeriesRead(series or {}))
 
     def on_server_detail_screen_series_read(self, message: SeriesRead) -> None:
         self._show_series(message.series)

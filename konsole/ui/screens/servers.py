@@ -14,13 +14,13 @@ from konsole.model.headroom import capacity_view
 from konsole.model.server_lines import skewed, view_lines
 from konsole.model.thresholds import HealthThresholds
 from konsole.model.timefmt import age_text
+from konsole.render.sizes import compact_rate_text
 from konsole.ui.colors import server_state_style
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.capacity_cells import room_cell
 from konsole.ui.screens.cluster_facts import (
     SeenServers,
     ServerRow,
-    fmt_compact_rate,
     fmt_ratio,
 )
 from konsole.ui.state import ConsoleState
@@ -73,8 +73,8 @@ def server_cells(row: ServerRow, stale: bool, room: Text | None = None) -> list[
         lock,
         room if room is not None else Text("-", justify="right"),
         Text(fmt_ratio(m.heap_ratio) if m else "-", justify="right"),
-        Text(fmt_compact_rate(m.bytes_in_rate) if m else "-", justify="right"),
-        Text(fmt_compact_rate(m.bytes_out_rate) if m else "-", justify="right"),
+        Text(compact_rate_text(m.bytes_in_rate) if m else "-", justify="right"),
+        Text(compact_rate_text(m.bytes_out_rate) if m else "-", justify="right"),
     ]
 
 

@@ -7,15 +7,13 @@ the retention settings above them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
-from konsole.collect.storage_rows import unpack_storage
+from konsole.collect.history_reads import untiered_series
 from konsole.model.storage import (
     RETENTION_KEYS,
     BucketStorage,
@@ -24,7 +22,6 @@ from konsole.model.storage import (
     untiered,
 )
 from konsole.model.timefmt import age_text, clock_text, to_ms
-from konsole.ui.feed import read_history
 from konsole.ui.screens.storage import num
 from konsole.ui.services import services
 from konsole.ui.state import ConsoleState
@@ -32,12 +29,8 @@ from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_cells import Cell, Right
 from konsole.ui.widgets.grid_rows import Row
 from konsole.ui.widgets.spark import Spark
-from store.queries import storage_bodies
 
-if TYPE_CHECKING:
-    from store import HistoryReader
-
-__all__ = ["SERIES_PARTS", "StorageTab", "untiered_values"]
+__all__ = ["SERIES_PARTS", "StorageTab"]
 
 #: Storage parts of the tiering-lag sparkline (one per recorded storage poll, the newest).
 SERIES_PARTS = 120
@@ -64,19 +57,6 @@ def _offsets(value: float | None) -> str:
 def _age(seconds: float | None, lower_bound: bool) -> str:
     text = age_text(seconds)
     return f"≥{text}" if lower_bound and seconds is not None else text
-
-
-def untiered_values(reader: HistoryReader, table: str, until_ms: int) -> list[float | None]:
-    """The table's offsets not yet tiered at each recorded storage part, oldest first."""
-    out: list[float | None] = []
-    for body in storage_bodies(reader, until_ms=until_ms, limit=SERIES_PARTS):
-        part = unpack_storage(body)
-        facts = part.table(table) if part is not None else None
-        if part is None or facts is None:
-            continue
-        left = [untiered(b) for b in part.buckets_of(facts.table_id)]
-        out.append(None if not left or None in left else float(sum(v or 0 for v in left)))
-    return out
 
 
 class StorageTab(Vertical):
@@ -140,9 +120,7 @@ class StorageTab(Vertical):
     async def _load_series(self, table_path: str, until_ms: int) -> None:
         """The tiering lag from the history's storage parts, read in a thread."""
         path = services(self.app).feed.history_path
-        values = await read_history(
-            path, lambda reader: untiered_values(reader, table_path, until_ms)
-        )
+        values = await untiered_series(path, table_path, until_ms, SERIES_PARTS)
         spark = self.query_one("#storage-tab-sparkline", Spark)
         label = self.query_one("#storage-tab-label", Static)
         # a storage poll that did not know a bucket's lag is a gap, never zero

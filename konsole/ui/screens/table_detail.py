@@ -21,10 +21,10 @@ from textual.message import Message
 from textual.widgets import Static, TabbedContent, TabPane
 
 from konsole.collect.history import redact
+from konsole.collect.history_reads import table_rate_series
 from konsole.model.placement import alive_servers, is_offline, is_under_replicated
 from konsole.model.table_stats import BucketKey, bucket_rates
 from konsole.model.timefmt import age_text, clock_text, to_ms
-from konsole.ui.feed import read_history
 from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.screens.storage_tab import StorageTab
 from konsole.ui.screens.tables import rate_text
@@ -37,7 +37,6 @@ from konsole.ui.widgets.spark import Spark
 if TYPE_CHECKING:
     from fluss_proto.model import TableView
     from fluss_proto.types import TableInfo
-    from store import HistoryReader
 
 __all__ = ["SERIES_POINTS", "TableDetailScreen", "notable_property"]
 
@@ -354,18 +353,8 @@ class TableDetailScreen(ConsoleScreen):
 
     @work(exclusive=True, group="detail-series", exit_on_error=False)
     async def _load_series(self, table_id: int | None, until_ms: int | None) -> None:
-        database, _, name = self.table_path.partition(".")
-
-        def read(reader: HistoryReader) -> list[float | None]:
-            spans = reader.tables_named(database, name, until=until_ms, within_epoch=True)
-            ids = [s.table_id for s in spans]
-            chosen = table_id if table_id in ids else (ids[-1] if ids else None)
-            if chosen is None:
-                return []
-            points = reader.throughput(chosen, None, None, until=until_ms, all_partitions=True)
-            return [p.value for p in points[-SERIES_POINTS:]]
-
-        values = await read_history(self.konsole.feed.history_path, read)
+        path = self.konsole.feed.history_path
+        values = await table_rate_series(path, self.table_path, table_id, until_ms, SERIES_POINTS)
         self.post_message(self.SeriesLoaded(values))
 
     def on_table_detail_screen_series_loaded(self, message: SeriesLoaded) -> None:
