@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -46,11 +46,11 @@ if TYPE_CHECKING:
     from konsole.collect.session import SessionStep, Source
     from konsole.localcluster import ClusterDescription
     from konsole.model.events import Event
-    from konsole.model.health import Health
-    from konsole.model.placement import Placement
+    from konsole.model.poll import JudgedPoll
     from konsole.model.snapshot import ClusterSnapshot
     from konsole.model.table_stats import BucketKey
     from store import HistoryReader
+    from store.rows import PollRow
 
 __all__ = [
     "DEADLINE_S",
@@ -185,49 +185,68 @@ def state_at(
     Blocking (reads SQLite): call it from a thread.
     """
     from konsole.collect.history import event_from_row, snapshot_at
-    from konsole.model.health import evaluate
     from konsole.model.placement import placement
+    from konsole.model.poll import judge_recorded
     from konsole.model.timefmt import to_ms
 
     recorded = snapshot_at(reader, at)
     if recorded is None:
         return None
     snap = recorded.snapshot
-    previous: ClusterSnapshot | None = None
-    # Rates, the last good poll and events come from this moment's epoch (its cluster) only.
-    since, _ = reader.epochs.narrow(None, to_ms(snap.taken_at))
-    before = reader.poll_at(to_ms(snap.taken_at) - 1)
-    if before is not None and (since is None or before.at_ms >= since):
-        earlier = snapshot_at(reader, before.at_ms / 1000)
-        previous = earlier.snapshot if earlier is not None else None
-    last_ok = snap if snap.ok else None
-    health = evaluate(snap, rules, previous=previous)
-    facts = health.placement  # this moment's, made once as it was judged
-    if last_ok is None:
-        # The panels of a failed poll show the last good one before it, greyed.
-        for poll in reversed(reader.polls(since=since, until=to_ms(snap.taken_at))):
-            if poll.ok:
-                found = snapshot_at(reader, poll.at_ms / 1000)
-                last_ok = found.snapshot if found is not None else None
-                if last_ok is not None and last_ok.view is not None:
-                    facts = placement(last_ok.view)
-                break
+    at_ms = to_ms(snap.taken_at)
+    # What came before this moment counts in its epoch (its cluster) only: the last two
+    # good polls before it, as a live judge would hold them.
+    since, _ = reader.epochs.narrow(None, at_ms)
+    good: list[ClusterSnapshot] = []
+    for poll in _polls_before(reader, at_ms, since):
+        if len(good) == 2:
+            break
+        if poll.ok:
+            found = snapshot_at(reader, poll.at_ms / 1000)
+            if found is not None:
+                good.append(found.snapshot)
+    last_ok = good[0] if good else None
+    previous_ok = good[1] if len(good) > 1 else None
+    # The placement of the last good poll before a failed one (its panels, greyed); a good
+    # poll's own is made as it is judged.
+    before = None if snap.ok or last_ok is None or last_ok.view is None else last_ok.view
     events = tuple(
         event_from_row(r)
         for r in reader.events(until=to_ms(at), limit=None, within_epoch=True)[-MAX_EVENTS:]
+    )
+    judged = judge_recorded(
+        snap,
+        tuple(e for e in events if to_ms(e.time) == at_ms),
+        rules,
+        last_ok=last_ok,
+        previous_ok=previous_ok,
+        placement=placement(before) if before is not None else None,
     )
     return ConsoleState(
         profile=name,
         now=at if now is None else now,
         snapshot=snap,
-        last_ok=last_ok,
-        previous_ok=previous if previous is not None and previous.ok else None,
-        health=health,
+        last_ok=judged.last_ok,
+        previous_ok=judged.previous_ok,
+        health=judged.health,
         events=events,
         as_of=at,
         history=history or HistoryStatus(),
-        facts=facts,
+        facts=judged.placement,
     )
+
+
+def _polls_before(reader: HistoryReader, at_ms: int, since: int | None) -> Iterator[PollRow]:
+    """The polls before ``at_ms`` (from ``since`` on), newest first: a few asked one by
+    one (the usual case: the last good polls are the last ones), then the rest at once."""
+    cursor = at_ms - 1
+    for _ in range(3):
+        poll = reader.poll_at(cursor)
+        if poll is None or (since is not None and poll.at_ms < since):
+            return
+        yield poll
+        cursor = poll.at_ms - 1
+    yield from reversed(reader.polls(since=since, until=cursor))
 
 
 # =========================================================================== live
@@ -288,15 +307,8 @@ class LiveFeed:
         if other is not None and other != state.history.other_until:
             # Another cluster: none of its events or polls is this one's.
             state = replace(state, events=(), last_ok=None, previous_ok=None, facts=None)
-        return _next(
-            state,
-            step.snapshot,
-            step.events,
-            step.history,
-            self.clock(),
-            step.health,
-            step.facts,
-        )
+        assert step.judged is not None
+        return _next(state, step.judged, step.notices, step.history, self.clock())
 
     def _recent_events(self, reader: HistoryReader) -> tuple[Event, ...]:
         from konsole.collect.history import event_from_row
@@ -343,24 +355,20 @@ class LiveFeed:
 
 def _next(
     state: ConsoleState,
-    snap: ClusterSnapshot,
-    events: tuple[Event, ...],
+    judged: JudgedPoll,
+    notices: tuple[Event, ...],
     status: HistoryStatus,
     now: float,
-    health: Health | None,
-    facts: Placement | None,
 ) -> ConsoleState:
-    last_ok, previous_ok = state.last_ok, state.previous_ok
-    if snap.ok:
-        last_ok, previous_ok = snap, state.last_ok
+    """The state showing ``judged`` (the session's verdict: nothing is judged here)."""
     return replace(
         state,
         now=now,
-        snapshot=snap,
-        last_ok=last_ok,
-        previous_ok=previous_ok,
-        health=health,
-        events=(state.events + events)[-MAX_EVENTS:],
+        snapshot=judged.snapshot,
+        last_ok=judged.last_ok,
+        previous_ok=judged.previous_ok,
+        health=judged.health,
+        events=(state.events + judged.events + notices)[-MAX_EVENTS:],
         history=status,
-        facts=facts if snap.ok else state.facts,
+        facts=judged.placement,
     )

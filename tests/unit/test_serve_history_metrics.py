@@ -163,10 +163,10 @@ async def test_serve_exports_its_history_trouble_and_the_operator_actions(tmp_pa
 async def test_a_followed_history_counts_the_operator_actions_too(tmp_path: Path) -> None:
     """Another recorder holds the file (serve follows it): its polls and an operator event
     written beside them reach the counter; the history reads ok, with no recorder state."""
-    from konsole.collect.recorder import Recorder
+    from tests._testutil.judging import JudgingRecorder
 
     path = tmp_path / "held.sqlite"
-    other = Recorder(path, say=lambda _: None)
+    other = JudgingRecorder(path, say=lambda _: None)
     other.open()
     started = time.time()
     seq = iter(range(1, 100))
