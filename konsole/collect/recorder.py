@@ -177,7 +177,7 @@ class Recorder:
         on_commit: Callable[[ClusterSnapshot, int], None] | None = None,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
-        retention_every_s: float = RETENTION_EVERY_S,
+        retention_every_s: float | None = RETENTION_EVERY_S,
         backlog_polls: int = BACKLOG_POLLS,
         run_id: str | None = None,
         logs: LogConfig | None = None,
@@ -473,8 +473,10 @@ class Recorder:
                 f"the wall clock jumped ahead {jump / 1000:.3f} s: retention goes on at the "
                 "monotonic clock's pace (the jump is taken as the time after an hour)"
             )
-        if self._writer is None or (
-            self._next_retention is not None and now_ms < self._next_retention
+        if (
+            self._writer is None
+            or self._retention_every is None  # a one-poll writer (check --record): none
+            or (self._next_retention is not None and now_ms < self._next_retention)
         ):
             return
         self._next_retention = now_ms + round(self._retention_every * 1000)

@@ -13,10 +13,11 @@ from typing import Any
 from konsole.collect.recorder import Recorder
 from konsole.collect.recording import Recording
 from konsole.model.events import EventConfig
+from konsole.model.health import Health
 from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
 
-__all__ = ["JudgingRecorder"]
+__all__ = ["JudgingRecorder", "judged_as"]
 
 
 class JudgingRecorder(Recorder):
@@ -32,3 +33,9 @@ class JudgingRecorder(Recorder):
             if self.on_event is not None:
                 self.on_event(event)
         return super().record(judged)
+
+
+def judged_as(snapshot: ClusterSnapshot, health: Health) -> JudgedPoll:
+    """``snapshot`` with a health judged for it (a test's own), as one poll alone."""
+    last_ok = snapshot if snapshot.ok else None
+    return JudgedPoll(snapshot, (), health, last_ok, None, health.placement)

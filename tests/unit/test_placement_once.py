@@ -20,6 +20,7 @@ from konsole.collect.fleet import Fleet, Member, Source
 from konsole.collect.profiles import Profile
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import judged_as
 
 PROFILE = Profile(name="once", source="profile", bootstrap=("127.0.0.1:9",))
 
@@ -128,7 +129,7 @@ def test_check_judges_on_the_placement_health_made(calls: list[int]) -> None:
     from konsole.model.health import evaluate
 
     outage = story()[3]
-    result = assess(outage, evaluate(outage))
+    result = assess(judged_as(outage, evaluate(outage)))
     assert result.measures["tablet_servers"].value == 2.0
     assert len(calls) == 1
 
