@@ -36,6 +36,12 @@ class JudgingRecorder(Recorder):
 
 
 def judged_as(snapshot: ClusterSnapshot, health: Health) -> JudgedPoll:
-    """``snapshot`` with a health judged for it (a test's own), as one poll alone."""
+    """``snapshot`` with a health judged for it (a test's own, perhaps made by hand without
+    its placement: made here then), as one poll alone."""
+    from konsole.model.placement import placement
+
     last_ok = snapshot if snapshot.ok else None
-    return JudgedPoll(snapshot, (), health, last_ok, None, health.placement)
+    where = health.placement
+    if where is None and snapshot.ok and snapshot.view is not None:
+        where = placement(snapshot.view)
+    return JudgedPoll(snapshot, (), health, last_ok, None, where)

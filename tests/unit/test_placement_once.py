@@ -18,6 +18,7 @@ import pytest
 import konsole.model.placement as placement_module
 from konsole.collect.fleet import Fleet, Member, Source
 from konsole.collect.profiles import Profile
+from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import T0, snap, table, view
 from tests._testutil.judging import judged_as
@@ -204,8 +205,8 @@ async def test_serves_fleet_and_its_series_make_one_placement_per_good_poll(
     polls: list[int] = []
 
     class Last:
-        async def on_poll(self, cluster: str, snapshot: ClusterSnapshot, *_: Any) -> None:
-            polls.append(snapshot.seq)
+        async def on_poll(self, cluster: str, judged: JudgedPoll) -> None:
+            polls.append(judged.snapshot.seq)
             if len(polls) == len(snapshots):
                 stop.set()
 

@@ -253,7 +253,7 @@ async def test_every_face_names_the_dead_tablet_server_and_no_coordinator_at_its
     health = evaluate(s)
     _, state = advance(EventState(), first)
     events, _ = advance(state, s)
-    series = cluster_series(s, health, first)
+    series = cluster_series(replace(judged_as(s, health), previous_ok=first))
     alerts, _ = advance_alerts(
         AlertState(), "c", health, events, s.taken_at, AlertSettings(for_s=0)
     )
