@@ -400,3 +400,31 @@ def test_a_follower_judges_each_followed_poll_once(tmp_path: Path, judged_calls:
     # The follower looks at the newest poll only (one look per interval).
     assert len(steps) == 1 and steps[0].judged.snapshot.seq == POLLS
     assert per_poll(judged_calls, 1) == {"Judge.followed": 1, "evaluate": 1, "judge_recorded": 1}
+
+
+def test_record_judges_each_poll_once_and_writes_it_as_judged(
+    tmp_path: Path, judged_calls: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import konsole.cli.record as record_cmd
+    from konsole.collect.history_files import RetentionPolicy
+    from store import open_reader
+
+    async def release() -> None:
+        return None
+
+    monkeypatch.setattr(record_cmd, "remember", lambda _built, _path: (StoryPoller(), release))
+    monkeypatch.setattr(record_cmd, "build_poller", lambda _profile, _interval: None)
+    history = tmp_path / "one.sqlite"
+    year_ms = 366 * 86_400_000  # the story is months old on the wall clock: all kept
+    keep_all = RetentionPolicy(year_ms, year_ms, year_ms, year_ms, year_ms)
+    args = (PROFILE, history, keep_all, None, POLLS, False)
+    assert asyncio.run(record_cmd._record(*args))
+    assert per_poll(judged_calls, POLLS) == {"Judge.judge": 1, "advance": 1, "evaluate": 1}
+    reader = open_reader(history)
+    try:
+        times = [p.at_ms for p in reader.polls()]
+        kinds = {e.kind for e in reader.events(limit=None)}
+    finally:
+        reader.close()
+    assert len(times) == POLLS and times == sorted(times) and len(set(times)) == POLLS
+    assert {"replicas_offline", "poll_failed"} <= kinds
