@@ -198,7 +198,9 @@ def state_at(
     # good polls before it, as a live judge would hold them.
     since, _ = reader.epochs.narrow(None, at_ms)
     good: list[ClusterSnapshot] = []
+    just_before: bool | None = None  # whether the poll right before this moment was good
     for poll in _polls_before(reader, at_ms, since):
+        just_before = poll.ok if just_before is None else just_before
         if len(good) == 2:
             break
         if poll.ok:
@@ -227,7 +229,9 @@ def state_at(
         now=at if now is None else now,
         snapshot=snap,
         last_ok=judged.last_ok,
-        previous_ok=judged.previous_ok,
+        # Time travel's rates are between a moment and the poll right before it, when that
+        # one was good (a live console keeps the last two good polls' through a failure).
+        previous_ok=last_ok if just_before and last_ok is not None else None,
         health=judged.health,
         events=events,
         as_of=at,
