@@ -203,10 +203,11 @@ class ActionRunner:
     # ------------------------------------------------------------------ looking
 
     async def look(self) -> Look:
-        """One poll through the profile's poller (health as ``check`` sees it) and the
-        rebalance the coordinator reports."""
+        """One poll through the profile's poller, judged as ``check`` judges its look (one
+        :class:`~konsole.model.poll.Judge`), and the rebalance the coordinator reports."""
         from konsole.collect.connect import build_poller
-        from konsole.model.health import evaluate
+        from konsole.model.events import EventConfig
+        from konsole.model.poll import Judge
 
         poller, release = build_poller(self.profile, None)
         try:
@@ -215,9 +216,8 @@ class ActionRunner:
             await release()
         if snapshot.view is None:
             raise ActionFailedError(f"cannot read the cluster: {snapshot.error}")
-        return Look(
-            snapshot.view, evaluate(snapshot, self.profile.health).status, await self.running()
-        )
+        judged = Judge(EventConfig(rules=self.profile.health)).judge(snapshot)
+        return Look(snapshot.view, judged.health.status, await self.running())
 
     async def running(self) -> str | None:
         progress = await self.admin.rebalance_progress()
