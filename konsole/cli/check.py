@@ -287,16 +287,15 @@ async def look(
     history: Path | None = None,
 ) -> CheckResult:
     """Poll once (and scrape again when KV rejections might be rising); never past
-    ``deadline`` (monotonic). The poll is judged as every face's is (one
-    :class:`~konsole.model.poll.Judge`: the second look judged after the first); the poll
-    the answer is of is appended to ``seen``. ``history``: the cluster's history file, whose
-    last storage part the storage look starts from."""
+    ``deadline`` (monotonic). The look is judged by the code that judges every face's
+    polls (:func:`~konsole.model.poll.judge_look`: the second look judged after the first);
+    the poll the answer is of is appended to ``seen``. ``history``: the cluster's history
+    file, whose last storage part the storage look starts from."""
     import asyncio
 
     from konsole.collect.recorded_look import recorded_look
     from konsole.model.check import assess, failure, timeout_result
-    from konsole.model.events import EventConfig
-    from konsole.model.poll import Judge
+    from konsole.model.poll import judge_look
 
     left = deadline - time.monotonic()
     poller, scraper, endpoints, rejected = build_check_poller(profile, left * POLL_SHARE)
@@ -326,10 +325,9 @@ async def look(
     assert snapshot is not None
     if rejected and not snapshot.ok:
         return failure(ExitCode.UNKNOWN, f"credentials rejected: {rejected[0]}", cluster=cluster)
-    judge = Judge(EventConfig(rules=rules))
-    judged = judge.judge(snapshot)
+    judged = judge_look(snapshot, rules)
     if later is not None:
-        judged = judge.judge(later)
+        judged = judge_look(later, rules, after=judged)
     if seen is not None:
         seen.append(judged)
     return assess(judged, thresholds=thresholds, rules=rules, cluster=cluster)

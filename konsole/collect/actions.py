@@ -203,11 +203,10 @@ class ActionRunner:
     # ------------------------------------------------------------------ looking
 
     async def look(self) -> Look:
-        """One poll through the profile's poller, judged as ``check`` judges its look (one
-        :class:`~konsole.model.poll.Judge`), and the rebalance the coordinator reports."""
+        """One poll through the profile's poller, judged as ``check`` judges its look
+        (:func:`~konsole.model.poll.judge_look`), and the rebalance the coordinator reports."""
         from konsole.collect.connect import build_poller
-        from konsole.model.events import EventConfig
-        from konsole.model.poll import Judge
+        from konsole.model.poll import judge_look
 
         poller, release = build_poller(self.profile, None)
         try:
@@ -216,7 +215,7 @@ class ActionRunner:
             await release()
         if snapshot.view is None:
             raise ActionFailedError(f"cannot read the cluster: {snapshot.error}")
-        judged = Judge(EventConfig(rules=self.profile.health)).judge(snapshot)
+        judged = judge_look(snapshot, self.profile.health)
         return Look(snapshot.view, judged.health.status, await self.running())
 
     async def running(self) -> str | None:

@@ -9,21 +9,36 @@ travel read that one; none of them judges a poll again.
   and the health), or polls another process recorded (:meth:`Judge.followed`: their events
   are the writer's, the health is judged here);
 - :func:`judge_recorded` judges one recorded moment (a followed poll, a past moment for
-  time travel) from what came before it: the same code for both.
+  time travel) from what came before it, and :func:`judge_look` one look that is no part
+  of a stream (``check``'s look and its second look, an action's look before it acts): the
+  same code for all three.
 
-Pure: no I/O, no clock.
+Pure: no I/O, no clock. The event detectors are imported when a :class:`Judge` is made:
+``check`` judges its look without them (its start-up is part of its answer's time).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from konsole.model.events import Event, EventConfig, EventState, advance
 from konsole.model.health import Health, HealthRules, evaluate
 from konsole.model.placement import Placement
 from konsole.model.snapshot import ClusterSnapshot
 
-__all__ = ["Judge", "JudgedPoll", "judge_recorded"]
+if TYPE_CHECKING:
+    from konsole.model.events import Event, EventConfig, EventState
+
+__all__ = ["Judge", "JudgedPoll", "judge_look", "judge_recorded"]
+
+
+def advance(
+    state: EventState, current: ClusterSnapshot, *, config: EventConfig
+) -> tuple[list[Event], EventState]:
+    """:func:`konsole.model.events.advance`, imported on first use (see the module docs)."""
+    from konsole.model.events import advance as run
+
+    return run(state, current, config=config)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,14 +90,31 @@ def judge_recorded(
     return _judged(snapshot, events, health, last_ok, previous_ok, placement)
 
 
+def judge_look(
+    snapshot: ClusterSnapshot, rules: HealthRules | None, *, after: JudgedPoll | None = None
+) -> JudgedPoll:
+    """One look at a cluster, judged alone (no events: nothing came before it) or ``after``
+    an earlier look of the same moment's question (``check``'s second metrics look)."""
+    return judge_recorded(
+        snapshot,
+        (),
+        rules,
+        last_ok=after.last_ok if after is not None else None,
+        previous_ok=after.previous_ok if after is not None else None,
+        placement=after.placement if after is not None else None,
+    )
+
+
 class Judge:
     """Judges one cluster's polls in order; holds what the next poll is compared with."""
 
     __slots__ = ("_config", "_judged", "_state")
 
     def __init__(self, config: EventConfig | None = None) -> None:
+        from konsole.model.events import EventConfig, EventState
+
         self._config = config or EventConfig()
-        self._state = EventState()
+        self._state: EventState = EventState()
         self._judged: JudgedPoll | None = None
 
     @property
@@ -96,7 +128,7 @@ class Judge:
 
     def forget(self) -> None:
         """Start afresh: the next poll is another cluster's (nothing of this one compares)."""
-        self._state = EventState()
+        self._state = type(self._state)()
         self._judged = None
 
     def judge(self, snapshot: ClusterSnapshot) -> JudgedPoll:

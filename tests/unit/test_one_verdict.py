@@ -297,7 +297,7 @@ def test_every_face_says_the_same_health_findings_and_events_of_each_poll(
 
 @pytest.fixture
 def judged_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every judgement: the Judge's and judge_recorded's, and every ``evaluate`` and
+    """Every judgement: the Judge's, judge_recorded's and judge_look's, and every ``evaluate`` and
     ``advance`` (wherever they were imported by name): a face that judged a poll on its own
     would add one."""
     import sys
@@ -318,6 +318,7 @@ def judged_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         ("evaluate", health_module.evaluate),
         ("advance", state_module.advance),
         ("judge_recorded", poll_module.judge_recorded),
+        ("judge_look", poll_module.judge_look),
     ):
         wrapped = counting(name, real)
         for module_name, module in list(sys.modules.items()):
@@ -357,7 +358,8 @@ def test_check_judges_its_one_look_once(
 ) -> None:
     for s in story():
         checked(monkeypatch, s)
-    assert per_poll(judged_calls, POLLS) == {"Judge.judge": 1, "advance": 1, "evaluate": 1}
+    # A look alone: its health and placement, no event detectors (nothing came before it).
+    assert per_poll(judged_calls, POLLS) == {"evaluate": 1, "judge_look": 1, "judge_recorded": 1}
 
 
 def test_time_travel_judges_each_moment_once(tmp_path: Path, judged_calls: list[str]) -> None:
