@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import konsole.model.poll as poll_module
-from konsole.collect.fleet import Fleet, Member, Source
+from konsole.collect.fleet import Fleet, Member
 from konsole.collect.profiles import Profile
 from konsole.model.events import Event
 from konsole.model.health import Health
@@ -29,6 +29,7 @@ from konsole.model.metrics import MetricsOrigin
 from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.sources import ListPoller, fake_source, run_feed_until
 
 PROFILE = Profile(name="one", source="profile", bootstrap=("127.0.0.1:9",))
 
@@ -66,34 +67,6 @@ def said(event: Event) -> tuple[str, str, str, str]:
     return (event.kind.value, event.severity.value, event.subject.name, event.message)
 
 
-def fake_source(snapshots: list[ClusterSnapshot]) -> Callable[[], Source]:
-    def source() -> Source:
-        async def polls(stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
-            for s in snapshots:
-                if stop.is_set():
-                    return
-                yield s
-                await asyncio.sleep(0)
-
-        async def release() -> None:
-            return None
-
-        return polls, release
-
-    return source
-
-
-class StoryPoller:
-    """The story as ``watch`` polls it."""
-
-    def next_delay(self) -> float:
-        return 0.0
-
-    async def snapshots(self, stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
-        async for s in fake_source(story())()[0](stop):
-            yield s
-
-
 # =========================================================================== the faces
 
 
@@ -111,14 +84,7 @@ async def console(history: Path | None) -> list[Any]:
             if len(states) == POLLS:
                 done.set()
 
-    task = asyncio.create_task(feed.run(publish))
-    try:
-        async with asyncio.timeout(10):
-            await done.wait()
-    finally:
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+    await run_feed_until(feed, publish, done)
     return states
 
 
@@ -128,7 +94,7 @@ async def watched() -> tuple[list[dict[str, Any]], list[str]]:
 
     out: list[str] = []
     err: list[str] = []
-    poller: Any = StoryPoller()
+    poller: Any = ListPoller(story())
     async with asyncio.timeout(10):
         await watch_loop(
             poller, PROFILE, "jsonl", stop=asyncio.Event(), out=out.append, err=err.append
@@ -414,7 +380,9 @@ def test_record_judges_each_poll_once_and_writes_it_as_judged(
     async def release() -> None:
         return None
 
-    monkeypatch.setattr(record_cmd, "remember", lambda _built, _path: (StoryPoller(), release))
+    monkeypatch.setattr(
+        record_cmd, "remember", lambda _built, _path: (ListPoller(story()), release)
+    )
     monkeypatch.setattr(record_cmd, "build_poller", lambda _profile, _interval: None)
     history = tmp_path / "one.sqlite"
     year_ms = 366 * 86_400_000  # the story is months old on the wall clock: all kept
