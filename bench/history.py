@@ -53,6 +53,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import konsole.collect.recorder as recorder_module  # noqa: E402
+import konsole.model.poll as poll_module  # noqa: E402
 from fluss_proto.client import TablePath  # noqa: E402
 from fluss_proto.model import (  # noqa: E402
     BucketView,
@@ -65,6 +66,7 @@ from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor  # n
 from konsole.collect.history import snapshot_at  # noqa: E402
 from konsole.collect.metrics import ServerMetrics  # noqa: E402
 from konsole.collect.recorder import Recorder  # noqa: E402
+from konsole.collect.recording import Recording  # noqa: E402
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus  # noqa: E402
 from store import HistoryWriter, RetentionPolicy, apply_retention, open_reader  # noqa: E402
 
@@ -425,8 +427,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # The recorder's own steps, timed where it calls them.
     retention = Timed(apply_retention)
     recorder_module.apply_retention = retention  # type: ignore[assignment]
-    events_step = Timed(recorder_module.advance)
-    recorder_module.advance = events_step  # type: ignore[assignment]
+    # The judge's step (the session's, before the recorder writes what it is handed).
+    events_step = Timed(poll_module.advance)
+    poll_module.advance = events_step  # type: ignore[assignment]
     convert = Timed(recorder_module.poll_record)
     recorder_module.poll_record = convert  # type: ignore[assignment]
     # The generator allocates ~600 frozen dataclasses a poll; the set-up's objects live for
@@ -443,8 +446,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     step_wall: list[float] = []
     step_cpu: list[float] = []
     events = polls = failed = 0
-    counted = Timed(lambda e: None)
-    recorder.on_event = counted  # the public hook (the console sets it too)
+    recording = Recording(recorder)  # stamps and judges each poll, then has it written
     wall = time.perf_counter()
     seq = 0
     while now < end:
@@ -466,7 +468,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 seq=seq, taken_at=now, latency_s=5.0, error="timed out", coordinators=COORDINATORS
             )
         t0, c0 = time.perf_counter(), time.process_time()
-        recorder.record(snap)
+        events += len(recording.take(snap).events)
         step_wall.append((time.perf_counter() - t0) * 1000)
         step_cpu.append((time.process_time() - c0) * 1000)
         polls += 1
@@ -476,7 +478,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     writer.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     recorder.close()
     generate_s = time.perf_counter() - wall
-    events = len(counted.wall)
     assert recorder.status.polls_missed == 0, lines
 
     size = path.stat().st_size

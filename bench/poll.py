@@ -475,20 +475,20 @@ def parse_all(texts: list[tuple[str, str]]) -> tuple[Any, ...]:
 
 
 class KonsoleStep:
-    """(s): one poll's snapshot, events and health over a given view, state carried."""
+    """(s): one poll's snapshot judged (events, health, placement) over a given view, the
+    judge carried (konsole.model.poll.Judge: the session's one judgement of a poll)."""
 
     def __init__(self, coordinator: str, metrics: tuple[Any, ...]) -> None:
-        from konsole.model.events import EventState
+        from konsole.model.poll import Judge
         from konsole.model.snapshot import CoordinatorRole, CoordinatorStatus
 
         self.metrics = metrics
         self.coordinators = (CoordinatorStatus(coordinator, CoordinatorRole.ACTIVE),)
-        self.state = EventState()
+        self.judge = Judge()
         self.seq = 0
         self.events = 0
 
     def step(self, view: Any) -> Any:
-        from konsole.model.events import advance
         from konsole.model.snapshot import ClusterSnapshot
 
         self.seq += 1
@@ -500,9 +500,9 @@ class KonsoleStep:
             coordinators=self.coordinators,
             metrics=self.metrics,
         )
-        events, self.state = advance(self.state, snapshot)
-        self.events += len(events)
-        return self.state.health
+        judged = self.judge.judge(snapshot)
+        self.events += len(judged.events)
+        return judged.health
 
 
 class CapacityStep:

@@ -74,7 +74,7 @@ def snapshots(polls: int, tables: int, buckets: int, interval: float) -> list[An
 async def simulated(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from konsole.collect.exposition import Exposition, MetricsServer
     from konsole.collect.recorder import Recorder
-    from konsole.model.events import Event
+    from konsole.collect.recording import Recording
 
     polls = snapshots(args.polls, args.tables, args.buckets, args.interval)
     names = [f"cluster{i:02d}" for i in range(args.clusters)]
@@ -82,16 +82,15 @@ async def simulated(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     recorders = {n: Recorder(work / f"{n}.sqlite", say=lambda _: None) for n in names}
     for recorder in recorders.values():
         recorder.open()
+    recordings = {n: Recording(r) for n, r in recorders.items()}
     record_cpu: list[float] = []
     export_cpu: list[float] = []
     for snapshot in polls:
         for name in names:
-            found: list[Event] = []
-            recorders[name].on_event = found.append
             t0 = time.process_time()
-            recorders[name].record(snapshot)
+            judged = recordings[name].take(snapshot)
             t1 = time.process_time()
-            await exposition.on_poll(name, snapshot, recorders[name].health, found)
+            await exposition.on_poll(name, judged.snapshot, judged.health, judged.events)
             t2 = time.process_time()
             record_cpu.append(t1 - t0)
             export_cpu.append(t2 - t1)
@@ -176,8 +175,11 @@ async def real(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     profile = resolve_profile(bootstrap=args.bootstrap)
     poller, release = build_poller(profile, None)
     exposition = Exposition(["real"])
+    from konsole.collect.recording import Recording
+
     recorder = Recorder(work / "real.sqlite", say=lambda _: None)
     recorder.open()
+    recording = Recording(recorder)
     poll_cpu: list[float] = []
     poll_wall: list[float] = []
     buckets = 0
@@ -185,8 +187,8 @@ async def real(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         for _ in range(args.real_polls):
             c0, t0 = time.process_time(), time.perf_counter()
             snapshot = await poller.poll()
-            recorder.record(snapshot)
-            await exposition.on_poll("real", snapshot, recorder.health, ())
+            judged = recording.take(snapshot)
+            await exposition.on_poll("real", judged.snapshot, judged.health, ())
             poll_cpu.append(time.process_time() - c0)
             poll_wall.append(time.perf_counter() - t0)
             buckets = len(snapshot.view.buckets) if snapshot.view is not None else buckets

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from konsole.collect.profiles import Profile
     from konsole.model.check import CheckResult, Thresholds
     from konsole.model.health import HealthRules
+    from konsole.model.poll import JudgedPoll
     from konsole.model.snapshot import ClusterSnapshot
 
 DEFAULT_TIMEOUT: Final = 10.0
@@ -72,7 +73,7 @@ class CheckRecorder(Protocol):
         """The history file (the report command printed after a check names it)."""
         ...
 
-    def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None: ...
+    def record(self, result: CheckResult, judged: JudgedPoll | None) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -80,30 +81,40 @@ class HistoryCheckRecorder:
     """Appends a check to the profile's history file (the one ``konsole record`` writes).
 
     The result's status line goes in as an operator note on the cluster (a note needs no
-    writer lock). The poll behind it goes in as a poll too, unless a ``konsole record``
-    holds the file: that recorder records the cluster's polls itself.
+    writer lock). The poll behind it goes in as a poll too, as judged, through the
+    :class:`~konsole.collect.recorder.Recorder` (the one way into the history for polls),
+    unless a ``konsole record`` holds the file: that recorder records the cluster's polls.
     """
 
     path: Path
+    #: The local cluster's run id (part of its identity in the history), else None.
+    run_id: str | None = None
 
-    def record(self, result: CheckResult, snapshot: ClusterSnapshot | None) -> str | None:
+    def record(self, result: CheckResult, judged: JudgedPoll | None) -> str | None:
         """None when appended; else why not (the check's own answer stands)."""
-        from konsole.collect.history import poll_record, with_epoch
-        from konsole.collect.history_files import HistoryError, HistoryLocked, open_writer
+        from konsole.collect.history_files import HistoryError, HistoryLocked
         from konsole.collect.notes import write_note
+        from konsole.collect.recorder import Recorder
         from konsole.render.check import render_nagios
 
+        said: list[str] = []
         try:
-            if snapshot is not None:
+            if judged is not None:
+                # One poll: retention is left to the recorder that runs (none applied here).
+                recorder = Recorder(
+                    self.path, say=said.append, run_id=self.run_id, retention_every_s=None
+                )
                 try:
-                    writer = open_writer(self.path)
+                    recorder.open()
                 except HistoryLocked:
                     pass  # a recorder owns the file and records the polls
                 else:
                     try:
-                        writer.record(with_epoch(poll_record(snapshot), snapshot, writer.epoch))
+                        recorder.record(judged)
                     finally:
-                        writer.close()
+                        recorder.close()
+                    if recorder.status.polls_recorded == 0:
+                        return recorder.status.reason or "; ".join(said) or "poll not written"
             line = render_nagios(result).splitlines()[0]
             at = result.time if result.time is not None else time.time()
             write_note(self.path, f"konsole check: {line}", at=at)
@@ -112,7 +123,7 @@ class HistoryCheckRecorder:
         return None
 
 
-def open_recorder(path: Path) -> CheckRecorder:
+def open_recorder(path: Path, run_id: str | None = None) -> CheckRecorder:
     """The history file ``path`` (``ConnectionArgs.history_file``: the one the console and
     ``konsole record`` use); refuses a file that cannot be a history (a directory, a foreign
     or newer file) before the check runs."""
@@ -127,7 +138,7 @@ def open_recorder(path: Path) -> CheckRecorder:
             open_reader(path).close()
         except HistoryError as exc:
             raise HistoryUnavailable(str(exc)) from None
-    return HistoryCheckRecorder(path)
+    return HistoryCheckRecorder(path, run_id)
 
 
 # =========================================================================== timing
@@ -272,17 +283,19 @@ async def look(
     rules: HealthRules,
     thresholds: Thresholds,
     cluster: dict[str, Any],
-    seen: list[ClusterSnapshot] | None = None,
+    seen: list[JudgedPoll] | None = None,
     history: Path | None = None,
 ) -> CheckResult:
     """Poll once (and scrape again when KV rejections might be rising); never past
-    ``deadline`` (monotonic). The snapshot judged is appended to ``seen``. ``history``: the
-    cluster's history file, whose last storage part the storage look starts from."""
+    ``deadline`` (monotonic). The look is judged by the code that judges every face's
+    polls (:func:`~konsole.model.poll.judge_look`: the second look judged after the first);
+    the poll the answer is of is appended to ``seen``. ``history``: the cluster's history
+    file, whose last storage part the storage look starts from."""
     import asyncio
 
     from konsole.collect.recorded_look import recorded_look
     from konsole.model.check import assess, failure, timeout_result
-    from konsole.model.health import evaluate
+    from konsole.model.poll import judge_look
 
     left = deadline - time.monotonic()
     poller, scraper, endpoints, rejected = build_check_poller(profile, left * POLL_SHARE)
@@ -312,11 +325,12 @@ async def look(
     assert snapshot is not None
     if rejected and not snapshot.ok:
         return failure(ExitCode.UNKNOWN, f"credentials rejected: {rejected[0]}", cluster=cluster)
-    current = later or snapshot
+    judged = judge_look(snapshot, rules)
+    if later is not None:
+        judged = judge_look(later, rules, after=judged)
     if seen is not None:
-        seen.append(current)
-    health = evaluate(current, rules, previous=snapshot if later else None)
-    return assess(current, health, thresholds=thresholds, rules=rules, cluster=cluster)
+        seen.append(judged)
+    return assess(judged, thresholds=thresholds, rules=rules, cluster=cluster)
 
 
 # =========================================================================== command
@@ -391,7 +405,9 @@ def run_check(
             "bootstrap": list(chosen.bootstrap),
         }
         rules = rules_with_thresholds(chosen.health, thresholds)
-        recorder = open_recorder(cluster_args.history_file(chosen)) if record else None
+        recorder = (
+            open_recorder(cluster_args.history_file(chosen), chosen.run_id) if record else None
+        )
     except (CheckError, KonsoleError) as exc:  # ProfileError, no local cluster
         watchdog.cancel()
         return failure(ExitCode.UNKNOWN, str(exc), cluster=cluster)
@@ -400,7 +416,7 @@ def run_check(
         return failure(ExitCode.UNKNOWN, f"--record: {exc}", cluster=cluster)
     watchdog.say(render(timeout_result(timeout, cluster=cluster), fmt))
     try:
-        looked: list[ClusterSnapshot] = []
+        looked: list[JudgedPoll] = []
         result = asyncio.run(
             look(
                 chosen,

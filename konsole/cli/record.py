@@ -133,6 +133,7 @@ async def _record(
 ) -> bool:
     """Whether any poll reached the cluster (True when a signal stopped the run first)."""
     from konsole.collect.recorder import Recorder
+    from konsole.collect.recording import Recording
     from konsole.model.events import EventConfig
 
     def say(text: str) -> None:
@@ -153,7 +154,6 @@ async def _record(
     recorder = Recorder(
         path,
         policy=policy,
-        config=EventConfig(rules=profile.health),
         say=say,
         on_event=lambda e: click.echo(event_line(e, "text")),
         on_commit=committed,
@@ -161,6 +161,8 @@ async def _record(
         logs=profile.logs,
     )
     recorder.open()  # refusals raise here, before any poll
+    # Each poll stamped, judged (its events printed) and handed to the recorder.
+    recording = Recording(recorder, EventConfig(rules=profile.health), say=say)
     say(f"recording {cluster_label(profile)} into {path}")
     poller, release = remember(build_poller(profile, interval), path)
     reached: list[bool] = []
@@ -168,7 +170,10 @@ async def _record(
     async def run(stop: asyncio.Event) -> None:
         polls = failed = 0
         async for snapshot in poller.snapshots(stop):
-            recorder.record(snapshot)
+            judged = recording.judged(snapshot)
+            for event in judged.events:
+                click.echo(event_line(event, "text"))
+            recorder.record(judged)
             if verbose and written[0] < snapshot.seq:
                 click.echo(
                     f"{when(snapshot.taken_at * 1000)} poll {snapshot.seq} kept in memory"

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from fluss_proto.model import AclListing, ConfigEntry, RebalanceProgress
     from konsole.collect.profiles import Profile
     from konsole.localcluster.upgrade_play import GateAnswer
+    from konsole.model.poll import JudgedPoll
     from konsole.model.snapshot import ClusterSnapshot
     from konsole.model.upgrade_check import UpgradeReport
     from konsole.model.upgrade_gate import GateVerdict
@@ -116,7 +117,7 @@ async def gate_look(
 
     thresholds = parse_thresholds()
     rules = rules_with_thresholds(profile.health, thresholds)
-    seen: list[Any] = []
+    seen: list[JudgedPoll] = []
     started = time.monotonic()
     result = await look(
         profile,
@@ -134,7 +135,7 @@ async def gate_look(
             seq=0, taken_at=time.time(), latency_s=look_timeout, error=result.summary
         )
     else:
-        snapshot = seen[-1]
+        snapshot = seen[-1].snapshot
     rebalance = (
         await _rebalance(_coordinator_first(profile, snapshot), min(5.0, look_timeout))
         if snapshot.ok
@@ -310,7 +311,7 @@ async def check_look(
     from konsole.model.upgrade_check import report
 
     thresholds = parse_thresholds()
-    seen: list[ClusterSnapshot] = []
+    seen: list[JudgedPoll] = []
     result = await look(
         profile,
         deadline=time.monotonic() + look_timeout,
@@ -325,7 +326,7 @@ async def check_look(
             seq=0, taken_at=time.time(), latency_s=look_timeout, error=result.summary
         )
     else:
-        snapshot = seen[-1]
+        snapshot = seen[-1].snapshot
     acls, configs = (
         await _acls_and_configs(profile, snapshot, look_timeout) if snapshot.ok else (None, None)
     )

@@ -62,10 +62,13 @@ async def watch_loop(
     recorder writes that file; ``verbose``: a line per poll on ``err``. Returns False when
     polls were taken and all failed."""
     from konsole.collect.history_files import lock_holder
-    from konsole.model.events import EventConfig, EventState, advance
+    from konsole.collect.recording import Recording
+    from konsole.model.events import EventConfig
 
-    config = EventConfig(rules=profile.health)
-    state = EventState()
+    # Stamped and judged as the session does (nothing is written: no recorder).
+    recording = Recording(
+        None, EventConfig(rules=profile.health), say=lambda s: err(f"konsole watch: {s}")
+    )
     shown: tuple[object, ...] | None = None
     #: The unread items last reported: a cluster with a dead server would otherwise repeat
     #: the same line every poll (seen live), burying the diagnostics that change.
@@ -73,7 +76,8 @@ async def watch_loop(
     polls = failed = 0
     async for snapshot in poller.snapshots(stop):
         polls, failed = polls + 1, failed + (not snapshot.ok)
-        events, state = advance(state, snapshot, config=config)
+        judged = recording.take(snapshot)
+        events, snapshot = judged.events, judged.snapshot
         if verbose:
             err(f"konsole watch: poll {snapshot.seq} taken ({'ok' if snapshot.ok else 'failed'})")
         for event in events:
@@ -83,10 +87,10 @@ async def watch_loop(
             from konsole.report import report_command
 
             err(f"  report: {report_command(severe[-1].time, history)}")
-        health = state.health
+        health = judged.health
         # A new line when the status changes, or a finding that raises it comes or goes (a
         # server unreachable, then gone from metadata: both YELLOW, both said).
-        if health is not None and _shown(health) != shown:
+        if _shown(health) != shown:
             shown = _shown(health)
             out(health_line(health, fmt, snapshot))
         if not snapshot.ok:

@@ -203,10 +203,10 @@ class ActionRunner:
     # ------------------------------------------------------------------ looking
 
     async def look(self) -> Look:
-        """One poll through the profile's poller (health as ``check`` sees it) and the
-        rebalance the coordinator reports."""
+        """One poll through the profile's poller, judged as ``check`` judges its look
+        (:func:`~konsole.model.poll.judge_look`), and the rebalance the coordinator reports."""
         from konsole.collect.connect import build_poller
-        from konsole.model.health import evaluate
+        from konsole.model.poll import judge_look
 
         poller, release = build_poller(self.profile, None)
         try:
@@ -215,9 +215,8 @@ class ActionRunner:
             await release()
         if snapshot.view is None:
             raise ActionFailedError(f"cannot read the cluster: {snapshot.error}")
-        return Look(
-            snapshot.view, evaluate(snapshot, self.profile.health).status, await self.running()
-        )
+        judged = judge_look(snapshot, self.profile.health)
+        return Look(snapshot.view, judged.health.status, await self.running())
 
     async def running(self) -> str | None:
         progress = await self.admin.rebalance_progress()

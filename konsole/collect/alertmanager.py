@@ -38,12 +38,11 @@ from konsole.model.alerts import (
     advance_alerts,
     alert_payload,
 )
-from konsole.model.events import Event
-from konsole.model.health import Health
-from konsole.model.snapshot import ClusterSnapshot
 
 if TYPE_CHECKING:
     import httpx
+
+    from konsole.model.poll import JudgedPoll
 
 __all__ = [
     "AlertmanagerSink",
@@ -168,18 +167,17 @@ class AlertmanagerSink:
             groups = [self._firing.get(cluster, {})] if cluster else list(self._firing.values())
             return tuple(a for g in groups for a in g.values())
 
-    async def on_poll(
-        self,
-        cluster: str,
-        snapshot: ClusterSnapshot,
-        health: Health | None,
-        events: Sequence[Event],
-    ) -> None:
+    async def on_poll(self, cluster: str, judged: JudgedPoll) -> None:
         """Advance ``cluster``'s alerts; deliveries run on their own tasks."""
         self._start()
         state = self._states.get(cluster, AlertState())
         update, self._states[cluster] = advance_alerts(
-            state, cluster, health, events, snapshot.taken_at, self.settings
+            state,
+            cluster,
+            judged.health,
+            judged.events,
+            judged.snapshot.taken_at,
+            self.settings,
         )
         before = self._firing.get(cluster, {})
         now = {a.labels: a for a in update.firing}

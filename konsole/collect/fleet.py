@@ -4,9 +4,10 @@
 cluster's :class:`~konsole.collect.session.ClusterSession` (the one the console runs too),
 which polls its cluster on its own interval (the live poller of
 :func:`konsole.collect.connect.build_poller`) and records every poll into the cluster's
-history file exactly as ``konsole record`` does (:class:`konsole.collect.recorder.Recorder`:
-events derived as it writes, one transaction per poll, a file that cannot be written kept
-in memory and retried); the fleet hands each snapshot, its health and its events to every
+history file exactly as ``konsole record`` does (the session stamps and judges each poll
+once; :class:`konsole.collect.recorder.Recorder` writes it as judged, one transaction per
+poll, a file that cannot be written kept in memory and retried); the fleet hands each
+judged poll (:class:`~konsole.model.poll.JudgedPoll`) to every
 :class:`~konsole.collect.serve_sinks.PollSink`.
 
 The tasks share nothing but the sinks: a cluster that is down, slow or timing out delays
@@ -40,13 +41,11 @@ from konsole.collect.history_state import HistoryMode, HistoryStatus
 from konsole.collect.profiles import Profile
 from konsole.collect.serve_sinks import PollSink
 from konsole.collect.session import Source
-from konsole.model.events import Event
-from konsole.model.health import Health
-from konsole.model.snapshot import ClusterSnapshot
 
 if TYPE_CHECKING:
     from konsole.collect.operator_feed import OperatorFeed
     from konsole.collect.recorder import RecorderStatus
+    from konsole.model.poll import JudgedPoll
 
 __all__ = ["Fleet", "HistoryMode", "Member", "MemberStatus", "Source"]
 
@@ -217,9 +216,9 @@ class Fleet:
                     if step.recorder is not None:
                         changes["recorder"] = step.recorder
                     self._update(member.name, **changes)
-                    if step.snapshot is not None:
+                    if step.judged is not None:
                         await self._look(member.name, feed)
-                        await self._hand(member.name, step.snapshot, step.health, step.events)
+                        await self._hand(member.name, step.judged)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug: say it, keep the others going, /healthz says it
@@ -243,20 +242,16 @@ class Fleet:
         if feed is not None and await asyncio.to_thread(feed.look) > 0:
             self._update(name, actions=dict(feed.counts))
 
-    async def _hand(
-        self,
-        name: str,
-        snapshot: ClusterSnapshot,
-        health: Health | None,
-        events: Sequence[Event],
-    ) -> None:
+    async def _hand(self, name: str, judged: JudgedPoll) -> None:
+        """The session's verdict on one poll, to every sink (none judges it again)."""
+        snapshot = judged.snapshot
         with self._lock:
             polls = self._status[name].polls + 1
         self._update(name, polls=polls, last_poll_at=snapshot.taken_at, last_ok=snapshot.ok)
         for sink in self.sinks:
             key = (name, id(sink))
             try:
-                await sink.on_poll(name, snapshot, health, events)
+                await sink.on_poll(name, judged)
             except Exception as exc:  # one sink's bug never stops polling nor the other sinks
                 if key not in self._failing:  # said once, not every poll
                     self._failing.add(key)

@@ -8,7 +8,8 @@ questions a face asks of a history are to become named functions here or in
 ``konsole.collect.history`` (issue 39's one judged poll); until then this is the one door.
 
 Imported when a command runs, not for ``--help``: ``store`` loads its modules (and sqlite3)
-on first use.
+on first use. Polls go into a history one way only, through
+:class:`konsole.collect.recorder.Recorder` (``check --record`` included): no writer here.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from store import (
     RetentionPolicy,
     lock_holder,
     open_reader,
-    open_writer,
 )
 from store.queries import rates
 
@@ -33,6 +33,5 @@ __all__ = [
     "RetentionPolicy",
     "lock_holder",
     "open_reader",
-    "open_writer",
     "rates",
 ]

@@ -12,7 +12,7 @@ the console paints its first frame without it (docs/performance.md, the first pa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -21,11 +21,14 @@ if TYPE_CHECKING:
     from konsole.collect.capacity import CapacityCollector
     from konsole.collect.evidence import LogView
     from konsole.model.events import Event
+    from konsole.model.snapshot import ClusterSnapshot
 
     # Re-exported for the faces' type hints: they name the reader without importing store.
     from store import HistoryReader as HistoryReader
+    from store.rows import PollRow
 
 __all__ = [
+    "RecordedMoment",
     "RecordedNote",
     "event_timeline",
     "events_between_epoch",
@@ -33,6 +36,7 @@ __all__ = [
     "neighbour_event_time",
     "open_history_reader",
     "read_history",
+    "recorded_moment",
     "seed_capacity",
     "server_metric_series",
     "table_rate_series",
@@ -253,3 +257,65 @@ async def write_report_around(
         return write_report(reader, out, since_ms=lo, until_ms=hi, around_ms=at_ms).path
 
     return await read_history(path, write)
+
+
+# =========================================================================== time travel
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedMoment:
+    """What a history says of one past moment, for judging it as a live judge would have."""
+
+    snapshot: ClusterSnapshot
+    #: The last good poll before the moment (this moment's epoch only) and the one before it.
+    last_ok: ClusterSnapshot | None
+    previous_ok: ClusterSnapshot | None
+    #: Whether the poll right before the moment was good.
+    just_before_ok: bool
+    #: The last ``events_kept`` events up to the moment (its epoch only), oldest first.
+    events: tuple[Event, ...]
+
+
+def recorded_moment(reader: HistoryReader, at: float, *, events_kept: int) -> RecordedMoment | None:
+    """The poll recorded at or before ``at`` and what came before it in its epoch (its
+    cluster); None before the first poll. Blocking (reads SQLite): call it from a thread."""
+    from konsole.collect.history import event_from_row, snapshot_at
+    from konsole.model.timefmt import to_ms
+
+    recorded = snapshot_at(reader, at)
+    if recorded is None:
+        return None
+    snap = recorded.snapshot
+    at_ms = to_ms(snap.taken_at)
+    since, _ = reader.epochs.narrow(None, at_ms)
+    good: list[ClusterSnapshot] = []
+    just_before: bool | None = None
+    for poll in _polls_before(reader, at_ms, since):
+        just_before = poll.ok if just_before is None else just_before
+        if len(good) == 2:
+            break
+        if poll.ok:
+            found = snapshot_at(reader, poll.at_ms / 1000)
+            if found is not None:
+                good.append(found.snapshot)
+    rows = reader.events(until=to_ms(at), limit=None, within_epoch=True)[-events_kept:]
+    return RecordedMoment(
+        snap,
+        good[0] if good else None,
+        good[1] if len(good) > 1 else None,
+        bool(just_before),
+        tuple(event_from_row(r) for r in rows),
+    )
+
+
+def _polls_before(reader: HistoryReader, at_ms: int, since: int | None) -> Iterator[PollRow]:
+    """The polls before ``at_ms`` (from ``since`` on), newest first: a few asked one by
+    one (the usual case: the last good polls are the last ones), then the rest at once."""
+    cursor = at_ms - 1
+    for _ in range(3):
+        poll = reader.poll_at(cursor)
+        if poll is None or (since is not None and poll.at_ms < since):
+            return
+        yield poll
+        cursor = poll.at_ms - 1
+    yield from reversed(reader.polls(since=since, until=cursor))

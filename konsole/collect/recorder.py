@@ -1,8 +1,9 @@
 """The recorder: snapshots in, one committed transaction per poll out, never dead on a fault.
 
-:class:`Recorder` takes snapshots from any async source (the live poller, or a fake in
-tests), derives the events (:func:`konsole.model.events.advance`), writes both through
-:class:`store.HistoryWriter` and applies retention now and then.
+:class:`Recorder` writes what it is handed: each poll as judged
+(:class:`~konsole.model.poll.JudgedPoll`: stamped and judged once, by the cluster session or
+the command that polls, before it gets here) through :class:`store.HistoryWriter`, and
+applies retention now and then. It derives nothing and stamps nothing.
 
 A history that cannot be written does not stop it, and loses nothing it can keep: a full
 disk, a read-only file system, a failed write, the file deleted, moved or replaced under
@@ -15,15 +16,16 @@ counted beyond that), opens the path again when the file there is not the one it
 polls in order, each once, when it can. Refusals that no retry fixes (a newer schema, a
 corrupt or foreign file, another recorder at start) raise at :meth:`Recorder.open`.
 
-Poll times never go back (:class:`Timeline`): when the wall clock moves back, polls are
-stamped from the last recorded one on at the monotonic clock's pace until the wall clock
-is ahead again. Retention is scheduled and judges ages at the :class:`Pace`'s present: the
+Poll times never go back (:class:`~konsole.collect.poll_timeline.Timeline`, which the
+recorder floors with the newest poll of the file it opens; the poller's owner stamps on
+it). Retention is scheduled and judges ages at the :class:`Pace`'s present: the
 wall clock with its jumps either way held back, so a clock that leaps ahead and back
 neither reorders polls nor deletes any that are not old.
 
 Each poll carries the cluster's identity (:mod:`konsole.model.identity`, with ``run_id`` for
 a local cluster): a poll of another cluster than the history's current epoch starts a new
-epoch, and the event detectors start afresh (nothing of the other cluster is compared).
+epoch; :meth:`Recorder.another_cluster` tells the judge to start afresh (nothing of the
+other cluster is compared).
 """
 
 from __future__ import annotations
@@ -39,11 +41,11 @@ from typing import Final
 from konsole.collect.excerpts import ExcerptKeeper, command_sources
 from konsole.collect.history import epoch_mark, event_row, poll_record, with_epoch
 from konsole.collect.logs import LogConfig
-from konsole.model.events import Event, EventConfig, EventKind, EventState, Severity, advance
+from konsole.collect.poll_timeline import Timeline
+from konsole.model.events import Event, EventKind, Severity
 from konsole.model.events.base import Subject
-from konsole.model.health import Health
 from konsole.model.identity import UNIDENTIFIED, identity_of
-from konsole.model.placement import Placement
+from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.timefmt import to_ms
 from store import (
@@ -64,7 +66,7 @@ __all__ = [
     "Pace",
     "Recorder",
     "RecorderStatus",
-    "Timeline",
+    "Timeline",  # konsole.collect.poll_timeline's, where its stamps are given
 ]
 
 #: Retention runs at most this often (and once at start).
@@ -87,39 +89,6 @@ class RecorderStatus:
     polls_taken: int = 0
     #: Stretches of trouble begun (each said once): a fault, even one healed within a poll.
     troubles: int = 0
-
-
-class Timeline:
-    """Poll times that never go back, whatever the wall clock does.
-
-    A poll taken at or before the last stamp (the wall clock moved back) is stamped at the
-    last stamp plus the monotonic time since it (at least 1 ms), so the order, the intervals
-    between polls and thus rates stay right; the wall clock is used again as soon as it is
-    ahead of the last stamp.
-    """
-
-    def __init__(self, monotonic: Callable[[], float]) -> None:
-        self._monotonic = monotonic
-        self._last_ms: int | None = None
-        self._last_mono = 0.0
-
-    def floor(self, at_ms: int | None) -> None:
-        """Stamp after ``at_ms`` too (the newest poll of the file being written)."""
-        if at_ms is not None and (self._last_ms is None or at_ms > self._last_ms):
-            self._last_ms, self._last_mono = at_ms, self._monotonic()
-
-    def stamp(self, at_ms: int) -> int:
-        mono = self._monotonic()
-        if self._last_ms is not None and at_ms <= self._last_ms:
-            at_ms = self._last_ms + max(1, round((mono - self._last_mono) * 1000))
-        self._last_ms, self._last_mono = at_ms, mono
-        return at_ms
-
-    def now_ms(self, wall_ms: int) -> int:
-        """The present on this timeline: the wall clock unless it is behind the last stamp."""
-        if self._last_ms is None or wall_ms > self._last_ms:
-            return wall_ms
-        return self._last_ms + round((self._monotonic() - self._last_mono) * 1000)
 
 
 class Pace:
@@ -202,13 +171,13 @@ class Recorder:
         path: Path,
         *,
         policy: RetentionPolicy | None = None,
-        config: EventConfig | None = None,
+        timeline: Timeline | None = None,
         say: Callable[[str], None] = print,
         on_event: Callable[[Event], None] | None = None,
         on_commit: Callable[[ClusterSnapshot, int], None] | None = None,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
-        retention_every_s: float = RETENTION_EVERY_S,
+        retention_every_s: float | None = RETENTION_EVERY_S,
         backlog_polls: int = BACKLOG_POLLS,
         run_id: str | None = None,
         logs: LogConfig | None = None,
@@ -217,17 +186,17 @@ class Recorder:
         #: The local cluster's run id (None for any other cluster): part of its identity.
         self.run_id = run_id
         self.policy = policy or RetentionPolicy()
-        self._config = config or EventConfig()
         self._say = say
-        #: Called with each event as it is derived (before the poll is written).
+        #: Called with each event of the history's own (history_trouble) as it is made.
         self.on_event = on_event
         self._on_commit = on_commit
         self._clock = clock
-        self._timeline = Timeline(monotonic)
+        #: The poll timeline: floored here with the file's newest poll, stamped by the judge's
+        #: owner (its own when none is given: a recorder handed stamped polls in tests).
+        self.timeline = timeline or Timeline(monotonic)
         self._pace = Pace(monotonic)
         self._retention_every = retention_every_s
         self._writer: HistoryWriter | None = None
-        self._state = EventState()
         #: The storage part last written (each is written once, on the poll that brought it).
         self._storage_at: float | None = None
         self._next_retention: int | None = None  # on the timeline, in ms
@@ -239,12 +208,16 @@ class Recorder:
         self._backlog_polls = max(1, backlog_polls)
         self._trouble: _Trouble | None = None
         self._troubles = 0
-        self._clock_behind = False
         # The console records and closes from worker threads: a close while a poll is
         # being written waits for it (the kept polls and the writer are not shared).
         self._busy = threading.Lock()
         #: Servers' log lines around warning and critical events (none without sources).
         self._excerpts = ExcerptKeeper(logs) if logs is not None and logs.configured else None
+
+    @property
+    def say(self) -> Callable[[str], None]:
+        """Where this recorder says its lines (the judge's owner says its own there too)."""
+        return self._say
 
     @property
     def status(self) -> RecorderStatus:
@@ -258,16 +231,6 @@ class Recorder:
             self._troubles,
         )
 
-    @property
-    def health(self) -> Health | None:
-        """The health as of the last poll (what the events were derived with)."""
-        return self._state.health
-
-    @property
-    def facts(self) -> Placement | None:
-        """The placement of the last good poll recorded, made once as it was advanced."""
-        return self._state.facts
-
     def open(self) -> None:
         """Take the file. Raises HistoryLocked, NewerSchema, NotAHistoryFile (refused);
         an unwritable place is not fatal: the recorder starts not recording."""
@@ -276,7 +239,7 @@ class Recorder:
         except HistoryUnwritable as exc:
             self._fault(str(exc), self._now())
         else:
-            self._timeline.floor(self._writer.last_at_ms)
+            self.timeline.floor(self._writer.last_at_ms)
 
     def close(self) -> None:
         """Write what is kept if the history takes it now; the rest is counted missed."""
@@ -302,19 +265,14 @@ class Recorder:
 
     # ------------------------------------------------------------------ one poll
 
-    def record(self, snapshot: ClusterSnapshot) -> int | None:
-        """Events, then one transaction; returns the poll id once committed, else None
-        (the poll is then kept in memory and written with a later one)."""
+    def record(self, judged: JudgedPoll) -> int | None:
+        """The judged poll and its events in one transaction; returns the poll id once
+        committed, else None (the poll is then kept in memory and written with a later one)."""
         with self._busy:
-            return self._record(snapshot)
+            return self._record(judged.snapshot, judged.events)
 
-    def _record(self, snapshot: ClusterSnapshot) -> int | None:
+    def _record(self, snapshot: ClusterSnapshot, events: tuple[Event, ...]) -> int | None:
         self._taken += 1
-        snapshot = self._stamped(snapshot)
-        self._forget_other_cluster(snapshot)
-        events, self._state = advance(self._state, snapshot, config=self._config)
-        for event in events:
-            self._emit(event)
         if len(self._backlog) >= self._backlog_polls:
             self._backlog.popleft()
             self._missed += 1
@@ -331,22 +289,9 @@ class Recorder:
             _keep_excerpts(self._excerpts, self._writer, self._say)
         return written
 
-    def _stamped(self, snapshot: ClusterSnapshot) -> ClusterSnapshot:
-        taken = to_ms(snapshot.taken_at)
-        at_ms = self._timeline.stamp(taken)
-        behind, self._clock_behind = self._clock_behind, at_ms != taken
-        if at_ms == taken:
-            return snapshot
-        if not behind:
-            self._say(
-                f"the wall clock moved back {(at_ms - taken) / 1000:.3f} s: poll times go on "
-                "from the last one at the monotonic clock's pace until it is ahead again"
-            )
-        return replace(snapshot, taken_at=at_ms / 1000)
-
     def _now(self) -> float:
         """Now on the poll timeline (for a fault seen between polls)."""
-        return self._timeline.now_ms(to_ms(self._clock())) / 1000
+        return self.timeline.now_ms(to_ms(self._clock())) / 1000
 
     def _emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -435,14 +380,14 @@ class Recorder:
         epoch = self._writer.epoch if self._writer is not None else None
         return epoch is None or epoch.reason != UNIDENTIFIED
 
-    def _forget_other_cluster(self, snapshot: ClusterSnapshot) -> None:
-        """Another cluster than the last one seen: the detectors start afresh."""
+    def another_cluster(self, snapshot: ClusterSnapshot) -> bool:
+        """Whether ``snapshot`` (stamped, not yet judged) is of another cluster than the
+        history's current epoch: its judge then starts afresh."""
         seen = identity_of(snapshot, run_id=self.run_id)
-        if seen is None or self._writer is None or self._state.health is None:
-            return
+        if seen is None or self._writer is None:
+            return False
         mark = epoch_mark(self._writer.epoch, seen)
-        if mark is not None and mark.start:
-            self._state = EventState()
+        return mark is not None and mark.start
 
     def _in_epoch(self, snapshot: ClusterSnapshot, record: PollRecord) -> PollRecord:
         """``record`` with its epoch mark (none for a failed poll: it shows no identity)."""
@@ -466,7 +411,7 @@ class Recorder:
         except HistoryError as exc:  # a foreign or corrupt file at the path: never written
             self._fault(str(exc), self._now())
             return False
-        self._timeline.floor(self._writer.last_at_ms)
+        self.timeline.floor(self._writer.last_at_ms)
         return True
 
     # ------------------------------------------------------------------ trouble
@@ -528,8 +473,10 @@ class Recorder:
                 f"the wall clock jumped ahead {jump / 1000:.3f} s: retention goes on at the "
                 "monotonic clock's pace (the jump is taken as the time after an hour)"
             )
-        if self._writer is None or (
-            self._next_retention is not None and now_ms < self._next_retention
+        if (
+            self._writer is None
+            or self._retention_every is None  # a one-poll writer (check --record): none
+            or (self._next_retention is not None and now_ms < self._next_retention)
         ):
             return
         self._next_retention = now_ms + round(self._retention_every * 1000)
@@ -540,7 +487,7 @@ class Recorder:
 
     # ------------------------------------------------------------------ loop
 
-    async def run(self, snapshots: AsyncIterator[ClusterSnapshot]) -> None:
-        """Record every snapshot until the source ends (the caller stops it)."""
-        async for snapshot in snapshots:
-            self.record(snapshot)
+    async def run(self, polls: AsyncIterator[JudgedPoll]) -> None:
+        """Record every judged poll until the source ends (the caller stops it)."""
+        async for judged in polls:
+            self.record(judged)

@@ -5,7 +5,8 @@ written once here (DESIGN.md: whoever holds the writer lock polls; the others fo
 file):
 
 - the history file is free: take its writer lock, poll the cluster and record every poll
-  (:class:`~konsole.collect.recorder.Recorder`: events and health derived as it writes);
+  (:class:`~konsole.collect.recording.Recording`: stamped, judged, then written by the
+  :class:`~konsole.collect.recorder.Recorder` as judged);
 - another process holds it (``konsole record``, a console, ``serve``): **follow** it, one
   look per poll interval (:func:`konsole.collect.follow.newest`, through one kept reader),
   and when that writer is gone take the file over (:mod:`konsole.collect.takeover`) and poll;
@@ -14,8 +15,8 @@ file):
 - no history at all: poll live.
 
 :meth:`ClusterSession.steps` yields a :class:`SessionStep` per poll (polled or followed) with
-its events, health, the placement facts of the last good poll (made once, in ``advance``,
-or as a followed poll is judged) and the history status; a step without a snapshot says the
+its :class:`~konsole.model.poll.JudgedPoll` (the session is the one judge of its cluster:
+every face reads that verdict) and the history status; a step without a poll says the
 history changed alone (the opening, a takeover). Disk work runs in threads; a cancel lets
 the writer lock go, also when it was being taken.
 """
@@ -26,19 +27,20 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from konsole.collect.history_state import HistoryMode, HistoryStatus
+from konsole.collect.poll_timeline import Timeline
 
 if TYPE_CHECKING:
     from konsole.collect.profiles import Profile
     from konsole.collect.recorder import Recorder, RecorderStatus
     from konsole.model.events import Event
     from konsole.model.health import Health
-    from konsole.model.placement import Placement
+    from konsole.model.poll import JudgedPoll
     from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["ClusterSession", "SessionStep", "Source"]
@@ -54,15 +56,29 @@ LOOK_AHEAD_MS = 60_000
 class SessionStep:
     """One step of a session: a poll (polled or followed), or the history changing alone."""
 
-    #: The poll (None: the opening, or a takeover: only ``history`` and ``events`` are new).
-    snapshot: ClusterSnapshot | None
-    events: tuple[Event, ...]
-    health: Health | None
-    #: The placement of the last good poll, made once on its poll.
-    facts: Placement | None
+    #: The poll as judged (None: the opening, or a takeover: only ``history`` and
+    #: ``notices`` are new).
+    judged: JudgedPoll | None
     history: HistoryStatus
+    #: The history's own events of this step (taken over, not written), after the poll's.
+    notices: tuple[Event, ...] = ()
     #: The recorder's state after this poll (None: not recording here).
     recorder: RecorderStatus | None = None
+
+    @property
+    def snapshot(self) -> ClusterSnapshot | None:
+        return self.judged.snapshot if self.judged is not None else None
+
+    @property
+    def health(self) -> Health | None:
+        return self.judged.health if self.judged is not None else None
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """The poll's events, then the history's own."""
+        if self.judged is None:
+            return self.notices
+        return self.judged.events + self.notices if self.notices else self.judged.events
 
 
 def _quiet(_: str) -> None:
@@ -84,13 +100,15 @@ class ClusterSession:
     say: Callable[[str], None] = _quiet
     #: Keep log excerpts beside warning events (the profile's log sources).
     logs: bool = False
+    #: Poll times that never go back: every poll is stamped on it once, before it is judged.
+    _timeline: Timeline = field(default_factory=lambda: Timeline(time.monotonic), init=False)
 
     async def steps(self, stop: asyncio.Event) -> AsyncGenerator[SessionStep]:
         """Steps until ``stop`` is set (or cancelled). Close it (``contextlib.aclosing``):
         the recorder is closed and the follower's reader let go then."""
         recorder, status = await self._open()
         try:
-            yield SessionStep(None, (), None, None, status)
+            yield SessionStep(None, status)
             if status.mode is HistoryMode.FOLLOWING:
                 async with contextlib.aclosing(self._follow(status, stop)) as looks:
                     async for look in looks:
@@ -117,11 +135,10 @@ class ClusterSession:
 
     def _recorder(self, path: Path) -> Recorder:
         from konsole.collect.recorder import Recorder
-        from konsole.model.events import EventConfig
 
         return Recorder(
             path,
-            config=EventConfig(rules=self.profile.health),
+            timeline=self._timeline,
             say=self.say,
             clock=self.clock,
             run_id=self.profile.run_id,
@@ -169,14 +186,14 @@ class ClusterSession:
         from konsole.collect.follow import newest
         from konsole.collect.kept_reader import KeptReader
         from konsole.collect.server_memory import recall_from
-        from konsole.model.health import evaluate
+        from konsole.model.events import EventConfig
+        from konsole.model.poll import Judge
         from konsole.model.timefmt import to_ms
 
         assert self.history is not None  # following a file
         interval = self.interval or self.profile.poll_interval
         seen_ms = 0
-        last_ok: ClusterSnapshot | None = None
-        facts: Placement | None = None
+        judge = Judge(EventConfig(rules=self.profile.health))
         known = self.profile.known_servers
         # One reader for all the looks (opened again only for another file).
         kept = KeptReader(self.history)
@@ -195,10 +212,8 @@ class ClusterSession:
                     recall = partial(recall_from, known=known, at=snap.taken_at)
                     recalled = await asyncio.to_thread(kept.read, recall)
                     snap = snap.with_known(recalled if recalled is not None else known)
-                    health = evaluate(snap, self.profile.health, previous=last_ok)
-                    if snap.ok:  # the placement health was judged on: the poll's one
-                        last_ok, facts = snap, health.placement
-                    yield SessionStep(snap, events, health, facts, status)
+                    # Stamped by its writer; its events are the writer's, its health ours.
+                    yield SessionStep(judge.followed(snap, events), status)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), interval)
         finally:
@@ -223,36 +238,40 @@ class ClusterSession:
         except HistoryError:  # locked by a quicker follower, or refused: follow on
             return None
         taken = self._recording(recorder, takeover.TAKEN_OVER)
-        return recorder, SessionStep(None, (event,), None, None, taken)
+        return recorder, SessionStep(None, taken, (event,))
 
     # ------------------------------------------------------------------ polling
 
     async def _poll(
         self, recorder: Recorder | None, status: HistoryStatus, stop: asyncio.Event
     ) -> AsyncGenerator[SessionStep]:
-        """Poll until ``stop``; record each poll (or judge it here without a recorder)."""
-        from konsole.model.events import EventConfig, EventState, advance
+        """Poll until ``stop``; stamp and judge each poll here, and record it as judged."""
+        from konsole.collect.recording import Recording
+        from konsole.model.events import EventConfig
 
         snapshots, release = self._source()
-        state = EventState()
-        config = EventConfig(rules=self.profile.health)
+        recording = Recording(
+            recorder,
+            EventConfig(rules=self.profile.health),
+            say=self.say,
+            timeline=self._timeline,
+        )
+        # The history's own events (trouble writing it), said with the poll that met it.
+        notices: list[Event] = []
+        if recorder is not None:
+            recorder.on_event = notices.append
         try:
             async for snap in snapshots(stop):
                 if recorder is None:
-                    events, state = advance(state, snap, config=config)
-                    yield SessionStep(snap, tuple(events), state.health, state.facts, status)
+                    yield SessionStep(recording.take(snap), status)
                     continue
-                # The recorder derives the events and the health as it writes.
-                found: list[Event] = []
-                recorder.on_event = found.append
-                await asyncio.to_thread(recorder.record, snap)
+                judged = await asyncio.to_thread(recording.take, snap)
+                said, notices[:] = tuple(notices), []
                 written = recorder.status
                 status = _status(
                     recorder, None if written.recording else written.reason, status.note
                 )
-                yield SessionStep(
-                    snap, tuple(found), recorder.health, recorder.facts, status, written
-                )
+                yield SessionStep(judged, status, said, written)
         finally:
             with contextlib.suppress(Exception):
                 await _shielded(release())

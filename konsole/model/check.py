@@ -1,8 +1,8 @@
 """The headless health check: one snapshot in, a monitoring-plugin answer out.
 
 Pure: nothing here touches the network, the clock or the process. ``konsole check``
-(:mod:`konsole.cli.check`) polls once, asks :func:`konsole.model.health.evaluate` (the same
-rules the console uses) and hands both to :func:`assess`, which adds the operator's
+(:mod:`konsole.cli.check`) polls once, has the poll judged (:class:`konsole.model.poll.Judge`,
+as every face's) and hands the judged poll to :func:`assess`, which adds the operator's
 ``-w``/``-c`` thresholds and returns a :class:`CheckResult`;
 :func:`konsole.render.check.render` turns that into the Nagios/Icinga text, a versioned JSON
 object or plain text.
@@ -33,6 +33,7 @@ from konsole.model.headroom import capacity_measures
 from konsole.model.health import METRIC_RULES, Health, HealthRules
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.placement import Placement, Replication, replication
+from konsole.model.poll import JudgedPoll
 from konsole.model.roles import unanswered
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name, table_names
 from konsole.model.storage import StorageLimits, trouble, untiered
@@ -543,21 +544,19 @@ def _named(names: Sequence[str]) -> str:
 
 
 def assess(
-    snapshot: ClusterSnapshot,
-    health: Health,
+    judged: JudgedPoll,
     *,
     thresholds: Thresholds | None = None,
     rules: HealthRules | None = None,
     stalled_tables: int | None = None,
     cluster: Mapping[str, Any] | None = None,
 ) -> CheckResult:
-    """The check's answer for one snapshot and its health (from ``health.evaluate``).
-
-    The placement is the poll's own, made once as ``health`` judged this very snapshot
-    (:attr:`Health.placement`); it is made here only for a health of another moment."""
+    """The check's answer for one judged poll (:class:`~konsole.model.poll.JudgedPoll`:
+    its health, and the placement made once as it was judged)."""
     thresholds = thresholds or Thresholds()
-    same = health.taken_at == snapshot.taken_at
-    rep = replication(snapshot, health.placement if same else None)
+    snapshot, health = judged.snapshot, judged.health
+    # A failed poll has no view: no replication figures (the placement is the last good one's).
+    rep = replication(snapshot, judged.placement) if snapshot.view is not None else None
     measures = measure(
         snapshot, thresholds=thresholds, rules=rules, stalled_tables=stalled_tables, facts=rep
     )

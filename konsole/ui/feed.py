@@ -47,9 +47,7 @@ if TYPE_CHECKING:
     from konsole.collect.session import SessionStep, Source
     from konsole.localcluster import ClusterDescription
     from konsole.model.events import Event
-    from konsole.model.health import Health
-    from konsole.model.placement import Placement
-    from konsole.model.snapshot import ClusterSnapshot
+    from konsole.model.poll import JudgedPoll
     from konsole.model.table_stats import BucketKey
 
 __all__ = [
@@ -184,49 +182,39 @@ def state_at(
 
     Blocking (reads SQLite): call it from a thread.
     """
-    from konsole.collect.history import event_from_row, snapshot_at
-    from konsole.model.health import evaluate
+    from konsole.collect.history_reads import recorded_moment
     from konsole.model.placement import placement
+    from konsole.model.poll import judge_recorded
     from konsole.model.timefmt import to_ms
 
-    recorded = snapshot_at(reader, at)
-    if recorded is None:
+    moment = recorded_moment(reader, at, events_kept=MAX_EVENTS)
+    if moment is None:
         return None
-    snap = recorded.snapshot
-    previous: ClusterSnapshot | None = None
-    # Rates, the last good poll and events come from this moment's epoch (its cluster) only.
-    since, _ = reader.epochs.narrow(None, to_ms(snap.taken_at))
-    before = reader.poll_at(to_ms(snap.taken_at) - 1)
-    if before is not None and (since is None or before.at_ms >= since):
-        earlier = snapshot_at(reader, before.at_ms / 1000)
-        previous = earlier.snapshot if earlier is not None else None
-    last_ok = snap if snap.ok else None
-    health = evaluate(snap, rules, previous=previous)
-    facts = health.placement  # this moment's, made once as it was judged
-    if last_ok is None:
-        # The panels of a failed poll show the last good one before it, greyed.
-        for poll in reversed(reader.polls(since=since, until=to_ms(snap.taken_at))):
-            if poll.ok:
-                found = snapshot_at(reader, poll.at_ms / 1000)
-                last_ok = found.snapshot if found is not None else None
-                if last_ok is not None and last_ok.view is not None:
-                    facts = placement(last_ok.view)
-                break
-    events = tuple(
-        event_from_row(r)
-        for r in reader.events(until=to_ms(at), limit=None, within_epoch=True)[-MAX_EVENTS:]
+    snap, last_ok, events = moment.snapshot, moment.last_ok, moment.events
+    # The placement of the last good poll before a failed one (its panels, greyed); a good
+    # poll's own is made as it is judged.
+    before = None if snap.ok or last_ok is None or last_ok.view is None else last_ok.view
+    judged = judge_recorded(
+        snap,
+        tuple(e for e in events if to_ms(e.time) == to_ms(snap.taken_at)),
+        rules,
+        last_ok=last_ok,
+        previous_ok=moment.previous_ok,
+        placement=placement(before) if before is not None else None,
     )
     return ConsoleState(
         profile=name,
         now=at if now is None else now,
         snapshot=snap,
-        last_ok=last_ok,
-        previous_ok=previous if previous is not None and previous.ok else None,
-        health=health,
+        last_ok=judged.last_ok,
+        # Time travel's rates are between a moment and the poll right before it, when that
+        # one was good (a live console keeps the last two good polls' through a failure).
+        previous_ok=last_ok if moment.just_before_ok else None,
+        health=judged.health,
         events=events,
         as_of=at,
         history=history or HistoryStatus(),
-        facts=facts,
+        facts=judged.placement,
     )
 
 
@@ -288,15 +276,8 @@ class LiveFeed:
         if other is not None and other != state.history.other_until:
             # Another cluster: none of its events or polls is this one's.
             state = replace(state, events=(), last_ok=None, previous_ok=None, facts=None)
-        return _next(
-            state,
-            step.snapshot,
-            step.events,
-            step.history,
-            self.clock(),
-            step.health,
-            step.facts,
-        )
+        assert step.judged is not None
+        return _next(state, step.judged, step.notices, step.history, self.clock())
 
     def _recent_events(self, reader: HistoryReader) -> tuple[Event, ...]:
         from konsole.collect.history import event_from_row
@@ -343,24 +324,20 @@ class LiveFeed:
 
 def _next(
     state: ConsoleState,
-    snap: ClusterSnapshot,
-    events: tuple[Event, ...],
+    judged: JudgedPoll,
+    notices: tuple[Event, ...],
     status: HistoryStatus,
     now: float,
-    health: Health | None,
-    facts: Placement | None,
 ) -> ConsoleState:
-    last_ok, previous_ok = state.last_ok, state.previous_ok
-    if snap.ok:
-        last_ok, previous_ok = snap, state.last_ok
+    """The state showing ``judged`` (the session's verdict: nothing is judged here)."""
     return replace(
         state,
         now=now,
-        snapshot=snap,
-        last_ok=last_ok,
-        previous_ok=previous_ok,
-        health=health,
-        events=(state.events + events)[-MAX_EVENTS:],
+        snapshot=judged.snapshot,
+        last_ok=judged.last_ok,
+        previous_ok=judged.previous_ok,
+        health=judged.health,
+        events=(state.events + judged.events + notices)[-MAX_EVENTS:],
         history=status,
-        facts=facts if snap.ok else state.facts,
+        facts=judged.placement,
     )

@@ -19,7 +19,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from konsole.collect.recorder import Recorder
 from konsole.model.capacity import (
     CapacityPart,
     ConfigSource,
@@ -33,6 +32,7 @@ from konsole.model.metrics import ServerMetrics, TableMetrics
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.ui.state import ConsoleState
 from tests._testutil.console import T0, story_snapshot
+from tests._testutil.judging import JudgingRecorder
 
 __all__ = ["CASES", "record_capacity_story", "with_capacity", "with_capacity_snapshot"]
 
@@ -172,7 +172,9 @@ def with_capacity(state: ConsoleState, case: str) -> ConsoleState:
 
 def record_capacity_story(path: Path, *, polls: int = 6, case: str = "near_lock") -> Path:
     """The story's first ``polls`` polls with the ``case``'s capacity figures, recorded."""
-    recorder = Recorder(path, say=lambda _text: None, clock=lambda: T0, retention_every_s=1e12)
+    recorder = JudgingRecorder(
+        path, say=lambda _text: None, clock=lambda: T0, retention_every_s=1e12
+    )
     recorder.open()
     try:
         for seq in range(1, polls + 1):

@@ -31,10 +31,10 @@ from fluss_proto.model import BucketView, ClusterView, PartitionInfo, ServerInfo
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
 from konsole.collect.metrics import ServerMetrics
 from konsole.collect.profiles import Profile
-from konsole.collect.recorder import Recorder
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
 from konsole.ui.feed import state_at, with_history
 from konsole.ui.state import ConsoleState, HistoryMode, HistoryStatus
+from tests._testutil.judging import JudgingRecorder
 
 __all__ = [
     "NOW",
@@ -256,7 +256,9 @@ def _snapshot(seq: int, *, empty: bool = False) -> ClusterSnapshot:
 
 def record_story(path: Path, *, polls: int = 12, empty: bool = False) -> Path:
     """Write the story's first ``polls`` polls into a new history file at ``path``."""
-    recorder = Recorder(path, say=lambda _text: None, clock=lambda: T0, retention_every_s=1e12)
+    recorder = JudgingRecorder(
+        path, say=lambda _text: None, clock=lambda: T0, retention_every_s=1e12
+    )
     recorder.open()
     try:
         for seq in range(1, polls + 1):

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from konsole.collect.recorder import Recorder
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import JudgingRecorder
 
 __all__ = ["server_left_history"]
 
 
 def server_left_history(path: Path) -> Path:
     """Write the file at ``path`` and return it."""
-    recorder = Recorder(path, say=lambda s: None, clock=lambda: T0 + 100)
+    recorder = JudgingRecorder(path, say=lambda s: None, clock=lambda: T0 + 100)
     recorder.open()
     recorder.record(snap(view((1, 2), [table("db.t", 1, [5, 5])]), seq=1, t=T0))
     recorder.record(snap(view((1,), [table("db.t", 1, [5, 5])]), seq=2, t=T0 + 10))

@@ -6,11 +6,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from konsole.collect.recorder import Recorder
 from konsole.model.events import Event
 from konsole.model.snapshot import ClusterSnapshot
 from store import HistoryWriter
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import JudgingRecorder
 
 __all__ = ["Rig", "kinds", "poll"]
 
@@ -28,7 +28,7 @@ class Rig:
         self.said: list[str] = []
         self.events: list[Event] = []
         self.committed: list[int] = []
-        self.r = Recorder(
+        self.r = JudgingRecorder(
             path,
             say=self.said.append,
             on_event=self.events.append,

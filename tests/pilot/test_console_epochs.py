@@ -8,7 +8,6 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from konsole.collect.recorder import Recorder
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed, open_history_reader, state_at
 from konsole.ui.modals.time_travel import TimeTravelScreen
@@ -16,6 +15,7 @@ from konsole.ui.state import HistoryMode, HistoryStatus
 from konsole.ui.widgets.status_bar import status_text
 from tests._testutil.builders import T0, snap, table, view
 from tests._testutil.console import settle, wait_for_workers
+from tests._testutil.judging import JudgingRecorder
 
 
 def two_clusters(path: Path) -> float:
@@ -24,7 +24,7 @@ def two_clusters(path: Path) -> float:
         ("a", [((0, 1, 2), T0), ((0, 1, 2), T0 + 10), ((0, 1), T0 + 20)]),
         ("b", [((0, 1, 2), T0 + 60), ((0, 1, 2), T0 + 70)]),
     ):
-        r = Recorder(path, say=lambda _t: None, clock=lambda: T0, run_id=run)
+        r = JudgingRecorder(path, say=lambda _t: None, clock=lambda: T0, run_id=run)
         r.open()
         for seq, (tablets, t) in enumerate(polls, start=1):
             r.record(snap(view(tablets, [table("db.a", 1, [seq * 10])]), seq=seq, t=t))

@@ -10,14 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from konsole.collect.recorder import Recorder
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import JudgingRecorder
 
 
 def main() -> None:
     path = Path(sys.argv[1])
     seq = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    recorder = Recorder(
+    recorder = JudgingRecorder(
         path,
         say=lambda s: print("say", s, flush=True),
         on_commit=lambda snap, poll_id: print(f"committed {poll_id} {snap.seq}", flush=True),

@@ -31,6 +31,7 @@ from konsole.model.causes import (
 from konsole.model.health import Finding, Health, evaluate
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import all_metrics, metrics_error, snap, table, view, with_time
+from tests._testutil.judging import judged_as
 
 NOW = AlertSettings(for_s=0.0, keep_firing_s=0.0)
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
@@ -190,7 +191,7 @@ def test_metrics_say_down_exactly_when_the_alert_does() -> None:
     exposition = Exposition(["a"])
 
     def feed(s: ClusterSnapshot, health: Health) -> dict[str, float]:
-        asyncio.run(exposition.on_poll("a", s, health, ()))
+        asyncio.run(exposition.on_poll("a", judged_as(s, health)))
         return up_series(exposition)
 
     silent = with_time(SILENT, 1.0)

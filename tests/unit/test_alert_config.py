@@ -18,6 +18,7 @@ from konsole.errors import ProfileError
 from konsole.model.alerts import AlertSettings
 from konsole.model.health import evaluate
 from tests._testutil.builders import all_metrics, snap, table, view
+from tests._testutil.judging import judged_as
 
 
 def test_alerts_table(tmp_path: Path) -> None:
@@ -87,7 +88,7 @@ async def test_delivery_families_in_the_scrape() -> None:
     assert "konsole_alertmanager_up{" not in before  # unknown before the first post
     down = snap(view((0, 1), tables=[T]), metrics=all_metrics((0, 1)))
     try:
-        await sink.on_poll("prod", down, evaluate(down), [])
+        await sink.on_poll("prod", judged_as(down, evaluate(down)))
         text = generate_latest(registry).decode()
     finally:
         await sink.aclose()  # nothing listens on port 9: deliveries fail, counted

@@ -345,17 +345,18 @@ def test_the_poller_attaches_the_capacity_part_of_a_good_poll_within_its_time() 
 
 def test_serve_exports_headroom_limit_eta_and_the_visible_dirs() -> None:
     from konsole.collect.exposition.families import cluster_series
+    from konsole.model.poll import Judge
 
     metrics = [tm(0, disk_usage_ratio=0.4, disk_write_locked=False), tm(1)]
     s = replace(snap(view([0, 1]), metrics=metrics, t=1000.0), capacity=a_part())
-    out = cluster_series(s, None, None)
+    out = cluster_series(Judge().judge(s))
     assert out["konsole_disk_write_limit_ratio"] == [(("0",), 0.5)]
     assert out["konsole_disk_headroom_ratio"] == [(("0",), pytest.approx(0.1))]
     assert out["konsole_write_lock_eta_seconds"] == [(("0",), pytest.approx(10.0))]
     assert out["konsole_data_dir_usage_ratio"] == [(("0", "/data/a"), pytest.approx(0.4))]
     assert out["konsole_data_dir_free_bytes"] == [(("0", "/data/a"), 600.0)]
     # unknown is absent, never 0: no part, or a 0.9.1 server
-    bare = cluster_series(snap(view([0, 1]), metrics=[tm(0), tm(1)], t=1000.0), None, None)
+    bare = cluster_series(Judge().judge(snap(view([0, 1]), metrics=[tm(0), tm(1)], t=1000.0)))
     assert bare["konsole_disk_headroom_ratio"] == [] == bare["konsole_write_lock_eta_seconds"]
 
 

@@ -53,6 +53,7 @@ from tests._testutil.builders import (
     tm,
     view,
 )
+from tests._testutil.judging import judged_as
 
 G, Y, R, U = HealthStatus.GREEN, HealthStatus.YELLOW, HealthStatus.RED, HealthStatus.UNKNOWN
 INF = math.inf
@@ -70,7 +71,7 @@ def result_of(s: ClusterSnapshot, **kw: Any) -> Any:
     rules = kw.pop("rules", HealthRules())
     thresholds = kw.pop("thresholds", Thresholds())
     rules = rules_with_thresholds(rules, thresholds)
-    return assess(s, evaluate(s, rules), thresholds=thresholds, rules=rules, **kw)
+    return assess(judged_as(s, evaluate(s, rules)), thresholds=thresholds, rules=rules, **kw)
 
 
 # =========================================================================== ranges
@@ -347,7 +348,7 @@ def test_kv_rejections_rising_between_two_looks_warn_naming_the_table() -> None:
         view(tables=[T]), t=1001.0, metrics=[tm(0, tables=[kv("db.k", rejections=9)]), tm(1), tm(2)]
     )
     h = evaluate(later, previous=first)
-    r = assess(later, h)
+    r = assess(judged_as(later, h))
     assert r.status is ExitCode.WARNING
     (f,) = r.findings
     assert (f.rule, f.subject) == ("kv_rejections", "table db.k")
@@ -458,7 +459,7 @@ def test_a_finding_has_the_same_status_word_in_check_and_watch() -> None:
     from konsole.cli.lines import health_line
 
     health = evaluate(GONE)
-    r = assess(GONE, health)
+    r = assess(judged_as(GONE, health))
     check = json.loads(render(r, "json"))
     watch = json.loads(health_line(health, "jsonl", GONE))
     said = {(f["rule"], f["subject"]): f["status"] for f in check["findings"]}

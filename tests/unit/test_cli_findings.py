@@ -19,11 +19,11 @@ from konsole.cli import check as check_cmd
 from konsole.cli import record as record_cmd
 from konsole.cli.main import main
 from konsole.collect.profiles import Profile, ProfileError, resolve_profile
-from konsole.collect.recorder import Recorder
 from konsole.errors import ExitCode
 from konsole.model.check import CheckResult, failure
 from konsole.model.timefmt import TimeParseError, parse_duration
 from tests._testutil.builders import T0, snap
+from tests._testutil.judging import JudgingRecorder
 from tests._testutil.poller import Fakes, fake_build_poller
 from tests._testutil.recorded import server_left_history
 
@@ -129,7 +129,7 @@ def test_a_range_ending_before_it_starts_is_refused_as_report_refuses_it(history
 def test_history_info_says_why_a_file_of_failed_polls_has_no_epoch(tmp_path: Path) -> None:
     # was: "none (a file written before epochs, or no poll yet)" for a file with polls
     path = tmp_path / "failed.sqlite"
-    recorder = Recorder(path, say=lambda s: None, clock=lambda: T0 + 100)
+    recorder = JudgingRecorder(path, say=lambda s: None, clock=lambda: T0 + 100)
     recorder.open()
     recorder.record(snap(None, seq=1, t=T0, failed="refused"))
     recorder.close()
@@ -140,7 +140,7 @@ def test_history_info_says_why_a_file_of_failed_polls_has_no_epoch(tmp_path: Pat
         "with the first that does)"
     ) in result.stdout
     empty = tmp_path / "empty.sqlite"
-    opened = Recorder(empty, say=lambda s: None)
+    opened = JudgingRecorder(empty, say=lambda s: None)
     opened.open()
     opened.close()
     assert (

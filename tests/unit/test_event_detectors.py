@@ -256,7 +256,8 @@ def test_leaders(
     current: ClusterSnapshot,
     expected: list[tuple[str, str, int]],
 ) -> None:
-    events = detect_leaders(previous, current, CONFIG)
+    assert current.view is not None
+    events = detect_leaders(previous, current, CONFIG, facts=placement(current.view))
     assert [(e.kind.value, e.subject.name, e.count) for e in events] == expected
 
 
@@ -272,8 +273,10 @@ def test_leader_events_agree_with_placement_for_the_same_poll() -> None:
     gone = by_kind[K.REPLICAS_OFFLINE]
     assert gone.count == len(facts.replicas_offline[2]) == facts.replicas_offline_count
     assert gone.details["tables"] == {"db.t": 3}
-    # given or computed, the placement is the same
-    assert detect_leaders(previous, current, CONFIG) == events
+    # the placement kept of the poll before, or made again: the same events
+    assert previous.view is not None
+    kept = placement(previous.view)
+    assert detect_leaders(previous, current, CONFIG, facts=facts, before=kept) == events
 
 
 # --------------------------------------------------------------------------- tables
@@ -579,7 +582,8 @@ def test_replication(
     expected: tuple[str, int, str, dict[str, Any]] | None,
     new: ReplicationState,
 ) -> None:
-    events, state = detect_replication(state, current, CONFIG)
+    facts = placement(current.view) if current.view is not None else None
+    events, state = detect_replication(state, current, CONFIG, facts=facts)
     got = [(e.kind.value, e.count, e.message, dict(e.details)) for e in events]
     assert got == ([expected] if expected else [])
     assert state == new
@@ -589,7 +593,7 @@ def test_replication_counts_are_placements() -> None:
     current = replicated(GONE.view, reported=(1, 0, 0), in_sync=4)
     figures = replication(current)
     assert figures is not None
-    (event,) = detect_replication(CLEAN, current, CONFIG)[0]
+    (event,) = detect_replication(CLEAN, current, CONFIG, facts=figures.placement)[0]
     assert event.details["buckets"] == figures.under_replicated_buckets == 3
     assert event.details["replicas"] == figures.out_of_sync_replicas == 5
     assert event.details["replicas_offline"] == figures.placement.replicas_offline_count == 3

@@ -261,7 +261,8 @@ CASES: list[tuple[str, list[ClusterSnapshot], list[tuple[str, str]]]] = [
                 ]
             ),
         ],
-        [("write_rejected", "db.k")],
+        # The health compares with the last good poll as every face's does: YELLOW.
+        [("write_rejected", "db.k"), ("health_changed", "cluster")],
     ),
     (
         "kv backpressure rejections stop",
@@ -270,7 +271,7 @@ CASES: list[tuple[str, list[ClusterSnapshot], list[tuple[str, str]]]] = [
             s(metrics=[tm(0, tables=[kv("db.k", rejections=10)]), tm(1), tm(2)]),
             s(metrics=[tm(0, tables=[kv("db.k", rejections=10)]), tm(1), tm(2)]),
         ],
-        [("writes_accepted", "db.k")],
+        [("writes_accepted", "db.k"), ("health_changed", "cluster")],
     ),
     (
         "disk pressure over the warn threshold",

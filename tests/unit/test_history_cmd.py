@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 from konsole.cli.history import parse_duration, parse_time
 from konsole.cli.main import main
-from konsole.collect.recorder import Recorder
 from store import open_writer
 from store.schema import VERSION
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import JudgingRecorder
 
 
 def iso(t: float) -> str:
@@ -25,7 +25,7 @@ def iso(t: float) -> str:
 @pytest.fixture
 def path(tmp_path: Path) -> Path:
     path = tmp_path / "h.sqlite"
-    r = Recorder(path, say=lambda s: None, clock=lambda: T0 + 100)
+    r = JudgingRecorder(path, say=lambda s: None, clock=lambda: T0 + 100)
     r.open()
     keep = table("db.keep", 1, [5, 5])
     r.record(snap(view((1, 2, 3), [keep]), seq=1, t=T0))

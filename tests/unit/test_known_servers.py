@@ -18,6 +18,7 @@ from konsole.model.known_servers import KnownBy, KnownServer, KnownServers
 from konsole.model.roles import AddressRoles, Probed, Role, sort_probes
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import T0, addr, snap, table, view
+from tests._testutil.judging import judged_as
 
 ALL = view((0, 1, 2))
 #: Tablet server 1 dropped from metadata; it held no replica (an empty cluster).
@@ -180,7 +181,7 @@ def test_a_gone_server_names_its_silent_bootstrap_address_in_one_finding() -> No
     mine = [f for f in health.findings if f.subject == "tablet-server 1"]
     assert [f.rule for f in mine] == ["server_gone"]
     assert "its address 127.0.0.1:9201 (in the bootstrap list) does not answer" in mine[0].reason
-    result = assess(s.with_known(seen_once()), health)
+    result = assess(judged_as(s.with_known(seen_once()), health))
     assert result.status.name == "WARNING"
     assert result.summary.startswith("tablet-server 1: not in metadata")
 
@@ -191,7 +192,7 @@ def test_a_silent_bootstrap_address_nobody_named_is_a_warning_naming_the_address
     assert health.status is HealthStatus.YELLOW
     [finding] = [f for f in health.findings if f.rule == "bootstrap"]
     assert finding.subject == "bootstrap 127.0.0.1:9201"
-    assert assess(s, health).status.name == "WARNING"
+    assert assess(judged_as(s, health)).status.name == "WARNING"
 
 
 def test_server_gone_is_one_of_the_rules() -> None:

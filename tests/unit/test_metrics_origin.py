@@ -30,6 +30,7 @@ from konsole.model.snapshot import ClusterSnapshot
 from konsole.render.check import render
 from store import open_reader, open_writer
 from tests._testutil.builders import all_metrics, metrics_error, snap, table, tm, view
+from tests._testutil.judging import judged_as
 from tests._testutil.poller import Fakes
 
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
@@ -98,7 +99,7 @@ def test_a_health_change_to_green_names_no_information_as_its_cause() -> None:
 
 def test_the_check_says_not_configured_exits_ok_and_perfdata_is_u() -> None:
     s = with_origin(snap(view(tables=[T])), NONE)
-    r = assess(s, evaluate(s))
+    r = assess(judged_as(s, evaluate(s)))
     assert r.status is ExitCode.OK
     nagios = render(r, "nagios")
     first, *rest = nagios.splitlines()
@@ -124,7 +125,7 @@ def test_the_check_warns_naming_a_configured_endpoint_that_does_not_answer() -> 
     url = "http://127.0.0.1:9/metrics"
     error = MetricsError(url, None, None, "unreachable", "ConnectError: refused", 1000.0)
     s = snap(view(tables=[T]), metrics_errors=[error])
-    r = assess(s, evaluate(s))
+    r = assess(judged_as(s, evaluate(s)))
     assert r.status is ExitCode.WARNING
     nagios = render(r, "nagios")
     assert nagios.startswith(f"FLUSS WARNING: metrics {url}: unreachable: ConnectError: refused")

@@ -43,6 +43,7 @@ from konsole.ui.state import ConsoleState
 from store.queries import StateAt
 from store.rows import PollRow
 from tests._testutil.builders import Bucket, probe, snap, table, tm, view
+from tests._testutil.judging import judged_as
 
 T0 = 1000.0
 TABLETS = (0, 1, 2, 3)
@@ -192,7 +193,7 @@ def _overview(s: ClusterSnapshot) -> dict[str, int]:
 
 def _check(s: ClusterSnapshot) -> tuple[dict[str, int], dict[str, int]]:
     """The check's measures, and the perfdata of its rendered Nagios line."""
-    result = assess(s, evaluate(s))
+    result = assess(judged_as(s, evaluate(s)))
     measures = {
         label: int(m.value)
         for label, m in result.measures.items()

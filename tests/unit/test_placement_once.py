@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import konsole.model.placement as placement_module
-from konsole.collect.fleet import Fleet, Member, Source
+from konsole.collect.fleet import Fleet, Member
 from konsole.collect.profiles import Profile
+from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import judged_as
+from tests._testutil.sources import ListPoller, fake_source, run_feed_until
 
 PROFILE = Profile(name="once", source="profile", bootstrap=("127.0.0.1:9",))
 
@@ -61,23 +64,6 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     yield seen
 
 
-def fake_source(snapshots: list[ClusterSnapshot]) -> Callable[[], Source]:
-    def source() -> Source:
-        async def polls(stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
-            for s in snapshots:
-                if stop.is_set():
-                    return
-                yield s
-                await asyncio.sleep(0)
-
-        async def release() -> None:
-            return None
-
-        return polls, release
-
-    return source
-
-
 def test_advance_makes_one_placement_per_good_poll(calls: list[int]) -> None:
     from konsole.model.events import EventState, advance
 
@@ -110,14 +96,7 @@ async def test_the_console_state_and_its_rows_read_the_polls_facts(calls: list[i
         if state.snapshot is not None and state.snapshot.seq == len(story()):
             done.set()
 
-    task = asyncio.create_task(feed.run(publish))
-    try:
-        async with asyncio.timeout(10):
-            await done.wait()
-    finally:
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+    await run_feed_until(feed, publish, done)
     outage = next(s for s in states if s.snapshot is not None and s.snapshot.seq == 4)
     assert outage.placement() is not None and 3 in outage.placement().replicas_offline
     assert len(calls) == GOOD
@@ -128,7 +107,7 @@ def test_check_judges_on_the_placement_health_made(calls: list[int]) -> None:
     from konsole.model.health import evaluate
 
     outage = story()[3]
-    result = assess(outage, evaluate(outage))
+    result = assess(judged_as(outage, evaluate(outage)))
     assert result.measures["tablet_servers"].value == 2.0
     assert len(calls) == 1
 
@@ -137,16 +116,8 @@ def test_check_judges_on_the_placement_health_made(calls: list[int]) -> None:
 async def test_watch_makes_one_placement_per_good_poll(calls: list[int]) -> None:
     from konsole.cli.watch import watch_loop
 
-    class Poller:
-        def next_delay(self) -> float:
-            return 0.0
-
-        async def snapshots(self, stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
-            async for s in fake_source(story())()[0](stop):
-                yield s
-
     lines: list[str] = []
-    poller: Any = Poller()
+    poller: Any = ListPoller(story())
     async with asyncio.timeout(10):
         await watch_loop(
             poller, PROFILE, "jsonl", stop=asyncio.Event(), out=lines.append, err=lines.append
@@ -161,17 +132,9 @@ async def test_watch_verbose_says_each_poll_on_stderr(calls: list[int], verbose:
     """`watch --verbose`: a stderr line per poll (tests wait on it, never on the clock)."""
     from konsole.cli.watch import watch_loop
 
-    class Poller:
-        def next_delay(self) -> float:
-            return 0.0
-
-        async def snapshots(self, stop: asyncio.Event) -> AsyncIterator[ClusterSnapshot]:
-            async for s in fake_source(story())()[0](stop):
-                yield s
-
     out: list[str] = []
     err: list[str] = []
-    poller: Any = Poller()
+    poller: Any = ListPoller(story())
     async with asyncio.timeout(10):
         await watch_loop(
             poller,
@@ -203,8 +166,8 @@ async def test_serves_fleet_and_its_series_make_one_placement_per_good_poll(
     polls: list[int] = []
 
     class Last:
-        async def on_poll(self, cluster: str, snapshot: ClusterSnapshot, *_: Any) -> None:
-            polls.append(snapshot.seq)
+        async def on_poll(self, cluster: str, judged: JudgedPoll) -> None:
+            polls.append(judged.snapshot.seq)
             if len(polls) == len(snapshots):
                 stop.set()
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect.recorder import Recorder
 from store import HistoryLocked, NewerSchema, open_reader, open_writer
 from store.schema import VERSION
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import JudgingRecorder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_events_are_recorded_with_their_poll(tmp_path: Path) -> None:
     said: list[str] = []
     seen: list[str] = []
-    r = Recorder(
+    r = JudgingRecorder(
         tmp_path / "h.sqlite",
         say=said.append,
         on_event=lambda e: seen.append(e.kind),
@@ -53,7 +53,7 @@ def test_an_unwritable_place_is_said_polling_goes_on_and_recording_resumes(
     blocker = tmp_path / "dir"
     blocker.write_text("a file where the history's directory should be")
     said: list[str] = []
-    r = Recorder(blocker / "h.sqlite", say=said.append, clock=lambda: T0 + 60)
+    r = JudgingRecorder(blocker / "h.sqlite", say=said.append, clock=lambda: T0 + 60)
     r.open()
     assert r.record(snap(view((1, 2, 3), [table("db.a", 1, [1])]), seq=1, t=T0)) is None
     assert r.record(snap(view((1, 2, 3), [table("db.a", 1, [2])]), seq=2, t=T0 + 10)) is None
@@ -87,13 +87,13 @@ def test_refusals_raise_at_open(tmp_path: Path) -> None:
     holder = open_writer(path)
     try:
         with pytest.raises(HistoryLocked, match=f"pid {os.getpid()}"):
-            Recorder(path).open()
+            JudgingRecorder(path).open()
     finally:
         holder.close()
     with sqlite3.connect(path) as conn:
         conn.execute(f"PRAGMA user_version = {VERSION + 1}")
     with pytest.raises(NewerSchema):
-        Recorder(path).open()
+        JudgingRecorder(path).open()
 
 
 def _child(path: Path, seq: int) -> subprocess.Popen[str]:

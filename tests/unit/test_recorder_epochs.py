@@ -10,16 +10,18 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from konsole.cli.main import main
-from konsole.collect.recorder import Recorder
 from konsole.model.identity import ClusterIdentity
 from konsole.ui.state import ConsoleState, HistoryMode, HistoryStatus
 from konsole.ui.widgets.status_bar import status_text
 from store import open_reader
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import JudgingRecorder
 
 
-def recorder(path: Path, run_id: str | None, said: list[str]) -> Recorder:
-    r = Recorder(path, say=said.append, clock=lambda: T0, run_id=run_id, retention_every_s=1e12)
+def recorder(path: Path, run_id: str | None, said: list[str]) -> JudgingRecorder:
+    r = JudgingRecorder(
+        path, say=said.append, clock=lambda: T0, run_id=run_id, retention_every_s=1e12
+    )
     r.open()
     return r
 

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 import konsole.collect.recorder as recorder_module
-from konsole.collect.recorder import Recorder
 from store import HistoryWriter, open_writer
 from store.retention import RetentionPolicy
 from tests._testutil.builders import T0
 from tests._testutil.history_files import poll_seqs as seqs
+from tests._testutil.judging import JudgingRecorder
 from tests._testutil.recorder_rig import Rig, kinds, poll
 
 
@@ -173,7 +173,7 @@ def clock_run(
 
     monkeypatch.setattr(recorder_module, "apply_retention", counting)
     said: list[str] = []
-    r = Recorder(
+    r = JudgingRecorder(
         path,
         policy=policy,
         say=said.append,

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from konsole.cli.main import main
 from konsole.collect.logs import FileSource, LogConfig
-from konsole.collect.recorder import Recorder
 from konsole.report import report_command
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import JudgingRecorder
 
 
 def local_line(at: float, level: str, text: str) -> str:
@@ -37,7 +37,7 @@ def history(tmp_path: Path) -> Path:
         + "\n"
     )
     path = tmp_path / "h.sqlite"
-    r = Recorder(
+    r = JudgingRecorder(
         path,
         say=lambda s: None,
         clock=lambda: T0 + 100,

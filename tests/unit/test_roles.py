@@ -27,6 +27,7 @@ from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.render.check import render
 from store import open_reader, open_writer
 from tests._testutil.builders import T0, addr, snap, table, view
+from tests._testutil.judging import judged_as
 from tests._testutil.poller import Fakes
 
 C = addr(0)  # the builders' coordinator, 127.0.0.1:9123
@@ -131,7 +132,7 @@ async def test_a_failed_poll_names_no_bootstrap_address_a_coordinator() -> None:
     assert sorted(u.address for u in unanswered(s)) == sorted(BOOTSTRAP)
     health = evaluate(s)
     assert [(f.rule, f.subject) for f in health.findings] == [("unreachable", "cluster")]
-    details = assess(s, health).details
+    details = assess(judged_as(s, health)).details
     assert f"seen: bootstrap {ts(1)} unreachable (no answer)" in details
     assert not any("coordinator" in line for line in details)
 
@@ -169,7 +170,7 @@ def _bootstrap_snapshot(v: object, subject_of_1: str) -> ClusterSnapshot:
 @pytest.mark.parametrize("known", ["bootstrap", "tablet-server 1"])
 def test_the_check_headline_names_the_tablet_server_first_and_no_coordinator(known: str) -> None:
     s = _bootstrap_snapshot(WITHOUT_1, known)
-    result = assess(s, evaluate(s))
+    result = assess(judged_as(s, evaluate(s)))
     assert result.status.name == "WARNING"
     assert result.summary.startswith("tablet-server 1: 2 replicas placed on this server")
     assert result.unreachable_coordinators == ()
@@ -180,7 +181,7 @@ def test_the_check_headline_names_the_tablet_server_first_and_no_coordinator(kno
 
 def test_an_empty_dead_tablet_server_known_from_history_is_named_and_warns() -> None:
     s = _bootstrap_snapshot(WITHOUT_1_EMPTY, "tablet-server 1")
-    result = assess(s, evaluate(s))
+    result = assess(judged_as(s, evaluate(s)))
     assert result.status.name == "WARNING"
     assert result.summary.startswith(f"tablet-server 1: not in metadata, and its address {ts(1)}")
     assert [f.rule for f in result.findings if f.subject == "tablet-server 1"] == [
@@ -252,7 +253,7 @@ async def test_every_face_names_the_dead_tablet_server_and_no_coordinator_at_its
     health = evaluate(s)
     _, state = advance(EventState(), first)
     events, _ = advance(state, s)
-    series = cluster_series(s, health, first)
+    series = cluster_series(replace(judged_as(s, health), previous_ok=first))
     alerts, _ = advance_alerts(
         AlertState(), "c", health, events, s.taken_at, AlertSettings(for_s=0)
     )
@@ -263,4 +264,4 @@ async def test_every_face_names_the_dead_tablet_server_and_no_coordinator_at_its
     down = [a for a in alerts.firing if a.name == "FlussTabletServerDown"]
     assert [a.label("server") for a in down] == ["1"]
     assert all(a.label("server") != ts(1) for a in alerts.firing)
-    assert assess(s, health).summary.startswith("tablet-server 1: ")
+    assert assess(judged_as(s, health)).summary.startswith("tablet-server 1: ")

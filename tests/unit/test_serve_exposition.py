@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import weakref
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -17,9 +19,11 @@ from fluss_proto.model import HealthStatus
 from konsole.collect.exposition import Exposition, MetricsServer
 from konsole.collect.exposition.families import FAMILIES, OTHER
 from konsole.model.events import Event, EventKind, Severity, Subject
-from konsole.model.health import Finding, Health, evaluate
+from konsole.model.health import Finding, Health
+from konsole.model.poll import Judge
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import all_metrics, kv, snap, table, tm, view
+from tests._testutil.judging import judged_as
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -44,7 +48,14 @@ def names(samples: Samples, name: str) -> list[dict[str, str]]:
 def feed(
     exposition: Exposition, cluster: str, s: ClusterSnapshot, events: Sequence[Event] = ()
 ) -> None:
-    asyncio.run(exposition.on_poll(cluster, s, evaluate(s), events))
+    """One poll of ``cluster``, judged after its earlier ones (as its session judges it)."""
+    judge = _judges.setdefault(exposition, {}).setdefault(cluster, Judge())
+    judged = replace(judge.judge(s), events=tuple(events))
+    asyncio.run(exposition.on_poll(cluster, judged))
+
+
+#: Each exposition's judges, one per cluster (a session's, in serve).
+_judges: weakref.WeakKeyDictionary[Exposition, dict[str, Judge]] = weakref.WeakKeyDictionary()
 
 
 def one_dead_server() -> ClusterSnapshot:
@@ -215,7 +226,9 @@ def test_a_server_that_left_without_replicas_is_zero_while_health_judges_it_gone
     left = snap(view((0, 1)), seq=2, t=1001.0)
     gone = Finding(HealthStatus.YELLOW, "server_gone", "tablet-server 2", "gone from metadata")
     asyncio.run(
-        exposition.on_poll("a", left, Health(HealthStatus.YELLOW, (gone,), "derived", 1001.0), ())
+        exposition.on_poll(
+            "a", judged_as(left, Health(HealthStatus.YELLOW, (gone,), "derived", 1001.0))
+        )
     )
     got = scraped(exposition)
     assert value(got, "konsole_tablet_server_up", cluster="a", server="2") == 0

@@ -18,6 +18,7 @@ from konsole.collect.fleet import Fleet, HistoryMode, Member, Source
 from konsole.collect.profiles import Profile
 from konsole.model.events import Event
 from konsole.model.health import Health
+from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import snap, table, view
 
@@ -34,14 +35,8 @@ class Recorded:
         self.stop, self.cluster, self.after = stop, cluster, after
         self.closed = False
 
-    async def on_poll(
-        self,
-        cluster: str,
-        snapshot: ClusterSnapshot,
-        health: Health | None,
-        events: Sequence[Event],
-    ) -> None:
-        self.polls.append((cluster, snapshot, health, events))
+    async def on_poll(self, cluster: str, judged: JudgedPoll) -> None:
+        self.polls.append((cluster, judged.snapshot, judged.health, judged.events))
         if cluster == self.cluster and sum(p[0] == cluster for p in self.polls) >= self.after:
             self.stop.set()
 

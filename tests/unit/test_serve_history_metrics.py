@@ -18,8 +18,7 @@ from konsole.collect.exposition.history import HistoryCollector
 from konsole.collect.fleet import Fleet, HistoryMode, Member, Source
 from konsole.collect.operator_feed import OperatorFeed
 from konsole.collect.profiles import Profile
-from konsole.model.events import Event
-from konsole.model.health import Health
+from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
 from store import add_event, open_writer
 from store.rows import EventRow
@@ -86,9 +85,7 @@ class Acting:
     def __init__(self, stop: asyncio.Event, acts: dict[int, Any], last: int) -> None:
         self.stop, self.acts, self.last, self.polls = stop, acts, last, 0
 
-    async def on_poll(
-        self, cluster: str, snapshot: ClusterSnapshot, health: Health | None, ev: Sequence[Event]
-    ) -> None:
+    async def on_poll(self, cluster: str, judged: JudgedPoll) -> None:
         if cluster != "c":
             return
         self.polls += 1
@@ -163,10 +160,10 @@ async def test_serve_exports_its_history_trouble_and_the_operator_actions(tmp_pa
 async def test_a_followed_history_counts_the_operator_actions_too(tmp_path: Path) -> None:
     """Another recorder holds the file (serve follows it): its polls and an operator event
     written beside them reach the counter; the history reads ok, with no recorder state."""
-    from konsole.collect.recorder import Recorder
+    from tests._testutil.judging import JudgingRecorder
 
     path = tmp_path / "held.sqlite"
-    other = Recorder(path, say=lambda _: None)
+    other = JudgingRecorder(path, say=lambda _: None)
     other.open()
     started = time.time()
     seq = iter(range(1, 100))

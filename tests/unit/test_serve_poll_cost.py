@@ -15,8 +15,8 @@ import pytest
 import konsole.model.placement as placement_module
 import konsole.model.table_stats as table_stats
 from konsole.collect.exposition import Exposition
-from konsole.model.events.state import EventState, advance
-from konsole.model.health import Health, evaluate
+from konsole.model.health import evaluate
+from konsole.model.poll import Judge, JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.console import large_snapshot
 
@@ -50,10 +50,10 @@ def polls() -> list[ClusterSnapshot]:
     return [large_snapshot(seq, tables=TABLES, buckets=BUCKETS) for seq in (1, 2, 3)]
 
 
-def serve_poll(state: EventState, exposition: Exposition, s: ClusterSnapshot) -> EventState:
-    events, state = advance(state, s)
-    asyncio.run(exposition.on_poll("c", s, state.health, events))
-    return state
+def serve_poll(judge: Judge, exposition: Exposition, s: ClusterSnapshot) -> JudgedPoll:
+    judged = judge.judge(s)
+    asyncio.run(exposition.on_poll("c", judged))
+    return judged
 
 
 def exposition() -> Exposition:
@@ -67,27 +67,23 @@ def series(exposition: Exposition) -> list[tuple[str, dict[str, str], float]]:
 def test_a_serve_poll_makes_the_placement_and_each_tables_figures_once(
     made: Counter[str],
 ) -> None:
-    state, into = EventState(), exposition()
+    judge, into = Judge(), exposition()
     for s in polls():
         made.clear()
-        state = serve_poll(state, into, s)
+        serve_poll(judge, into, s)
         assert made == {"placement": 1, "figures": TABLES}
 
 
 def test_the_shared_placement_gives_the_series_of_a_fresh_one() -> None:
-    state, shared, fresh = EventState(), exposition(), exposition()
+    judge, shared, fresh = Judge(), exposition(), exposition()
+    previous: ClusterSnapshot | None = None
     for s in polls():
-        state = serve_poll(state, shared, s)
-        alone = evaluate(s)
-        # A health without its placement: the exposition makes one of its own.
-        bare = Health(alone.status, alone.findings, alone.source, alone.taken_at)
-        asyncio.run(fresh.on_poll("c", s, bare, ()))
-        assert state.health is not None and state.health.placement is not None
+        judged = serve_poll(judge, shared, s)
+        assert judged.placement is not None and judged.placement is judged.health.placement
+        # A poll judged alone, its placement made again: the same series.
+        assert s.view is not None
+        where = placement_module.placement(s.view)
+        alone = JudgedPoll(s, judged.events, evaluate(s, previous=previous), s, previous, where)
+        asyncio.run(fresh.on_poll("c", alone))
         assert series(shared) == series(fresh)
-
-
-def test_a_health_of_another_poll_lends_no_placement(made: Counter[str]) -> None:
-    first, second = polls()[:2]
-    made.clear()
-    asyncio.run(exposition().on_poll("c", second, evaluate(first), ()))
-    assert made == {"placement": 2, "figures": TABLES}  # the health's, then the poll's own
+        previous = s

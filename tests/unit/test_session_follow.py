@@ -17,21 +17,21 @@ from fluss_proto.model import TableView
 from konsole.collect.history import event_row
 from konsole.collect.history_state import HistoryMode
 from konsole.collect.profiles import Profile
-from konsole.collect.recorder import Recorder
 from konsole.collect.session import ClusterSession, SessionStep, Source
 from konsole.collect.takeover import TAKEN_OVER, taken_over_event
 from konsole.model.events import EventKind
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.timefmt import to_ms
 from tests._testutil.builders import snap, table, view
+from tests._testutil.judging import JudgingRecorder
 
 PROFILE = Profile(name="f", source="profile", bootstrap=("127.0.0.1:9",))
 
 
-def _writing(path: Path, polls: int) -> tuple[Recorder, float, list[TableView]]:
+def _writing(path: Path, polls: int) -> tuple[JudgingRecorder, float, list[TableView]]:
     """A recorder holding ``path`` that wrote ``polls`` polls (seq 1.., one second apart,
     from a minute ago), its first poll's time and its tables."""
-    recorder = Recorder(path, say=lambda _: None)
+    recorder = JudgingRecorder(path, say=lambda _: None)
     recorder.open()
     t0 = time.time() - 60
     tables = [table("db.t", 1, [1, 2, 3])]
@@ -75,7 +75,8 @@ async def test_follows_the_writer_then_takes_the_file_when_it_lets_go(tmp_path: 
         assert opening.snapshot is None and opening.history.mode is HistoryMode.FOLLOWING
         first = await _poll(steps)
         assert first.snapshot is not None and first.snapshot.seq == 2 and first.events == ()
-        assert first.facts is not None and first.facts.buckets == 3  # the poll's placement
+        assert first.judged is not None and first.judged.placement is not None
+        assert first.judged.placement.buckets == 3  # the poll's placement
         recorder.record(snap(view((0, 1), tables), seq=3, t=t0 + 2))  # server 2 left
         third = await _poll(steps)
         assert third.snapshot is not None and third.snapshot.seq == 3

@@ -378,13 +378,13 @@ def test_the_recorder_writes_each_storage_part_once_and_time_travel_reads_it(
 
     from konsole.collect.history import snapshot_at
     from konsole.collect.recorded_look import recorded_look
-    from konsole.collect.recorder import Recorder
     from store import open_reader
+    from tests._testutil.judging import JudgingRecorder
 
     path = tmp_path / "h.sqlite"
     first = part(100, bucket(100, 100, 50))
     second = carry(first, part(130, bucket(130, 200, 50)))
-    r = Recorder(path, clock=lambda: 200.0)
+    r = JudgingRecorder(path, clock=lambda: 200.0)
     r.open()
     r.record(snap(V, seq=1, t=90))  # before any storage poll
     r.record(snap(V, seq=2, t=105).with_storage(first))

@@ -26,6 +26,7 @@ from tests._testutil.builders import (
     tm,
     view,
 )
+from tests._testutil.judging import judged_as
 
 RF3 = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
 #: A single-replica table led by server 1: at min ISR for good.
@@ -53,7 +54,7 @@ def ok(server_id: int, **fields: Any) -> Any:
 
 
 def gate(s: ClusterSnapshot, **kw: Any) -> GateVerdict:
-    result = assess(s, evaluate(s, HealthRules()), thresholds=Thresholds())
+    result = assess(judged_as(s, evaluate(s, HealthRules())), thresholds=Thresholds())
     return judge_gate(s, result, **kw)
 
 
@@ -203,7 +204,7 @@ def test_conditions_that_do_not_hold_let_the_gate_open(
 def test_the_gates_health_verdict_is_the_checks_on_the_same_poll(s: ClusterSnapshot) -> None:
     """One judge: the gate opens only on the check's OK, and a check that is not OK is the
     gate's exit code."""
-    result = assess(s, evaluate(s, HealthRules()), thresholds=Thresholds())
+    result = assess(judged_as(s, evaluate(s, HealthRules())), thresholds=Thresholds())
     v = judge_gate(s, result)
     assert v.check is result
     assert ("health" in conditions(v)) == (result.status is not ExitCode.OK)

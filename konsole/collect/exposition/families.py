@@ -31,6 +31,7 @@ from konsole.model.causes import down_servers
 from konsole.model.headroom import capacity_view, lock_outlook
 from konsole.model.health import Health, HealthRules
 from konsole.model.placement import Placement, Replication, replication
+from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.model.table_stats import TableFigures, table_figures
 from konsole.model.totals import cluster_totals
@@ -250,44 +251,35 @@ FAMILIES: Final[tuple[Family, ...]] = (
 
 
 def cluster_series(
-    snapshot: ClusterSnapshot,
-    health: Health | None,
-    previous_ok: ClusterSnapshot | None,
+    judged: JudgedPoll,
     *,
     max_tables: int = DEFAULT_MAX_TABLES,
     seen: Seen | None = None,
 ) -> Samples:
-    """The samples of one poll. ``previous_ok`` (the last good poll before it) gives the
-    rates; ``seen`` (kept by the caller across polls, updated here) keeps a rule that fired
-    and cleared at 0 instead of letting its series vanish. A tablet server is 0 while the
-    health of this poll judges it down (:func:`~konsole.model.causes.down_servers`, the
-    judgement of serve's own alert), 1 when alive in metadata otherwise."""
+    """The samples of one judged poll. Its ``previous_ok`` (the last good poll before it)
+    gives the rates; ``seen`` (kept by the caller across polls, updated here) keeps a rule
+    that fired and cleared at 0 instead of letting its series vanish. A tablet server is 0
+    while the health of this poll judges it down (:func:`~konsole.model.causes.down_servers`,
+    the judgement of serve's own alert), 1 when alive in metadata otherwise."""
+    snapshot, health, previous_ok = judged.snapshot, judged.health, judged.previous_ok
     seen = seen if seen is not None else Seen()
     out: Samples = {f.name: [] for f in FAMILIES}
     out["konsole_poll_success"].append(((), 1.0 if snapshot.ok else 0.0))
     out["konsole_poll_latency_seconds"].append(((), snapshot.latency_s))
     out["konsole_poll_timestamp_seconds"].append(((), snapshot.taken_at))
     out["konsole_poll_consecutive_failures"].append(((), float(snapshot.consecutive_failures)))
-    if health is not None:
-        _health(out, health, seen.rules)
+    _health(out, health, seen.rules)
     _coordinators(out, snapshot)
-    facts = replication(snapshot, _placement_of(snapshot, health))
-    if facts is None or snapshot.view is None:
+    if snapshot.view is None or judged.placement is None:
         return out  # a failed poll: the cluster's state is unknown, not zero
-    _placement(out, facts, len(snapshot.view.tables), _down(snapshot, health, facts.placement))
+    facts = replication(snapshot, judged.placement)
+    assert facts is not None  # a poll with a view
+    _placement(out, facts, len(snapshot.view.tables), set(down_servers(health.findings)))
     _tables(out, snapshot, previous_ok, max_tables, facts.placement)
     _server_metrics(out, snapshot)
     _capacity(out, snapshot)
     _throughput(out, snapshot)
     return out
-
-
-def _placement_of(snapshot: ClusterSnapshot, health: Health | None) -> Placement | None:
-    """The placement ``health`` was judged on, when it judged this very poll (same time);
-    None: have it made."""
-    if health is None or health.taken_at != snapshot.taken_at:
-        return None
-    return health.placement
 
 
 def _health(out: Samples, health: Health, rules_seen: set[str]) -> None:
@@ -318,14 +310,6 @@ def _coordinators(out: Samples, snapshot: ClusterSnapshot) -> None:
         out["konsole_coordinator_up"].append(((active, CoordinatorRole.ACTIVE.value), 1.0))
     for role, n in states.items():
         out["konsole_servers"].append((("coordinator", role.value), float(n)))
-
-
-def _down(snapshot: ClusterSnapshot, health: Health | None, where: Placement) -> set[str]:
-    """The tablet servers judged down: by the health of this very poll (the alerts'
-    judgement); without it, those placement finds holding replicas."""
-    if health is not None and health.taken_at == snapshot.taken_at:
-        return set(down_servers(health.findings))
-    return {str(node) for node in where.replicas_offline}
 
 
 def _placement(out: Samples, facts: Replication, tables: int, down: set[str]) -> None:

@@ -32,9 +32,7 @@ from konsole.collect.exposition.families import (
     Seen,
     cluster_series,
 )
-from konsole.model.events import Event
-from konsole.model.health import Health
-from konsole.model.snapshot import ClusterSnapshot
+from konsole.model.poll import JudgedPoll
 
 __all__ = ["Exposition"]
 
@@ -50,7 +48,6 @@ class _Cluster:
 
     samples: Prepared | None = None
     taken_at: float | None = None
-    previous_ok: ClusterSnapshot | None = None
     seen: Seen = field(default_factory=Seen)
     polls: int = 0
     failures: int = 0
@@ -88,22 +85,11 @@ class Exposition(Collector):
 
     # ------------------------------------------------------------------ the sink
 
-    async def on_poll(
-        self,
-        cluster: str,
-        snapshot: ClusterSnapshot,
-        health: Health | None,
-        events: Sequence[Event],
-    ) -> None:
+    async def on_poll(self, cluster: str, judged: JudgedPoll) -> None:
+        snapshot, events = judged.snapshot, judged.events
         with self._lock:
             kept = self._clusters.setdefault(cluster, _Cluster())
-        samples = cluster_series(
-            snapshot,
-            health,
-            kept.previous_ok,
-            max_tables=self.max_tables,
-            seen=kept.seen,
-        )
+        samples = cluster_series(judged, max_tables=self.max_tables, seen=kept.seen)
         # Sample objects made here, in the polling task: a scrape only lists them.
         prepared = {
             name: [
@@ -117,8 +103,6 @@ class Exposition(Collector):
             kept.polls += 1
             kept.failures += 0 if snapshot.ok else 1
             kept.events.update((e.kind.value, e.severity.value) for e in events)
-        if snapshot.ok:
-            kept.previous_ok = snapshot
 
     async def aclose(self) -> None:
         return None

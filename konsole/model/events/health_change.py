@@ -27,11 +27,14 @@ def detect_health(
     current: ClusterSnapshot,
     config: EventConfig,
     facts: Placement | None = None,
+    *,
+    last_ok: ClusterSnapshot | None = None,
 ) -> tuple[list[Event], Health]:
     """The health of ``current``, and an event when its status differs from ``state``'s.
-    ``facts``: ``placement(current.view)`` when the caller has it already."""
+    ``facts``: ``placement(current.view)`` when the caller has it already; ``last_ok``: the
+    last good poll before ``current`` (the rules that need two looks compare with it)."""
     out = Emitter(current, config)
-    health = evaluate(current, config.rules, facts=facts)
+    health = evaluate(current, config.rules, previous=last_ok, facts=facts)
     if previous is None or state is None or state.status == health.status:
         return out.events, health
     cause = _cause(health)

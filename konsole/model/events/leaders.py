@@ -41,19 +41,18 @@ def detect_leaders(
     current: ClusterSnapshot,
     config: EventConfig,
     *,
-    facts: Placement | None = None,
+    facts: Placement,
     before: Placement | None = None,
 ) -> list[Event]:
     """The leader and placement changes from ``previous`` to ``current``; stateless.
 
-    ``facts`` and ``before``, ``placement`` of ``current.view`` and ``previous.view`` when
-    the caller keeps them (``advance`` does: the poll's facts), save computing them again.
+    ``facts``: the placement of ``current.view``, made once as the poll is judged;
+    ``before``: ``previous.view``'s when the caller keeps it (``advance`` does).
     """
     out = Emitter(current, config)
     base, cur = previous.view, current.view
     if base is None or cur is None:
         return out.events
-    facts = facts if facts is not None else placement(cur)
     names_now = table_names(cur)
     changed = list(_changed(base, cur))
     _moved(out, changed, cur, names_now)

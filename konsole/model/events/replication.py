@@ -49,12 +49,10 @@ def detect_replication(
     current: ClusterSnapshot,
     config: EventConfig,
     *,
-    facts: Placement | None = None,
+    facts: Placement | None,
 ) -> tuple[list[Event], ReplicationState]:
-    """The change of "fully replicated" from ``state`` to ``current``.
-
-    ``facts``, ``placement(current.view)`` when the caller has it, saves computing it again.
-    """
+    """The change of "fully replicated" from ``state`` to ``current`` (``facts``: the
+    placement of ``current.view``, made once as the poll is judged; None: a failed poll)."""
     out = Emitter(current, config)
     figures = replication(current, facts)
     if figures is None:

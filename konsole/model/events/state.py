@@ -114,7 +114,9 @@ def advance(
         found, storage = detect_storage(storage, current, config)
         events += found
         base = current
-    found, health = detect_health(state.health, previous, current, config, facts)
+    found, health = detect_health(
+        state.health, previous, current, config, facts, last_ok=state.baseline
+    )
     events += found
     new_state = EventState(
         previous=current,

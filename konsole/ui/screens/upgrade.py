@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Static
 from fluss_proto.errors import FlussError
 from konsole.errors import ExitCode, KonsoleError
 from konsole.model.check import assess
+from konsole.model.poll import JudgedPoll
 from konsole.model.timefmt import clock_text
 from konsole.model.upgrade_check import NoteItem, UpgradeReport, report
 from konsole.model.upgrade_gate import GateVerdict, judge_gate
@@ -90,7 +91,9 @@ def _verdict(state: ConsoleState) -> GateVerdict | None:
     snap, health = state.snapshot, state.health
     if snap is None or health is None or state.historic:
         return None
-    return judge_gate(snap, assess(snap, health))
+    # The state's verdict on its poll, as judged by the session (or recorded).
+    judged = JudgedPoll(snap, (), health, state.last_ok, state.previous_ok, state.placement())
+    return judge_gate(snap, assess(judged))
 
 
 class UpgradeScreen(ConsoleScreen):

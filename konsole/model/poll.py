@@ -1,0 +1,159 @@
+"""One judged poll: the verdict every face reads, made by one judge.
+
+A poll is judged once: its events, its health and the placement of the last good poll are
+made together, on the snapshot as stamped (poll times never go back), and carried together
+in a :class:`JudgedPoll`. The console, ``watch``, ``record``, ``check``, ``serve`` and time
+travel read that one; none of them judges a poll again.
+
+- :class:`Judge` judges polled snapshots in order (:meth:`Judge.judge`: the event detectors
+  and the health), or polls another process recorded (:meth:`Judge.followed`: their events
+  are the writer's, the health is judged here);
+- :func:`judge_recorded` judges one recorded moment (a followed poll, a past moment for
+  time travel) from what came before it, and :func:`judge_look` one look that is no part
+  of a stream (``check``'s look and its second look, an action's look before it acts): the
+  same code for all three.
+
+Pure: no I/O, no clock. The event detectors are imported when a :class:`Judge` is made:
+``check`` judges its look without them (its start-up is part of its answer's time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from konsole.model.health import Health, HealthRules, evaluate
+from konsole.model.placement import Placement
+from konsole.model.snapshot import ClusterSnapshot
+
+if TYPE_CHECKING:
+    from konsole.model.events import Event, EventConfig, EventState
+
+__all__ = ["Judge", "JudgedPoll", "judge_look", "judge_recorded"]
+
+
+def advance(
+    state: EventState, current: ClusterSnapshot, *, config: EventConfig
+) -> tuple[list[Event], EventState]:
+    """:func:`konsole.model.events.advance`, imported on first use (see the module docs)."""
+    from konsole.model.events import advance as run
+
+    return run(state, current, config=config)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedPoll:
+    """One poll as judged: what every face shows of it."""
+
+    #: The poll, stamped on the poll timeline (failed polls included).
+    snapshot: ClusterSnapshot
+    #: The events this poll brought, in the detectors' order.
+    events: tuple[Event, ...]
+    #: The health of ``snapshot`` (its ``taken_at`` is the snapshot's).
+    health: Health
+    #: The last good poll (``snapshot`` itself when it is good; None before any).
+    last_ok: ClusterSnapshot | None
+    #: The good poll before ``last_ok`` (rates and growth need two).
+    previous_ok: ClusterSnapshot | None
+    #: The placement of ``last_ok``, made once as that poll was judged.
+    placement: Placement | None
+
+
+def _judged(
+    snapshot: ClusterSnapshot,
+    events: tuple[Event, ...],
+    health: Health,
+    last_ok: ClusterSnapshot | None,
+    previous_ok: ClusterSnapshot | None,
+    placement: Placement | None,
+) -> JudgedPoll:
+    """``snapshot`` after a last good poll ``last_ok`` (with its ``placement``) and the one
+    before it: a good poll becomes the last good one, with the placement health made."""
+    if snapshot.ok:
+        return JudgedPoll(snapshot, events, health, snapshot, last_ok, health.placement)
+    return JudgedPoll(snapshot, events, health, last_ok, previous_ok, placement)
+
+
+def judge_recorded(
+    snapshot: ClusterSnapshot,
+    events: tuple[Event, ...],
+    rules: HealthRules | None,
+    *,
+    last_ok: ClusterSnapshot | None,
+    previous_ok: ClusterSnapshot | None,
+    placement: Placement | None,
+) -> JudgedPoll:
+    """A recorded poll (a followed one, a past moment) judged after the last good poll
+    before it, ``last_ok`` (``placement``: its placement; ``previous_ok``: the good one
+    before that). Its events are the writer's, read from the history."""
+    health = evaluate(snapshot, rules, previous=last_ok)
+    return _judged(snapshot, events, health, last_ok, previous_ok, placement)
+
+
+def judge_look(
+    snapshot: ClusterSnapshot, rules: HealthRules | None, *, after: JudgedPoll | None = None
+) -> JudgedPoll:
+    """One look at a cluster, judged alone (no events: nothing came before it) or ``after``
+    an earlier look of the same moment's question (``check``'s second metrics look)."""
+    return judge_recorded(
+        snapshot,
+        (),
+        rules,
+        last_ok=after.last_ok if after is not None else None,
+        previous_ok=after.previous_ok if after is not None else None,
+        placement=after.placement if after is not None else None,
+    )
+
+
+class Judge:
+    """Judges one cluster's polls in order; holds what the next poll is compared with."""
+
+    __slots__ = ("_config", "_judged", "_state")
+
+    def __init__(self, config: EventConfig | None = None) -> None:
+        from konsole.model.events import EventConfig, EventState
+
+        self._config = config or EventConfig()
+        self._state: EventState = EventState()
+        self._judged: JudgedPoll | None = None
+
+    @property
+    def config(self) -> EventConfig:
+        return self._config
+
+    @property
+    def last(self) -> JudgedPoll | None:
+        """The last poll judged (None before the first, or after :meth:`forget`)."""
+        return self._judged
+
+    def forget(self) -> None:
+        """Start afresh: the next poll is another cluster's (nothing of this one compares)."""
+        self._state = type(self._state)()
+        self._judged = None
+
+    def judge(self, snapshot: ClusterSnapshot) -> JudgedPoll:
+        """A polled (and stamped) snapshot: its events, health and placement."""
+        events, self._state = advance(self._state, snapshot, config=self._config)
+        health = self._state.health
+        assert health is not None  # advance judges every poll's health
+        before = self._judged
+        last_ok = before.last_ok if before is not None else None
+        previous_ok = before.previous_ok if before is not None else None
+        placement = self._state.facts
+        judged = _judged(snapshot, tuple(events), health, last_ok, previous_ok, placement)
+        self._judged = judged
+        return judged
+
+    def followed(self, snapshot: ClusterSnapshot, events: tuple[Event, ...]) -> JudgedPoll:
+        """A poll another process recorded (``events``: the ones it wrote with it)."""
+        before = self._judged
+        judged = judge_recorded(
+            snapshot,
+            events,
+            self._config.rules,
+            last_ok=before.last_ok if before is not None else None,
+            previous_ok=before.previous_ok if before is not None else None,
+            placement=before.placement if before is not None else None,
+        )
+        self._judged = judged
+        return judged
