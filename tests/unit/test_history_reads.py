@@ -11,9 +11,9 @@ import pytest
 
 from konsole.collect import history_reads as hr
 from konsole.collect.notes import write_note
-from konsole.collect.recorder import Recorder
 from konsole.model.timefmt import to_ms
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import JudgingRecorder
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -25,7 +25,7 @@ def each_loses_a_server(path: Path) -> None:
         ("a", [((0, 1, 2), T0), ((0, 1, 2), T0 + 10), ((0, 1), T0 + 20)]),
         ("b", [((0, 1, 2), T0 + 60), ((0, 2), T0 + 70)]),
     ):
-        r = Recorder(path, say=lambda _t: None, clock=lambda: T0, run_id=run)
+        r = JudgingRecorder(path, say=lambda _t: None, clock=lambda: T0, run_id=run)
         r.open()
         for seq, (servers, t) in enumerate(polls, start=1):
             r.record(snap(view(servers, [table("db.a", 1, [seq])]), seq=seq, t=t))
