@@ -18,7 +18,7 @@
 #
 # Usage: tests/run_suite.sh PYTHON  (the environment carries KONSOLE_TEST_FLUSS_*).
 # SUITE_NO_SERVER and SUITE_LIVE (paths) run a smaller selection the same way (an empty
-# one leaves that half out); SUITE_SHARDS_09 and SUITE_SHARDS_10 (default 2 and 3) are the
+# one leaves that half out); SUITE_SHARDS_09 and SUITE_SHARDS_10 (default 2 and 2) are the
 # processes per generation; SUITE_NO_SERVER_FIRST=1 runs the tests without a server before
 # the live ones, at normal priority, as the runner did before.
 set -uo pipefail
@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 PY=${1:?usage: tests/run_suite.sh PYTHON}
 read -r -a no_server <<<"${SUITE_NO_SERVER:-tests/unit tests/pilot snapshots}"
 read -r -a live <<<"${SUITE_LIVE:-tests/system tests/live}"
-declare -A shards=([0.9]=${SUITE_SHARDS_09:-2} [1.0]=${SUITE_SHARDS_10:-3})
+declare -A shards=([0.9]=${SUITE_SHARDS_09:-2} [1.0]=${SUITE_SHARDS_10:-2})
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
