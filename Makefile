@@ -40,9 +40,10 @@ demo: jars
 	$(BIN)/konsole demo $(if $(UPGRADE),--version $(FLUSS_VERSION) --upgrade --fluss-home $(or $(DEMO_FLUSS_HOME),$(TEST_FLUSS_HOME)),$(if $(DEMO_FLUSS_HOME),--fluss-home $(DEMO_FLUSS_HOME),--version $(FLUSS_VERSION))) $(if $(INCIDENT),--incident)
 
 # The whole suite: unit, fuzz (CI profile) and live tests on both server generations
-# (0.9.1-incubating from Maven, the 1.0 line from TEST_FLUSS_HOME). The tests without a
-# server run on every core; then the system and live tests of the two generations run
-# side by side, a pytest each (tests/run_suite.sh says how; it prints each part's time).
+# (0.9.1-incubating from Maven, the 1.0 line from TEST_FLUSS_HOME). The system and live
+# tests of the two generations run side by side in shards, the tests without a server
+# beside them at the lowest CPU priority (tests/run_suite.sh says how; it prints each
+# part's time).
 TEST_ENV := KONSOLE_TEST_FLUSS_VERSION=$(FLUSS_VERSION) \
 	KONSOLE_TEST_FLUSS_HOME=$(abspath $(TEST_FLUSS_HOME))
 test: jars lint
