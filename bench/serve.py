@@ -90,7 +90,7 @@ async def simulated(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             t0 = time.process_time()
             judged = recordings[name].take(snapshot)
             t1 = time.process_time()
-            await exposition.on_poll(name, judged.snapshot, judged.health, judged.events)
+            await exposition.on_poll(name, judged)
             t2 = time.process_time()
             record_cpu.append(t1 - t0)
             export_cpu.append(t2 - t1)
@@ -188,7 +188,7 @@ async def real(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             c0, t0 = time.process_time(), time.perf_counter()
             snapshot = await poller.poll()
             judged = recording.take(snapshot)
-            await exposition.on_poll("real", judged.snapshot, judged.health, ())
+            await exposition.on_poll("real", judged)
             poll_cpu.append(time.process_time() - c0)
             poll_wall.append(time.perf_counter() - t0)
             buckets = len(snapshot.view.buckets) if snapshot.view is not None else buckets
