@@ -17,9 +17,9 @@ partitioned table, a failed poll about once a day, a server's disk filling past 
 level now and then.
 
 Every one of the 259,200 polls is a real :class:`~konsole.model.snapshot.ClusterSnapshot` given
-to the real :class:`konsole.collect.recorder.Recorder` on a simulated clock: its events come from
+to the real :class:`konsole.collect.history.recorder.Recorder` on a simulated clock: its events come from
 :func:`konsole.model.events.advance`, its rows from
-:func:`konsole.collect.history.poll_record`, its write from :class:`store.HistoryWriter`, and
+:func:`konsole.collect.history.rows.poll_record`, its write from :class:`store.HistoryWriter`, and
 retention runs every 10 simulated minutes as the
 recorder runs it, and once more at the end. The generator keeps every unchanged table's
 view from the poll before (as a quiet cluster is) and rebuilds only moving offsets.
@@ -52,7 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-import konsole.collect.recorder as recorder_module  # noqa: E402
+import konsole.collect.history.recorder as recorder_module  # noqa: E402
 import konsole.model.poll as poll_module  # noqa: E402
 from fluss_proto.client import TablePath  # noqa: E402
 from fluss_proto.model import (  # noqa: E402
@@ -63,9 +63,9 @@ from fluss_proto.model import (  # noqa: E402
     TableView,
 )
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor  # noqa: E402
-from konsole.collect.history import snapshot_at  # noqa: E402
-from konsole.collect.metrics import ServerMetrics  # noqa: E402
-from konsole.collect.recorder import Recorder  # noqa: E402
+from konsole.collect.cluster.metrics import ServerMetrics  # noqa: E402
+from konsole.collect.history.recorder import Recorder  # noqa: E402
+from konsole.collect.history.rows import snapshot_at  # noqa: E402
 from konsole.collect.recording import Recording  # noqa: E402
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus  # noqa: E402
 from store import HistoryWriter, RetentionPolicy, apply_retention, open_reader  # noqa: E402

@@ -23,9 +23,9 @@ leader, replicas and epoch).
   ``ClusterSnapshot.assemble`` and ``events.advance`` (which runs ``health.evaluate``)
   on the latest guided view, with server metrics parsed from real scrapes of the
   cluster's servers, the event state carried from rep to rep as ``konsole watch`` does;
-- (m) parsing those scrapes (``konsole.collect.metrics.parse_metrics`` over the texts, no I/O),
+- (m) parsing those scrapes (``konsole.collect.cluster.metrics.parse_metrics`` over the texts, no I/O),
   reported beside (s): a poll pays it too, but it is the scrape's cost, not the events'.
-- (k) what the capacity part adds to a poll (konsole.collect.capacity): the collector's
+- (k) what the capacity part adds to a poll (konsole.collect.cluster.capacity): the collector's
   per-poll work (each tablet server's data dirs seen from here, its samples kept, a forecast
   fitted for the server and each visible dir) and the capacity rules and events over it, in
   the steady state: each series holds an hour of 5 s samples, and every scraped tablet
@@ -468,7 +468,7 @@ async def scrape_texts(urls: list[str]) -> list[tuple[str, str]]:
 
 
 def parse_all(texts: list[tuple[str, str]]) -> tuple[Any, ...]:
-    from konsole.collect.metrics import parse_metrics
+    from konsole.collect.cluster.metrics import parse_metrics
 
     now = time.time()
     return tuple(parse_metrics(text, url=url, scraped_at=now) for url, text in texts)
@@ -514,7 +514,7 @@ class CapacityStep:
     def __init__(self, client: Any, metrics: tuple[Any, ...]) -> None:
         from dataclasses import replace
 
-        from konsole.collect.capacity import CapacityCollector
+        from konsole.collect.cluster.capacity import CapacityCollector
         from konsole.model.events.capacity import CapacityState
         from konsole.model.thresholds import HealthThresholds
 

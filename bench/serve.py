@@ -3,10 +3,10 @@
 Simulated part (no cluster): 20 clusters of 200 tables x 8 buckets (1,600 buckets each,
 ``ui.py``'s snapshot of a healthy 3-tablet-server cluster, offsets advancing every poll)
 fed to what serve does after a poll's I/O, in one process: each cluster's
-:class:`~konsole.collect.recorder.Recorder` (events, health, one SQLite transaction into
-its own history file) and the :class:`~konsole.collect.exposition.Exposition` (the
+:class:`~konsole.collect.history.recorder.Recorder` (events, health, one SQLite transaction into
+its own history file) and the :class:`~konsole.serve.exposition.Exposition` (the
 cluster's series). Then ``/metrics`` of the 20 clusters is scraped over loopback HTTP
-(the real :class:`~konsole.collect.exposition.MetricsServer`, text format) ``--scrapes``
+(the real :class:`~konsole.serve.exposition.MetricsServer`, text format) ``--scrapes``
 times. Prints the CPU per cluster per poll (median / p90, split record / exposition), the
 scrape's wall time (median / p90) and size, and the estimate of the process's CPU at
 ``--interval`` polls and ``--scrape-interval`` scrapes. Goals (issue 19): a scrape of 20
@@ -44,7 +44,7 @@ if str(ROOT) not in sys.path:
 
 from _quick import add_quick, parse_args  # noqa: E402  (bench/ is the script's dir)
 
-from konsole.collect.exposition import DEFAULT_MAX_TABLES  # noqa: E402
+from konsole.serve.exposition import DEFAULT_MAX_TABLES  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -72,9 +72,9 @@ def snapshots(polls: int, tables: int, buckets: int, interval: float) -> list[An
 
 
 async def simulated(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    from konsole.collect.exposition import Exposition, MetricsServer
-    from konsole.collect.recorder import Recorder
+    from konsole.collect.history.recorder import Recorder
     from konsole.collect.recording import Recording
+    from konsole.serve.exposition import Exposition, MetricsServer
 
     polls = snapshots(args.polls, args.tables, args.buckets, args.interval)
     names = [f"cluster{i:02d}" for i in range(args.clusters)]
@@ -165,10 +165,10 @@ def scrape_from_another_process(url: str, args: argparse.Namespace) -> dict[str,
 
 async def real(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """The live poller of one real cluster, each poll recorded and exported."""
-    from konsole.collect.connect import build_poller
-    from konsole.collect.exposition import Exposition
+    from konsole.collect.cluster.connect import build_poller
+    from konsole.collect.history.recorder import Recorder
     from konsole.collect.profiles import resolve_profile
-    from konsole.collect.recorder import Recorder
+    from konsole.serve.exposition import Exposition
 
     if args.real_tables:
         await create_tables(args.bootstrap, args.real_tables)

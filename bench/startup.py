@@ -301,7 +301,7 @@ def measure_metrics(urls: list[str], parses: int) -> dict[str, Any]:
     import httpx
     from prometheus_client.parser import text_string_to_metric_families
 
-    from konsole.collect.metrics import parse_metrics
+    from konsole.collect.cluster.metrics import parse_metrics
 
     log("measuring the metrics parse ...")
     out: dict[str, Any] = {}

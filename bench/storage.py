@@ -9,7 +9,7 @@ Usage::
 Two methods on one connected FlussClient, interleaved, ``--reps`` each after a warm-up:
 
 - (a) a guided poll as konsole's poller makes it: ``gather_cluster(client, previous=...)``;
-- (st) one storage poll: ``konsole.collect.storage.poll_storage(client, view)`` over (a)'s
+- (st) one storage poll: ``konsole.collect.cluster.storage.poll_storage(client, view)`` over (a)'s
   view (ListRemoteLogManifests per table on the 1.0 line, GetLatestKvSnapshots per PK
   table, GetTableStats per leader; what the servers advertise only).
 
@@ -52,7 +52,7 @@ from poll import (  # noqa: E402
 from fluss_proto.client import FlussClient  # noqa: E402
 from fluss_proto.connection import Connection  # noqa: E402
 from fluss_proto.gather import gather_cluster  # noqa: E402
-from konsole.collect.storage import poll_storage  # noqa: E402
+from konsole.collect.cluster.storage import poll_storage  # noqa: E402
 
 BUDGET_S = 240.0
 

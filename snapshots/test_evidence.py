@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect.logs import FileSource, LogSource
+from konsole.collect.logs.reading import FileSource, LogSource
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
 from konsole.ui.state import ConsoleState

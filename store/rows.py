@@ -1,7 +1,7 @@
 """The store's own row types: what goes in and what comes out, as frozen dataclasses.
 
 Times are epoch milliseconds (int). ``partition_id`` None means a table without partitions.
-The store knows nothing of Fluss types: :mod:`konsole.collect.history` converts both ways.
+The store knows nothing of Fluss types: :mod:`konsole.collect.history.rows` converts both ways.
 """
 
 from __future__ import annotations

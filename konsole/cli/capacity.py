@@ -33,9 +33,9 @@ __all__ = ["capacity", "capacity_text"]
 
 def _history(path: Path, collector: Any, now: float, window_s: float) -> tuple[int, Any]:
     """Seeds ``collector`` from the history at ``path``; (samples read, its last snapshot)."""
-    from konsole.collect.capacity import seed_from_history
-    from konsole.collect.history import snapshot_at
-    from konsole.collect.history_files import HistoryError, open_reader
+    from konsole.collect.cluster.capacity import seed_from_history
+    from konsole.collect.history.files import HistoryError, open_reader
+    from konsole.collect.history.rows import snapshot_at
 
     try:
         with open_reader(path) as reader:
@@ -48,8 +48,8 @@ def _history(path: Path, collector: Any, now: float, window_s: float) -> tuple[i
 
 
 async def _look(profile: Profile, history: Path) -> tuple[dict[str, Any], str | None]:
-    from konsole.collect.connect import assemble_poller
-    from konsole.collect.poller import PollerConfig
+    from konsole.collect.cluster.connect import assemble_poller
+    from konsole.collect.cluster.poller import PollerConfig
     from konsole.model.capacity_report import capacity_dict
 
     live = assemble_poller(

@@ -33,8 +33,8 @@ from konsole.cli.options import ConnectionArgs, Number, cluster_options
 from konsole.errors import ExitCode, KonsoleError, ProfileError
 
 if TYPE_CHECKING:
-    from konsole.collect.metrics import Scraper
-    from konsole.collect.poller import Poller
+    from konsole.collect.cluster.metrics import Scraper
+    from konsole.collect.cluster.poller import Poller
     from konsole.collect.profiles import Profile
     from konsole.model.check import CheckResult, Thresholds
     from konsole.model.health import HealthRules
@@ -82,7 +82,7 @@ class HistoryCheckRecorder:
 
     The result's status line goes in as an operator note on the cluster (a note needs no
     writer lock). The poll behind it goes in as a poll too, as judged, through the
-    :class:`~konsole.collect.recorder.Recorder` (the one way into the history for polls),
+    :class:`~konsole.collect.history.recorder.Recorder` (the one way into the history for polls),
     unless a ``konsole record`` holds the file: that recorder records the cluster's polls.
     """
 
@@ -92,9 +92,9 @@ class HistoryCheckRecorder:
 
     def record(self, result: CheckResult, judged: JudgedPoll | None) -> str | None:
         """None when appended; else why not (the check's own answer stands)."""
-        from konsole.collect.history_files import HistoryError, HistoryLocked
-        from konsole.collect.notes import write_note
-        from konsole.collect.recorder import Recorder
+        from konsole.collect.history.files import HistoryError, HistoryLocked
+        from konsole.collect.history.notes import write_note
+        from konsole.collect.history.recorder import Recorder
         from konsole.render.check import render_nagios
 
         said: list[str] = []
@@ -127,7 +127,7 @@ def open_recorder(path: Path, run_id: str | None = None) -> CheckRecorder:
     """The history file ``path`` (``ConnectionArgs.history_file``: the one the console and
     ``konsole record`` use); refuses a file that cannot be a history (a directory, a foreign
     or newer file) before the check runs."""
-    from konsole.collect.history_files import HistoryError, open_reader
+    from konsole.collect.history.files import HistoryError, open_reader
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -209,8 +209,8 @@ def build_check_poller(
 ) -> tuple[Poller, Scraper, Callable[[Any], Any], list[str]]:
     """A poller for one bounded look; returns it, its scraper, the endpoints function and
     the list the connect step fills with rejected-credential messages."""
-    from konsole.collect.connect import assemble_poller
-    from konsole.collect.poller import PollerConfig, server_deadline
+    from konsole.collect.cluster.connect import assemble_poller
+    from konsole.collect.cluster.poller import PollerConfig, server_deadline
 
     # Each server's deadline, the one rule of every poll (rounded: it shows in findings).
     server_timeout = server_deadline(poll_timeout, profile.server_timeout)
@@ -293,7 +293,7 @@ async def look(
     file, whose last storage part the storage look starts from."""
     import asyncio
 
-    from konsole.collect.recorded_look import recorded_look
+    from konsole.collect.history.recorded_look import recorded_look
     from konsole.model.check import assess, failure, timeout_result
     from konsole.model.poll import judge_look
 

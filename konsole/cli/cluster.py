@@ -458,7 +458,7 @@ def _play_upgrade(
     operator notes in the local cluster's history."""
     from konsole.cli.options import ConnectionArgs
     from konsole.cli.upgrade import gate_for
-    from konsole.collect.connect import history_path
+    from konsole.collect.cluster.connect import history_path
     from konsole.collect.profiles import resolve_profile
     from konsole.localcluster.distribution import from_home
     from konsole.localcluster.upgrade_play import AFTER_S, UpgradePlay, upgrade_order
@@ -504,7 +504,7 @@ def _bring_to_life(
     producer.start()
     parts: list[Any] = [producer]
     if incident:
-        from konsole.collect.connect import history_path
+        from konsole.collect.cluster.connect import history_path
         from konsole.collect.profiles import resolve_profile
         from konsole.localcluster.incident import AFTER_S, DemoIncident, incident_steps
 
@@ -525,8 +525,8 @@ def _bring_to_life(
 
 def _note(path: Path, text: str) -> None:
     """An operator note in the demo's history (a note needs no writer lock)."""
-    from konsole.collect.history_files import HistoryError
-    from konsole.collect.notes import write_note
+    from konsole.collect.history.files import HistoryError
+    from konsole.collect.history.notes import write_note
 
     with contextlib.suppress(HistoryError, OSError):
         write_note(path, text)
@@ -534,7 +534,7 @@ def _note(path: Path, text: str) -> None:
 
 def _open_console(desc: ClusterDescription) -> None:
     """The console on the demo cluster, recording into the "local" profile's history."""
-    from konsole.collect.connect import history_path
+    from konsole.collect.cluster.connect import history_path
     from konsole.collect.profiles import resolve_profile
     from konsole.ui.app import KonsoleApp
 

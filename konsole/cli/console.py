@@ -78,7 +78,7 @@ def run_console(cluster: ConnectionArgs, interval: float | None = None) -> None:
 
 
 def _factory(profile: Profile, no_history: bool, interval: float | None) -> Callable[[], Feed]:
-    from konsole.collect.connect import history_path
+    from konsole.collect.cluster.connect import history_path
 
     path = None if no_history else history_path(profile)
     return lambda: live_feed(profile, path, interval, None)

@@ -30,7 +30,7 @@ import click
 from konsole.errors import ExitCode, KonsoleError
 
 if TYPE_CHECKING:
-    from konsole.collect.history_files import HistoryError
+    from konsole.collect.history.files import HistoryError
 
 __all__ = [
     "PLUGIN_COMMANDS",
@@ -75,7 +75,7 @@ def fail(message: object, code: int) -> NoReturn:
 
 def history_failure(exc: HistoryError) -> NoReturn:
     """Fail with the code docs/cli.md gives a history file that cannot be used."""
-    from konsole.collect.history_files import HistoryLocked, HistoryUnwritable
+    from konsole.collect.history.files import HistoryLocked, HistoryUnwritable
 
     if isinstance(exc, HistoryLocked):
         code = ExitCode.REFUSED

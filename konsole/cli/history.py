@@ -2,7 +2,7 @@
 ``check --record`` wrote.
 
 The file is the cluster's own, named by ``--profile`` / ``--bootstrap`` (or env
-FLUSS_BOOTSTRAP) / ``--local`` with the one rule of :mod:`konsole.collect.connect`, or
+FLUSS_BOOTSTRAP) / ``--local`` with the one rule of :mod:`konsole.collect.cluster.connect`, or
 ``--history PATH``; nothing is connected to read it. Any number of readers work while the
 recorder writes. Exit codes (docs/cli.md): 0; 1 when the file holds nothing for the one
 thing asked (``as-of`` a time before any poll, ``series`` of a table never recorded); 3 for
@@ -129,7 +129,7 @@ def _path(cluster: ConnectionArgs) -> Path:
 
 
 def _reader(cluster: ConnectionArgs) -> Any:
-    from konsole.collect.history_files import HistoryError, open_reader
+    from konsole.collect.history.files import HistoryError, open_reader
 
     path = _path(cluster)
     if not path.exists():
@@ -192,7 +192,7 @@ def history_events(
     fmt: str,
 ) -> None:
     """Events in time order."""
-    from konsole.collect.history import event_document
+    from konsole.collect.history.rows import event_document
 
     lo, hi = _window(since, until)
     with _reader(cluster) as reader:
@@ -276,7 +276,7 @@ def history_series(
                 "all_partitions": partition is None,
             }
             totals = reader.offset_totals(span.table_id, pid, bucket, **args)
-            from konsole.collect.history_files import rates
+            from konsole.collect.history.files import rates
 
             rate = {p.at_ms: p.value for p in rates(totals)}
             out.extend(
@@ -328,7 +328,7 @@ def history_as_of(
     fmt: str,
 ) -> None:
     """The cluster as recorded at MOMENT: servers, tables, buckets (leader, replicas, offsets)."""
-    from konsole.collect.history import snapshot_at
+    from konsole.collect.history.rows import snapshot_at
 
     at = moment
     with _reader(cluster) as reader:
@@ -422,8 +422,8 @@ def history_notes(
     fmt: str,
 ) -> None:
     """Operator notes (free text with a time and a subject) for incident timelines."""
-    from konsole.collect.history_files import HistoryError
-    from konsole.collect.notes import write_note
+    from konsole.collect.history.files import HistoryError
+    from konsole.collect.history.notes import write_note
 
     if text is not None:
         path = _path(cluster)
@@ -520,7 +520,7 @@ def _export_format(fmt: str | None, output: Path | None) -> str:
 
 
 def _export_rows(reader: Any, what: str, lo: int | None, hi: int | None) -> list[dict[str, Any]]:
-    from konsole.collect.history import event_document
+    from konsole.collect.history.rows import event_document
 
     if what == "events":
         return [event_document(e) for e in reader.events(lo, hi)]
@@ -628,7 +628,7 @@ def _report_window(
 def history_info(cluster: ConnectionArgs, fmt: str) -> None:
     """File size, time span, polls and events per level of resolution, the recorder's pid,
     and the epochs (one per cluster the file has recorded)."""
-    from konsole.collect.history_files import SCHEMA_VERSION, RetentionPolicy
+    from konsole.collect.history.files import SCHEMA_VERSION, RetentionPolicy
 
     policy = RetentionPolicy()
     with _reader(cluster) as reader:

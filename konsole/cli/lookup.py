@@ -173,7 +173,7 @@ class _Job:
 async def _run(job: _Job) -> ExitCode:
     from fluss_proto.errors import FlussError, InputError, UnsupportedTableError
     from fluss_proto.lookup import lookup_rows
-    from konsole.collect.target import connect_client
+    from konsole.collect.cluster.target import connect_client
     from konsole.export.mask import masked_columns
     from konsole.export.stream import make_writer
 

@@ -7,7 +7,7 @@ servers' Prometheus port, on each server's host from metadata, instead of the pr
 ``metrics`` / ``metrics_port``). :func:`cluster_options` adds the ones a command takes
 and hands them to it as one :class:`ConnectionArgs` (keyword ``cluster``); the history file
 always comes from :meth:`ConnectionArgs.history_file`, i.e. the one rule of
-:mod:`konsole.collect.connect`.
+:mod:`konsole.collect.cluster.connect`.
 
 The options go after the command name (``konsole check --bootstrap B``). The top-level
 group takes the console's set too (``konsole --bootstrap B`` opens the console); given
@@ -41,8 +41,8 @@ from konsole.errors import KonsoleError, OutputPathError
 from konsole.model import timefmt
 
 if TYPE_CHECKING:  # profiles and connecting are imported when a command runs, not for --help
+    from konsole.collect.cluster.target import Target
     from konsole.collect.profiles import Profile
-    from konsole.collect.target import Target
 
 __all__ = [
     "DOCUMENT_FORMATS",
@@ -99,7 +99,7 @@ class ConnectionArgs:
     def resolve(self) -> Profile:
         """The profile these options name (asks the local cluster for ``local``), with
         ``--metrics-port`` applied; raises ProfileError."""
-        from konsole.collect.connect import resolve
+        from konsole.collect.cluster.connect import resolve
 
         chosen = resolve(self.profile, self.bootstrap, self.local, self.run_dir, self.config_path)
         return chosen.with_metrics_port(self.metrics_port)
@@ -107,7 +107,7 @@ class ConnectionArgs:
     def target(self) -> Target:
         """The command's cluster resolved once: the profile, its history file (None with
         ``--no-history``) and the client factory; raises ProfileError."""
-        from konsole.collect.target import Target
+        from konsole.collect.cluster.target import Target
 
         profile = self.resolve()
         return Target(profile, None if self.no_history else self.history_file(profile))
@@ -116,7 +116,7 @@ class ConnectionArgs:
         """The history file: ``--history``, else the cluster's by the one rule. Without
         ``profile`` nothing is connected or asked (a stopped cluster's history stays
         readable); raises ProfileError for a malformed ``--bootstrap``."""
-        from konsole.collect.connect import history_path, history_path_for
+        from konsole.collect.cluster.connect import history_path, history_path_for
 
         if profile is not None:
             return history_path(profile, self.history)

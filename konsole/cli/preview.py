@@ -265,7 +265,7 @@ class _RefusePandas:
 async def _run(job: _Job) -> ExitCode:
     from fluss_proto.errors import FlussError, InputError
     from fluss_proto.scan import PreviewArgumentError, stream_preview
-    from konsole.collect.target import connect_client
+    from konsole.collect.cluster.target import connect_client
     from konsole.export.stream import export_stream, finish_export
 
     started = time.monotonic()
@@ -374,7 +374,7 @@ def resolve_profile(
     except ProfileError as exc:
         fail(exc, exc.exit_code)
     if output is not None:
-        from konsole.collect.table_reads import refuse_export
+        from konsole.collect.cluster.table_reads import refuse_export
 
         refuse_export(chosen)
     return chosen, sasl

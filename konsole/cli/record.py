@@ -1,7 +1,7 @@
 """`konsole record`: the headless recorder.
 
 ``record`` polls one cluster and writes every poll and event into the history file (the
-cluster's own by the one rule of :mod:`konsole.collect.connect`, or ``--history``): one line
+cluster's own by the one rule of :mod:`konsole.collect.cluster.connect`, or ``--history``): one line
 per event on stdout, notices (not recording, recording again) on stderr; SIGINT and SIGTERM
 stop it cleanly after the poll in hand. Exit codes (docs/cli.md): 0 after a clean stop, 2
 when ``--count`` polls all failed, 3 for bad arguments or configuration, 65 for a history
@@ -30,9 +30,9 @@ from konsole.cli.options import (
     when,
 )
 from konsole.cli.signals import run_until_signalled
-from konsole.collect.connect import build_poller
+from konsole.collect.cluster.connect import build_poller
+from konsole.collect.history.server_memory import remember
 from konsole.collect.profiles import Profile, ProfileError
-from konsole.collect.server_memory import remember
 from konsole.errors import ExitCode
 
 __all__ = ["record"]
@@ -86,7 +86,7 @@ def record(
     verbose: bool,
 ) -> None:
     """Poll a cluster and record every poll and event into its history file."""
-    from konsole.collect.history_files import HistoryError, RetentionPolicy
+    from konsole.collect.history.files import HistoryError, RetentionPolicy
 
     try:
         chosen = cluster.resolve()
@@ -132,7 +132,7 @@ async def _record(
     verbose: bool,
 ) -> bool:
     """Whether any poll reached the cluster (True when a signal stopped the run first)."""
-    from konsole.collect.recorder import Recorder
+    from konsole.collect.history.recorder import Recorder
     from konsole.collect.recording import Recording
     from konsole.model.events import EventConfig
 

@@ -43,10 +43,10 @@ from konsole.cli.options import (
 from konsole.errors import ExitCode
 
 if TYPE_CHECKING:
-    from konsole.collect.alert_config import AlertConfig
-    from konsole.collect.exposition import Exposition
-    from konsole.collect.fleet import Member
-    from konsole.collect.serve_sinks import PollSink
+    from konsole.serve.alerts.config import AlertConfig
+    from konsole.serve.exposition import Exposition
+    from konsole.serve.fleet import Member
+    from konsole.serve.sinks import PollSink
 
 __all__ = ["DEFAULT_LISTEN", "parse_listen", "serve"]
 
@@ -68,7 +68,7 @@ def _listen(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
 
 def _alertmanager_url(url: str) -> None:
     """An ``--alertmanager`` value is an Alertmanager URL (AlertmanagerUrlError if not)."""
-    from konsole.collect.alertmanager import alerts_endpoint
+    from konsole.serve.alerts.delivery import alerts_endpoint
 
     alerts_endpoint(url)
 
@@ -215,8 +215,8 @@ def _alerts(
     as they were parsed) over it. Raises ProfileError: a bad value in the file."""
     from dataclasses import replace
 
-    from konsole.collect.alert_config import load_alert_config
     from konsole.collect.profiles import default_config_path
+    from konsole.serve.alerts.config import load_alert_config
 
     config = load_alert_config(config_path or default_config_path())
     if for_s is not None:
@@ -242,9 +242,9 @@ def _members(
     Raises ProfileError (unknown profile, malformed address, two clusters of one name)."""
     from dataclasses import replace
 
-    from konsole.collect.connect import history_name
-    from konsole.collect.fleet import Member
+    from konsole.collect.cluster.connect import history_name
     from konsole.collect.profiles import ProfileError, default_config_path, load_profiles
+    from konsole.serve.fleet import Member
 
     chosen = [replace(base, profile=name) for name in dict.fromkeys(profiles)]
     if bootstrap:
@@ -287,8 +287,8 @@ def sinks_for(exposition: Exposition, alerts: AlertConfig | None = None) -> list
     delivery counters join the exposition's registry)."""
     sinks: list[PollSink] = [exposition]
     if alerts is not None and alerts.urls:
-        from konsole.collect.alert_metrics import AlertCollector
-        from konsole.collect.alertmanager import AlertmanagerSink
+        from konsole.serve.alerts.delivery import AlertmanagerSink
+        from konsole.serve.alerts.metrics import AlertCollector
 
         sink = AlertmanagerSink(alerts.urls, alerts.settings, resend_s=alerts.resend_s)
         exposition.registry.register(AlertCollector(sink))
@@ -304,9 +304,9 @@ async def _serve(
     members: list[Member], host: str, port: int, max_tables: int, alerts: AlertConfig
 ) -> int:
     from konsole.cli.signals import run_until_signalled
-    from konsole.collect.exposition import Exposition, MetricsServer
-    from konsole.collect.exposition.history import HistoryCollector
-    from konsole.collect.fleet import Fleet
+    from konsole.serve.exposition import Exposition, MetricsServer
+    from konsole.serve.exposition.history import HistoryCollector
+    from konsole.serve.fleet import Fleet
 
     exposition = Exposition([m.name for m in members], max_tables=max_tables)
     fleet = Fleet(members, sinks_for(exposition, alerts), say=_say)

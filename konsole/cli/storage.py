@@ -27,8 +27,8 @@ __all__ = ["storage", "storage_text"]
 
 
 async def _look(profile: Profile, table: str | None) -> tuple[dict[str, Any], str | None]:
-    from konsole.collect.connect import assemble_poller
-    from konsole.collect.poller import PollerConfig
+    from konsole.collect.cluster.connect import assemble_poller
+    from konsole.collect.cluster.poller import PollerConfig
     from konsole.model.storage_report import storage_dict
 
     config = PollerConfig.from_profile(profile, storage_inline=True)

@@ -74,7 +74,7 @@ async def _rebalance(profile: Profile, timeout: float) -> RebalanceProgress | st
 
     from fluss_proto.admin import FlussAdmin
     from fluss_proto.errors import FlussError, UnsupportedByServerError
-    from konsole.collect.target import connect_client
+    from konsole.collect.cluster.target import connect_client
 
     try:
         async with asyncio.timeout(timeout):
@@ -282,8 +282,8 @@ async def _acls_and_configs(
 
     from fluss_proto.admin import FlussAdmin
     from fluss_proto.errors import FlussError
-    from konsole.collect.target import connect_client
-    from konsole.collect.upgrade_reads import read_notes_inputs
+    from konsole.collect.cluster.target import connect_client
+    from konsole.collect.cluster.upgrade_reads import read_notes_inputs
 
     try:
         async with asyncio.timeout(timeout):

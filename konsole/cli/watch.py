@@ -1,6 +1,6 @@
 """`konsole watch`: a cluster's events and health as they happen.
 
-``watch`` polls one cluster (see :mod:`konsole.collect.poller`) and prints one line per event on
+``watch`` polls one cluster (see :mod:`konsole.collect.cluster.poller`) and prints one line per event on
 stdout (JSON lines with ``--format jsonl``, each event in the one shape of
 :func:`konsole.render.events.event_document`) and the health whenever its status changes;
 diagnostics (failed polls, the backoff) go to stderr. Ctrl-C and SIGTERM stop it cleanly
@@ -33,13 +33,13 @@ from konsole.cli.options import (
     interval_option,
 )
 from konsole.cli.signals import run_until_signalled
-from konsole.collect.connect import build_poller
+from konsole.collect.cluster.connect import build_poller
+from konsole.collect.history.server_memory import remember
 from konsole.collect.profiles import Profile, ProfileError
-from konsole.collect.server_memory import remember
 from konsole.errors import ExitCode
 
 if TYPE_CHECKING:
-    from konsole.collect.poller import Poller
+    from konsole.collect.cluster.poller import Poller
     from konsole.model.health import Health
 
 __all__ = ["watch", "watch_loop"]
@@ -61,7 +61,7 @@ async def watch_loop(
     warning or critical event, the command writing its report from ``history`` when a
     recorder writes that file; ``verbose``: a line per poll on ``err``. Returns False when
     polls were taken and all failed."""
-    from konsole.collect.history_files import lock_holder
+    from konsole.collect.history.files import lock_holder
     from konsole.collect.recording import Recording
     from konsole.model.events import EventConfig
 

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 import platformdirs
 
 from fluss_proto.cluster import parse_bootstrap
-from konsole.collect.log_sources import CommandSource, FileSource, LogConfig, LogSource
+from konsole.collect.logs.sources import CommandSource, FileSource, LogConfig, LogSource
 from konsole.errors import ProfileError
 from konsole.model import subjects
 from konsole.model.known_servers import KnownServers
@@ -93,7 +93,7 @@ class Profile:
     connect_timeout: float = 5.0
     request_timeout: float = 10.0
     metrics_timeout: float = 2.0
-    #: Seconds one server may take to answer a poll's request (konsole.collect.poller:
+    #: Seconds one server may take to answer a poll's request (konsole.collect.cluster.poller:
     #: at most a quarter of the poll's budget); a server slower than that is named.
     server_timeout: float = 2.0
     poll_interval: float = 5.0
@@ -332,7 +332,7 @@ def parse_profiles(text: str, path: Path) -> dict[str, Profile]:
         ) from None
     locate = KeyLocator(lines, path)
     for top in data:
-        # [alerts] belongs to `konsole serve` (konsole.collect.alert_config reads it).
+        # [alerts] belongs to `konsole serve` (konsole.serve.alerts.config reads it).
         if top not in ("profiles", "alerts"):
             raise locate.error("unknown key (only [profiles.NAME] tables belong here)", (), top)
     profiles = data.get("profiles", {})
@@ -577,7 +577,7 @@ def _key_on_line(lines: list[str], line: int | None) -> str | None:
 
 class KeyLocator:
     """Finds the line of a key under a table header (tomllib keeps no positions); also
-    used for the ``[alerts]`` table (konsole.collect.alert_config)."""
+    used for the ``[alerts]`` table (konsole.serve.alerts.config)."""
 
     def __init__(self, lines: list[str], path: Path) -> None:
         self.lines, self.path = lines, path

@@ -19,7 +19,7 @@ from konsole.model.events import EventConfig
 from konsole.model.poll import Judge, JudgedPoll
 
 if TYPE_CHECKING:
-    from konsole.collect.recorder import Recorder
+    from konsole.collect.history.recorder import Recorder
     from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["Recording"]

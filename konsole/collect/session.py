@@ -6,10 +6,10 @@ file):
 
 - the history file is free: take its writer lock, poll the cluster and record every poll
   (:class:`~konsole.collect.recording.Recording`: stamped, judged, then written by the
-  :class:`~konsole.collect.recorder.Recorder` as judged);
+  :class:`~konsole.collect.history.recorder.Recorder` as judged);
 - another process holds it (``konsole record``, a console, ``serve``): **follow** it, one
-  look per poll interval (:func:`konsole.collect.follow.newest`, through one kept reader),
-  and when that writer is gone take the file over (:mod:`konsole.collect.takeover`) and poll;
+  look per poll interval (:func:`konsole.collect.history.follow.newest`, through one kept reader),
+  and when that writer is gone take the file over (:mod:`konsole.collect.history.takeover`) and poll;
 - it is refused or cannot be written: poll live, history off (the recorder, when there is
   one, retries each poll);
 - no history at all: poll live.
@@ -32,12 +32,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from konsole.collect.history_state import HistoryMode, HistoryStatus
+from konsole.collect.history.state import HistoryMode, HistoryStatus
 from konsole.collect.poll_timeline import Timeline
 
 if TYPE_CHECKING:
+    from konsole.collect.history.recorder import Recorder, RecorderStatus
     from konsole.collect.profiles import Profile
-    from konsole.collect.recorder import Recorder, RecorderStatus
     from konsole.model.events import Event
     from konsole.model.health import Health
     from konsole.model.poll import JudgedPoll
@@ -134,7 +134,7 @@ class ClusterSession:
     # ------------------------------------------------------------------ opening
 
     def _recorder(self, path: Path) -> Recorder:
-        from konsole.collect.recorder import Recorder
+        from konsole.collect.history.recorder import Recorder
 
         return Recorder(
             path,
@@ -183,9 +183,9 @@ class ClusterSession:
     ) -> AsyncGenerator[SessionStep | tuple[Recorder, SessionStep]]:
         """The writer's polls, one look per interval, until ``stop`` or until this session
         took the file over (the last item: its recorder and the takeover step)."""
-        from konsole.collect.follow import newest
-        from konsole.collect.kept_reader import KeptReader
-        from konsole.collect.server_memory import recall_from
+        from konsole.collect.history.follow import newest
+        from konsole.collect.history.kept_reader import KeptReader
+        from konsole.collect.history.server_memory import recall_from
         from konsole.model.events import EventConfig
         from konsole.model.poll import Judge
         from konsole.model.timefmt import to_ms
@@ -223,7 +223,7 @@ class ClusterSession:
     async def _take_over(self, status: HistoryStatus) -> tuple[Recorder, SessionStep] | None:
         """When no process holds the writer lock any more, this session's recorder takes
         the file (None while it is held, or when another follower took it first)."""
-        from konsole.collect import takeover
+        from konsole.collect.history import takeover
         from store import HistoryError
 
         path = self.history
@@ -281,9 +281,9 @@ class ClusterSession:
     def _source(self) -> Source:
         if self.source is not None:
             return self.source()
-        from konsole.collect.connect import live_poller
-        from konsole.collect.history_reads import seed_capacity
-        from konsole.collect.server_memory import remember
+        from konsole.collect.cluster.connect import live_poller
+        from konsole.collect.history.reads import seed_capacity
+        from konsole.collect.history.server_memory import remember
 
         live, history, clock = live_poller(self.profile, self.interval), self.history, self.clock
         poller, release = remember((live.poller, live.aclose), history)

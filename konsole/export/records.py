@@ -1,7 +1,7 @@
 """Writing the history's records out: events, notes and polls as CSV, JSON, JSON lines or
 Parquet, for ``konsole history export`` and the history listings' ``--format csv/json``.
 
-The rows are plain dicts (an event as :func:`konsole.collect.history.event_document` makes
+The rows are plain dicts (an event as :func:`konsole.collect.history.rows.event_document` makes
 it); :data:`RECORD_COLUMNS` gives each kind's columns in order. JSON and JSON lines write the
 rows as they are; CSV and Parquet (pyarrow's writers, as a preview's export) one column per
 key, an event's subject as ``subject_kind`` and ``subject`` (its name), other nested values

@@ -9,7 +9,7 @@ RED or another rebalance runs (``--force`` overrides), a drain that would leave 
 alive tablet servers than the highest replication factor (never overridden).
 
 :func:`audit_event` turns a plan and its outcome into the ``operator`` event the history
-keeps (who, what, when, result, the server's error); ``konsole.collect.actions`` sends.
+keeps (who, what, when, result, the server's error); ``konsole.collect.actions.runner`` sends.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ events of the same poll and carries an immutable :class:`AlertState` from poll t
   ``FlussCoordinatorFailover`` at once, active for ``event_hold_s`` seconds.
 
 Alerts are identified by their labels (as Alertmanager does); the delivery (re-sending
-active alerts, retrying) is :mod:`konsole.collect.alertmanager`'s.
+active alerts, retrying) is :mod:`konsole.serve.alerts.delivery`'s.
 """
 
 from __future__ import annotations

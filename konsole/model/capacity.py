@@ -1,5 +1,5 @@
 """What a poll learned about the tablet servers' disks beyond their metrics: the capacity
-part of a snapshot. Pure; the collector is :mod:`konsole.collect.capacity`.
+part of a snapshot. Pure; the collector is :mod:`konsole.collect.cluster.capacity`.
 
 Per tablet server: its write-lock limits as the server itself reports its configuration
 (DescribeClusterConfigs asked of that server: a dynamic key, else its ``server.yaml``, else

@@ -1,5 +1,5 @@
 """What a server's Prometheus endpoint said, as plain data (the scrape is in
-:mod:`konsole.collect.metrics`).
+:mod:`konsole.collect.cluster.metrics`).
 
 Every value is ``None`` when the server does not export it: unknown is never 0.
 """

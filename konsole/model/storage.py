@@ -1,6 +1,6 @@
 """Where each table's data lives: the storage part of a snapshot, and its derived figures.
 
-Pure. :class:`StoragePart` is what one storage poll read (``konsole.collect.storage``),
+Pure. :class:`StoragePart` is what one storage poll read (``konsole.collect.cluster.storage``),
 carried forward from the storage polls before it by :func:`carry`: per bucket the local log
 (start and end offset), the remote log end offset (ListRemoteLogManifests, 1.0 only), the
 latest KV snapshot (GetLatestKvSnapshots, primary-key tables), the lake snapshot's offset

@@ -4,7 +4,7 @@
 (the app hands one out; tests hand a fake): why actions are off, the plan of one, and
 carrying it out with progress. :class:`LiveServerActions` only builds the request: the
 plan, the rails, the send and the audit are the one action service's
-(:class:`konsole.collect.action_service.ActionService`, the same as ``konsole admin``'s);
+(:class:`konsole.collect.actions.service.ActionService`, the same as ``konsole admin``'s);
 the profile's ``writes = true`` is the only way in.
 """
 
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from konsole.collect.action_service import DRAIN_GOALS, ActionRequest, Progress
+from konsole.collect.actions.service import DRAIN_GOALS, ActionRequest, Progress
 from konsole.model.actions import Plan
 
 if TYPE_CHECKING:
-    from konsole.collect.action_service import ActionService
+    from konsole.collect.actions.service import ActionService
 
 __all__ = ["ACTIONS", "LiveServerActions", "Progress", "ServerActions", "server_request"]
 

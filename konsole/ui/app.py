@@ -29,7 +29,7 @@ from konsole.ui.services import ConsoleServices, ConsoleSettings
 # The first frame pays only for the overview: the feed module (and through it the model)
 # is imported where the history is read, the feed itself started after that frame.
 if TYPE_CHECKING:
-    from konsole.collect.action_service import ActionService
+    from konsole.collect.actions.service import ActionService
     from konsole.ui.actions import ServerActions
     from konsole.ui.cluster_actions import ClusterActions
     from konsole.ui.feed import Feed
@@ -208,7 +208,7 @@ class KonsoleApp(App[None]):
 
     @work(exclusive=True, group="travel-step", exit_on_error=False)
     async def _step_event(self, at: float | None, direction: int) -> None:
-        from konsole.collect.history_reads import neighbour_event_time
+        from konsole.collect.history.reads import neighbour_event_time
 
         # Within the shown moment's epoch: stepping never crosses into another cluster.
         rows = await neighbour_event_time(self.feed.history_path, at, direction)
@@ -264,7 +264,7 @@ class KonsoleApp(App[None]):
 
     def action_service(self) -> ActionService:
         """The one action service of the feed watched (a new one after a switch)."""
-        from konsole.collect.action_service import ActionService
+        from konsole.collect.actions.service import ActionService
 
         feed = self.feed
         if self._actions is None or self._actions[0] is not feed:

@@ -4,7 +4,7 @@ table properties.
 :class:`ClusterActions` is what the Rebalance and Config screens, the Tables screen and the
 confirmation modal ask (the app hands one out; tests hand a fake): why actions are off, the
 plan of one :class:`ActionRequest`, and carrying it out. The live one is the action service
-itself (:class:`konsole.collect.action_service.ActionService`: the same plans, rails and
+itself (:class:`konsole.collect.actions.service.ActionService`: the same plans, rails and
 audit as ``konsole admin``): a face only builds requests.
 
 A screen that reads again and again (the Rebalance screen's progress, every few seconds;
@@ -20,12 +20,12 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from konsole.collect.action_service import ActionRequest, Progress
+from konsole.collect.actions.service import ActionRequest, Progress
 from konsole.model.actions import Plan
 
 if TYPE_CHECKING:
     from fluss_proto.model import ConfigEntry, RebalanceProgress
-    from konsole.collect.upgrade_reads import NotesInputs
+    from konsole.collect.cluster.upgrade_reads import NotesInputs
     from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = [

@@ -3,7 +3,7 @@
 A feed publishes :class:`ConsoleState` objects through a callback; the app runs
 :meth:`Feed.run` in a worker and never waits on it. Three kinds:
 
-- :class:`LiveFeed` polls the cluster (the same :class:`konsole.collect.poller.Poller` as ``watch``
+- :class:`LiveFeed` polls the cluster (the same :class:`konsole.collect.cluster.poller.Poller` as ``watch``
   and ``record``) and records every poll into the profile's history file. When a
   ``konsole record`` already holds that file it *follows* the file instead of polling a
   second time; when the file cannot be written it stays live and says history is off.
@@ -31,18 +31,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from konsole.collect import table_reads
-from konsole.collect.history_reads import open_history_reader, read_history, with_history
-from konsole.collect.table_reads import DEADLINE_S, LookupRequest, LookupRows, PreviewRequest
+from konsole.collect.cluster import table_reads
+from konsole.collect.cluster.table_reads import (
+    DEADLINE_S,
+    LookupRequest,
+    LookupRows,
+    PreviewRequest,
+)
+from konsole.collect.history.reads import open_history_reader, read_history, with_history
 from konsole.ui.state import MAX_EVENTS, ConsoleState, HistoryStatus
 
-# konsole.collect.history (and with it store and sqlite3) is imported where the history is read,
+# konsole.collect.history.rows (and with it store and sqlite3) is imported where the history is read,
 # the model's events and health where a poll is judged: the console paints its first frame
 # without them (docs/performance.md, the console's first paint).
 if TYPE_CHECKING:
     from fluss_proto.client import FlussClient
     from fluss_proto.scan import Preview
-    from konsole.collect.history_reads import HistoryReader
+    from konsole.collect.history.reads import HistoryReader
     from konsole.collect.profiles import Profile
     from konsole.collect.session import SessionStep, Source
     from konsole.localcluster import ClusterDescription
@@ -182,7 +187,7 @@ def state_at(
 
     Blocking (reads SQLite): call it from a thread.
     """
-    from konsole.collect.history_reads import recorded_moment
+    from konsole.collect.history.reads import recorded_moment
     from konsole.model.placement import placement
     from konsole.model.poll import judge_recorded
     from konsole.model.timefmt import to_ms
@@ -241,7 +246,7 @@ class LiveFeed:
 
     async def run(self, publish: Publish) -> None:
         # Loaded as the feed starts, a history or not (the first-paint test tells by it).
-        import konsole.collect.recorder  # noqa: F401
+        import konsole.collect.history.recorder  # noqa: F401
         from konsole.collect.session import ClusterSession
 
         session = ClusterSession(
@@ -280,7 +285,7 @@ class LiveFeed:
         return _next(state, step.judged, step.notices, step.history, self.clock())
 
     def _recent_events(self, reader: HistoryReader) -> tuple[Event, ...]:
-        from konsole.collect.history import event_from_row
+        from konsole.collect.history.rows import event_from_row
         from konsole.model.timefmt import to_ms
 
         rows = reader.events(since=to_ms(self.clock() - 86400.0), within_epoch=True)
@@ -290,16 +295,16 @@ class LiveFeed:
 
     async def _connect(self, *, request_timeout: float) -> FlussClient:
         """A short-lived client with the profile's settings (one retry: an operator waits)."""
-        from konsole.collect.target import connect_client
+        from konsole.collect.cluster.target import connect_client
 
         return await connect_client(self.profile, request_timeout=request_timeout, retries=1)
 
     async def preview(self, request: PreviewRequest) -> Preview:
-        """Connect with the profile, preview (masked), close (konsole.collect.table_reads)."""
+        """Connect with the profile, preview (masked), close (konsole.collect.cluster.table_reads)."""
         return await table_reads.preview(self._connect, request, self.profile.masks)
 
     async def lookup(self, request: LookupRequest) -> LookupRows:
-        """Connect with the profile, look up (masked), close (konsole.collect.table_reads)."""
+        """Connect with the profile, look up (masked), close (konsole.collect.cluster.table_reads)."""
         return await table_reads.lookup(self._connect, request, self.profile.masks)
 
     async def kv_snapshots(self, table_path: str, partitions: Partitions) -> dict[BucketKey, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from konsole.collect.history_reads import write_report_around
+from konsole.collect.history.reads import write_report_around
 from konsole.model.timefmt import clock_text, file_stamp_text, to_ms
 from konsole.ui.services import services
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 # The session's history status (stdlib only: the first paint does not wait for it).
-from konsole.collect.history_state import HistoryMode, HistoryStatus
+from konsole.collect.history.state import HistoryMode, HistoryStatus
 
 # Types only: the console paints its first frame before any model module is imported.
 if TYPE_CHECKING:

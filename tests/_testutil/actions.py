@@ -16,7 +16,7 @@ from fluss_proto.model import (
     RebalanceStatus,
     TableRebalance,
 )
-from konsole.collect.upgrade_reads import NotesInputs
+from konsole.collect.cluster.upgrade_reads import NotesInputs
 from konsole.errors import ActionFailedError
 from konsole.model.actions import (
     Plan,

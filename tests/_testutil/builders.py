@@ -26,7 +26,7 @@ from fluss_proto.model import (
     TableView,
 )
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
-from konsole.collect.metrics import MetricsError, ServerMetrics, TableMetrics
+from konsole.collect.cluster.metrics import MetricsError, ServerMetrics, TableMetrics
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
 from store.rows import EventRow
 
@@ -272,7 +272,7 @@ def operator_row(action: str, outcome: str, details: str | None = None) -> Event
     """An operator event as ``konsole admin`` writes it (``details``: a raw column instead)."""
     import time
 
-    from konsole.collect.history import event_row
+    from konsole.collect.history.rows import event_row
     from konsole.model.events import Event, EventKind, Severity
     from konsole.model.events.base import Subject
 

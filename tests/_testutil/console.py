@@ -1,7 +1,7 @@
 """A recorded cluster story for the console's screen tests (and ``bench/ui.py``).
 
 Every state the screens are tested with comes out of a real history file: the snapshots
-below are written by :class:`konsole.collect.recorder.Recorder` (events derived as live) and read
+below are written by :class:`konsole.collect.history.recorder.Recorder` (events derived as live) and read
 back with :func:`konsole.ui.feed.state_at`, so a screen test exercises the same path
 as time travel. The clock is fixed: nothing here reads the wall clock.
 
@@ -29,7 +29,7 @@ from typing import Any
 from fluss_proto.client import TablePath
 from fluss_proto.model import BucketView, ClusterView, PartitionInfo, ServerInfo, TableView
 from fluss_proto.types import FrozenDict, TableInfo, parse_table_descriptor
-from konsole.collect.metrics import ServerMetrics
+from konsole.collect.cluster.metrics import ServerMetrics
 from konsole.collect.profiles import Profile
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
 from konsole.ui.feed import state_at, with_history

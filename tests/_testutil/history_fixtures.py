@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Final
 
-from konsole.collect.history import poll_record
-from konsole.collect.metrics import ServerMetrics
+from konsole.collect.cluster.metrics import ServerMetrics
+from konsole.collect.history.rows import poll_record
 from store import RetentionPolicy, add_note, apply_retention, open_reader, open_writer
 from store.queries import HistoryReader
 from store.rows import EventRow, NoteRow

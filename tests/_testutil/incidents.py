@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from konsole.collect.logs import LogConfig, LogSource
+from konsole.collect.logs.reading import LogConfig, LogSource
 from konsole.collect.profiles import Profile
 from store import open_writer
 from store.rows import LogExcerptRow

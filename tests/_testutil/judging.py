@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from konsole.collect.recorder import Recorder
+from konsole.collect.history.recorder import Recorder
 from konsole.collect.recording import Recording
 from konsole.model.events import EventConfig
 from konsole.model.health import Health

@@ -10,8 +10,8 @@ from typing import Any
 
 from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.model import ClusterHealth, ClusterView
-from konsole.collect.metrics import MetricsResult
-from konsole.collect.poller import EndpointsFn, Poller, PollerConfig
+from konsole.collect.cluster.metrics import MetricsResult
+from konsole.collect.cluster.poller import EndpointsFn, Poller, PollerConfig
 from konsole.collect.profiles import MetricsEndpoint, Profile
 from tests._testutil.builders import addr, metrics_error, table, tm, view
 
@@ -129,7 +129,7 @@ class Fakes:
 def fake_build_poller(
     fakes: Fakes, asked: list[Profile] | None = None
 ) -> Callable[[Profile, float | None], tuple[Poller, Callable[[], Awaitable[None]]]]:
-    """A stand-in for ``konsole.collect.connect.build_poller`` (what ``watch`` and
+    """A stand-in for ``konsole.collect.cluster.connect.build_poller`` (what ``watch`` and
     ``record`` call): a poller on ``fakes``; each profile asked for goes to ``asked``."""
 
     def build(

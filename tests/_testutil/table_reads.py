@@ -20,8 +20,8 @@ from fluss_proto.lookup import KeyResult, KeyStatus, LookupReport
 from fluss_proto.scan import BucketScan, BucketStatus, Preview, ScanMethod, ScanReport
 from fluss_proto.types.info import TableInfo
 from fluss_proto.types.parsing import parse_table_descriptor
+from konsole.collect.cluster.table_reads import LookupRequest, LookupRows, PreviewRequest
 from konsole.collect.profiles import Profile
-from konsole.collect.table_reads import LookupRequest, LookupRows, PreviewRequest
 from konsole.model.masking import MaskRules
 from tests._testutil.console import _COLUMNS, _TABLES
 

@@ -19,7 +19,7 @@ from fluss_proto.model import (
     PermissionType,
     ResourceType,
 )
-from konsole.collect.upgrade_reads import NotesInputs
+from konsole.collect.cluster.upgrade_reads import NotesInputs
 from konsole.ui.state import ConsoleState
 
 __all__ = ["NEW", "NOTES_CLEAN", "NOTES_TO_ACT_ON", "OLD", "speaking"]

@@ -4,7 +4,7 @@ the audit in the history, the gate without opt-in, and bad input.
 One cluster for the module per generation (1 coordinator, 4 tablet servers) with tables of
 replication factor 3 and 2 written by pyfluss. Every call goes through the real CLI
 (``python -m konsole.cli``, stdout not a terminal: progress comes as lines) or, for what
-needs two requests back to back, through ``konsole.collect.actions`` in-process.
+needs two requests back to back, through ``konsole.collect.actions.runner`` in-process.
 Both generations offer every key used here (0.9.1 and the 1.0 line, checked live).
 """
 
@@ -32,9 +32,9 @@ from fluss_proto.admin import FlussAdmin
 from fluss_proto.api_keys import API_INFO
 from fluss_proto.client import FlussClient
 from fluss_proto.model import HealthStatus
-from konsole.collect.action_service import connect_for
-from konsole.collect.actions import ActionRunner, Audit, Options
-from konsole.collect.connect import build_poller
+from konsole.collect.actions.runner import ActionRunner, Audit, Options
+from konsole.collect.actions.service import connect_for
+from konsole.collect.cluster.connect import build_poller
 from konsole.collect.profiles import resolve_profile
 from konsole.errors import ActionRefusedError
 from konsole.localcluster import LocalCluster
@@ -567,7 +567,7 @@ def test_console_actions_tag_and_untag_live(ops: dict[str, Any]) -> None:
     """The console's LiveServerActions (requests to the one action service): off without
     writes; with them, the same flow and audit as the CLI (plan, then tag and untag
     server 2)."""
-    from konsole.collect.action_service import ActionService
+    from konsole.collect.actions.service import ActionService
     from konsole.ui.actions import LiveServerActions
 
     profile = resolve_profile(bootstrap=ops["bootstrap"])

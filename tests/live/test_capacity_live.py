@@ -33,8 +33,8 @@ from typing import Any
 
 import pytest
 
-from konsole.collect.connect import assemble_poller
-from konsole.collect.poller import PollerConfig
+from konsole.collect.cluster.connect import assemble_poller
+from konsole.collect.cluster.poller import PollerConfig
 from konsole.collect.profiles import Profile, profile_from_local
 from konsole.localcluster import LocalCluster
 from konsole.model.events import Event, EventConfig, EventKind, EventState, advance

@@ -557,7 +557,7 @@ async def _buckets(bootstrap: str, table: str) -> tuple[Any, ...]:
 
 async def _poll(bootstrap: str) -> Any:
     """One poll through the wiring every face uses (the per-server deadline included)."""
-    from konsole.collect.connect import build_poller
+    from konsole.collect.cluster.connect import build_poller
     from konsole.collect.profiles import resolve_profile
 
     poller, release = build_poller(resolve_profile(bootstrap=bootstrap, env={}), None)

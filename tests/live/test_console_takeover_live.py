@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from konsole.collect.history.takeover import TAKEN_OVER
 from konsole.collect.profiles import resolve_profile
-from konsole.collect.takeover import TAKEN_OVER
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import LiveFeed
 from konsole.ui.state import HistoryMode

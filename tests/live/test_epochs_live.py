@@ -39,7 +39,7 @@ from textual.widgets import Static
 
 from konsole.cli.console import live_feed
 from konsole.cli.options import ConnectionArgs
-from konsole.collect.history import snapshot_at
+from konsole.collect.history.rows import snapshot_at
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.cluster import ClusterDescription
 from konsole.model.identity import ClusterIdentity

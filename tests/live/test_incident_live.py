@@ -38,7 +38,7 @@ from typing import Any
 import fluss
 import pytest
 
-from konsole.collect.logs import FileSource, read_log, server_ref
+from konsole.collect.logs.reading import FileSource, read_log, server_ref
 from konsole.collect.profiles import load_profiles
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.producer import DemoProducer

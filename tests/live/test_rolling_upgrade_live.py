@@ -27,7 +27,7 @@ import pytest
 
 from konsole.cli.options import ConnectionArgs
 from konsole.cli.upgrade import gate_for
-from konsole.collect.notes import write_note
+from konsole.collect.history.notes import write_note
 from konsole.localcluster import LocalCluster
 from konsole.localcluster.upgrade_play import Move, MoveRecord, UpgradePlay, upgrade_order
 from store import open_reader

@@ -34,7 +34,7 @@ import fluss
 import pytest
 import pytest_asyncio
 
-from konsole.collect.metrics import Scraper
+from konsole.collect.cluster.metrics import Scraper
 from konsole.collect.profiles import MetricsEndpoint
 from konsole.localcluster import LocalCluster
 from tests._testutil import pyfluss_data as pf
@@ -295,7 +295,7 @@ async def test_kv_snapshots_with_their_age_and_replica_load(tiers: Tiers) -> Non
     assert sum(s["bytes_held"] for s in servers) > 0, servers  # the rows just written
 
     # the age is exact once a new snapshot was seen, and grows between storage polls
-    from konsole.collect.connect import build_poller
+    from konsole.collect.cluster.connect import build_poller
     from konsole.collect.profiles import load_profiles
 
     poller, release = build_poller(load_profiles(t.config)["tiers"], 1.0)

@@ -174,7 +174,7 @@ async def test_tiny_terminal(story: Path) -> None:
 
 async def test_operator_events_show_live_and_in_time_travel(story: Path) -> None:
     """What `konsole admin` writes (an operator event outside any poll) reads as one."""
-    from konsole.collect.actions import Audit
+    from konsole.collect.actions.runner import Audit
     from konsole.model.actions import Outcome, plan_tag
     from tests._testutil.builders import view
 

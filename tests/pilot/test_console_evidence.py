@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect.logs import CommandSource, FileSource, LogSource
+from konsole.collect.logs.reading import CommandSource, FileSource, LogSource
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
 from konsole.ui.screens.events import EventsScreen

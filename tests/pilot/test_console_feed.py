@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect.history import poll_record
+from konsole.collect.history.rows import poll_record
 from konsole.ui.feed import LiveFeed
 from konsole.ui.state import ConsoleState, HistoryMode
 from store import open_writer
@@ -76,7 +76,7 @@ async def test_an_unwritable_history_leaves_the_console_live(tmp_path: Path) -> 
 
 
 def test_a_recorded_run_of_failed_polls_is_counted_back(tmp_path: Path) -> None:
-    from konsole.collect.history import snapshot_at
+    from konsole.collect.history.rows import snapshot_at
     from konsole.ui.feed import open_history_reader
     from tests._testutil.console import NOW, T_UNREACHABLE
 
@@ -163,8 +163,8 @@ async def test_a_feed_cancelled_while_its_first_open_runs_lets_the_lock_go(
     gone."""
     import threading
 
-    from konsole.collect.recorder import Recorder
-    from konsole.collect.takeover import writer_gone
+    from konsole.collect.history.recorder import Recorder
+    from konsole.collect.history.takeover import writer_gone
 
     path = tmp_path / "h.sqlite"
     inside, release, opened = threading.Event(), threading.Event(), threading.Event()
@@ -200,7 +200,7 @@ async def test_a_feed_cancelled_after_its_open_before_polling_lets_the_lock_go(
     """Cancelled between taking the lock and its first poll (reading the recent events):
     the recorder is closed, the lock let go."""
     import konsole.ui.feed as feed
-    from konsole.collect.takeover import writer_gone
+    from konsole.collect.history.takeover import writer_gone
 
     path = tmp_path / "h.sqlite"
     reading = asyncio.Event()

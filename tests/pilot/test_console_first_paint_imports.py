@@ -78,9 +78,9 @@ DEFERRED = (
     "store",
     "sqlite3",
     "httpx",
-    "konsole.collect.poller",
-    "konsole.collect.recorder",
-    "konsole.collect.history",
+    "konsole.collect.cluster.poller",
+    "konsole.collect.history.recorder",
+    "konsole.collect.history.rows",
     "konsole.model.events",
     "konsole.model.health",
     "konsole.model.snapshot",
@@ -132,4 +132,4 @@ def test_first_paint_imports_only_the_overview(tmp_path: Path) -> None:
     # and the feed started after that frame: its connecting state came, with its recorder
     assert seen["feed_after_paint"]
     assert seen["state"], "the feed never published a state"
-    assert "konsole.collect.recorder" in seen["started"]
+    assert "konsole.collect.history.recorder" in seen["started"]

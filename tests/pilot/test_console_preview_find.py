@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from konsole.collect.table_reads import LookupRequest, PreviewRequest
+from konsole.collect.cluster.table_reads import LookupRequest, PreviewRequest
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
 from konsole.ui.modals.lookup_dialog import LookupDialog, lookup_specs

@@ -62,7 +62,7 @@ async def test_the_storage_tabs_untiered_line_draws_an_unknown_lag_as_a_gap(
 ) -> None:
     # a storage poll in the middle did not know a bucket's lag
     monkeypatch.setattr(
-        "konsole.collect.history_reads.untiered_values", lambda *_: [10.0, None, 30.0]
+        "konsole.collect.history.reads.untiered_values", lambda *_: [10.0, None, 30.0]
     )
     state = with_storage(story_state(story, T_STOPPED - 10))
     app = KonsoleApp(StaticFeed([state], name="demo", history_path=story))

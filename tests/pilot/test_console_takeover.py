@@ -1,5 +1,5 @@
 """A console that follows a recorder's file takes it over when the recorder is gone
-(konsole.collect.takeover, konsole.ui.feed.LiveFeed): the status bar says so, the history
+(konsole.collect.history.takeover, konsole.ui.feed.LiveFeed): the status bar says so, the history
 holds a ``history_taken_over`` event and the console's own polls; with two followers, one
 takes the file and the other follows it. Without a cluster: the profile points at a port
 where nothing answers, and failed polls are recorded like any other."""
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect.recorder import Recorder
-from konsole.collect.takeover import TAKEN_OVER, take_over, writer_gone
+from konsole.collect.history.recorder import Recorder
+from konsole.collect.history.takeover import TAKEN_OVER, take_over, writer_gone
 from konsole.ui.feed import LiveFeed
 from konsole.ui.state import ConsoleState, HistoryMode
 from konsole.ui.widgets.status_bar import status_text
@@ -55,7 +55,7 @@ def _took_over(x: ConsoleState) -> bool:
 async def test_a_following_console_takes_the_file_when_the_recorder_is_gone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import konsole.collect.takeover as takeover
+    import konsole.collect.history.takeover as takeover
 
     path = record_story(tmp_path / "h.sqlite", polls=4)
     writer = open_writer(path)  # a `konsole record` holding the file
@@ -162,7 +162,7 @@ async def test_a_console_closed_while_taking_over_lets_the_file_go(
     lock: once the thread ends, the lock is let go, never kept by a feed that is gone."""
     import threading
 
-    import konsole.collect.takeover as takeover
+    import konsole.collect.history.takeover as takeover
 
     path = record_story(tmp_path / "h.sqlite", polls=2)
     writer = open_writer(path)
@@ -197,7 +197,7 @@ async def test_following_reads_through_one_reader(
 ) -> None:
     """Every follow step reads the file through the one kept reader, not a new one each."""
     import store
-    from konsole.collect.history import poll_record
+    from konsole.collect.history.rows import poll_record
     from tests._testutil.console import T0, story_snapshot
 
     path = record_story(tmp_path / "h.sqlite", polls=4)

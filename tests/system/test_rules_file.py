@@ -13,13 +13,13 @@ import re
 import subprocess
 from pathlib import Path
 
-from konsole.collect.exposition.families import FAMILIES
 from konsole.model.alerts import ALERTNAMES, EVENT_ALERTS, AlertSettings
 from konsole.model.causes import (
     CONSEQUENCE_RULES,
     SERVER_DOWN_ALERT,
     SERVER_DOWN_SEVERITY,
 )
+from konsole.serve.exposition.families import FAMILIES
 from tests._testutil.system_tools import need_binary
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"

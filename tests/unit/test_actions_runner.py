@@ -17,7 +17,7 @@ from fluss_proto.client import FlussClient
 from fluss_proto.error_codes import from_code
 from fluss_proto.errors import ReadOnlyViolation
 from fluss_proto.model import HealthStatus
-from konsole.collect.actions import ActionRunner, Audit, Options, require_writes
+from konsole.collect.actions.runner import ActionRunner, Audit, Options, require_writes
 from konsole.collect.profiles import parse_profiles, resolve_profile
 from konsole.errors import (
     ActionFailedError,

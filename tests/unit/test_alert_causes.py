@@ -13,7 +13,6 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from fluss_proto.model import HealthStatus
-from konsole.collect.exposition import Exposition
 from konsole.model.alerts import (
     ALERTNAMES,
     Alert,
@@ -30,6 +29,7 @@ from konsole.model.causes import (
 )
 from konsole.model.health import Finding, Health, evaluate
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.serve.exposition import Exposition
 from tests._testutil.builders import all_metrics, metrics_error, snap, table, view, with_time
 from tests._testutil.judging import judged_as
 

@@ -1,5 +1,5 @@
 """serve's alert settings ([alerts] in the config file, the options over it) and the
-delivery families a scrape reads (konsole.collect.alert_metrics)."""
+delivery families a scrape reads (konsole.serve.alerts.metrics)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from click.testing import CliRunner
 from prometheus_client import CollectorRegistry, generate_latest
 
 from konsole.cli.main import main
-from konsole.collect.alert_config import AlertConfig, load_alert_config
-from konsole.collect.alert_metrics import AlertCollector
-from konsole.collect.alertmanager import AlertmanagerSink
 from konsole.collect.profiles import parse_profiles
 from konsole.errors import ProfileError
 from konsole.model.alerts import AlertSettings
 from konsole.model.health import evaluate
+from konsole.serve.alerts.config import AlertConfig, load_alert_config
+from konsole.serve.alerts.delivery import AlertmanagerSink
+from konsole.serve.alerts.metrics import AlertCollector
 from tests._testutil.builders import all_metrics, snap, table, view
 from tests._testutil.judging import judged_as
 

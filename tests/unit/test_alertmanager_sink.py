@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from konsole.collect.alertmanager import AlertmanagerSink, AlertmanagerUrlError, alerts_endpoint
 from konsole.model.alerts import AlertSettings
+from konsole.serve.alerts.delivery import AlertmanagerSink, AlertmanagerUrlError, alerts_endpoint
 from tests._testutil.builders import all_metrics, snap, table, view, with_time
 
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (0, (2, 0, 1), 10)])

@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 
 from fluss_proto.model import ConfigEntry
-from konsole.collect.capacity import (
+from konsole.collect.cluster.capacity import (
     CapacityCollector,
     data_dirs,
     dir_usage,
     effective,
     write_limits,
 )
-from konsole.collect.capacity_rows import capacity_from_values, capacity_values
-from konsole.collect.history import poll_record, snapshot_from_state
+from konsole.collect.history.capacity_rows import capacity_from_values, capacity_values
+from konsole.collect.history.rows import poll_record, snapshot_from_state
 from konsole.model.capacity import CapacityPart, ConfigSource, DirUsage, ServerCapacity
 from konsole.model.forecast import forecast_crossing
 from konsole.model.thresholds import HealthThresholds
@@ -297,7 +297,7 @@ def test_a_recorded_poll_reads_back_with_its_capacity(tmp_path: Path) -> None:
 
 
 def test_the_poller_attaches_the_capacity_part_of_a_good_poll_within_its_time() -> None:
-    from konsole.collect.poller import Poller
+    from konsole.collect.cluster.poller import Poller
     from tests._testutil.poller import Fakes
 
     seen: list[Any] = []
@@ -344,8 +344,8 @@ def test_the_poller_attaches_the_capacity_part_of_a_good_poll_within_its_time() 
 
 
 def test_serve_exports_headroom_limit_eta_and_the_visible_dirs() -> None:
-    from konsole.collect.exposition.families import cluster_series
     from konsole.model.poll import Judge
+    from konsole.serve.exposition.families import cluster_series
 
     metrics = [tm(0, disk_usage_ratio=0.4, disk_write_locked=False), tm(1)]
     s = replace(snap(view([0, 1]), metrics=metrics, t=1000.0), capacity=a_part())
@@ -403,7 +403,7 @@ def test_the_report_and_its_text_say_each_state() -> None:
 
 
 def test_a_history_seeds_the_forecast_of_the_server_and_its_dirs(tmp_path: Path) -> None:
-    from konsole.collect.capacity import seed_from_history
+    from konsole.collect.cluster.capacity import seed_from_history
     from store import open_reader, open_writer
 
     path = tmp_path / "h.sqlite"
@@ -435,10 +435,10 @@ def test_the_console_session_seeds_its_forecasts_from_the_history_before_its_fir
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 41: a polling console session's forecasts begin from the recorded disk usage
-    (konsole.collect.history_reads.seed_capacity), not empty."""
+    (konsole.collect.history.reads.seed_capacity), not empty."""
     import time
 
-    from konsole.collect import connect
+    from konsole.collect.cluster import connect
     from konsole.collect.session import ClusterSession
     from konsole.model.known_servers import KnownServers
     from store import open_writer

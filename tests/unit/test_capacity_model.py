@@ -409,7 +409,7 @@ def test_no_answers_is_no_failure_ratio() -> None:
 
 
 def test_rejection_evidence_pairs_the_monitors_lines_with_the_figures() -> None:
-    from konsole.collect.evidence import LogView, rejection_evidence
+    from konsole.collect.logs.evidence import LogView, rejection_evidence
     from konsole.model.logs import parse_lines
 
     lines = parse_lines(
@@ -450,7 +450,7 @@ def test_check_measures_the_least_headroom_and_the_soonest_lock() -> None:
 
 
 def test_a_write_rejection_is_shown_with_the_request_series() -> None:
-    from konsole.collect.evidence import REQUEST_SERIES, SERIES, series_for
+    from konsole.collect.logs.evidence import REQUEST_SERIES, SERIES, series_for
 
     assert series_for("write_rejected") == REQUEST_SERIES
     assert series_for("write_lock_forecast") == REQUEST_SERIES

@@ -22,8 +22,8 @@ from fluss_proto.errors import AuthenticationError, UnreachableError
 from fluss_proto.model import ClusterView, HealthStatus
 from konsole.cli import check as check_cmd
 from konsole.cli.main import main
-from konsole.collect.metrics import MetricsResult
-from konsole.collect.poller import Poller, PollerConfig
+from konsole.collect.cluster.metrics import MetricsResult
+from konsole.collect.cluster.poller import Poller, PollerConfig
 from konsole.collect.profiles import MetricsEndpoint, Profile
 from konsole.model.check import (
     MEASURES,

@@ -34,8 +34,8 @@ import konsole.cli.record
 import konsole.cli.serve
 import konsole.cli.storage
 import konsole.cli.watch
-import konsole.collect.action_service
-import konsole.collect.target
+import konsole.collect.actions.service
+import konsole.collect.cluster.target
 import konsole.localcluster.jars
 import konsole.localcluster.seed
 import konsole.ui.app
@@ -133,7 +133,7 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
         (konsole.cli.lookup, "_run"),
         (konsole.cli.storage, "_look"),
         (konsole.cli.capacity, "_look"),
-        (konsole.collect.action_service, "connect_for"),
+        (konsole.collect.actions.service, "connect_for"),
     ]:
         monkeypatch.setattr(owner, name, reached)
     config = tmp_path / "config.toml"
@@ -627,7 +627,7 @@ def test_generated_bad_paths_are_refused_at_once(
         # preview and lookup open the output, then connect: the connect is the seam here
         for owner, name in OPENS_OUTPUT_FIRST:
             patch.setattr(owner, name, UNPATCHED[owner])
-        patch.setattr(konsole.collect.target, "connect_client", _reached)
+        patch.setattr(konsole.collect.cluster.target, "connect_client", _reached)
         result = CliRunner().invoke(main, args)
     assert time.monotonic() - started < ANSWER_WITHIN_S, args
     codes = exit_codes()

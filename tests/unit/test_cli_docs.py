@@ -19,8 +19,8 @@ import click
 import pytest
 
 from konsole.cli.main import main
-from konsole.collect.alert_config import load_alert_config
 from konsole.collect.profiles import load_profiles
+from konsole.serve.alerts.config import load_alert_config
 from tests._testutil.cli import REPO
 
 DOCS = [*sorted((REPO / "docs").glob("*.md")), REPO / "README.md"]

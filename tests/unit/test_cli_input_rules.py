@@ -110,7 +110,7 @@ def no_connect(monkeypatch: pytest.MonkeyPatch) -> None:
     import konsole.cli.check
     import konsole.cli.console
     import konsole.cli.record
-    import konsole.collect.action_service
+    import konsole.collect.actions.service
 
     def connected(*args: object, **kwargs: object) -> None:
         raise Connected
@@ -120,7 +120,7 @@ def no_connect(monkeypatch: pytest.MonkeyPatch) -> None:
         (konsole.cli.capacity, "_look"),
         (konsole.cli.record, "_record"),
         (konsole.cli.console, "live_feed"),
-        (konsole.collect.action_service, "connect_for"),
+        (konsole.collect.actions.service, "connect_for"),
     ]:
         monkeypatch.setattr(owner, name, connected)
 
@@ -369,13 +369,13 @@ def test_what_needs_no_server_is_checked_before_connecting(
     args: list[str], code: int, said: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import konsole.cli.preview
-    import konsole.collect.action_service
+    import konsole.collect.actions.service
 
     def connected(*args: object, **kwargs: object) -> None:
         raise Connected
 
     monkeypatch.setattr(konsole.cli.preview, "_main", connected)
-    monkeypatch.setattr(konsole.collect.action_service, "connect_for", connected)
+    monkeypatch.setattr(konsole.collect.actions.service, "connect_for", connected)
     result = run(*args, "--bootstrap", "127.0.0.1:1")
     assert result.exit_code == code, result.output
     assert said in one_error(result)

@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from konsole.collect.exposition.families import FAMILIES
+from konsole.serve.exposition.families import FAMILIES
 
 GRAFANA = Path(__file__).resolve().parents[2] / "deploy" / "grafana"
 DASHBOARD = GRAFANA / "dashboards" / "konsole-overview.json"

@@ -1,4 +1,4 @@
-"""The console's history questions, each a named function of konsole.collect.history_reads
+"""The console's history questions, each a named function of konsole.collect.history.reads
 (the screens hold no reader: konsole.ui imports no store). On a file of two clusters
 (epochs), each answer stays in the asked moment's cluster; without a history, None."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect import history_reads as hr
-from konsole.collect.notes import write_note
+from konsole.collect.history import reads as history_reads as hr
+from konsole.collect.history.notes import write_note
 from konsole.model.timefmt import to_ms
 from tests._testutil.builders import T0, snap, table, view
 from tests._testutil.judging import JudgingRecorder

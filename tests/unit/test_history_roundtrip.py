@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fluss_proto.client import TablePath
-from konsole.collect.history import REDACTED, poll_record, snapshot_at
+from konsole.collect.history.rows import REDACTED, poll_record, snapshot_at
 from store import open_reader, open_writer
 from store.rows import EventRow
 from tests._testutil.builders import T0, snap, table, tm, view

@@ -64,7 +64,7 @@ def test_the_copied_tree_keeps_every_contract(tmp_path: Path) -> None:
         ("konsole/model/_probe.py", "import store", "konsole.model is pure"),
         ("konsole/model/_probe.py", "import sqlite3", "konsole.model is pure"),
         ("konsole/model/_probe.py", "import httpx", "konsole.model is pure"),
-        ("konsole/model/_probe.py", "import konsole.collect.poller", "layers: "),
+        ("konsole/model/_probe.py", "import konsole.collect.cluster.poller", "layers: "),
         ("konsole/collect/_probe.py", "import konsole.ui.app", "layers: "),
         ("store/_probe.py", "import konsole.model.snapshot", "layers: "),
         ("konsole/collect/_probe.py", "import click", "only konsole.cli imports click"),

@@ -7,8 +7,8 @@ import sqlite3
 from datetime import datetime
 from pathlib import Path
 
-from konsole.collect.excerpts import ExcerptKeeper
-from konsole.collect.logs import CommandSource, FileSource, LogConfig
+from konsole.collect.logs.excerpts import ExcerptKeeper
+from konsole.collect.logs.reading import CommandSource, FileSource, LogConfig
 from store import RetentionPolicy, apply_retention, open_reader, open_writer
 from store.rows import EventRow, LogExcerptRow, PollRecord
 from store.schema import VERSION

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect.logs import (
+from konsole.collect.logs.reading import (
     CommandSource,
     FileSource,
     LogNotFound,

@@ -89,7 +89,7 @@ def test_profiles_carry_masks_and_the_export_switch() -> None:
 
 
 def test_one_export_rule_for_every_face() -> None:
-    from konsole.collect.table_reads import export_allowed, refuse_export
+    from konsole.collect.cluster.table_reads import export_allowed, refuse_export
     from konsole.errors import ExportForbiddenError
 
     profiles = parse_profiles(

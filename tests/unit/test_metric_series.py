@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect.history_reads import with_history
-from konsole.collect.metric_series import cluster_throughput_series, metric_series
+from konsole.collect.history.metric_series import cluster_throughput_series, metric_series
+from konsole.collect.history.reads import with_history
 from tests._testutil.console import STEP, T0, record_story
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from konsole.collect.metrics import (
+from konsole.collect.cluster.metrics import (
     MetricsError,
     Scraper,
     ServerMetrics,

@@ -18,8 +18,8 @@ from fluss_proto.model import HealthStatus
 from konsole.cli import check as check_cmd
 from konsole.cli.main import main
 from konsole.cli.options import ConnectionArgs
-from konsole.collect.history import poll_record, snapshot_at
-from konsole.collect.poller import Poller, PollerConfig
+from konsole.collect.cluster.poller import Poller, PollerConfig
+from konsole.collect.history.rows import poll_record, snapshot_at
 from konsole.collect.profiles import MetricsEndpoint, Profile, parse_profiles, profile_from_local
 from konsole.model.check import ExitCode, assess, failure
 from konsole.model.events import EventConfig

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect import metrics
-from konsole.collect.metrics import ServerMetrics, parse_metrics
+from konsole.collect.cluster import metrics
+from konsole.collect.cluster.metrics import ServerMetrics, parse_metrics
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "metrics"
 SCRAPES = sorted(p.name for p in FIXTURES.glob("*.txt"))

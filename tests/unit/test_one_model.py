@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import pytest
 
 from fluss_proto.model import ClusterHealth, HealthStatus
-from konsole.collect.history import event_from_row, event_row, poll_record, snapshot_from_state
+from konsole.collect.history.rows import event_from_row, event_row, poll_record, snapshot_from_state
 from konsole.model.check import CheckFinding, assess
 from konsole.model.events import Event, EventKind, EventState, advance
 from konsole.model.health import evaluate

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 
 import konsole.model.poll as poll_module
-from konsole.collect.fleet import Fleet, Member
 from konsole.collect.profiles import Profile
 from konsole.model.events import Event
 from konsole.model.health import Health
 from konsole.model.metrics import MetricsOrigin
 from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.serve.fleet import Fleet, Member
 from tests._testutil.builders import T0, snap, table, view
 from tests._testutil.sources import ListPoller, fake_source, run_feed_until
 
@@ -104,7 +104,7 @@ async def watched() -> tuple[list[dict[str, Any]], list[str]]:
 
 async def served() -> tuple[list[JudgedPoll], Any]:
     """What serve's sinks are handed, and its Prometheus exposition after the story."""
-    from konsole.collect.exposition.sink import Exposition
+    from konsole.serve.exposition.sink import Exposition
 
     stop = asyncio.Event()
     exposition = Exposition(["one"])
@@ -213,7 +213,7 @@ def test_every_face_says_the_same_health_findings_and_events_of_each_poll(
     assert served_times == sorted(served_times) and served_times[4] > T0 + 4
     from prometheus_client import generate_latest
 
-    from konsole.collect.exposition.families import STATUS_CODE
+    from konsole.serve.exposition.families import STATUS_CODE
 
     text = generate_latest(exposition.registry).decode()
     last = handed[-1].health.status
@@ -374,7 +374,7 @@ def test_record_judges_each_poll_once_and_writes_it_as_judged(
     tmp_path: Path, judged_calls: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import konsole.cli.record as record_cmd
-    from konsole.collect.history_files import RetentionPolicy
+    from konsole.collect.history.files import RetentionPolicy
     from store import open_reader
 
     async def release() -> None:

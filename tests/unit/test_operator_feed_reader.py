@@ -1,5 +1,5 @@
 """`konsole serve`'s operator feed keeps one history reader for its life
-(:class:`konsole.collect.operator_feed.OperatorFeed`): many looks, one reader; the reader is
+(:class:`konsole.collect.history.operator_feed.OperatorFeed`): many looks, one reader; the reader is
 opened again only when the path names another file (deleted, moved away, replaced), and a
 file left behind is never held open."""
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from konsole.collect.operator_feed import OperatorFeed
+from konsole.collect.history.operator_feed import OperatorFeed
 from store import add_event, open_writer
 from store.rows import EventRow
 from tests._testutil.builders import operator_row

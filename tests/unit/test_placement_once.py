@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 import konsole.model.placement as placement_module
-from konsole.collect.fleet import Fleet, Member
 from konsole.collect.profiles import Profile
 from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.serve.fleet import Fleet, Member
 from tests._testutil.builders import T0, snap, table, view
 from tests._testutil.judging import judged_as
 from tests._testutil.sources import ListPoller, fake_source, run_feed_until
@@ -47,7 +47,7 @@ GOOD = sum(s.ok for s in story())
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Counts every call of ``placement``, whichever module bound the name."""
-    import konsole.collect.exposition.families
+    import konsole.serve.exposition.families
     import konsole.ui.screens.cluster_facts
     import konsole.ui.screens.overview  # noqa: F401
 
@@ -158,7 +158,7 @@ async def test_watch_verbose_says_each_poll_on_stderr(calls: list[int], verbose:
 async def test_serves_fleet_and_its_series_make_one_placement_per_good_poll(
     calls: list[int],
 ) -> None:
-    from konsole.collect.exposition.sink import Exposition
+    from konsole.serve.exposition.sink import Exposition
 
     snapshots = story()
     stop = asyncio.Event()

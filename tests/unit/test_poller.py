@@ -8,7 +8,7 @@ import pytest
 
 from fluss_proto.errors import UnreachableError
 from fluss_proto.model import ClusterHealth, HealthStatus
-from konsole.collect.poller import PollerConfig
+from konsole.collect.cluster.poller import PollerConfig
 from konsole.collect.profiles import Profile
 from konsole.model.snapshot import CoordinatorRole
 from tests._testutil.builders import addr, view

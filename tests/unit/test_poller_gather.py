@@ -11,7 +11,7 @@ from fluss_proto.api_keys import ApiKey
 from fluss_proto.client import Features, TablePath
 from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.model import HealthStatus
-from konsole.collect.poller import Poller, PollerConfig
+from konsole.collect.cluster.poller import Poller, PollerConfig
 from konsole.model.events import EventKind, EventState, advance
 from konsole.model.health import HealthRules, evaluate
 from tests._testutil.admin import FakeClient, FakeTable

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import konsole.collect.recorder as recorder_module
+import konsole.collect.history.recorder as recorder_module
 from store import HistoryWriter, open_writer
 from store.retention import RetentionPolicy
 from tests._testutil.builders import T0
@@ -94,7 +94,7 @@ def test_a_file_replaced_by_another_history_is_written_on(tmp_path: Path) -> Non
     rig = Rig(path)
     rig.polls(2)
     with open_writer(other) as w:
-        from konsole.collect.history import poll_record
+        from konsole.collect.history.rows import poll_record
 
         w.record(poll_record(poll(0, t=T0 - 100)))
     os.replace(other, path)

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from konsole.cli.main import main
-from konsole.collect.logs import FileSource, LogConfig
+from konsole.collect.logs.reading import FileSource, LogConfig
 from konsole.report import report_command
 from tests._testutil.builders import T0, snap, table, view
 from tests._testutil.judging import JudgingRecorder

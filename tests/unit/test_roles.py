@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from fluss_proto.model import HealthStatus
-from konsole.collect.history import poll_record, snapshot_at
-from konsole.collect.recorded_look import recorded_look
+from konsole.collect.history.recorded_look import recorded_look
+from konsole.collect.history.rows import poll_record, snapshot_at
 from konsole.model.check import assess
 from konsole.model.health import Finding, evaluate
 from konsole.model.roles import (
@@ -241,9 +241,9 @@ def test_no_history_means_no_roles(tmp_path: Path) -> None:
 async def test_every_face_names_the_dead_tablet_server_and_no_coordinator_at_its_address() -> None:
     """The same poll through watch's events, serve's series and alerts, and check: one
     subject for tablet server 1, and T1's address never appears as a coordinator."""
-    from konsole.collect.exposition.families import cluster_series
     from konsole.model.alerts import AlertSettings, AlertState, advance_alerts
     from konsole.model.events import EventState, advance
+    from konsole.serve.exposition.families import cluster_series
 
     fakes = Fakes(views=[view((0, 1, 2), [table("db.t", 1, [(0, (0, 1), 5)])]), WITHOUT_1])
     fakes.roles = {**ANSWERS, ts(1): "tablet"}

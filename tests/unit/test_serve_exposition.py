@@ -16,12 +16,12 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from fluss_proto.model import HealthStatus
-from konsole.collect.exposition import Exposition, MetricsServer
-from konsole.collect.exposition.families import FAMILIES, OTHER
 from konsole.model.events import Event, EventKind, Severity, Subject
 from konsole.model.health import Finding, Health
 from konsole.model.poll import Judge
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.serve.exposition import Exposition, MetricsServer
+from konsole.serve.exposition.families import FAMILIES, OTHER
 from tests._testutil.builders import all_metrics, kv, snap, table, tm, view
 from tests._testutil.judging import judged_as
 
@@ -211,7 +211,7 @@ def test_a_port_in_use_is_refused_at_once() -> None:
 
 
 def test_health_status_codes_follow_the_model_order() -> None:
-    from konsole.collect.exposition.families import STATUS_CODE
+    from konsole.serve.exposition.families import STATUS_CODE
 
     order = [HealthStatus.GREEN, HealthStatus.UNKNOWN, HealthStatus.YELLOW, HealthStatus.RED]
     assert [STATUS_CODE[s] for s in order] == [0, 1, 2, 3]
@@ -244,7 +244,7 @@ def test_the_cli_default_table_cap_is_the_exposition_s() -> None:
     from click.testing import CliRunner
 
     from konsole.cli.main import main
-    from konsole.collect.exposition import DEFAULT_MAX_TABLES
+    from konsole.serve.exposition import DEFAULT_MAX_TABLES
 
     shown = CliRunner().invoke(main, ["serve", "--help"]).output
     assert f"[default: {DEFAULT_MAX_TABLES};" in shown.replace("\n", " ")

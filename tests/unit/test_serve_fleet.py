@@ -14,12 +14,12 @@ from click.testing import CliRunner
 
 from konsole.cli.main import main
 from konsole.cli.serve import parse_listen
-from konsole.collect.fleet import Fleet, HistoryMode, Member, Source
 from konsole.collect.profiles import Profile
 from konsole.model.events import Event
 from konsole.model.health import Health
 from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.serve.fleet import Fleet, HistoryMode, Member, Source
 from tests._testutil.builders import snap, table, view
 
 
@@ -143,8 +143,8 @@ async def test_records_follows_a_held_file_and_serves_an_unwritable_one_live(
 async def test_a_followed_file_is_taken_over_when_its_writer_lets_go(tmp_path: Path) -> None:
     import os
 
-    from konsole.collect.history import event_from_row
-    from konsole.collect.takeover import TAKEN_OVER
+    from konsole.collect.history.rows import event_from_row
+    from konsole.collect.history.takeover import TAKEN_OVER
     from store import open_reader, open_writer
 
     held = tmp_path / "held.sqlite"

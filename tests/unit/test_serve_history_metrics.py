@@ -14,12 +14,12 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from konsole.collect.exposition.history import HistoryCollector
-from konsole.collect.fleet import Fleet, HistoryMode, Member, Source
-from konsole.collect.operator_feed import OperatorFeed
+from konsole.collect.history.operator_feed import OperatorFeed
 from konsole.collect.profiles import Profile
 from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.serve.exposition.history import HistoryCollector
+from konsole.serve.fleet import Fleet, HistoryMode, Member, Source
 from store import add_event, open_writer
 from store.rows import EventRow
 from tests._testutil.builders import operator_row, snap, table, view

@@ -14,10 +14,10 @@ import pytest
 
 import konsole.model.placement as placement_module
 import konsole.model.table_stats as table_stats
-from konsole.collect.exposition import Exposition
 from konsole.model.health import evaluate
 from konsole.model.poll import Judge, JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
+from konsole.serve.exposition import Exposition
 from tests._testutil.console import large_snapshot
 
 TABLES, BUCKETS = 200, 8  # 1,600 buckets

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect.actions import Audit
-from konsole.collect.history import poll_record
+from konsole.collect.actions.runner import Audit
+from konsole.collect.history.recorded_look import recorded_look
+from konsole.collect.history.rows import poll_record
+from konsole.collect.history.server_memory import RetirementFeed, recall, remember
 from konsole.collect.profiles import ProfileError, parse_profiles
-from konsole.collect.recorded_look import recorded_look
-from konsole.collect.server_memory import RetirementFeed, recall, remember
 from konsole.errors import ActionInputError
 from konsole.model.actions import Outcome, plan_retire
 from konsole.model.health import Finding, HealthRules, evaluate

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from fluss_proto.model import TableView
-from konsole.collect.history import event_row
-from konsole.collect.history_state import HistoryMode
+from konsole.collect.history.rows import event_row
+from konsole.collect.history.state import HistoryMode
+from konsole.collect.history.takeover import TAKEN_OVER, taken_over_event
 from konsole.collect.profiles import Profile
 from konsole.collect.session import ClusterSession, SessionStep, Source
-from konsole.collect.takeover import TAKEN_OVER, taken_over_event
 from konsole.model.events import EventKind
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.timefmt import to_ms

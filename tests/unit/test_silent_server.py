@@ -14,8 +14,8 @@ from fluss_proto._gen import fluss_rpc_pb2 as pb
 from fluss_proto.api_keys import ApiKey
 from fluss_proto.errors import RequestTimeoutError, ServerSilentError
 from fluss_proto.model import HealthStatus
-from konsole.collect.connect import assemble_poller
-from konsole.collect.poller import SERVER_SHARE, PollerConfig, server_deadline
+from konsole.collect.cluster.connect import assemble_poller
+from konsole.collect.cluster.poller import SERVER_SHARE, PollerConfig, server_deadline
 from konsole.collect.profiles import Profile
 from konsole.model.health import HealthRules, evaluate
 from konsole.model.snapshot import ClusterSnapshot

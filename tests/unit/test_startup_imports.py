@@ -61,7 +61,7 @@ STORE_PATHS = frozenset({"store", "store.file_kinds"})
 
 #: Cut from `konsole check`'s import set (issue 22): the log readers and their parser, which
 #: only the incident evidence uses, and tomllib when there is no config file to read.
-CHECK_CUT = ("konsole.collect.logs", "konsole.model.logs", "tomllib")
+CHECK_CUT = ("konsole.collect.logs.reading", "konsole.model.logs", "tomllib")
 
 
 def _closed_port() -> int:
@@ -110,9 +110,9 @@ def test_check_imports_the_check_and_nothing_of_the_console(tmp_path: Path) -> N
     assert _under(modules - CHECK_RENDER, HEAVY) == []
     # no metrics endpoint named: no HTTP client, no Prometheus parser
     assert _under(modules, ("httpx", "httpcore", "prometheus_client")) == []
-    # a profile's log sources are declarations (konsole.collect.log_sources): no log reader,
+    # a profile's log sources are declarations (konsole.collect.logs.sources): no log reader,
     # no log line parser; no config file: no TOML parser
-    assert "konsole.collect.log_sources" in modules
+    assert "konsole.collect.logs.sources" in modules
     assert _under(modules, CHECK_CUT) == []
 
 
@@ -126,11 +126,13 @@ def test_check_with_metrics_endpoints_imports_httpx_without_its_command_line(
         f'metrics = ["http://127.0.0.1:{metrics}/metrics"]\n'
     )
     modules = imported(["check", "--profile", "p", "--config", str(config), "-t", "5"], tmp_path)
-    assert {"konsole.cli.check", "konsole.collect.metrics", "httpx"} <= modules
+    assert {"konsole.cli.check", "konsole.collect.cluster.metrics", "httpx"} <= modules
     assert _under(modules - CHECK_RENDER - STORE_PATHS, HEAVY) == []
     assert "httpx._main" not in modules  # httpx's command line, which pulls rich and pygments
     assert "tomllib" in modules  # a config file is read ...
-    assert _under(modules, ("konsole.collect.logs", "konsole.model.logs")) == []  # ... no logs
+    assert (
+        _under(modules, ("konsole.collect.logs.reading", "konsole.model.logs")) == []
+    )  # ... no logs
     assert _under(modules, ("prometheus_client",)) == []  # the reporter's lines need no parser
 
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from konsole.collect.history import poll_record, snapshot_at
-from konsole.collect.poller import Poller, PollerConfig
-from konsole.collect.storage import StorageCursor, poll_storage
-from konsole.collect.storage_rows import pack_storage, unpack_storage
+from konsole.collect.cluster.poller import Poller, PollerConfig
+from konsole.collect.cluster.storage import StorageCursor, poll_storage
+from konsole.collect.history.rows import poll_record, snapshot_at
+from konsole.collect.history.storage_rows import pack_storage, unpack_storage
 from konsole.model.check import measure
 from konsole.model.events import EventConfig, EventKind, EventState, advance
 from konsole.model.health import HealthRules, evaluate
@@ -376,8 +376,8 @@ def test_the_recorder_writes_each_storage_part_once_and_time_travel_reads_it(
 ) -> None:
     import sqlite3
 
-    from konsole.collect.history import snapshot_at
-    from konsole.collect.recorded_look import recorded_look
+    from konsole.collect.history.recorded_look import recorded_look
+    from konsole.collect.history.rows import snapshot_at
     from store import open_reader
     from tests._testutil.judging import JudgingRecorder
 
@@ -399,7 +399,7 @@ def test_the_recorder_writes_each_storage_part_once_and_time_travel_reads_it(
         at_end = snapshot_at(reader, 140).snapshot.storage  # type: ignore[union-attr]
     assert at_110 == first and at_end == second
     # the Storage tab's sparkline: the table's untiered offsets per recorded storage part
-    from konsole.collect.history_reads import untiered_values
+    from konsole.collect.history.reads import untiered_values
 
     with open_reader(path) as reader:
         assert untiered_values(reader, "db.t", 140_000, 120) == [50.0, 150.0]

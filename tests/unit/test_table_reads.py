@@ -1,4 +1,4 @@
-"""konsole.collect.table_reads: masking of preview and lookup answers, masked filters and
+"""konsole.collect.cluster.table_reads: masking of preview and lookup answers, masked filters and
 keys refused (a lookup before connecting)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from konsole.collect.table_reads import (
+from konsole.collect.cluster.table_reads import (
     LookupRequest,
     PreviewRequest,
     lookup,

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from konsole.collect.action_service import KINDS, ActionRequest, ActionService
+from konsole.collect.actions.service import KINDS, ActionRequest, ActionService
 from konsole.collect.profiles import resolve_profile
 from konsole.errors import ActionInputError
 from konsole.model.actions import plan_cancel

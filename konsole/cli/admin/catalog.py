@@ -22,8 +22,8 @@ from konsole.cli.options import ConnectionArgs, checked_by, checked_table
 if TYPE_CHECKING:
     import asyncio
 
-    from konsole.collect.action_service import ActionService
-    from konsole.collect.actions import Options
+    from konsole.collect.actions.runner import Options
+    from konsole.collect.actions.service import ActionService
 
 __all__ = ["acl", "config", "partition", "table"]
 

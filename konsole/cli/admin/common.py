@@ -1,6 +1,6 @@
 """What every ``konsole admin`` command shares: the write options, the terminal operator
 (plan, typed confirmation, progress) and handing one request to the action service
-(:mod:`konsole.collect.action_service`) with its exit codes: a command only builds the
+(:mod:`konsole.collect.actions.service`) with its exit codes: a command only builds the
 request (:func:`run_request`) or reads and prints (:func:`run_read`).
 
 Exit codes (konsole.errors.ExitCode, docs/cli.md): 0 done (or a dry run shown); 1 the server
@@ -31,8 +31,8 @@ from konsole.errors import ExitCode, KonsoleError
 
 if TYPE_CHECKING:
     from fluss_proto.model import RebalanceProgress
-    from konsole.collect.action_service import ActionRequest, ActionService
-    from konsole.collect.actions import Options
+    from konsole.collect.actions.runner import Options
+    from konsole.collect.actions.service import ActionRequest, ActionService
     from konsole.collect.profiles import Profile
     from konsole.model.actions import Plan
 
@@ -179,9 +179,9 @@ def _stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
 def action_request(
     kind: str, target: str = "", value: str = "", operation: str = "", host: str = "*"
 ) -> ActionRequest:
-    """An :class:`~konsole.collect.action_service.ActionRequest` (imported when a command
+    """An :class:`~konsole.collect.actions.service.ActionRequest` (imported when a command
     runs, not when the CLI starts)."""
-    from konsole.collect.action_service import ActionRequest
+    from konsole.collect.actions.service import ActionRequest
 
     return ActionRequest(kind, target, value, operation, host)
 
@@ -214,8 +214,8 @@ def _run(
     cluster: ConnectionArgs, body: ReadBody, flags: WriteFlags | None, *, timeout: float
 ) -> None:
     from fluss_proto.errors import FlussError, UnreachableError
-    from konsole.collect.action_service import ActionService
-    from konsole.collect.actions import Options, require_writes
+    from konsole.collect.actions.runner import Options, require_writes
+    from konsole.collect.actions.service import ActionService
 
     writes = flags is not None
     flags = flags or WriteFlags()

@@ -23,8 +23,8 @@ from konsole.cli.options import JAVA_INT_MAX, ConnectionArgs, Number, Whole
 if TYPE_CHECKING:
     import asyncio
 
-    from konsole.collect.action_service import ActionService
-    from konsole.collect.actions import Options
+    from konsole.collect.actions.runner import Options
+    from konsole.collect.actions.service import ActionService
 
 __all__ = ["rebalance", "server"]
 

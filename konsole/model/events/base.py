@@ -1,7 +1,7 @@
 """The event value types every detector shares, and the helper that builds them.
 
 :class:`Event` is what a detector returns, what the faces print and what the history
-stores (``konsole.collect.history`` persists :class:`EventKind` values and the detail
+stores (``konsole.collect.history.rows`` persists :class:`EventKind` values and the detail
 keys, so both are stable). :class:`Emitter` gives one detector's events the poll's time
 and the sample bound of :class:`EventConfig` so no detector repeats that.
 """

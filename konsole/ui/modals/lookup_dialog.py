@@ -18,7 +18,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from konsole.collect.table_reads import LookupRequest
+from konsole.collect.cluster.table_reads import LookupRequest
 from konsole.model.masking import MaskRules
 from konsole.ui.widgets.text_input import TextInput
 

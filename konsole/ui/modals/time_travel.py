@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
-from konsole.collect.history_reads import events_between_epoch
+from konsole.collect.history.reads import events_between_epoch
 from konsole.model.timefmt import clock_text, to_ms
 from konsole.ui.colors import severity_style
 from konsole.ui.services import ConsoleServices, services

@@ -10,7 +10,7 @@ samples and window, the tables driving its growth and why its writes fail are be
 the lower grid is its requests beside its KV backpressure. Figures are those of ``konsole
 capacity`` (:mod:`konsole.model.headroom`, :mod:`konsole.model.requests`). Unknown is ``-``
 and ``unknown``, never 0 or ok; in time travel the screen shows the capacity part as
-recorded (``konsole.collect.capacity_rows``).
+recorded (``konsole.collect.history.capacity_rows``).
 """
 
 from __future__ import annotations

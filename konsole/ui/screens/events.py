@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from konsole.collect.history_reads import event_timeline
+from konsole.collect.history.reads import event_timeline
 from konsole.model.timefmt import clock_text, short_clock_text, to_ms
 from konsole.ui.colors import severity_style
 from konsole.ui.screens.base import ConsoleScreen
@@ -400,8 +400,8 @@ class EventsScreen(ConsoleScreen):
 
     @work(group="events-note", exit_on_error=False)
     async def _write_note(self, path: Path, at: float, text: str, subject: str) -> None:
-        from konsole.collect.history_files import HistoryError
-        from konsole.collect.notes import write_note
+        from konsole.collect.history.files import HistoryError
+        from konsole.collect.history.notes import write_note
 
         now = self.konsole.clock()
         try:

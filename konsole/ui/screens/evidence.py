@@ -23,14 +23,14 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import RichLog, Static
 
-from konsole.collect.evidence import (
+from konsole.collect.history.reads import evidence_of
+from konsole.collect.logs.evidence import (
     SERIES_WINDOW_S,
     LogView,
     is_server,
     live_log,
     series_for,
 )
-from konsole.collect.history_reads import evidence_of
 from konsole.model import subjects
 from konsole.model.requests import explain_line
 from konsole.model.timefmt import clock_text, short_clock_text

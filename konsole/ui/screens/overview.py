@@ -352,7 +352,7 @@ class OverviewScreen(ConsoleScreen):
 
     @work(exclusive=True, group="overview-series", exit_on_error=False)
     async def _read_series(self, path: Path, until: float) -> None:
-        from konsole.collect.history_reads import throughput_series
+        from konsole.collect.history.reads import throughput_series
 
         # the points before the poll shown: its own figure is the state's
         lo, hi = to_ms(until - SERIES_WINDOW_S), to_ms(until) - 1

@@ -14,7 +14,7 @@ schema as typed: a parse error is one line under the box); the scan then sends t
 (with FetchLog where the server advertises it) and the head says rows scanned, rows matched
 and the batches the server skipped. ``l`` looks a key (or a bucket-key prefix) up
 (:class:`~konsole.ui.modals.lookup_dialog.LookupDialog`); its rows replace the page, escape
-goes back to the scan. Every answer comes masked (:mod:`konsole.collect.table_reads`); a
+goes back to the scan. Every answer comes masked (:mod:`konsole.collect.cluster.table_reads`); a
 profile with ``export = false`` has no export action.
 """
 
@@ -34,7 +34,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from konsole.collect.table_reads import LookupRequest, LookupRows, export_allowed, masks_of
+from konsole.collect.cluster.table_reads import LookupRequest, LookupRows, export_allowed, masks_of
 from konsole.export.mask import MASKED_TYPE_LABEL
 from konsole.render.values import cell_text, json_values, right_aligned, type_label
 from konsole.ui.feed import PreviewRequest

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Label, Log, Static
 
-from konsole.collect.history_reads import server_metric_series
+from konsole.collect.history.reads import server_metric_series
 from konsole.localcluster import processes
 from konsole.model import subjects
 from konsole.model.metrics import ServerMetrics

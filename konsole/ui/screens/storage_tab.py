@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
-from konsole.collect.history_reads import untiered_series
+from konsole.collect.history.reads import untiered_series
 from konsole.model.storage import (
     RETENTION_KEYS,
     BucketStorage,

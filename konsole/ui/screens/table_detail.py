@@ -20,8 +20,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Static, TabbedContent, TabPane
 
-from konsole.collect.history import redact
-from konsole.collect.history_reads import table_rate_series
+from konsole.collect.history.reads import table_rate_series
+from konsole.collect.history.rows import redact
 from konsole.model.placement import alive_servers, is_offline, is_under_replicated
 from konsole.model.table_stats import BucketKey, bucket_rates
 from konsole.model.timefmt import age_text, clock_text, to_ms

@@ -36,7 +36,7 @@ from konsole.ui.screens.base import ConsoleScreen
 from konsole.ui.state import ConsoleState
 
 if TYPE_CHECKING:
-    from konsole.collect.upgrade_reads import NotesInputs
+    from konsole.collect.cluster.upgrade_reads import NotesInputs
 
 __all__ = ["UpgradeScreen", "gate_text", "notes_text"]
 

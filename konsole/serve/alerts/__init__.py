@@ -1,0 +1,1 @@
+"""Alerts to Alertmanager: the settings, the delivery, and the deliveries as metrics."""
