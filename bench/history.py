@@ -17,7 +17,8 @@ partitioned table, a failed poll about once a day, a server's disk filling past 
 level now and then.
 
 Every one of the 259,200 polls is a real :class:`~konsole.model.snapshot.ClusterSnapshot` given
-to the real :class:`konsole.collect.history.recorder.Recorder` on a simulated clock: its events come from
+to the real :class:`konsole.collect.history.recorder.Recorder` on a simulated clock: its
+events come from
 :func:`konsole.model.events.advance`, its rows from
 :func:`konsole.collect.history.rows.poll_record`, its write from :class:`store.HistoryWriter`, and
 retention runs every 10 simulated minutes as the

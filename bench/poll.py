@@ -23,7 +23,8 @@ leader, replicas and epoch).
   ``ClusterSnapshot.assemble`` and ``events.advance`` (which runs ``health.evaluate``)
   on the latest guided view, with server metrics parsed from real scrapes of the
   cluster's servers, the event state carried from rep to rep as ``konsole watch`` does;
-- (m) parsing those scrapes (``konsole.collect.cluster.metrics.parse_metrics`` over the texts, no I/O),
+- (m) parsing those scrapes (``konsole.collect.cluster.metrics.parse_metrics`` over the
+  texts, no I/O),
   reported beside (s): a poll pays it too, but it is the scrape's cost, not the events'.
 - (k) what the capacity part adds to a poll (konsole.collect.cluster.capacity): the collector's
   per-poll work (each tablet server's data dirs seen from here, its samples kept, a forecast

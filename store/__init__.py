@@ -1,7 +1,8 @@
 """store: konsole's operating history in SQLite (every poll, every event, retention).
 
 Knows nothing of Textual or of the wire protocol: it speaks its own row types
-(:mod:`store.rows`); :mod:`konsole.collect.history.rows` converts snapshots and events to rows and back.
+(:mod:`store.rows`); :mod:`konsole.collect.history.rows` converts snapshots and events to
+rows and back.
 
 - :func:`open_writer` -> :class:`HistoryWriter` (one per file, a lock naming its pid);
 - :func:`open_reader` -> :class:`HistoryReader` (any number, read-only, WAL);

@@ -33,7 +33,7 @@ __all__ = ["capacity", "capacity_text"]
 
 def _history(path: Path, collector: Any, now: float, window_s: float) -> tuple[int, Any]:
     """Seeds ``collector`` from the history at ``path``; (samples read, its last snapshot)."""
-    from konsole.collect.cluster.capacity import seed_from_history
+    from konsole.collect.history.capacity_rows import seed_from_history
     from konsole.collect.history.files import HistoryError, open_reader
     from konsole.collect.history.rows import snapshot_at
 

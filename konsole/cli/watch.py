@@ -1,6 +1,7 @@
 """`konsole watch`: a cluster's events and health as they happen.
 
-``watch`` polls one cluster (see :mod:`konsole.collect.cluster.poller`) and prints one line per event on
+``watch`` polls one cluster (see :mod:`konsole.collect.cluster.poller`) and prints one line
+per event on
 stdout (JSON lines with ``--format jsonl``, each event in the one shape of
 :func:`konsole.render.events.event_document`) and the health whenever its status changes;
 diagnostics (failed polls, the backoff) go to stderr. Ctrl-C and SIGTERM stop it cleanly

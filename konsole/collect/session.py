@@ -9,7 +9,8 @@ file):
   :class:`~konsole.collect.history.recorder.Recorder` as judged);
 - another process holds it (``konsole record``, a console, ``serve``): **follow** it, one
   look per poll interval (:func:`konsole.collect.history.follow.newest`, through one kept reader),
-  and when that writer is gone take the file over (:mod:`konsole.collect.history.takeover`) and poll;
+  and when that writer is gone take the file over
+  (:mod:`konsole.collect.history.takeover`) and poll;
 - it is refused or cannot be written: poll live, history off (the recorder, when there is
   one, retries each poll);
 - no history at all: poll live.

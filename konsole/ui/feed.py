@@ -3,7 +3,8 @@
 A feed publishes :class:`ConsoleState` objects through a callback; the app runs
 :meth:`Feed.run` in a worker and never waits on it. Three kinds:
 
-- :class:`LiveFeed` polls the cluster (the same :class:`konsole.collect.cluster.poller.Poller` as ``watch``
+- :class:`LiveFeed` polls the cluster (the same
+  :class:`konsole.collect.cluster.poller.Poller` as ``watch``
   and ``record``) and records every poll into the profile's history file. When a
   ``konsole record`` already holds that file it *follows* the file instead of polling a
   second time; when the file cannot be written it stays live and says history is off.
@@ -41,7 +42,8 @@ from konsole.collect.cluster.table_reads import (
 from konsole.collect.history.reads import open_history_reader, read_history, with_history
 from konsole.ui.state import MAX_EVENTS, ConsoleState, HistoryStatus
 
-# konsole.collect.history.rows (and with it store and sqlite3) is imported where the history is read,
+# konsole.collect.history.rows (and with it store and sqlite3) is imported where the history
+# is read,
 # the model's events and health where a poll is judged: the console paints its first frame
 # without them (docs/performance.md, the console's first paint).
 if TYPE_CHECKING:
@@ -300,11 +302,11 @@ class LiveFeed:
         return await connect_client(self.profile, request_timeout=request_timeout, retries=1)
 
     async def preview(self, request: PreviewRequest) -> Preview:
-        """Connect with the profile, preview (masked), close (konsole.collect.cluster.table_reads)."""
+        """Connect with the profile, preview (masked), close (collect.cluster.table_reads)."""
         return await table_reads.preview(self._connect, request, self.profile.masks)
 
     async def lookup(self, request: LookupRequest) -> LookupRows:
-        """Connect with the profile, look up (masked), close (konsole.collect.cluster.table_reads)."""
+        """Connect with the profile, look up (masked), close (collect.cluster.table_reads)."""
         return await table_reads.lookup(self._connect, request, self.profile.masks)
 
     async def kv_snapshots(self, table_path: str, partitions: Partitions) -> dict[BucketKey, str]:

@@ -1,7 +1,8 @@
 """A recorded cluster story for the console's screen tests (and ``bench/ui.py``).
 
 Every state the screens are tested with comes out of a real history file: the snapshots
-below are written by :class:`konsole.collect.history.recorder.Recorder` (events derived as live) and read
+below are written by :class:`konsole.collect.history.recorder.Recorder` (events derived
+as live) and read
 back with :func:`konsole.ui.feed.state_at`, so a screen test exercises the same path
 as time travel. The clock is fixed: nothing here reads the wall clock.
 

@@ -403,7 +403,7 @@ def test_the_report_and_its_text_say_each_state() -> None:
 
 
 def test_a_history_seeds_the_forecast_of_the_server_and_its_dirs(tmp_path: Path) -> None:
-    from konsole.collect.cluster.capacity import seed_from_history
+    from konsole.collect.history.capacity_rows import seed_from_history
     from store import open_reader, open_writer
 
     path = tmp_path / "h.sqlite"

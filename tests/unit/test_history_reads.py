@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from konsole.collect.history import reads as history_reads as hr
+from konsole.collect.history import reads as hr
 from konsole.collect.history.notes import write_note
 from konsole.model.timefmt import to_ms
 from tests._testutil.builders import T0, snap, table, view

@@ -61,7 +61,6 @@ __all__ = [
     "data_dirs",
     "dir_usage",
     "effective",
-    "seed_from_history",
     "write_limits",
 ]
 
@@ -426,27 +425,3 @@ class CapacityCollector:
             self._forecast((sid, None), at, usage, limits),
             None if config is None else config.read_at,
         )
-
-
-def seed_from_history(
-    collector: CapacityCollector, reader: Any, now: float, window_s: float
-) -> int:
-    """Seeds ``collector`` with the last ``window_s`` of the recorded usage series of every
-    tablet server (``disk_usage_ratio``) and visible data dir; returns the samples read."""
-    from konsole.collect.history.capacity_rows import DIR_USED, dir_name
-
-    since = round((now - window_s) * 1000)
-    series: dict[tuple[str, str | None], list[Point]] = {}
-    for subject, names in reader.metric_names().items():
-        if not subject.startswith("tablet-server "):
-            continue
-        sid = subject.removeprefix("tablet-server ")
-        wanted: list[tuple[str, str | None]] = [("disk_usage_ratio", None)]
-        wanted += [(n, dir_name(n, DIR_USED)) for n in names if dir_name(n, DIR_USED)]
-        for name, directory in wanted:
-            points = reader.metric_series(subject, name, since=since)
-            series[(sid, directory)] = [
-                (p.at_ms / 1000, p.value) for p in points if p.value is not None
-            ]
-    collector.seed(series)
-    return sum(len(v) for v in series.values())

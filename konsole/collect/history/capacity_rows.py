@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from konsole.model.capacity import (
     CapacityPart,
@@ -33,11 +33,15 @@ from konsole.model.capacity import (
 )
 from konsole.model.forecast import Forecast
 
+if TYPE_CHECKING:
+    from konsole.collect.cluster.capacity import CapacityCollector
+
 __all__ = [
     "DIR_USED",
     "capacity_from_values",
     "capacity_values",
     "dir_name",
+    "seed_from_history",
 ]
 
 DIR_USED: Final = "dir_used_ratio"
@@ -200,3 +204,25 @@ def capacity_from_values(
     if not servers:
         return None
     return CapacityPart(at, MappingProxyType(servers), window)
+
+
+def seed_from_history(
+    collector: CapacityCollector, reader: Any, now: float, window_s: float
+) -> int:
+    """Seeds ``collector`` with the last ``window_s`` of the recorded usage series of every
+    tablet server (``disk_usage_ratio``) and visible data dir; returns the samples read."""
+    since = round((now - window_s) * 1000)
+    series: dict[tuple[str, str | None], list[tuple[float, float]]] = {}
+    for subject, names in reader.metric_names().items():
+        if not subject.startswith("tablet-server "):
+            continue
+        sid = subject.removeprefix("tablet-server ")
+        wanted: list[tuple[str, str | None]] = [("disk_usage_ratio", None)]
+        wanted += [(n, dir_name(n, DIR_USED)) for n in names if dir_name(n, DIR_USED)]
+        for name, directory in wanted:
+            points = reader.metric_series(subject, name, since=since)
+            series[(sid, directory)] = [
+                (p.at_ms / 1000, p.value) for p in points if p.value is not None
+            ]
+    collector.seed(series)
+    return sum(len(v) for v in series.values())

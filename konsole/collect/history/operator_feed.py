@@ -7,7 +7,8 @@ succeeded) into the profile's history file as an ``operator`` event, from its ow
 ``limit`` of them, by id) and counts them by (action, outcome). What the file held when the
 feed was made is not counted (a counter starts at serve's start).
 
-The feed keeps one reader open for its life (:class:`~konsole.collect.history.kept_reader.KeptReader`),
+The feed keeps one reader open for its life
+(:class:`~konsole.collect.history.kept_reader.KeptReader`),
 not one per look: it is opened again only when the path names another file (deleted, moved
 away, replaced). A file that is not the one seen before (deleted and made again, replaced:
 another inode, or ids below the last one seen) is read from its first event: everything in

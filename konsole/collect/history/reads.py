@@ -83,7 +83,7 @@ async def seed_capacity(collector: CapacityCollector, path: Path | None, now: fl
     """Starts ``collector``'s forecasts from the disk usage recorded in ``path`` over its
     forecast window before ``now`` (a face that polls would otherwise begin with none and
     need ``forecast_min_span_s`` of polls); the samples read (0 without a history)."""
-    from konsole.collect.cluster.capacity import seed_from_history
+    from konsole.collect.history.capacity_rows import seed_from_history
 
     window = collector.thresholds.forecast_window_s
     read = await read_history(path, lambda r: seed_from_history(collector, r, now, window))

@@ -3,7 +3,8 @@ event's window (live from its log source, or the excerpt the history kept) and i
 series around it (from the history). Blocking: the console calls these in a thread.
 
 The window of the log lines is the one the recorder keeps around an event
-(:data:`konsole.collect.logs.excerpts.BEFORE_S` before, :data:`~konsole.collect.logs.excerpts.AFTER_S`
+(:data:`konsole.collect.logs.excerpts.BEFORE_S` before,
+:data:`~konsole.collect.logs.excerpts.AFTER_S`
 after), so the live view and time travel months later show the same stretch.
 """
 
