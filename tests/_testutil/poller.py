@@ -45,6 +45,7 @@ class Fakes:
         delay: float = 0.0,
         health: ClusterHealth | BaseException | None = None,
         cluster_health: bool = False,
+        together: int = 0,
     ) -> None:
         self.views = list(views)
         self.connects = list(connects)
@@ -59,6 +60,14 @@ class Fakes:
         self.clients: list[FakeClient] = []
         self.in_gather = 0
         self.max_in_gather = 0
+        #: With ``together`` (the gather, the probes and the scrape: 3), each of them waits
+        #: until all have started: a poll that ran them one after another never gets past
+        #: the first (its poll timeout ends it), whatever the machine's load.
+        self._together = asyncio.Barrier(together) if together else None
+
+    async def _meet(self) -> None:
+        if self._together is not None:
+            await asyncio.wait_for(self._together.wait(), 5.0)
 
     @staticmethod
     def _next(items: list[Any]) -> Any:
@@ -81,6 +90,7 @@ class Fakes:
             outcome = self._next(self.views)
             if outcome == "hang":
                 await asyncio.sleep(10)
+            await self._meet()
             await asyncio.sleep(self.delay)
             if isinstance(outcome, BaseException):
                 raise outcome
@@ -98,6 +108,7 @@ class Fakes:
 
     async def probe(self, addresses: Sequence[str]) -> tuple[CoordinatorProbe, ...]:
         self.probed.extend(addresses)
+        await self._meet()
         await asyncio.sleep(self.delay)
         roles = {"tablet": "tablet-server"}
         return tuple(
@@ -108,6 +119,7 @@ class Fakes:
 
     async def scrape(self, endpoints: Sequence[MetricsEndpoint]) -> Sequence[MetricsResult]:
         self.scraped.append(tuple(endpoints))
+        await self._meet()
         await asyncio.sleep(self.delay)
         return (tm(0), metrics_error(1))
 

@@ -119,6 +119,10 @@ class OverviewScreen(ConsoleScreen):
 
     async def _mount_panels(self) -> None:
         await self.query_one("#overview").mount(*_panel_rows())
+        if not self.is_attached or not self.query("#cluster"):
+            # The app quit while the panels mounted (seen live: a test leaving the console
+            # as its first data arrived): there is nothing left to paint on.
+            return
         self._panels_ready = True
         self._paint_current()  # the newest state (the app's, as a resume does)
 
