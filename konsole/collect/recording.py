@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 __all__ = ["Recording"]
 
 
+def _quiet(_: str) -> None:
+    return None
+
+
 class Recording:
     """Stamps, judges and (with a recorder) writes one cluster's polls, in order."""
 
@@ -40,8 +44,10 @@ class Recording:
         self.judge = Judge(config)
         if timeline is None:
             timeline = recorder.timeline if recorder is not None else Timeline(time.monotonic)
-        if say is None:  # the recorder's, else stdout's
-            say = recorder.say if recorder is not None else print
+        if (
+            say is None
+        ):  # the recorder's, else nobody's (a face passes its own: stdout may be its output)
+            say = recorder.say if recorder is not None else _quiet
         self.stamper = Stamper(timeline, say)
 
     def judged(self, snapshot: ClusterSnapshot) -> JudgedPoll:
