@@ -44,9 +44,8 @@ class Recording:
         self.judge = Judge(config)
         if timeline is None:
             timeline = recorder.timeline if recorder is not None else Timeline(time.monotonic)
-        if (
-            say is None
-        ):  # the recorder's, else nobody's (a face passes its own: stdout may be its output)
+        # The recorder's, else nobody's: a face passes its own (stdout may be its output).
+        if say is None:
             say = recorder.say if recorder is not None else _quiet
         self.stamper = Stamper(timeline, say)
 
