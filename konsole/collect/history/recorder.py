@@ -66,7 +66,6 @@ __all__ = [
     "Pace",
     "Recorder",
     "RecorderStatus",
-    "Timeline",  # konsole.collect.poll_timeline's, where its stamps are given
 ]
 
 #: Retention runs at most this often (and once at start).
