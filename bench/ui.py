@@ -76,8 +76,8 @@ def large_state(now: float, tables: int = 200, buckets: int = 8, seq: int = 2) -
     from fluss_proto.client import TablePath
     from fluss_proto.model import BucketView, ClusterView, ServerInfo, TableView
     from fluss_proto.types import TableInfo, parse_table_descriptor
-    from konsole.model.health import evaluate
     from konsole.model.metrics import ServerMetrics
+    from konsole.model.poll import judge_recorded
     from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
     from konsole.ui.state import ConsoleState
 
@@ -179,18 +179,9 @@ def large_state(now: float, tables: int = 200, buckets: int = 8, seq: int = 2) -
         )
 
     previous, current = snapshot(seq - 1, now - 2.0), snapshot(seq, now)
-    health = evaluate(current, previous=previous)
-    # The placement facts made once per poll as it is judged, as a live session's state
-    # carries them (collect/session.py): a state without them makes them on each paint.
-    return ConsoleState(
-        profile="bench",
-        now=now,
-        snapshot=current,
-        last_ok=current,
-        previous_ok=previous,
-        health=health,
-        facts=health.placement,
-    )
+    # Judged once, as the session judges each poll: the state carries the judged poll.
+    judged = judge_recorded(current, (), None, last_ok=previous, previous_ok=None, facts=None)
+    return ConsoleState(profile="bench", now=now, judged=judged)
 
 
 def _story_file() -> Path:
@@ -555,6 +546,8 @@ async def _few_moved(
     a refresh costs when little changed."""
     from dataclasses import replace
 
+    from konsole.model.poll import judge_recorded
+
     fixed = states[0].last_ok
     moved = max(1, len(fixed.view.tables) // 100)
     polls = []
@@ -564,8 +557,9 @@ async def _few_moved(
         polls.append(replace(snap, view=view))
     out: dict[str, list[float]] = {"few_cpu_s": [], "few_frame_s": []}
     for before, snap in itertools.pairwise([fixed, *polls]):
-        state = replace(states[0], now=snap.taken_at, snapshot=snap, last_ok=snap)
-        state = replace(state, previous_ok=before)
+        # Judged before it is shown, as the session judges a poll before the console sees it.
+        judged = judge_recorded(snap, (), None, last_ok=before, previous_ok=None, facts=None)
+        state = replace(states[0], now=snap.taken_at, judged=judged)
 
         async def refresh(state: Any = state) -> None:
             app.publish(state)

@@ -51,6 +51,7 @@ async def _look(profile: Profile, history: Path) -> tuple[dict[str, Any], str | 
     from konsole.collect.cluster.connect import assemble_poller
     from konsole.collect.cluster.poller import PollerConfig
     from konsole.model.capacity_report import capacity_dict
+    from konsole.model.poll import judge_recorded
 
     live = assemble_poller(
         profile,
@@ -71,7 +72,9 @@ async def _look(profile: Profile, history: Path) -> tuple[dict[str, Any], str | 
         await live.aclose()
     if not snapshot.ok:
         return {}, snapshot.error or "no answer"
-    return capacity_dict(snapshot, rules, previous=previous, history_samples=samples), None
+    # One look judged after the last good poll the history holds (growth needs two).
+    judged = judge_recorded(snapshot, (), rules, last_ok=previous, previous_ok=None, facts=None)
+    return capacity_dict(judged, rules, history_samples=samples), None
 
 
 def _ratio(value: float | None) -> str:

@@ -374,9 +374,13 @@ def history_as_of(
             )
     if fmt == "json":
         if snap.storage is not None:  # the storage part as recorded (docs/storage.md)
+            from konsole.model.poll import judge_look
             from konsole.model.storage_report import storage_dict
 
-            doc["storage"] = storage_dict(snap.storage, view, table=only, metrics=snap.metrics)
+            where = judge_look(snap, None).placement
+            doc["storage"] = storage_dict(
+                snap.storage, view, where, table=only, metrics=snap.metrics
+            )
         click.echo(json.dumps(doc, indent=2))
         return
     click.echo(f"as of {doc['as_of']} (recorded by the poll at {doc['poll_time']}, history)")

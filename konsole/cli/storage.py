@@ -29,6 +29,7 @@ __all__ = ["storage", "storage_text"]
 async def _look(profile: Profile, table: str | None) -> tuple[dict[str, Any], str | None]:
     from konsole.collect.cluster.connect import assemble_poller
     from konsole.collect.cluster.poller import PollerConfig
+    from konsole.model.poll import judge_look
     from konsole.model.storage_report import storage_dict
 
     config = PollerConfig.from_profile(profile, storage_inline=True)
@@ -45,8 +46,14 @@ async def _look(profile: Profile, table: str | None) -> tuple[dict[str, Any], st
         await live.aclose()
     if not snapshot.ok:
         return {}, snapshot.error or "no answer"
+    judged = judge_look(snapshot, profile.health)
     report = storage_dict(
-        snapshot.storage, snapshot.view, profile.health, table=table, metrics=snapshot.metrics
+        snapshot.storage,
+        snapshot.view,
+        judged.placement,
+        profile.health,
+        table=table,
+        metrics=snapshot.metrics,
     )
     if table is not None and not report["tables"]:
         return {}, f"no table {table} in the cluster"

@@ -129,21 +129,23 @@ async def gate_look(
         seen=seen,
     )
     if not seen:  # no snapshot at all (a timeout): the check's answer is the verdict
+        from konsole.model.poll import judge_look
         from konsole.model.snapshot import ClusterSnapshot
 
-        snapshot = ClusterSnapshot.failed(
+        failed = ClusterSnapshot.failed(
             seq=0, taken_at=time.time(), latency_s=look_timeout, error=result.summary
         )
-    else:
-        snapshot = seen[-1].snapshot
+        seen.append(judge_look(failed, rules))
+    judged = seen[-1]
+    snapshot = judged.snapshot
     rebalance = (
         await _rebalance(_coordinator_first(profile, snapshot), min(5.0, look_timeout))
         if snapshot.ok
         else None
     )
     if isinstance(rebalance, str):
-        return judge_gate(snapshot, result, server=server, rebalance_unknown=rebalance)
-    return judge_gate(snapshot, result, server=server, rebalance=rebalance)
+        return judge_gate(judged, result, server=server, rebalance_unknown=rebalance)
+    return judge_gate(judged, result, server=server, rebalance=rebalance)
 
 
 def run_gate(
@@ -307,30 +309,33 @@ async def check_look(
     """One poll (the check's look), the ACLs and configs, and the readiness report."""
     from konsole.cli.check import look
     from konsole.model.check import parse_thresholds, rules_with_thresholds
+    from konsole.model.poll import judge_look
     from konsole.model.snapshot import ClusterSnapshot
     from konsole.model.upgrade_check import report
 
     thresholds = parse_thresholds()
+    rules = rules_with_thresholds(profile.health, thresholds)
     seen: list[JudgedPoll] = []
     result = await look(
         profile,
         deadline=time.monotonic() + look_timeout,
         timeout=look_timeout,
-        rules=rules_with_thresholds(profile.health, thresholds),
+        rules=rules,
         thresholds=thresholds,
         cluster=cluster,
         seen=seen,
     )
-    if not seen:
-        snapshot = ClusterSnapshot.failed(
+    if not seen:  # no snapshot at all (a timeout): the check's answer is the error
+        failed = ClusterSnapshot.failed(
             seq=0, taken_at=time.time(), latency_s=look_timeout, error=result.summary
         )
-    else:
-        snapshot = seen[-1].snapshot
+        seen.append(judge_look(failed, rules))
+    judged = seen[-1]
+    snapshot = judged.snapshot
     acls, configs = (
         await _acls_and_configs(profile, snapshot, look_timeout) if snapshot.ok else (None, None)
     )
-    return report(snapshot, target=target, acls=acls, configs=configs)
+    return report(judged, target=target, acls=acls, configs=configs)
 
 
 def render_report(r: UpgradeReport) -> str:

@@ -31,7 +31,7 @@ from konsole.errors import ActionInputError
 from konsole.model import subjects
 from konsole.model.events.base import Event, EventKind, Severity, Subject
 from konsole.model.known_servers import KnownServers
-from konsole.model.placement import Placement, placement
+from konsole.model.placement import Placement
 
 __all__ = [
     "ACL_OPERATIONS",
@@ -168,13 +168,9 @@ def _param(value: Any) -> str:
 # =========================================================================== servers
 
 
-def replicas_on(
-    view: ClusterView, server_id: int, facts: Placement | None = None
-) -> tuple[int, int]:
-    """(replicas, leaders) the server holds, by the placement of ``view`` (``facts``: the
-    one its poll made; made here when not given)."""
-    facts = facts if facts is not None else placement(view)
-    return facts.replicas.get(server_id, 0), facts.leaders.get(server_id, 0)
+def replicas_on(placement: Placement, server_id: int) -> tuple[int, int]:
+    """(replicas, leaders) the server holds, by a poll's placement."""
+    return placement.replicas.get(server_id, 0), placement.leaders.get(server_id, 0)
 
 
 def _known_server(view: ClusterView, server_id: int) -> None:
@@ -209,7 +205,9 @@ def plan_tag(view: ClusterView, server_id: int, tag: str, *, remove: bool) -> Pl
     )
 
 
-def plan_retire(view: ClusterView, server_id: int, known: KnownServers) -> Plan:
+def plan_retire(
+    view: ClusterView, placement: Placement, server_id: int, known: KnownServers
+) -> Plan:
     """``server retire ID``: konsole forgets a tablet server that is gone for good (nothing
     is sent to the cluster; the audit in the history is the retirement, so every face
     stops judging it ``server_gone``). Refused while metadata lists it alive (stop it
@@ -227,7 +225,7 @@ def plan_retire(view: ClusterView, server_id: int, known: KnownServers) -> Plan:
                 overridable=False,
             )
         )
-    replicas, _ = replicas_on(view, server_id)
+    replicas, _ = replicas_on(placement, server_id)
     if replicas:
         rails.append(
             Refusal(
@@ -254,20 +252,19 @@ def plan_retire(view: ClusterView, server_id: int, known: KnownServers) -> Plan:
 
 def plan_drain(
     view: ClusterView,
+    placement: Placement,
     server_id: int,
     *,
     health: HealthStatus,
     running: str | None,
     goals: Sequence[str],
-    facts: Placement | None = None,
 ) -> Plan:
-    """``server drain ID``: tag it PERMANENT_OFFLINE, then rebalance every replica off it.
-    ``facts``: the poll's placement of ``view`` (made here when not given)."""
+    """``server drain ID``: tag it PERMANENT_OFFLINE, then rebalance every replica off it
+    (``placement``: that of ``view``, derived as its poll was judged)."""
     _known_server(view, server_id)
-    facts = facts if facts is not None else placement(view)
-    replicas, leaders = replicas_on(view, server_id, facts)
+    replicas, leaders = replicas_on(placement, server_id)
     rails = _busy_rails(health, running)
-    alive_after = len(facts.alive - {server_id})
+    alive_after = len(placement.alive - {server_id})
     highest = max((len(b.replica_ids) for b in view.buckets), default=0)
     if alive_after < highest:
         rails.append(
@@ -297,18 +294,16 @@ def plan_drain(
 
 
 def plan_rebalance(
-    view: ClusterView,
+    placement: Placement,
     *,
     health: HealthStatus,
     running: str | None,
     goals: Sequence[str],
-    facts: Placement | None = None,
 ) -> Plan:
     """``rebalance start``: the server computes the moves (it has no dry run); the plan
-    says what the placement is now, ``rebalance status`` shows what moves. ``facts``: the
-    poll's placement of ``view`` (made here when not given)."""
-    facts = facts if facts is not None else placement(view)
-    counts = {s: replicas_on(view, s, facts)[0] for s in sorted(facts.alive)}
+    says what the placement is now (``placement``: the poll's, derived as it was judged),
+    ``rebalance status`` shows what moves."""
+    counts = {s: replicas_on(placement, s)[0] for s in sorted(placement.alive)}
     return Plan(
         "rebalance start",
         "cluster",

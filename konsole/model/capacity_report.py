@@ -9,30 +9,32 @@ from __future__ import annotations
 from typing import Any
 
 from konsole.model.forecast import CONFIDENCE, METHOD
-from konsole.model.headroom import capacity_view, lock_outlook
-from konsole.model.health import capacity_findings
+from konsole.model.headroom import lock_outlook, with_drivers
+from konsole.model.poll import JudgedPoll
 from konsole.model.requests import server_requests
-from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.thresholds import HealthThresholds
 
 __all__ = ["capacity_dict"]
 
 _LEVELS = {0: None, 1: "warning", 2: "critical"}
+#: The health rules that judge capacity (konsole.model.health.capacity_findings).
+_CAPACITY_RULES = frozenset({"disk_headroom", "write_lock_forecast"})
 
 
 def capacity_dict(
-    snapshot: ClusterSnapshot,
+    judged: JudgedPoll,
     rules: HealthThresholds,
     *,
-    previous: ClusterSnapshot | None = None,
     history_samples: int | None = None,
 ) -> dict[str, Any]:
-    """Per tablet server: headroom, the lock outlook, data dirs, KV backpressure, growth
-    drivers (``previous``: an earlier good poll) and requests; the capacity findings."""
+    """Per tablet server of a good judged poll: headroom, the lock outlook, data dirs, KV
+    backpressure, growth drivers (when the good poll before it was known) and requests;
+    the capacity findings of its health."""
+    snapshot = judged.snapshot
     now = snapshot.taken_at
     requests = {r.server_id: r for r in server_requests(snapshot)}
     servers = []
-    for s in capacity_view(snapshot, previous):
+    for s in with_drivers(judged.capacity, snapshot, judged.previous_ok):
         outlook = lock_outlook(s, rules, now)
         row = s.as_dict(now)
         row["lock_outlook"] = {
@@ -59,6 +61,7 @@ def capacity_dict(
         "servers": servers,
         "findings": [
             {"status": f.status.name, "rule": f.rule, "subject": f.subject, "reason": f.reason}
-            for f in capacity_findings(snapshot, rules)
+            for f in judged.health.findings
+            if f.rule in _CAPACITY_RULES
         ],
     }

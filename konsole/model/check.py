@@ -32,7 +32,7 @@ from konsole.model import subjects
 from konsole.model.headroom import capacity_measures
 from konsole.model.health import METRIC_RULES, Health, HealthRules
 from konsole.model.metrics import MetricsOrigin
-from konsole.model.placement import Placement, Replication, replication
+from konsole.model.placement import Placement, Replication
 from konsole.model.poll import JudgedPoll
 from konsole.model.roles import unanswered
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name, table_names
@@ -274,26 +274,23 @@ def plain_number(value: float) -> str:
 
 
 def measure(
-    snapshot: ClusterSnapshot | None,
+    judged: JudgedPoll,
     *,
     thresholds: Thresholds | None = None,
     rules: HealthRules | None = None,
     stalled_tables: int | None = None,
-    facts: Replication | None = None,
 ) -> dict[str, Measure]:
-    """Every measure of :data:`MEASURES` from ``snapshot`` (None values where unknown).
-
-    ``facts``: ``replication(snapshot)`` when the caller has it already.
-    """
+    """Every measure of :data:`MEASURES` from the judged poll (None values where unknown):
+    the figures of its snapshot and the facts derived as it was judged."""
     thresholds = thresholds or Thresholds()
     rules = rules or HealthRules()
+    snapshot, own = judged.snapshot, judged.own_facts
     values: dict[str, tuple[float | None, str | None]] = {
         m.label: (None, "no snapshot") for m in MEASURES
     }
-    if snapshot is not None:
-        values.update(_values(snapshot, facts))
+    values.update(_values(snapshot, None if own is None else own.replication))
     values.update(_storage_values(snapshot, rules))
-    values.update(capacity_measures(snapshot, rules))
+    values.update(capacity_measures(snapshot, () if own is None else own.capacity, rules))
     values["stalled_tables"] = (
         (float(stalled_tables), None)
         if stalled_tables is not None
@@ -351,8 +348,9 @@ def _storage_values(
 
 
 def _values(
-    s: ClusterSnapshot, facts: Replication | None = None
+    s: ClusterSnapshot, rep: Replication | None
 ) -> dict[str, tuple[float | None, str | None]]:
+    """The snapshot's measures; ``rep``: its replication figures (None: the poll failed)."""
     out: dict[str, tuple[float | None, str | None]] = {}
     out["poll_latency"] = (s.latency_s, None)
     probes = s.coordinators
@@ -381,7 +379,6 @@ def _values(
         out["kv_rejections"] = (0.0, None)
     else:
         out["kv_rejections"] = (None, why)
-    rep = facts if facts is not None else replication(s)
     if rep is None:
         why = f"the poll failed: {s.error}"
         for label in ("tablet_servers", "offline_buckets", "under_replicated_buckets"):
@@ -514,16 +511,16 @@ def _threshold_findings(measures: Mapping[str, Measure], thresholds: Thresholds)
 
 
 def _bucket_lines(
-    s: ClusterSnapshot, facts: Placement | None
+    s: ClusterSnapshot, placement: Placement | None
 ) -> tuple[list[str], list[str], list[str]]:
     view = s.view
-    if view is None or facts is None:
+    if view is None or placement is None:
         return [], [], []
     tables = table_names(view)
-    offline = [bucket_name(view, b, tables) for b in facts.offline]
+    offline = [bucket_name(view, b, tables) for b in placement.offline]
     per_server = {
         server: [bucket_name(view, b, tables) for b in buckets]
-        for server, buckets in facts.replicas_offline.items()
+        for server, buckets in placement.replicas_offline.items()
     }
     lines = []
     if offline:
@@ -555,11 +552,9 @@ def assess(
     its health, and the placement made once as it was judged)."""
     thresholds = thresholds or Thresholds()
     snapshot, health = judged.snapshot, judged.health
-    # A failed poll has no view: no replication figures (the placement is the last good one's).
-    rep = replication(snapshot, judged.placement) if snapshot.view is not None else None
-    measures = measure(
-        snapshot, thresholds=thresholds, rules=rules, stalled_tables=stalled_tables, facts=rep
-    )
+    # A failed poll has no view: no replication figures (the facts are the last good one's).
+    own = judged.own_facts
+    measures = measure(judged, thresholds=thresholds, rules=rules, stalled_tables=stalled_tables)
     findings = [
         CheckFinding(_FROM_HEALTH[f.status], f.rule, f.subject, f.reason, f.status)
         for f in health.findings
@@ -567,7 +562,7 @@ def assess(
     findings += _threshold_findings(measures, thresholds)
     findings.sort(key=lambda f: -_RANK[f.status])  # stable: rule order kept within a status
     status = _worst([_FROM_HEALTH[health.status], *(f.status for f in findings)])
-    details, offline, under = _bucket_lines(snapshot, rep.placement if rep else None)
+    details, offline, under = _bucket_lines(snapshot, own.placement if own else None)
     if not snapshot.ok:
         details += _seen(snapshot)
     unreachable = tuple(

@@ -22,7 +22,7 @@ metrics, limits not read) is None, never 0, and judges nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from konsole.model import subjects
@@ -45,6 +45,7 @@ __all__ = [
     "lock_outlook",
     "server_headroom",
     "soonest_lock",
+    "with_drivers",
 ]
 
 #: Tables named as growth drivers per server.
@@ -247,18 +248,26 @@ def _server_ids(snapshot: ClusterSnapshot) -> list[str]:
     return sorted(ids, key=lambda i: (len(i), i))
 
 
-def capacity_view(
-    snapshot: ClusterSnapshot, previous: ClusterSnapshot | None = None
-) -> tuple[ServerHeadroom, ...]:
-    """Every tablet server's headroom, by id; ``previous`` (an earlier good poll) gives the
-    growth drivers (rows per second need two polls)."""
+def capacity_view(snapshot: ClusterSnapshot) -> tuple[ServerHeadroom, ...]:
+    """Every tablet server's headroom, by id (derived once per poll as it is judged:
+    :mod:`konsole.model.poll_facts`)."""
     metrics = snapshot.tablet_metrics
     part = snapshot.capacity
-    drivers = _drivers(snapshot, previous) if previous is not None else {}
     return tuple(
-        server_headroom(i, metrics.get(i), part.server(i) if part else None, drivers.get(i, ()))
+        server_headroom(i, metrics.get(i), part.server(i) if part else None)
         for i in _server_ids(snapshot)
     )
+
+
+def with_drivers(
+    servers: Iterable[ServerHeadroom], snapshot: ClusterSnapshot, previous: ClusterSnapshot | None
+) -> tuple[ServerHeadroom, ...]:
+    """``servers`` (the headroom of ``snapshot``) with their growth drivers: the tables
+    writing the most rows into each, from ``previous``, an earlier good poll (rates need
+    two polls). A walk of every bucket: the Capacity screen and ``konsole capacity`` ask for
+    it, a poll's judgement does not."""
+    drivers = _drivers(snapshot, previous) if previous is not None else {}
+    return tuple(replace(s, drivers=drivers.get(s.server_id, ())) for s in servers)
 
 
 def _drivers(
@@ -352,14 +361,14 @@ def least_headroom(servers: Sequence[ServerHeadroom]) -> float | None:
 
 
 def capacity_measures(
-    snapshot: ClusterSnapshot | None, rules: HealthThresholds
+    snapshot: ClusterSnapshot, servers: Sequence[ServerHeadroom], rules: HealthThresholds
 ) -> dict[str, tuple[float | None, str | None]]:
     """The check's capacity measures (value, why unknown): the least headroom of any
-    server or data dir, the soonest forecast lock, the worst KV backpressure."""
+    server or data dir, the soonest forecast lock, the worst KV backpressure
+    (``servers``: the poll's headroom, derived once as it was judged)."""
     labels = ("disk_headroom_min", "write_lock_eta", "kv_pressure_max")
-    if snapshot is None or not snapshot.ok:
+    if not snapshot.ok:
         return {label: (None, "no snapshot") for label in labels}
-    servers = capacity_view(snapshot)
     room = least_headroom(servers)
     eta = soonest_lock(servers, rules, snapshot.taken_at)
     pressures = [s.kv_pressure_max for s in servers if s.kv_pressure_max is not None]

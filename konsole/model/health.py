@@ -28,17 +28,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from fluss_proto.errors import ServerSilentError
 from fluss_proto.model import ClusterHealth, ClusterView, HealthStatus
 from konsole.model import subjects
 from konsole.model.forecast import Forecast
-from konsole.model.headroom import capacity_view, headroom_level, lock_outlook
+from konsole.model.headroom import ServerHeadroom, headroom_level, lock_outlook
 from konsole.model.known_servers import GoneServer, KnownBy
 from konsole.model.metrics import MetricsOrigin, ServerMetrics
-from konsole.model.placement import Placement, placement
+from konsole.model.placement import Placement
+from konsole.model.poll_facts import PollFacts
 from konsole.model.roles import unanswered
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.model.storage import StorageLimits, TableSummary, trouble
@@ -137,9 +138,6 @@ class Health:
     #: "server" when GetClusterHealth answered, "derived" otherwise, "none" without data.
     source: str
     taken_at: float | None = None
-    #: The placement of the snapshot judged (taken at ``taken_at``), for the faces that
-    #: need it in the same poll (serve's series): made once per poll, not once per face.
-    placement: Placement | None = field(default=None, compare=False, repr=False)
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -171,13 +169,13 @@ def evaluate(
     rules: HealthRules | None = None,
     *,
     previous: ClusterSnapshot | None = None,
-    facts: Placement | None = None,
+    facts: PollFacts | None,
 ) -> Health:
     """The health of ``snapshot`` under ``rules`` (default thresholds when None).
 
     ``previous``, an earlier look at the same cluster, lets the rules that need two
     observations (KV backpressure rejections rising) see a change; without it they are quiet.
-    ``facts``: ``placement(snapshot.view)`` when the caller has it already.
+    ``facts``: what the judge derived from ``snapshot`` (None only for a failed poll).
     """
     rules = rules or HealthRules()
     if snapshot is None:
@@ -197,25 +195,27 @@ def evaluate(
         )
         return Health(HealthStatus.RED, tuple(findings), "derived", snapshot.taken_at)
     view = snapshot.view
-    facts = facts if facts is not None else placement(view)
+    if facts is None:
+        raise ValueError("a good poll is judged with its facts (konsole.model.poll_facts)")
+    placement = facts.placement
     young = _young_tables(snapshot, rules.new_table_grace)
     findings += _coordinators(snapshot)
     findings += _servers(view)
     gone = snapshot.known.gone(view, snapshot.taken_at)
-    findings += _gone(snapshot, gone, facts)
-    findings += _leaders(view, facts, young)
-    findings += _replicas_offline(facts)
+    findings += _gone(snapshot, gone, placement)
+    findings += _leaders(view, placement, young)
+    findings += _replicas_offline(placement)
     # After the servers' own findings: the check's headline names a server first.
-    findings += _bootstrap(snapshot, facts, {g.node_id for g in gone})
-    findings += _server_health(snapshot, facts, young)
+    findings += _bootstrap(snapshot, placement, {g.node_id for g in gone})
+    findings += _server_health(snapshot, placement, young)
     findings += _metrics(snapshot, rules)
     findings += _kv_rejections(snapshot, previous)
     findings += _read_errors(snapshot)
     findings += _storage(snapshot, rules)
-    findings += capacity_findings(snapshot, rules)
+    findings += capacity_findings(snapshot, facts.capacity, rules)
     status = worst(f.status for f in findings)
     source = "server" if snapshot.health is not None else "derived"
-    return Health(status, tuple(findings), source, snapshot.taken_at, facts)
+    return Health(status, tuple(findings), source, snapshot.taken_at)
 
 
 # =========================================================================== rules
@@ -256,7 +256,9 @@ def _servers(view: ClusterView) -> list[Finding]:
     ]
 
 
-def _gone(snapshot: ClusterSnapshot, gone: Iterable[GoneServer], facts: Placement) -> list[Finding]:
+def _gone(
+    snapshot: ClusterSnapshot, gone: Iterable[GoneServer], placement: Placement
+) -> list[Finding]:
     """Known tablet servers that metadata no longer lists (:mod:`konsole.model.known_servers`):
     YELLOW, RED when replicas are placed on it (its buckets lost a replica or a leader).
     The reason says how the server is known and since when; a bootstrap address of it that
@@ -264,7 +266,7 @@ def _gone(snapshot: ClusterSnapshot, gone: Iterable[GoneServer], facts: Placemen
     silent = {u.node_id: u for u in unanswered(snapshot) if u.node_id is not None}
     out = []
     for g in gone:
-        held = len(facts.replicas_offline.get(g.node_id, ()))
+        held = len(placement.replicas_offline.get(g.node_id, ()))
         reason = "not in metadata"
         if g.alive_at is not None:
             how = "in the history: last alive" if g.by is KnownBy.HISTORY else "seen alive"
@@ -290,7 +292,7 @@ def _gone(snapshot: ClusterSnapshot, gone: Iterable[GoneServer], facts: Placemen
     return out
 
 
-def _bootstrap(snapshot: ClusterSnapshot, facts: Placement, gone: Set[int]) -> list[Finding]:
+def _bootstrap(snapshot: ClusterSnapshot, placement: Placement, gone: Set[int]) -> list[Finding]:
     """Bootstrap addresses that did not answer, while others did (else the poll failed).
 
     Each is a warning: a client bootstrapping from it loses a fallback. One the cluster
@@ -312,8 +314,8 @@ def _bootstrap(snapshot: ClusterSnapshot, facts: Placement, gone: Set[int]) -> l
                 )
             )
         elif (
-            u.node_id not in facts.alive
-            and u.node_id not in facts.replicas_offline
+            u.node_id not in placement.alive
+            and u.node_id not in placement.replicas_offline
             and u.node_id not in gone
         ):
             out.append(
@@ -353,9 +355,9 @@ def _young_tables(snapshot: ClusterSnapshot, grace: float) -> dict[int, float]:
     return out
 
 
-def _leaders(view: ClusterView, facts: Placement, young: Mapping[int, float]) -> list[Finding]:
+def _leaders(view: ClusterView, placement: Placement, young: Mapping[int, float]) -> list[Finding]:
     names = _table_names(view)
-    settling: Counter[int] = Counter(b.table_id for b in facts.offline if b.table_id in young)
+    settling: Counter[int] = Counter(b.table_id for b in placement.offline if b.table_id in young)
     notes = [
         Finding(
             HealthStatus.GREEN,
@@ -368,7 +370,7 @@ def _leaders(view: ClusterView, facts: Placement, young: Mapping[int, float]) ->
     ]
     leaderless: Counter[str] = Counter(
         names.get(bucket.table_id, f"table-{bucket.table_id}")
-        for bucket in facts.offline
+        for bucket in placement.offline
         if bucket.table_id not in young
     )
     out = notes + [
@@ -396,9 +398,9 @@ def _leaders(view: ClusterView, facts: Placement, young: Mapping[int, float]) ->
     return out
 
 
-def _replicas_offline(facts: Placement) -> list[Finding]:
+def _replicas_offline(placement: Placement) -> list[Finding]:
     out = []
-    for server, buckets in facts.replicas_offline.items():  # sorted by server id
+    for server, buckets in placement.replicas_offline.items():  # sorted by server id
         n = len(buckets)
         out.append(
             Finding(
@@ -412,13 +414,13 @@ def _replicas_offline(facts: Placement) -> list[Finding]:
 
 
 def _server_health(
-    snapshot: ClusterSnapshot, facts: Placement, young: Mapping[int, float]
+    snapshot: ClusterSnapshot, placement: Placement, young: Mapping[int, float]
 ) -> list[Finding]:
     health = snapshot.health
     if health is None:
         return []
     settling = snapshot.view is not None and _only_new_tables_settle(
-        health, snapshot.view, facts, young
+        health, snapshot.view, placement, young
     )
     if health.status is HealthStatus.RED and settling:
         # The server counts a new table's leaders being elected as inactive: no RED for it.
@@ -441,12 +443,12 @@ def _server_health(
 
 
 def _only_new_tables_settle(
-    health: ClusterHealth, view: ClusterView, facts: Placement, young: Mapping[int, float]
+    health: ClusterHealth, view: ClusterView, placement: Placement, young: Mapping[int, float]
 ) -> bool:
     """Whether GetClusterHealth's inactive leaders can all be young tables' buckets: every
     leaderless bucket the view shows is in a young table, and no more leaders are inactive
     than the young tables have buckets (the server may count a bucket the view missed)."""
-    if not young or any(b.table_id not in young for b in facts.offline):
+    if not young or any(b.table_id not in young for b in placement.offline):
         return False
     inactive = health.num_leader_replicas - health.active_leader_replicas
     return inactive <= _young_buckets(view, young)
@@ -660,13 +662,15 @@ def _storage(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
     return out
 
 
-def capacity_findings(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
+def capacity_findings(
+    snapshot: ClusterSnapshot, capacity: Iterable[ServerHeadroom], rules: HealthRules
+) -> list[Finding]:
     """``disk_headroom``: a tablet server (or one of its data dirs) close to its own write
     limit; ``write_lock_forecast``: a confident forecast reaches that limit soon
     (konsole.model.headroom). Neither judges a server whose lock is on (``disk_write_locked``
     says it) or whose usage or limits are unknown (a 0.9.1 server has neither)."""
     out: list[Finding] = []
-    for server in capacity_view(snapshot):
+    for server in capacity:
         level, tight = headroom_level(server, rules)
         if level and tight is not None and tight.headroom_ratio is not None:
             where = "" if tight.dir is None else f" on data dir {tight.dir}"

@@ -157,12 +157,8 @@ class Replication:
         return not (self.offline_buckets or self.under_replicated_buckets)
 
 
-def replication(snapshot: ClusterSnapshot, facts: Placement | None = None) -> Replication | None:
-    """The poll's replication figures; None when it has no view (a failed poll)."""
-    view = snapshot.view
-    if view is None:
-        return None
-    facts = facts if facts is not None else placement(view)
+def replication(snapshot: ClusterSnapshot, facts: Placement) -> Replication:
+    """The replication figures of a good poll whose placement is ``facts``."""
     offline = len(facts.offline)
     out_of_sync = facts.replicas_offline_count
     health = snapshot.health

@@ -1,8 +1,9 @@
 """One judged poll: the verdict every face reads, made by one judge.
 
-A poll is judged once: its events, its health and the placement of the last good poll are
-made together, on the snapshot as stamped (poll times never go back), and carried together
-in a :class:`JudgedPoll`. The console, ``watch``, ``record``, ``check``, ``serve`` and time
+A poll is judged once: its events, its health and the facts of the last good poll
+(placement, replication, headroom: :mod:`konsole.model.poll_facts`) are made together, on
+the snapshot as stamped (poll times never go back), and carried together in a
+:class:`JudgedPoll`. The console, ``watch``, ``record``, ``check``, ``serve`` and time
 travel read that one; none of them judges a poll again.
 
 - :class:`Judge` judges polled snapshots in order (:meth:`Judge.judge`: the event detectors
@@ -23,11 +24,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from konsole.model.health import Health, HealthRules, evaluate
-from konsole.model.placement import Placement
+from konsole.model.poll_facts import PollFacts, facts_of
 from konsole.model.snapshot import ClusterSnapshot
 
 if TYPE_CHECKING:
     from konsole.model.events import Event, EventConfig, EventState
+    from konsole.model.headroom import ServerHeadroom
+    from konsole.model.placement import Placement, Replication
 
 __all__ = ["Judge", "JudgedPoll", "judge_look", "judge_recorded"]
 
@@ -55,8 +58,27 @@ class JudgedPoll:
     last_ok: ClusterSnapshot | None
     #: The good poll before ``last_ok`` (rates and growth need two).
     previous_ok: ClusterSnapshot | None
-    #: The placement of ``last_ok``, made once as that poll was judged.
-    placement: Placement | None
+    #: The facts of ``last_ok`` (placement, replication, headroom), derived once as that
+    #: poll was judged; None before any good poll.
+    facts: PollFacts | None
+
+    @property
+    def own_facts(self) -> PollFacts | None:
+        """This poll's own facts: None when it failed (``facts`` are then the last good's)."""
+        return self.facts if self.snapshot.ok else None
+
+    @property
+    def placement(self) -> Placement | None:
+        return None if self.facts is None else self.facts.placement
+
+    @property
+    def replication(self) -> Replication | None:
+        return None if self.facts is None else self.facts.replication
+
+    @property
+    def capacity(self) -> tuple[ServerHeadroom, ...]:
+        """Every tablet server's headroom at ``last_ok`` (empty before any good poll)."""
+        return () if self.facts is None else self.facts.capacity
 
 
 def _judged(
@@ -65,13 +87,13 @@ def _judged(
     health: Health,
     last_ok: ClusterSnapshot | None,
     previous_ok: ClusterSnapshot | None,
-    placement: Placement | None,
+    facts: PollFacts | None,
 ) -> JudgedPoll:
-    """``snapshot`` after a last good poll ``last_ok`` (with its ``placement``) and the one
-    before it: a good poll becomes the last good one, with the placement health made."""
+    """``snapshot`` judged after a last good poll ``last_ok`` and the one before it;
+    ``facts``: the snapshot's own when it is good, else ``last_ok``'s (carried)."""
     if snapshot.ok:
-        return JudgedPoll(snapshot, events, health, snapshot, last_ok, health.placement)
-    return JudgedPoll(snapshot, events, health, last_ok, previous_ok, placement)
+        return JudgedPoll(snapshot, events, health, snapshot, last_ok, facts)
+    return JudgedPoll(snapshot, events, health, last_ok, previous_ok, facts)
 
 
 def judge_recorded(
@@ -81,13 +103,15 @@ def judge_recorded(
     *,
     last_ok: ClusterSnapshot | None,
     previous_ok: ClusterSnapshot | None,
-    placement: Placement | None,
+    facts: PollFacts | None,
 ) -> JudgedPoll:
     """A recorded poll (a followed one, a past moment) judged after the last good poll
-    before it, ``last_ok`` (``placement``: its placement; ``previous_ok``: the good one
-    before that). Its events are the writer's, read from the history."""
-    health = evaluate(snapshot, rules, previous=last_ok)
-    return _judged(snapshot, events, health, last_ok, previous_ok, placement)
+    before it, ``last_ok`` (``facts``: its facts, carried when this poll failed;
+    ``previous_ok``: the good one before that). Its events are the writer's, read from
+    the history. A good poll's own facts are derived here, once."""
+    own = facts_of(snapshot)
+    health = evaluate(snapshot, rules, previous=last_ok, facts=own)
+    return _judged(snapshot, events, health, last_ok, previous_ok, own or facts)
 
 
 def judge_look(
@@ -101,7 +125,7 @@ def judge_look(
         rules,
         last_ok=after.last_ok if after is not None else None,
         previous_ok=after.previous_ok if after is not None else None,
-        placement=after.placement if after is not None else None,
+        facts=after.facts if after is not None else None,
     )
 
 
@@ -132,15 +156,15 @@ class Judge:
         self._judged = None
 
     def judge(self, snapshot: ClusterSnapshot) -> JudgedPoll:
-        """A polled (and stamped) snapshot: its events, health and placement."""
+        """A polled (and stamped) snapshot: its events, health and facts."""
         events, self._state = advance(self._state, snapshot, config=self._config)
         health = self._state.health
         assert health is not None  # advance judges every poll's health
         before = self._judged
         last_ok = before.last_ok if before is not None else None
         previous_ok = before.previous_ok if before is not None else None
-        placement = self._state.facts
-        judged = _judged(snapshot, tuple(events), health, last_ok, previous_ok, placement)
+        facts = self._state.facts  # the last good poll's, this one's when it is good
+        judged = _judged(snapshot, tuple(events), health, last_ok, previous_ok, facts)
         self._judged = judged
         return judged
 
@@ -153,7 +177,7 @@ class Judge:
             self._config.rules,
             last_ok=before.last_ok if before is not None else None,
             previous_ok=before.previous_ok if before is not None else None,
-            placement=before.placement if before is not None else None,
+            facts=before.facts if before is not None else None,
         )
         self._judged = judged
         return judged

@@ -410,19 +410,19 @@ def server_load(
     view: ClusterView | None,
     metrics: Sequence[ServerMetrics] = (),
     *,
-    facts: LoadFacts | None,
+    placement: LoadFacts | None,
 ) -> list[ServerLoad]:
-    """Replicas and leaders per tablet server from the poll's placement (``facts``: the one
+    """Replicas and leaders per tablet server from the poll's placement (``placement``: the one
     its poll made), every server in metadata with 0 when it holds nothing; bytes from each
     server's own scrape in ``metrics`` (unknown for a server not scraped)."""
-    if view is None or facts is None:
+    if view is None or placement is None:
         return []
-    replicas, leaders = facts.replicas, facts.leaders
+    replicas, leaders = placement.replicas, placement.leaders
     tables: dict[int, set[int]] = {}
     for b in view.buckets:
         for r in b.replica_ids:
             tables.setdefault(r, set()).add(b.table_id)
-    ids = sorted(set(facts.alive) | set(replicas))
+    ids = sorted(set(placement.alive) | set(replicas))
     scraped = {m.server_id: m for m in metrics if m.role == "tablet"}
     out = []
     for i in ids:

@@ -12,7 +12,7 @@ from typing import Any
 from fluss_proto.model import ClusterView
 from konsole.model.health import HealthRules
 from konsole.model.metrics import ServerMetrics
-from konsole.model.placement import placement as placement_of
+from konsole.model.placement import Placement
 from konsole.model.storage import (
     BucketStorage,
     StoragePart,
@@ -53,15 +53,16 @@ def bucket_dict(b: BucketStorage, now: float) -> dict[str, Any]:
 def storage_dict(
     part: StoragePart | None,
     view: ClusterView | None,
+    placement: Placement | None,
     rules: HealthRules | None = None,
     *,
     table: str | None = None,
     metrics: Sequence[ServerMetrics] = (),
 ) -> dict[str, Any]:
     """Every table (or ``table`` only) with its buckets, retention and the servers' load
-    (bytes from the servers' scrapes in ``metrics``); ``rules`` None: the default limits.
-    A one-shot answer (``storage``, ``history at``): the placement is made here, once."""
-    load = server_load(view, metrics, facts=None if view is None else placement_of(view))
+    (``placement``: that of ``view``, derived as its poll was judged; bytes from the
+    servers' scrapes in ``metrics``); ``rules`` None: the default limits."""
+    load = server_load(view, metrics, placement=placement)
     servers = [s.as_dict() for s in load]
     if part is None:
         return {
@@ -80,13 +81,13 @@ def storage_dict(
     for row in rows:
         if table is not None and row.name != table:
             continue
-        facts = part.table(row.name)
+        info = part.table(row.name)
         item = row.as_dict()
-        if facts is not None:
-            item["retention"] = dict(facts.retention)
-            item["lake_enabled"] = facts.lake_enabled
-            item["lake_snapshot_id"] = facts.lake_snapshot_id
-            item["lake_note"] = facts.lake_note
+        if info is not None:
+            item["retention"] = dict(info.retention)
+            item["lake_enabled"] = info.lake_enabled
+            item["lake_snapshot_id"] = info.lake_snapshot_id
+            item["lake_note"] = info.lake_note
         item["bucket_detail"] = [bucket_dict(b, now) for b in part.buckets_of(row.table_id)]
         tables.append(item)
     return {

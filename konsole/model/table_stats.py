@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from fluss_proto.model import BucketView, TableView
-from konsole.model.placement import Placement, TablePlacement, alive_servers, placement
+from konsole.model.placement import Placement, TablePlacement, alive_servers
 from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = [
@@ -155,17 +155,23 @@ def _span(buckets: Iterable[BucketView]) -> int | None:
 def table_figures(
     current: ClusterSnapshot | None,
     previous: ClusterSnapshot | None,
-    facts: Placement | None = None,
+    placement: Placement | None,
 ) -> list[TableFigures]:
-    """One entry per table of ``current`` (a successful poll), in the poll's order.
-    ``facts``: ``placement(current.view)`` when the caller has it already."""
+    """One entry per table of ``current`` (a successful poll), in the poll's order;
+    ``placement``: its placement, derived once as the poll was judged."""
     if current is None or current.view is None:
         return []
     view = current.view
-    facts = facts if facts is not None else placement(view)
+    where = _given(placement)
     dt = _dt(current, previous)
     before = _latest_by_table(previous) if dt else {}
-    return [_figures(t, before.get(_id(t)), dt, facts.table(t.table_id)) for t in view.tables]
+    return [_figures(t, before.get(_id(t)), dt, where.table(t.table_id)) for t in view.tables]
+
+
+def _given(placement: Placement | None) -> Placement:
+    if placement is None:
+        raise ValueError("a good poll's figures need its placement (konsole.model.poll_facts)")
+    return placement
 
 
 def _figures(
@@ -242,11 +248,10 @@ class FiguresMemo:
         self,
         current: ClusterSnapshot | None,
         previous: ClusterSnapshot | None,
-        facts: Placement | None = None,
+        placement: Placement | None,
     ) -> list[TableFigures]:
-        """:func:`table_figures` of ``current`` against ``previous``; ``facts``:
-        ``placement(current.view)`` when the caller has it (a console state's, made once
-        per poll), else the placement of the tables made again is made here."""
+        """:func:`table_figures` of ``current`` against ``previous``; ``placement``: that of
+        ``current``, derived once as the poll was judged."""
         if current is None or current.view is None:
             self._index, self._views, self._prevs, self._made = {}, (), [], []
             return []
@@ -284,12 +289,11 @@ class FiguresMemo:
             out.append(_UNMADE)
         if todo:
             tables = view.tables
-            if facts is None:
-                facts = placement(view, [b for i in todo for b in tables[i].buckets])
+            where = _given(placement)
             for i in todo:
                 t, prev = tables[i], out_prevs[i]
                 before = None if prev is None else _offsets(prev)
-                out[i] = _figures(t, before, dt, facts.table(t.table_id))
+                out[i] = _figures(t, before, dt, where.table(t.table_id))
         self._index = {id(t): i for i, t in enumerate(view.tables)}
         self._views, self._prevs, self._made = tuple(view.tables), out_prevs, out
         self._alive, self._dt = alive, dt

@@ -36,7 +36,8 @@ from fluss_proto.model import (
 )
 from konsole.errors import ExitCode
 from konsole.model import subjects
-from konsole.model.placement import Placement, placement
+from konsole.model.placement import Placement
+from konsole.model.poll import JudgedPoll
 from konsole.model.server_lines import line_of
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, table_names
 
@@ -202,19 +203,21 @@ class UpgradeReport:
 
 
 def report(
-    snapshot: ClusterSnapshot,
+    judged: JudgedPoll,
     *,
     target: str = "1.0",
     acls: AclListing | None = None,
     configs: Mapping[str, Sequence[ConfigEntry]] | None = None,
-    facts: Placement | None = None,
 ) -> UpgradeReport:
-    """The readiness report. ``acls``: None when they could not be listed; ``configs``:
-    server subject -> its configuration (DescribeClusterConfigs), None when not read;
-    ``facts``: the poll's placement when the caller has it (the console's state)."""
+    """The readiness report of the last good poll of ``judged`` (the console's panels
+    show it while a poll fails; a look that failed has none). ``acls``: None when they
+    could not be listed; ``configs``: server subject -> its configuration
+    (DescribeClusterConfigs), None when not read."""
+    snapshot, placement = judged.last_ok, judged.placement
+    if snapshot is None or snapshot.view is None or placement is None:
+        error = judged.snapshot.error or "no answer"
+        return UpgradeReport(target, (), (), (), error=error)
     view = snapshot.view
-    if not snapshot.ok or view is None:
-        return UpgradeReport(target, (), (), (), error=snapshot.error or "no answer")
     servers: list[ServerLine] = []
     if view.coordinator is not None:
         line, top = line_of(view.coordinator)
@@ -226,7 +229,7 @@ def report(
             ServerLine(subjects.tablet_server(s.node_id), "tablet", s.node_id, line, top)
         )
     items = [*_acl_items(acls), *_datalake_items(configs), *_key_items(configs)]
-    steps, offline_items = _steps(snapshot, servers, target, facts or placement(view))
+    steps, offline_items = _steps(snapshot, servers, target, placement)
     items += offline_items
     notes = []
     standbys = [c for c in snapshot.coordinators if c.role is CoordinatorRole.STANDBY]
@@ -326,7 +329,7 @@ def _key_items(configs: Mapping[str, Sequence[ConfigEntry]] | None) -> list[Note
 
 
 def _steps(
-    snapshot: ClusterSnapshot, servers: Sequence[ServerLine], target: str, facts: Placement
+    snapshot: ClusterSnapshot, servers: Sequence[ServerLine], target: str, placement: Placement
 ) -> tuple[list[UpgradeStep], list[NoteItem]]:
     """Tablet servers by id, then standby coordinators, then the active one."""
     view = snapshot.view
@@ -346,7 +349,7 @@ def _steps(
             UpgradeStep(
                 len(steps) + 1,
                 s.subject,
-                leaders=facts.leaders.get(node, 0),
+                leaders=placement.leaders.get(node, 0),
                 under_replicated=sum(1 for b in held if len(b.replica_ids) > 1),
                 offline_tables=tuple(alone),
                 done=s.line == target,

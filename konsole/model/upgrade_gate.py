@@ -39,7 +39,8 @@ from konsole.errors import ExitCode
 from konsole.model import subjects
 from konsole.model.check import CheckResult
 from konsole.model.metrics import MetricsOrigin
-from konsole.model.placement import Placement, placement, replication
+from konsole.model.placement import Replication
+from konsole.model.poll import JudgedPoll
 from konsole.model.roles import unanswered
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 
@@ -115,14 +116,14 @@ class GateVerdict:
 
 
 def judge_gate(
-    snapshot: ClusterSnapshot,
+    judged: JudgedPoll,
     check: CheckResult,
     *,
     server: int | None = None,
     rebalance: RebalanceProgress | None = None,
     rebalance_unknown: str | None = None,
 ) -> GateVerdict:
-    """The verdict for ``snapshot`` (``check`` is :func:`konsole.model.check.assess` of it;
+    """The verdict for the judged poll (``check`` is :func:`konsole.model.check.assess` of it;
     ``rebalance`` None: not asked, or the servers have no rebalance API; ``rebalance_unknown``:
     why the coordinator could not be asked, which holds the gate: one may run)."""
     waits: list[GateWait] = []
@@ -130,13 +131,12 @@ def judge_gate(
         waits.append(
             GateWait("health", "cluster", f"check says {check.status.name}: {check.summary}")
         )
+    snapshot = judged.snapshot
     waits += _servers(snapshot, server)
-    view = snapshot.view
-    if view is not None:
-        facts = check.health.placement if check.health and check.health.placement else None
-        facts = facts or placement(view)
-        waits += _replication(snapshot, facts)
-        waits += _min_isr(snapshot, facts, server)
+    own = judged.own_facts  # None when the poll failed (said by _servers)
+    if own is not None:
+        waits += _replication(snapshot, own.replication)
+        waits += _min_isr(snapshot, server)
     if rebalance_unknown is not None:
         waits.append(
             GateWait("rebalance", "cluster", f"not known whether one runs: {rebalance_unknown}")
@@ -187,16 +187,13 @@ def _servers(snapshot: ClusterSnapshot, server: int | None) -> list[GateWait]:
     return out
 
 
-def _replication(snapshot: ClusterSnapshot, facts: Placement) -> list[GateWait]:
-    rep = replication(snapshot, facts)
-    if rep is None:
-        return []
+def _replication(snapshot: ClusterSnapshot, rep: Replication) -> list[GateWait]:
     out: list[GateWait] = []
     if rep.offline_buckets:
         out.append(
             GateWait("offline", "cluster", f"{rep.offline_buckets} bucket(s) without a leader")
         )
-    for node, buckets in sorted(facts.replicas_offline.items()):
+    for node, buckets in sorted(rep.placement.replicas_offline.items()):
         out.append(
             GateWait(
                 "under-replicated",
@@ -220,7 +217,7 @@ def _replication(snapshot: ClusterSnapshot, facts: Placement) -> list[GateWait]:
     return out
 
 
-def _min_isr(snapshot: ClusterSnapshot, facts: Placement, server: int | None) -> list[GateWait]:
+def _min_isr(snapshot: ClusterSnapshot, server: int | None) -> list[GateWait]:
     view = snapshot.view
     assert view is not None
     single = _single_replica_leaders(snapshot)

@@ -190,38 +190,32 @@ def state_at(
     Blocking (reads SQLite): call it from a thread.
     """
     from konsole.collect.history.reads import recorded_moment
-    from konsole.model.placement import placement
     from konsole.model.poll import judge_recorded
+    from konsole.model.poll_facts import facts_of
     from konsole.model.timefmt import to_ms
 
     moment = recorded_moment(reader, at, events_kept=MAX_EVENTS)
     if moment is None:
         return None
     snap, last_ok, events = moment.snapshot, moment.last_ok, moment.events
-    # The placement of the last good poll before a failed one (its panels, greyed); a good
-    # poll's own is made as it is judged.
-    before = None if snap.ok or last_ok is None or last_ok.view is None else last_ok.view
+    # The facts of the last good poll before a failed one (its panels, greyed), as a live
+    # judge carried them from that poll; a good poll's own are derived as it is judged.
+    carried = None if snap.ok or last_ok is None else facts_of(last_ok)
     judged = judge_recorded(
         snap,
         tuple(e for e in events if to_ms(e.time) == to_ms(snap.taken_at)),
         rules,
         last_ok=last_ok,
         previous_ok=moment.previous_ok,
-        placement=placement(before) if before is not None else None,
+        facts=carried,
     )
     return ConsoleState(
         profile=name,
         now=at if now is None else now,
-        snapshot=snap,
-        last_ok=judged.last_ok,
-        # Time travel's rates are between a moment and the poll right before it, when that
-        # one was good (a live console keeps the last two good polls' through a failure).
-        previous_ok=last_ok if moment.just_before_ok else None,
-        health=judged.health,
+        judged=judged,
         events=events,
         as_of=at,
         history=history or HistoryStatus(),
-        facts=judged.placement,
     )
 
 
@@ -282,7 +276,7 @@ class LiveFeed:
         other = step.history.other_until
         if other is not None and other != state.history.other_until:
             # Another cluster: none of its events or polls is this one's.
-            state = replace(state, events=(), last_ok=None, previous_ok=None, facts=None)
+            state = replace(state, events=(), judged=None)
         assert step.judged is not None
         return _next(state, step.judged, step.notices, step.history, self.clock())
 
@@ -340,11 +334,7 @@ def _next(
     return replace(
         state,
         now=now,
-        snapshot=judged.snapshot,
-        last_ok=judged.last_ok,
-        previous_ok=judged.previous_ok,
-        health=judged.health,
+        judged=judged,
         events=(state.events + judged.events + notices)[-MAX_EVENTS:],
         history=status,
-        facts=judged.placement,
     )

@@ -17,8 +17,10 @@ from konsole.collect.history.state import HistoryMode, HistoryStatus
 # Types only: the console paints its first frame before any model module is imported.
 if TYPE_CHECKING:
     from konsole.model.events import Event
+    from konsole.model.headroom import ServerHeadroom
     from konsole.model.health import Health
-    from konsole.model.placement import Placement
+    from konsole.model.placement import Placement, Replication
+    from konsole.model.poll import JudgedPoll
     from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["MAX_EVENTS", "ConsoleState", "HistoryMode", "HistoryStatus"]
@@ -33,21 +35,51 @@ class ConsoleState:
     profile: str
     #: When this state was made (epoch seconds): ages are measured from it.
     now: float
-    #: The latest poll, failed ones included (None before the first poll ends).
-    snapshot: ClusterSnapshot | None = None
-    #: The latest successful poll: what the panels show (greyed when ``stale``).
-    last_ok: ClusterSnapshot | None = None
-    #: The successful poll before ``last_ok``: rates come from the two.
-    previous_ok: ClusterSnapshot | None = None
-    health: Health | None = None
+    #: The latest poll as the session judged it (or as recorded, in time travel), failed
+    #: ones included; None before the first poll ends.
+    judged: JudgedPoll | None = None
     #: Recent events, oldest first, at most MAX_EVENTS.
     events: tuple[Event, ...] = ()
     #: Set in time travel: the moment shown (the snapshot is the last poll at or before it).
     as_of: float | None = None
     history: HistoryStatus = field(default_factory=HistoryStatus)
-    #: The placement of ``last_ok`` (alive servers, offline and under-replicated buckets,
-    #: leaders and replicas per server), made once on its poll (``advance``'s facts).
-    facts: Placement | None = None
+
+    # ------------------------------------------------------------------ the judged poll
+
+    @property
+    def snapshot(self) -> ClusterSnapshot | None:
+        """The latest poll, failed ones included."""
+        return None if self.judged is None else self.judged.snapshot
+
+    @property
+    def last_ok(self) -> ClusterSnapshot | None:
+        """The latest successful poll: what the panels show (greyed when ``stale``)."""
+        return None if self.judged is None else self.judged.last_ok
+
+    @property
+    def previous_ok(self) -> ClusterSnapshot | None:
+        """The successful poll before ``last_ok``: rates come from the two."""
+        return None if self.judged is None else self.judged.previous_ok
+
+    @property
+    def health(self) -> Health | None:
+        return None if self.judged is None else self.judged.health
+
+    @property
+    def placement(self) -> Placement | None:
+        """The placement of ``last_ok`` (alive servers, offline and under-replicated
+        buckets, leaders and replicas per server), derived once as its poll was judged."""
+        return None if self.judged is None else self.judged.placement
+
+    @property
+    def replication(self) -> Replication | None:
+        """The replication figures of ``last_ok``."""
+        return None if self.judged is None else self.judged.replication
+
+    @property
+    def capacity(self) -> tuple[ServerHeadroom, ...]:
+        """Every tablet server's headroom at ``last_ok`` (empty before a good poll)."""
+        return () if self.judged is None else self.judged.capacity
 
     # ------------------------------------------------------------------ derived
 
@@ -75,15 +107,6 @@ class ConsoleState:
         if self.last_ok is None:
             return None
         return max(0.0, self.now - self.last_ok.taken_at)
-
-    def placement(self) -> Placement | None:
-        """The facts of ``last_ok``: the poll's own; made here only for a state built by
-        hand (tests, screen pictures) that carries none. None without a good poll."""
-        if self.facts is not None or self.last_ok is None or self.last_ok.view is None:
-            return self.facts
-        from konsole.model.placement import placement
-
-        return placement(self.last_ok.view)
 
     def with_events(self, new: tuple[Event, ...]) -> ConsoleState:
         return replace(self, events=(self.events + new)[-MAX_EVENTS:])

@@ -28,6 +28,7 @@ from konsole.model.actions import (
     plan_table_set,
     plan_tag,
 )
+from konsole.model.placement import placement
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.ui.actions import Progress
 from konsole.ui.cluster_actions import ActionRequest
@@ -54,7 +55,12 @@ class FakeServerActions:
     async def plan(self, action: str, server_id: int) -> Plan:
         if action == "drain":
             return plan_drain(
-                VIEW, server_id, health=self.health, running=None, goals=["REPLICA_DISTRIBUTION"]
+                VIEW,
+                placement(VIEW),
+                server_id,
+                health=self.health,
+                running=None,
+                goals=["REPLICA_DISTRIBUTION"],
             )
         return plan_tag(VIEW, server_id, "TEMPORARY_OFFLINE", remove=action == "untag")
 
@@ -153,7 +159,9 @@ class FakeClusterActions:
         kind = request.kind
         if kind == "rebalance":
             goals = request.value.split(",")
-            return plan_rebalance(self.view, health=self.health, running=self.running, goals=goals)
+            return plan_rebalance(
+                placement(self.view), health=self.health, running=self.running, goals=goals
+            )
         if kind == "rebalance-cancel":
             return plan_cancel(self.running)
         if kind.startswith("config-"):

@@ -27,12 +27,11 @@ from konsole.model.capacity import (
     WriteLimits,
 )
 from konsole.model.forecast import Forecast
-from konsole.model.health import evaluate
 from konsole.model.metrics import ServerMetrics, TableMetrics
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.ui.state import ConsoleState
 from tests._testutil.console import T0, story_snapshot
-from tests._testutil.judging import JudgingRecorder
+from tests._testutil.judging import JudgingRecorder, health_of, showing
 
 __all__ = ["CASES", "record_capacity_story", "with_capacity", "with_capacity_snapshot"]
 
@@ -161,12 +160,8 @@ def with_capacity(state: ConsoleState, case: str) -> ConsoleState:
     snapshot = state.snapshot
     if snapshot is not None and snapshot.ok:
         snapshot = with_capacity_snapshot(snapshot, case)
-    return replace(
-        state,
-        last_ok=last_ok,
-        previous_ok=previous,
-        snapshot=snapshot,
-        health=evaluate(last_ok),
+    return showing(
+        state, snapshot, last_ok=last_ok, previous_ok=previous, health=health_of(last_ok)
     )
 
 

@@ -35,7 +35,7 @@ from konsole.collect.profiles import Profile
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, CoordinatorStatus
 from konsole.ui.feed import state_at, with_history
 from konsole.ui.state import ConsoleState, HistoryMode, HistoryStatus
-from tests._testutil.judging import JudgingRecorder
+from tests._testutil.judging import JudgingRecorder, showing
 
 __all__ = [
     "NOW",
@@ -342,13 +342,8 @@ def large_snapshot(
 def large_state(seq: int = 2, **kwargs: Any) -> ConsoleState:
     """A live state of :func:`large_snapshot` (poll ``seq`` and the one before it)."""
     last, previous = large_snapshot(seq, **kwargs), large_snapshot(seq - 1, **kwargs)
-    return ConsoleState(
-        profile=PROFILE,
-        now=last.taken_at + 2,
-        snapshot=last,
-        last_ok=last,
-        previous_ok=previous,
-    )
+    state = ConsoleState(profile=PROFILE, now=last.taken_at + 2)
+    return showing(state, last, last_ok=last, previous_ok=previous)
 
 
 # =========================================================================== previews

@@ -20,6 +20,7 @@ from konsole.model.snapshot import ClusterSnapshot
 from konsole.ui.state import ConsoleState
 from tests._testutil.capacity_states import with_capacity
 from tests._testutil.console import T0, T_STOPPED, story_state
+from tests._testutil.judging import showing
 
 __all__ = ["CASES", "dashboard_state"]
 
@@ -41,9 +42,9 @@ def _each(state: ConsoleState, change) -> ConsoleState:  # type: ignore[no-untyp
             return s
         return replace(s, metrics=tuple(change(m) for m in s.metrics))
 
-    return replace(
+    return showing(
         state,
-        snapshot=snap(state.snapshot),
+        snap(state.snapshot),
         last_ok=snap(state.last_ok),
         previous_ok=snap(state.previous_ok),
     )

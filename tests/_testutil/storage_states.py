@@ -7,9 +7,6 @@ screens show. Fixed times: the part is taken at the snapshot's time.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from konsole.model.health import evaluate
 from konsole.model.storage import (
     BucketStorage,
     StorageCapabilities,
@@ -17,6 +14,7 @@ from konsole.model.storage import (
     TableStorage,
 )
 from konsole.ui.state import ConsoleState
+from tests._testutil.judging import health_of, showing
 
 __all__ = ["FULL", "OLD", "with_storage"]
 
@@ -83,4 +81,10 @@ def with_storage(
     last_ok = snap.with_storage(part)
     snapshot = state.snapshot.with_storage(part) if state.snapshot is not None else None
     # The health as the console evaluates it on the snapshot with its storage part.
-    return replace(state, last_ok=last_ok, snapshot=snapshot, health=evaluate(last_ok))
+    return showing(
+        state,
+        snapshot,
+        last_ok=last_ok,
+        previous_ok=state.previous_ok,
+        health=health_of(last_ok),
+    )

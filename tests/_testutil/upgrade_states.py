@@ -21,6 +21,7 @@ from fluss_proto.model import (
 )
 from konsole.collect.cluster.upgrade_reads import NotesInputs
 from konsole.ui.state import ConsoleState
+from tests._testutil.judging import showing
 
 __all__ = ["NEW", "NOTES_CLEAN", "NOTES_TO_ACT_ON", "OLD", "speaking"]
 
@@ -51,7 +52,7 @@ def speaking(state: ConsoleState, upgraded: set[int]) -> ConsoleState:
         latest = last_ok
     elif latest is not None and latest.view is not None:
         latest = replace(latest, view=of(latest.view))
-    return replace(state, last_ok=last_ok, snapshot=latest)
+    return showing(state, latest, last_ok=last_ok, previous_ok=state.previous_ok)
 
 
 def _initial(key: str, value: str) -> ConfigEntry:

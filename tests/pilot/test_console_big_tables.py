@@ -9,7 +9,6 @@ every test counts which rows were, per grid, while the app fills, refreshes and 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -31,6 +30,7 @@ from tests._testutil.console import (
     settle,
     wait_for_workers,
 )
+from tests._testutil.judging import showing
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -105,7 +105,7 @@ async def test_a_1600_bucket_table_renders_only_the_buckets_in_view(
         assert rendered[grid] <= set(range(view + 1)), rendered[grid]
         # A refresh with every offset changed: still only the rows in view.
         following = large_snapshot(3, tables=1, buckets=1600)
-        screen.show(replace(state, snapshot=following, last_ok=following))
+        screen.show(showing(state, following, last_ok=following))
         await _painted(pilot, app)
         assert max(rendered[grid]) <= view
         # The end of the table: its last rows, and none of those scrolled past.
@@ -132,9 +132,7 @@ async def test_a_10000_table_cluster_renders_only_the_tables_in_view(
         assert rendered[grid] and max(rendered[grid]) <= view
         # A new poll: every table's offsets move; cells change in place, keys stay.
         following = large_snapshot(3, tables=10_000, buckets=1)
-        app.publish(
-            replace(state, snapshot=following, last_ok=following, previous_ok=state.last_ok)
-        )
+        app.publish(showing(state, following, last_ok=following, previous_ok=state.last_ok))
         await _painted(pilot, app)
         assert grid.row_count == 10_000 and max(rendered[grid]) <= view
         # Filter to one table, clear the filter (the cursor stays on that table, the last

@@ -19,6 +19,7 @@ from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_cells import Cell, Right
 from konsole.ui.widgets.grid_rows import DuplicateKey, GridError, RowSource, TooManyCells
 from tests._testutil.console import large_snapshot, large_state, settle, wait_for_workers
+from tests._testutil.judging import showing
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -261,7 +262,7 @@ async def test_the_tables_screen_keeps_its_table_through_a_poll_that_reorders() 
         assert chosen is not None and row > 500
         following = large_snapshot(3, tables=10_000, buckets=1)
         fewer = replace(following, view=replace(following.view, tables=following.view.tables[100:]))
-        app.publish(replace(state, snapshot=fewer, last_ok=fewer, previous_ok=state.last_ok))
+        app.publish(showing(state, fewer, last_ok=fewer, previous_ok=state.last_ok))
         await wait_for_workers(pilot)
         assert grid.row_count == 9_900 and grid.selected_key == chosen
         assert grid.cursor_row < row  # the rows before it shifted up; it went with them

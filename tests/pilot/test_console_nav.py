@@ -32,6 +32,7 @@ from tests._testutil.console import (
     wait_for_workers,
 )
 from tests._testutil.console import settle as _settle
+from tests._testutil.judging import showing
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -117,7 +118,8 @@ async def test_a_server_seen_alive_then_missing_is_remembered_as_gone(story: Pat
 def test_server_rows_when_unreachable_claim_nothing_alive(story: Path) -> None:
     rows = server_rows(story_state(story, NOW))
     assert rows and all(r.state in ("unreachable", "gone") for r in rows)
-    counts = bucket_counts(story_state(story, T_STOPPED + 5).last_ok)  # type: ignore[arg-type]
+    stopped = story_state(story, T_STOPPED + 5)
+    counts = bucket_counts(stopped.last_ok, stopped.replication)  # type: ignore[arg-type]
     assert counts is not None and counts.under_replicated_buckets > 0 and counts.databases == 2
 
 
@@ -344,12 +346,12 @@ def _big(state: ConsoleState, buckets: int) -> ConsoleState:
     table = TableView(first.path, first.table_id, first.info, (), grown)
     big_view = replace(view, tables=(table, *view.tables[1:]))
     big = replace(snap, view=big_view)
-    return replace(state, snapshot=big, last_ok=big)
+    return showing(state, big, last_ok=big)
 
 
 async def test_a_1600_bucket_cluster_renders_overview_servers_and_detail(story: Path) -> None:
     state = _big(story_state(story, T_STOPPED - 10), 1600)
-    counts = bucket_counts(state.last_ok)  # type: ignore[arg-type]
+    counts = bucket_counts(state.last_ok, state.replication)  # type: ignore[arg-type]
     assert counts is not None and counts.buckets >= 1600
     app = _app(state, story)
     async with app.run_test(size=(100, 30)) as pilot:

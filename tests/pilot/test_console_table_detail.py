@@ -25,6 +25,7 @@ from tests._testutil.console import (
     wait_for_workers,
 )
 from tests._testutil.console import settle as _settle
+from tests._testutil.judging import showing
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -149,9 +150,9 @@ async def test_a_refresh_of_one_table_with_1600_buckets(capsys: pytest.CaptureFi
         assert len(grid.row_keys) == 1600
         timings = []
         for seq in (3, 4, 5):
-            nxt = replace(
+            nxt = showing(
                 state,
-                snapshot=large_snapshot(seq, tables=1, buckets=1600),
+                large_snapshot(seq, tables=1, buckets=1600),
                 last_ok=large_snapshot(seq, tables=1, buckets=1600),
                 previous_ok=large_snapshot(seq - 1, tables=1, buckets=1600),
             )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from tests._testutil.console import (
     story_state,
 )
 from tests._testutil.console import settle as _settle
+from tests._testutil.judging import showing
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -47,7 +47,7 @@ def _app(state: ConsoleState) -> KonsoleApp:
 
 def test_figures_rates_spans_and_offline(story: Path) -> None:
     state = story_state(story, T_STOPPED)
-    figures = {f.path: f for f in table_figures(state.last_ok, state.previous_ok)}
+    figures = {f.path: f for f in table_figures(state.last_ok, state.previous_ok, state.placement)}
     orders = figures["shop.orders"]
     assert orders.primary_key is False and orders.buckets == 4
     assert orders.rows_per_s == pytest.approx(4 * 120)
@@ -56,7 +56,7 @@ def test_figures_rates_spans_and_offline(story: Path) -> None:
     assert figures["shop.customers"].primary_key is True
     assert figures["shop.visits"].partitions == 2
     # Without a previous poll there is no rate.
-    assert table_figures(state.last_ok, None)[0].rows_per_s is None
+    assert table_figures(state.last_ok, None, state.placement)[0].rows_per_s is None
 
 
 async def test_filter_sort_and_enter(story: Path) -> None:
@@ -124,9 +124,9 @@ async def test_a_refresh_of_1600_buckets(capsys: pytest.CaptureFixture[str]) -> 
         assert isinstance(screen, TablesScreen)
         timings = []
         for seq in (3, 4, 5):
-            nxt = replace(
+            nxt = showing(
                 state,
-                snapshot=large_snapshot(seq),
+                large_snapshot(seq),
                 last_ok=large_snapshot(seq),
                 previous_ok=large_snapshot(seq - 1),
             )

@@ -28,6 +28,7 @@ from tests._testutil.console import (
     settle,
     story_state,
 )
+from tests._testutil.judging import showing
 
 
 def _busier(state: ConsoleState) -> ConsoleState:
@@ -39,7 +40,7 @@ def _busier(state: ConsoleState) -> ConsoleState:
         for m in snap.metrics
     )
     busier = replace(snap, seq=snap.seq + 1, taken_at=snap.taken_at + STEP, metrics=metrics)
-    return replace(state, now=state.now + STEP, snapshot=busier, last_ok=busier, previous_ok=snap)
+    return showing(replace(state, now=state.now + STEP), busier, last_ok=busier, previous_ok=snap)
 
 
 @pytest.fixture

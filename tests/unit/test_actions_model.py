@@ -28,6 +28,7 @@ from konsole.model.actions import (
     progress_counts,
 )
 from konsole.model.events import EventKind, Severity
+from konsole.model.placement import placement
 from tests._testutil.builders import table, view
 
 GOALS = ["REPLICA_DISTRIBUTION", "LEADER_DISTRIBUTION"]
@@ -40,7 +41,8 @@ def four(rf: int = 3):
 
 
 def drain(v=None, *, health=HealthStatus.GREEN, running=None, server=3):
-    return plan_drain(v or four(), server, health=health, running=running, goals=GOALS)
+    view_ = v or four()
+    return plan_drain(view_, placement(view_), server, health=health, running=running, goals=GOALS)
 
 
 def test_drain_plan_says_what_moves_and_sends_tag_then_rebalance() -> None:
@@ -101,7 +103,7 @@ def test_tag_and_untag_plans() -> None:
 
 
 def test_rebalance_plan_has_the_busy_rails_and_says_the_server_plans() -> None:
-    plan = plan_rebalance(four(), health=HealthStatus.RED, running="x", goals=GOALS)
+    plan = plan_rebalance(placement(four()), health=HealthStatus.RED, running="x", goals=GOALS)
     assert len(plan.refusals) == 2
     assert any("no dry run" in n for n in plan.notes)
     assert "replicas per server now: 0=3, 1=3, 2=3, 3=3" in plan.notes

@@ -28,6 +28,7 @@ from konsole.errors import (
     WritesNotAllowedError,
 )
 from konsole.model.actions import Plan, plan_drain
+from konsole.model.placement import placement
 from store import open_reader
 from tests._testutil.builders import table, view
 
@@ -150,7 +151,7 @@ def outcomes(path: Path) -> list[tuple[str, str]]:
 
 def drain_plan(**kwargs: Any) -> Plan:
     v = view((0, 1, 2, 3), [table("db.t", 1, [(3, (3, 0), 1), (0, (0, 1), 1)])])
-    return plan_drain(v, 3, goals=["REPLICA_DISTRIBUTION"], **kwargs)
+    return plan_drain(v, placement(v), 3, goals=["REPLICA_DISTRIBUTION"], **kwargs)
 
 
 def test_dry_run_audits_the_plan_and_sends_nothing(tmp_path) -> None:

@@ -1,7 +1,7 @@
 """One page per cause (konsole.model.causes): the findings of one down tablet server are one
 alert, ``FlussTabletServerDown{server}``, from "does not answer" to "gone" until it is back;
 what follows from it is folded into that alert; ``/metrics``' ``konsole_tablet_server_up``
-reads the same judgement. Real sequences replayed poll by poll through evaluate(), and the
+reads the same judgement. Real sequences replayed poll by poll through health_of(), and the
 ``server_gone`` finding (a server known alive, no longer in metadata) as health gives it."""
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from konsole.model.causes import (
     SERVER_DOWN_RULES,
     down_servers,
 )
-from konsole.model.health import Finding, Health, evaluate
+from konsole.model.health import Finding, Health
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.serve.exposition import Exposition
 from tests._testutil.builders import all_metrics, metrics_error, snap, table, view, with_time
-from tests._testutil.judging import judged_as
+from tests._testutil.judging import health_of, judged_as
 
 NOW = AlertSettings(for_s=0.0, keep_firing_s=0.0)
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
@@ -55,7 +55,7 @@ def replay(polls: Sequence[tuple[float, ClusterSnapshot]]) -> list[AlertUpdate]:
     state, out, previous = AlertState(), [], None
     for t, s in polls:
         s = with_time(s, t)
-        update, state = advance_alerts(state, "prod", evaluate(s, previous=previous), (), t, NOW)
+        update, state = advance_alerts(state, "prod", health_of(s, previous=previous), (), t, NOW)
         out.append(update)
         previous = s
     return out
@@ -102,8 +102,8 @@ def test_its_consequences_are_folded_into_it_not_paged() -> None:
     updates = replay([(0.0, UP), (5.0, SILENT), (15.0, LEFT)])
     for u in updates[1:]:
         assert {a.name for a in u.firing} == {SERVER_DOWN_ALERT}
-    assert "metrics_unknown" in {f.rule for f in evaluate(SILENT).findings}
-    assert "under_replicated" in {f.rule for f in evaluate(LEFT).findings}
+    assert "metrics_unknown" in {f.rule for f in health_of(SILENT).findings}
+    assert "under_replicated" in {f.rule for f in health_of(LEFT).findings}
     description = dict(updates[2].firing[0].annotations)["description"]
     assert "Following from it" in description and "under-replicated" in description
 
@@ -195,12 +195,12 @@ def test_metrics_say_down_exactly_when_the_alert_does() -> None:
         return up_series(exposition)
 
     silent = with_time(SILENT, 1.0)
-    assert feed(silent, evaluate(silent)) == {"0": 1.0, "1": 0.0, "2": 1.0}
+    assert feed(silent, health_of(silent)) == {"0": 1.0, "1": 0.0, "2": 1.0}
     empty = snap(view((0, 2)), t=2.0)
     gone = Health(HealthStatus.YELLOW, (GONE,), "derived", 2.0)
     assert feed(empty, gone) == {"0": 1.0, "1": 0.0, "2": 1.0}
     retired = with_time(empty, 3.0)
-    assert feed(retired, evaluate(retired)) == {"0": 1.0, "2": 1.0}
+    assert feed(retired, health_of(retired)) == {"0": 1.0, "2": 1.0}
 
 
 def test_consequences_stay_folded_through_the_causes_hold_down() -> None:

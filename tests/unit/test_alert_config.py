@@ -13,12 +13,11 @@ from konsole.cli.main import main
 from konsole.collect.profiles import parse_profiles
 from konsole.errors import ProfileError
 from konsole.model.alerts import AlertSettings
-from konsole.model.health import evaluate
 from konsole.serve.alerts.config import AlertConfig, load_alert_config
 from konsole.serve.alerts.delivery import AlertmanagerSink
 from konsole.serve.alerts.metrics import AlertCollector
 from tests._testutil.builders import all_metrics, snap, table, view
-from tests._testutil.judging import judged_as
+from tests._testutil.judging import judged
 
 
 def test_alerts_table(tmp_path: Path) -> None:
@@ -88,7 +87,7 @@ async def test_delivery_families_in_the_scrape() -> None:
     assert "konsole_alertmanager_up{" not in before  # unknown before the first post
     down = snap(view((0, 1), tables=[T]), metrics=all_metrics((0, 1)))
     try:
-        await sink.on_poll("prod", judged_as(down, evaluate(down)))
+        await sink.on_poll("prod", judged(down))
         text = generate_latest(registry).decode()
     finally:
         await sink.aclose()  # nothing listens on port 9: deliveries fail, counted

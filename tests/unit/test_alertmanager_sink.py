@@ -58,11 +58,10 @@ def sink(fake: FakeAlertmanager, **kwargs: Any) -> AlertmanagerSink:
 
 
 async def poll(s: AlertmanagerSink, snapshot: Any, t: float) -> None:
-    from konsole.model.health import evaluate
-    from tests._testutil.judging import judged_as
+    from tests._testutil.judging import judged
 
     timed = with_time(snapshot, t)
-    await s.on_poll("prod", judged_as(timed, evaluate(timed)))
+    await s.on_poll("prod", judged(timed))
 
 
 @pytest.mark.parametrize(

@@ -24,9 +24,10 @@ from konsole.model.alerts import (
 )
 from konsole.model.causes import SERVER_DOWN_RULES
 from konsole.model.events import EventState, advance
-from konsole.model.health import NOTE_RULES, Finding, Health, evaluate
+from konsole.model.health import NOTE_RULES, Finding, Health
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import addr, all_metrics, probe, snap, table, view, with_time
+from tests._testutil.judging import health_of
 
 SETTINGS = AlertSettings(for_s=30.0, keep_firing_s=30.0, event_hold_s=120.0)
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
@@ -47,7 +48,7 @@ def replay(
     for t, s in polls:
         s = with_time(s, t)
         events, events_state = advance(events_state, s)
-        health = evaluate(s, previous=previous)
+        health = health_of(s, previous=previous)
         update, alerts = advance_alerts(alerts, "prod", health, events, t, settings)
         out.append(update)
         previous = s
@@ -59,7 +60,7 @@ def names(alerts: Sequence[Alert]) -> set[str]:
 
 
 def test_every_health_rule_has_an_alertname() -> None:
-    """The table covers every rule evaluate() can report (read from its source)."""
+    """The table covers every rule health_of() can report (read from its source)."""
     tree = ast.parse(Path(health_module.__file__).read_text())
     rules = {
         call.args[1].value

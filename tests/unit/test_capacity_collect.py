@@ -29,6 +29,7 @@ from konsole.model.capacity import CapacityPart, ConfigSource, DirUsage, ServerC
 from konsole.model.forecast import forecast_crossing
 from konsole.model.thresholds import HealthThresholds
 from tests._testutil.builders import snap, tm, view
+from tests._testutil.judging import judged
 
 INITIAL = "INITIAL_SERVER_CONFIG"
 DYNAMIC = "DYNAMIC_SERVER_CONFIG"
@@ -386,7 +387,7 @@ def test_the_report_and_its_text_say_each_state() -> None:
         snap(view([0, 1, 2]), metrics=metrics, t=1000.0),
         capacity=replace(part, servers=MappingProxyType(servers)),
     )
-    report = capacity_dict(s, HealthThresholds(), history_samples=11)
+    report = capacity_dict(judged(s, HealthThresholds()), HealthThresholds(), history_samples=11)
     json_ok = json.dumps(report)  # plain JSON values only
     assert json_ok
     by = {r["server"]: r for r in report["servers"]}

@@ -35,9 +35,10 @@ from konsole.model.headroom import (
     lock_outlook,
     soonest_lock,
 )
-from konsole.model.health import HealthRules, evaluate
+from konsole.model.health import HealthRules
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import snap, tm, view
+from tests._testutil.judging import health_of, judged
 
 T0 = 1_000_000.0
 LIMITS = WriteLimits(0.85, 0.80, ConfigSource.DEFAULT, ConfigSource.DEFAULT)
@@ -260,7 +261,7 @@ def test_no_outlook_while_locked_unknown_or_without_limits() -> None:
 
 
 def findings(s: ClusterSnapshot, **rules: Any) -> list[tuple[str, str, HealthStatus]]:
-    h = evaluate(s, HealthRules(require_metrics=False, **rules))
+    h = health_of(s, HealthRules(require_metrics=False, **rules))
     return [
         (f.rule, f.subject, f.status)
         for f in h.findings
@@ -274,7 +275,7 @@ def test_rules_disk_headroom_and_write_lock_forecast() -> None:
         ("disk_headroom", "tablet-server 0", HealthStatus.YELLOW),
         ("write_lock_forecast", "tablet-server 0", HealthStatus.RED),
     ]
-    h = evaluate(s, HealthRules(require_metrics=False))
+    h = health_of(s, HealthRules(require_metrics=False))
     reason = next(f.reason for f in h.findings if f.rule == "write_lock_forecast")
     assert reason.startswith("writes locked in about 30m00s, at 85% used (90% interval")
     assert "theil-sen fit of 21 samples over 20s" in reason
@@ -292,7 +293,7 @@ def test_a_locked_server_is_the_lock_rule_alone() -> None:
 def test_unknown_capacity_raises_nothing() -> None:
     s = cap_snap(None, locked=None, capacity=part(limits=None))
     assert findings(s) == []
-    assert evaluate(s, HealthRules(require_metrics=False)).status is HealthStatus.GREEN
+    assert health_of(s, HealthRules(require_metrics=False)).status is HealthStatus.GREEN
 
 
 # =========================================================================== events
@@ -436,15 +437,15 @@ def test_check_measures_the_least_headroom_and_the_soonest_lock() -> None:
 
     dirs = (DirUsage("/d0", 1000, 300),)  # 70% used: 15 points below 85%
     s = cap_snap(0.6, capacity=part(dirs=dirs, forecast=rising(5000)))
-    m = measure(s)
+    m = measure(judged(s))
     assert m["disk_headroom_min"].value == pytest.approx(0.15)
     assert m["write_lock_eta"].value == pytest.approx(5000)
     assert m["kv_pressure_max"].value is None
     assert "1.0" in (m["kv_pressure_max"].why_unknown or "")
-    none = measure(cap_snap(0.6))
+    none = measure(judged(cap_snap(0.6)))
     assert none["disk_headroom_min"].value is None
     assert none["disk_headroom_min"].why_unknown == "the servers' write limits were not read"
-    flat = measure(cap_snap(0.6, capacity=part()))
+    flat = measure(judged(cap_snap(0.6, capacity=part())))
     assert flat["disk_headroom_min"].value == pytest.approx(0.25)
     assert "no confident forecast" in (flat["write_lock_eta"].why_unknown or "")
 

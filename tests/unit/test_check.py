@@ -39,7 +39,7 @@ from konsole.model.check import (
     rules_with_thresholds,
     timeout_result,
 )
-from konsole.model.health import HealthRules, evaluate
+from konsole.model.health import HealthRules
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.render.check import JSON_SCHEMA, render
 from tests._testutil.builders import (
@@ -53,7 +53,7 @@ from tests._testutil.builders import (
     tm,
     view,
 )
-from tests._testutil.judging import judged_as
+from tests._testutil.judging import health_of, judged, judged_as
 
 G, Y, R, U = HealthStatus.GREEN, HealthStatus.YELLOW, HealthStatus.RED, HealthStatus.UNKNOWN
 INF = math.inf
@@ -71,7 +71,7 @@ def result_of(s: ClusterSnapshot, **kw: Any) -> Any:
     rules = kw.pop("rules", HealthRules())
     thresholds = kw.pop("thresholds", Thresholds())
     rules = rules_with_thresholds(rules, thresholds)
-    return assess(judged_as(s, evaluate(s, rules)), thresholds=thresholds, rules=rules, **kw)
+    return assess(judged(s, rules), thresholds=thresholds, rules=rules, **kw)
 
 
 # =========================================================================== ranges
@@ -146,8 +146,8 @@ def test_disk_usage_limits_set_the_health_rule_instead_of_a_second_one() -> None
 # =========================================================================== measures
 
 
-def values(s: ClusterSnapshot | None, **kw: Any) -> dict[str, float | None]:
-    return {k: m.value for k, m in measure(s, **kw).items()}
+def values(s: ClusterSnapshot, **kw: Any) -> dict[str, float | None]:
+    return {k: m.value for k, m in measure(judged(s), **kw).items()}
 
 
 def test_measures_of_a_healthy_cluster() -> None:
@@ -174,15 +174,15 @@ def test_measures_of_a_healthy_cluster() -> None:
 
 def test_measures_name_what_is_unknown_and_why() -> None:
     old = snap(view(tables=[T]), metrics=all_metrics())  # 0.9.1: no disk metrics
-    m = measure(old)
+    m = measure(judged(old))
     for label in ("disk_usage_max", "write_locked_servers", "kv_rejections"):
         assert m[label].value is None
         assert "1.0 line" in (m[label].why_unknown or "")
-    failed = measure(snap(None, failed="refused"))
+    failed = measure(judged(snap(None, failed="refused")))
     assert failed["tablet_servers"].value is None
     assert "the poll failed: refused" in (failed["tablet_servers"].why_unknown or "")
     assert failed["coordinators_active"].value == 1  # the probe still answered
-    assert measure(HEALTHY, stalled_tables=2)["stalled_tables"].value == 2
+    assert measure(judged(HEALTHY), stalled_tables=2)["stalled_tables"].value == 2
 
 
 def test_measures_of_faults() -> None:
@@ -347,14 +347,14 @@ def test_kv_rejections_rising_between_two_looks_warn_naming_the_table() -> None:
     later = snap(
         view(tables=[T]), t=1001.0, metrics=[tm(0, tables=[kv("db.k", rejections=9)]), tm(1), tm(2)]
     )
-    h = evaluate(later, previous=first)
+    h = health_of(later, previous=first)
     r = assess(judged_as(later, h))
     assert r.status is ExitCode.WARNING
     (f,) = r.findings
     assert (f.rule, f.subject) == ("kv_rejections", "table db.k")
     assert f.reason == "4 write requests rejected by KV backpressure within 1.0s on tablet-server 0"
-    assert evaluate(later).status is G  # one look alone: old rejections are no finding
-    assert evaluate(first, previous=first).status is G  # not rising
+    assert health_of(later).status is G  # one look alone: old rejections are no finding
+    assert health_of(first, previous=first).status is G  # not rising
 
 
 def test_thresholds_add_findings_and_the_critical_range_wins() -> None:
@@ -458,7 +458,7 @@ def test_a_finding_has_the_same_status_word_in_check_and_watch() -> None:
     check's own status, first line and exit code, and on each finding as check_status."""
     from konsole.cli.lines import health_line
 
-    health = evaluate(GONE)
+    health = health_of(GONE)
     r = assess(judged_as(GONE, health))
     check = json.loads(render(r, "json"))
     watch = json.loads(health_line(health, "jsonl", GONE))

@@ -16,9 +16,10 @@ from fluss_proto.model import ClusterHealth, HealthStatus, TableView
 from konsole.collect.profiles import ProfileError, parse_profiles
 from konsole.model.events import EventState, advance
 from konsole.model.events.base import EventConfig
-from konsole.model.health import HealthRules, evaluate
+from konsole.model.health import HealthRules
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import all_metrics, snap, table, view
+from tests._testutil.judging import health_of
 
 OLD = table("db.old", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
 T_CREATED = 1_780_000_000.0
@@ -54,27 +55,27 @@ def test_new_table_settling_is_not_red() -> None:
             ClusterHealth(12, 12, 6, 6, HealthStatus.GREEN),
         ),
     ]
-    first, second = (evaluate(s) for s in sequence)
+    first, second = (health_of(s) for s in sequence)
     assert first.status is HealthStatus.GREEN, first.findings
     (note,) = [f for f in first.findings if f.rule == "new_table"]
     assert note.subject == "table db.new" and "3 buckets awaiting a leader" in note.reason
     assert second.status is HealthStatus.GREEN
     # the same poll without the grace: the false positive this removes
-    no_grace = evaluate(sequence[0], HealthRules(new_table_grace=0))
+    no_grace = health_of(sequence[0], HealthRules(new_table_grace=0))
     assert no_grace.status is HealthStatus.RED
     assert {f.rule for f in no_grace.findings} == {"leaders", "cluster_health"}
 
 
 def test_a_table_still_leaderless_after_the_grace_is_red() -> None:
     late = poll(T_CREATED + 30.0, new_table(leaders=False))
-    health = evaluate(late)
+    health = health_of(late)
     assert health.status is HealthStatus.RED
     assert [f.subject for f in health.findings if f.rule == "leaders"] == ["table db.new"]
 
 
 def test_server_red_beyond_the_new_tables_stays_red() -> None:
     """More inactive leaders than the new table has buckets: something else is down."""
-    health = evaluate(
+    health = health_of(
         poll(
             T_CREATED + 0.4, new_table(leaders=False), ClusterHealth(12, 12, 6, 1, HealthStatus.RED)
         )

@@ -19,6 +19,7 @@ from tests._testutil.builders import (
     tm,
     view,
 )
+from tests._testutil.judging import health_of
 
 G, Y, R, U = HealthStatus.GREEN, HealthStatus.YELLOW, HealthStatus.RED, HealthStatus.UNKNOWN
 
@@ -29,7 +30,12 @@ HEALTHY = snap(view(tables=[T]), metrics=all_metrics())
 def findings(
     s: ClusterSnapshot | None, rules: HealthRules | None = None
 ) -> set[tuple[str, str, str]]:
-    return {(f.status.name, f.rule, f.subject) for f in evaluate(s, rules).findings}
+    return {(f.status.name, f.rule, f.subject) for f in judged_or_none(s, rules).findings}
+
+
+def judged_or_none(s: ClusterSnapshot | None, rules: HealthRules | None = None) -> Health:
+    """The judge's health of ``s``; before any poll, the rules' own answer (no data)."""
+    return evaluate(None, rules, facts=None) if s is None else health_of(s, rules)
 
 
 CASES: list[tuple[str, ClusterSnapshot | None, HealthStatus, set[tuple[str, str, str]]]] = [
@@ -175,7 +181,7 @@ CASES: list[tuple[str, ClusterSnapshot | None, HealthStatus, set[tuple[str, str,
 def test_rules(
     snapshot: ClusterSnapshot | None, status: HealthStatus, expected: set[tuple[str, str, str]]
 ) -> None:
-    result = evaluate(snapshot)
+    result = judged_or_none(snapshot)
     assert result.status is status
     assert findings(snapshot) == expected
     for finding in result.findings:
@@ -195,25 +201,25 @@ def test_thresholds_come_from_the_rules(
     rules: HealthRules, ratio: float, status: HealthStatus
 ) -> None:
     s = snap(view(tables=[T]), metrics=[tm(0, disk_usage_ratio=ratio), tm(1), tm(2)])
-    assert evaluate(s, rules).status is status
+    assert health_of(s, rules).status is status
 
 
 def test_metrics_can_be_optional() -> None:
     s = snap(view(tables=[T]))
-    assert evaluate(s).status is U
-    assert evaluate(s, HealthRules(require_metrics=False)).status is G
+    assert health_of(s).status is U
+    assert health_of(s, HealthRules(require_metrics=False)).status is G
 
 
 def test_source_says_where_the_replication_view_came_from() -> None:
-    assert evaluate(HEALTHY).source == "derived"
+    assert health_of(HEALTHY).source == "derived"
     with_server = snap(view(tables=[T]), cluster_health=health(G), metrics=all_metrics())
-    assert evaluate(with_server).source == "server"
-    assert evaluate(with_server).status is G
+    assert health_of(with_server).source == "server"
+    assert health_of(with_server).status is G
 
 
 def test_many_leaderless_tables_are_capped() -> None:
     tables = [table(f"db.t{i:02}", i, [(None, (0,), 0)]) for i in range(25)]
-    result = evaluate(snap(view(tables=tables), metrics=all_metrics()))
+    result = health_of(snap(view(tables=tables), metrics=all_metrics()))
     leaders = [f for f in result.findings if f.rule == "leaders"]
     assert len(leaders) == 11
     assert (

@@ -13,12 +13,12 @@ import pytest
 
 from fluss_proto.model import HealthStatus
 from konsole.model.check import assess
-from konsole.model.health import RULES, Finding, HealthRules, evaluate
+from konsole.model.health import RULES, Finding, HealthRules
 from konsole.model.known_servers import KnownBy, KnownServer, KnownServers
 from konsole.model.roles import AddressRoles, Probed, Role, sort_probes
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.builders import T0, addr, snap, table, view
-from tests._testutil.judging import judged_as
+from tests._testutil.judging import health_of, judged_as
 
 ALL = view((0, 1, 2))
 #: Tablet server 1 dropped from metadata; it held no replica (an empty cluster).
@@ -31,7 +31,7 @@ NO_METRICS = HealthRules(require_metrics=False)
 
 def judged(s: ClusterSnapshot, known: KnownServers) -> list[Finding]:
     return [
-        f for f in evaluate(s.with_known(known), NO_METRICS).findings if f.rule == "server_gone"
+        f for f in health_of(s.with_known(known), NO_METRICS).findings if f.rule == "server_gone"
     ]
 
 
@@ -56,12 +56,12 @@ def test_a_server_seen_alive_in_this_process_and_dropped_is_gone_yellow() -> Non
         "tablet-server 1",
     )
     assert "seen alive at 20:26:40 UTC (1m15s ago) as 127.0.0.1:9201" in finding.reason
-    assert evaluate(later.with_known(seen_once()), NO_METRICS).status is HealthStatus.YELLOW
+    assert health_of(later.with_known(seen_once()), NO_METRICS).status is HealthStatus.YELLOW
 
 
 def test_without_memory_the_same_poll_says_nothing_which_was_the_bug() -> None:
     assert judged(snap(WITHOUT_1, t=T0 + 75), KnownServers()) == []
-    assert evaluate(snap(WITHOUT_1, t=T0 + 75), NO_METRICS).status is HealthStatus.GREEN
+    assert health_of(snap(WITHOUT_1, t=T0 + 75), NO_METRICS).status is HealthStatus.GREEN
 
 
 def test_a_gone_server_that_held_replicas_is_red() -> None:
@@ -177,7 +177,7 @@ def _with_dead_address(s: ClusterSnapshot, role: Role | None) -> ClusterSnapshot
 
 def test_a_gone_server_names_its_silent_bootstrap_address_in_one_finding() -> None:
     s = _with_dead_address(snap(WITHOUT_1, t=T0 + 15), Role("tablet-server", 1))
-    health = evaluate(s.with_known(seen_once()), NO_METRICS)
+    health = health_of(s.with_known(seen_once()), NO_METRICS)
     mine = [f for f in health.findings if f.subject == "tablet-server 1"]
     assert [f.rule for f in mine] == ["server_gone"]
     assert "its address 127.0.0.1:9201 (in the bootstrap list) does not answer" in mine[0].reason
@@ -188,7 +188,7 @@ def test_a_gone_server_names_its_silent_bootstrap_address_in_one_finding() -> No
 
 def test_a_silent_bootstrap_address_nobody_named_is_a_warning_naming_the_address() -> None:
     s = _with_dead_address(snap(WITHOUT_1, t=T0 + 15), None)
-    health = evaluate(s, NO_METRICS)
+    health = health_of(s, NO_METRICS)
     assert health.status is HealthStatus.YELLOW
     [finding] = [f for f in health.findings if f.rule == "bootstrap"]
     assert finding.subject == "bootstrap 127.0.0.1:9201"

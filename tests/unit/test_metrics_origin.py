@@ -24,13 +24,14 @@ from konsole.collect.profiles import MetricsEndpoint, Profile, parse_profiles, p
 from konsole.model.check import ExitCode, assess, failure
 from konsole.model.events import EventConfig
 from konsole.model.events.health_change import detect_health
-from konsole.model.health import METRIC_RULES, HealthRules, evaluate
+from konsole.model.health import METRIC_RULES, HealthRules
 from konsole.model.metrics import MetricsError, MetricsOrigin, MetricsResult
+from konsole.model.poll_facts import facts_of
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.render.check import render
 from store import open_reader, open_writer
 from tests._testutil.builders import all_metrics, metrics_error, snap, table, tm, view
-from tests._testutil.judging import judged_as
+from tests._testutil.judging import health_of, judged
 from tests._testutil.poller import Fakes
 
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
@@ -45,7 +46,7 @@ def with_origin(s: ClusterSnapshot, origin: MetricsOrigin) -> ClusterSnapshot:
 
 
 def test_never_configured_is_green_with_the_metric_rules_listed() -> None:
-    h = evaluate(with_origin(snap(view(tables=[T])), NONE))
+    h = health_of(with_origin(snap(view(tables=[T])), NONE))
     assert h.status is HealthStatus.GREEN
     (finding,) = h.findings
     assert (finding.status, finding.rule, finding.subject) == (
@@ -60,7 +61,7 @@ def test_never_configured_is_green_with_the_metric_rules_listed() -> None:
 
 def test_never_configured_does_not_hide_other_trouble() -> None:
     s = with_origin(snap(view(tables=[T], server_errors={1: "refused"})), NONE)
-    h = evaluate(s)
+    h = health_of(s)
     assert h.status is HealthStatus.YELLOW
     assert {f.rule for f in h.findings} == {"server_unreachable", "metrics_not_configured"}
 
@@ -71,7 +72,7 @@ def test_configured_or_found_and_silent_stays_unknown(origin: MetricsOrigin) -> 
         snap(view(tables=[T]), metrics=all_metrics((0, 1)), metrics_errors=[metrics_error(2)]),
         origin,
     )
-    h = evaluate(s)
+    h = health_of(s)
     assert h.status is HealthStatus.UNKNOWN
     assert {(f.rule, f.subject) for f in h.findings} == {("metrics_unknown", "tablet-server 2")}
 
@@ -79,7 +80,7 @@ def test_configured_or_found_and_silent_stays_unknown(origin: MetricsOrigin) -> 
 def test_configured_and_answering_is_judged() -> None:
     s = snap(view(tables=[T]), metrics=[tm(0, disk_usage_ratio=0.95), tm(1), tm(2)])
     assert s.metrics_origin is CONFIGURED  # the strict reading is the default
-    h = evaluate(s)
+    h = health_of(s)
     assert h.status is HealthStatus.RED
     assert "metrics_not_configured" not in {f.rule for f in h.findings}
 
@@ -88,8 +89,8 @@ def test_a_health_change_to_green_names_no_information_as_its_cause() -> None:
     config = EventConfig(rules=HealthRules())
     sick = with_origin(snap(view(tables=[T], server_errors={1: "refused"})), NONE)
     well = with_origin(snap(view(tables=[T]), seq=2, t=1010.0), NONE)
-    _, state = detect_health(None, None, sick, config)
-    events, _ = detect_health(state, sick, well, config)
+    _, state = detect_health(None, None, sick, config, facts_of(sick), last_ok=None)
+    events, _ = detect_health(state, sick, well, config, facts_of(well), last_ok=sick)
     (event,) = events
     assert event.message == "health YELLOW -> GREEN"
 
@@ -99,7 +100,7 @@ def test_a_health_change_to_green_names_no_information_as_its_cause() -> None:
 
 def test_the_check_says_not_configured_exits_ok_and_perfdata_is_u() -> None:
     s = with_origin(snap(view(tables=[T])), NONE)
-    r = assess(judged_as(s, evaluate(s)))
+    r = assess(judged(s))
     assert r.status is ExitCode.OK
     nagios = render(r, "nagios")
     first, *rest = nagios.splitlines()
@@ -125,7 +126,7 @@ def test_the_check_warns_naming_a_configured_endpoint_that_does_not_answer() -> 
     url = "http://127.0.0.1:9/metrics"
     error = MetricsError(url, None, None, "unreachable", "ConnectError: refused", 1000.0)
     s = snap(view(tables=[T]), metrics_errors=[error])
-    r = assess(judged_as(s, evaluate(s)))
+    r = assess(judged(s))
     assert r.status is ExitCode.WARNING
     nagios = render(r, "nagios")
     assert nagios.startswith(f"FLUSS WARNING: metrics {url}: unreachable: ConnectError: refused")
@@ -170,8 +171,8 @@ def test_a_past_moment_reads_as_it_did_live(
     with open_reader(path) as r:
         past = snapshot_at(r, recorded.taken_at)
     assert past is not None and past.snapshot.metrics_origin is origin
-    assert evaluate(past.snapshot).status is status
-    assert evaluate(past.snapshot).status is evaluate(recorded).status
+    assert health_of(past.snapshot).status is status
+    assert health_of(past.snapshot).status is health_of(recorded).status
 
 
 # =========================================================================== profiles

@@ -25,7 +25,6 @@ from fluss_proto.model import ClusterHealth, HealthStatus
 from konsole.collect.history.rows import event_from_row, event_row, poll_record, snapshot_from_state
 from konsole.model.check import CheckFinding, assess
 from konsole.model.events import Event, EventKind, EventState, advance
-from konsole.model.health import evaluate
 from konsole.model.placement import (
     Placement,
     Replication,
@@ -33,7 +32,6 @@ from konsole.model.placement import (
     is_offline,
     is_under_replicated,
     placement,
-    replication,
 )
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.table_stats import table_figures
@@ -43,7 +41,7 @@ from konsole.ui.state import ConsoleState
 from store.queries import StateAt
 from store.rows import PollRow
 from tests._testutil.builders import Bucket, probe, snap, table, tm, view
-from tests._testutil.judging import judged_as
+from tests._testutil.judging import judged, showing
 
 T0 = 1000.0
 TABLETS = (0, 1, 2, 3)
@@ -165,17 +163,17 @@ class Faces:
 
 
 def _replication(s: ClusterSnapshot) -> Replication:
-    rep = replication(s)
+    rep = judged(s).replication
     assert rep is not None
     return rep
 
 
 def _state(s: ClusterSnapshot) -> ConsoleState:
-    return ConsoleState(profile="demo", now=s.taken_at, snapshot=s, last_ok=s)
+    return showing(ConsoleState(profile="demo", now=s.taken_at), s, last_ok=s)
 
 
 def _overview(s: ClusterSnapshot) -> dict[str, int]:
-    counts = bucket_counts(s)
+    counts = bucket_counts(s, judged(s).replication)
     assert counts is not None
     rows = server_rows(_state(s))
     return {
@@ -193,7 +191,7 @@ def _overview(s: ClusterSnapshot) -> dict[str, int]:
 
 def _check(s: ClusterSnapshot) -> tuple[dict[str, int], dict[str, int]]:
     """The check's measures, and the perfdata of its rendered Nagios line."""
-    result = assess(judged_as(s, evaluate(s)))
+    result = assess(judged(s))
     measures = {
         label: int(m.value)
         for label, m in result.measures.items()
@@ -296,7 +294,7 @@ def test_the_tables_screens_sum_to_placement(name: str) -> None:
     agrees with the table detail's per-bucket marks."""
     s = SCENARIOS[name]
     facts = placement(s.view)  # type: ignore[arg-type]
-    figures = table_figures(s, STEADY)
+    figures = table_figures(s, STEADY, facts)
     assert sum(f.offline for f in figures) == len(facts.offline)
     assert sum(f.under_replicated for f in figures) == len(facts.under_replicated)
     alive = alive_servers(s.view)  # type: ignore[arg-type]

@@ -255,7 +255,7 @@ def test_every_face_says_the_same_health_findings_and_events_of_each_poll(
         assert (past.last_ok.seq if past.last_ok else None) == (
             state.last_ok.seq if state.last_ok else None
         )
-        assert past.placement() == state.placement()
+        assert past.placement == state.placement
 
 
 # =========================================================================== one judgement
@@ -263,13 +263,14 @@ def test_every_face_says_the_same_health_findings_and_events_of_each_poll(
 
 @pytest.fixture
 def judged_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every judgement: the Judge's, judge_recorded's and judge_look's, and every ``evaluate`` and
-    ``advance`` (wherever they were imported by name): a face that judged a poll on its own
-    would add one."""
+    """Every judgement: the Judge's, judge_recorded's and judge_look's, and every ``evaluate``,
+    ``advance`` and ``facts_of`` (wherever they were imported by name): a face that judged a
+    poll, or derived its facts, on its own would add one."""
     import sys
 
     import konsole.model.events.state as state_module
     import konsole.model.health as health_module
+    import konsole.model.poll_facts as facts_module
 
     calls: list[str] = []
 
@@ -281,6 +282,7 @@ def judged_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         return wrapped
 
     for name, real in (
+        ("facts_of", facts_module.facts_of),
         ("evaluate", health_module.evaluate),
         ("advance", state_module.advance),
         ("judge_recorded", poll_module.judge_recorded),
@@ -296,6 +298,13 @@ def judged_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     yield calls
 
 
+#: One judgement per poll of a stream: the Judge's step, the detectors' (the facts derived
+#: once, health last: one evaluate).
+STREAM = {"Judge.judge": 1, "advance": 1, "evaluate": 1, "facts_of": 1}
+#: One judgement of a recorded poll or a look: its facts and its health.
+LOOK = {"evaluate": 1, "facts_of": 1, "judge_recorded": 1}
+
+
 def per_poll(calls: list[str], polls: int) -> dict[str, float]:
     return {name: calls.count(name) / polls for name in sorted(set(calls))}
 
@@ -303,20 +312,40 @@ def per_poll(calls: list[str], polls: int) -> dict[str, float]:
 def test_the_console_judges_each_poll_once(tmp_path: Path, judged_calls: list[str]) -> None:
     asyncio.run(console(tmp_path / "one.sqlite"))  # recording
     # Judged once (advance runs the detectors, health last: one evaluate), written as judged.
-    assert per_poll(judged_calls, POLLS) == {"Judge.judge": 1, "advance": 1, "evaluate": 1}
+    assert per_poll(judged_calls, POLLS) == {
+        "Judge.judge": 1,
+        "advance": 1,
+        "evaluate": 1,
+        "facts_of": 1,
+    }
     judged_calls.clear()
     asyncio.run(console(None))  # no history: judged the same way
-    assert per_poll(judged_calls, POLLS) == {"Judge.judge": 1, "advance": 1, "evaluate": 1}
+    assert per_poll(judged_calls, POLLS) == {
+        "Judge.judge": 1,
+        "advance": 1,
+        "evaluate": 1,
+        "facts_of": 1,
+    }
 
 
 def test_watch_judges_each_poll_once(judged_calls: list[str]) -> None:
     asyncio.run(watched())
-    assert per_poll(judged_calls, POLLS) == {"Judge.judge": 1, "advance": 1, "evaluate": 1}
+    assert per_poll(judged_calls, POLLS) == {
+        "Judge.judge": 1,
+        "advance": 1,
+        "evaluate": 1,
+        "facts_of": 1,
+    }
 
 
 def test_serve_judges_each_poll_once_and_its_sinks_never(judged_calls: list[str]) -> None:
     asyncio.run(served())
-    assert per_poll(judged_calls, POLLS) == {"Judge.judge": 1, "advance": 1, "evaluate": 1}
+    assert per_poll(judged_calls, POLLS) == {
+        "Judge.judge": 1,
+        "advance": 1,
+        "evaluate": 1,
+        "facts_of": 1,
+    }
 
 
 def test_check_judges_its_one_look_once(
@@ -325,7 +354,12 @@ def test_check_judges_its_one_look_once(
     for s in story():
         checked(monkeypatch, s)
     # A look alone: its health and placement, no event detectors (nothing came before it).
-    assert per_poll(judged_calls, POLLS) == {"evaluate": 1, "judge_look": 1, "judge_recorded": 1}
+    assert per_poll(judged_calls, POLLS) == {
+        "evaluate": 1,
+        "facts_of": 1,
+        "judge_look": 1,
+        "judge_recorded": 1,
+    }
 
 
 def test_time_travel_judges_each_moment_once(tmp_path: Path, judged_calls: list[str]) -> None:
@@ -334,7 +368,11 @@ def test_time_travel_judges_each_moment_once(tmp_path: Path, judged_calls: list[
     judged_calls.clear()
     for state in states:
         travelled(history, state.snapshot.taken_at)
-    assert per_poll(judged_calls, POLLS) == {"evaluate": 1, "judge_recorded": 1}
+    # A failed moment shows the last good poll's panels, whose facts a history does not
+    # keep: they are derived for it too (once per moment, as its own are for a good one).
+    failed = sum(not s.ok for s in story())
+    facts = (POLLS + failed) / POLLS
+    assert per_poll(judged_calls, POLLS) == {"evaluate": 1, "facts_of": facts, "judge_recorded": 1}
 
 
 def test_a_follower_judges_each_followed_poll_once(tmp_path: Path, judged_calls: list[str]) -> None:
@@ -367,7 +405,12 @@ def test_a_follower_judges_each_followed_poll_once(tmp_path: Path, judged_calls:
         writer.close()
     # The follower looks at the newest poll only (one look per interval).
     assert len(steps) == 1 and steps[0].judged.snapshot.seq == POLLS
-    assert per_poll(judged_calls, 1) == {"Judge.followed": 1, "evaluate": 1, "judge_recorded": 1}
+    assert per_poll(judged_calls, 1) == {
+        "Judge.followed": 1,
+        "evaluate": 1,
+        "facts_of": 1,
+        "judge_recorded": 1,
+    }
 
 
 def test_record_judges_each_poll_once_and_writes_it_as_judged(
@@ -389,7 +432,12 @@ def test_record_judges_each_poll_once_and_writes_it_as_judged(
     keep_all = RetentionPolicy(year_ms, year_ms, year_ms, year_ms, year_ms)
     args = (PROFILE, history, keep_all, None, POLLS, False)
     assert asyncio.run(record_cmd._record(*args))
-    assert per_poll(judged_calls, POLLS) == {"Judge.judge": 1, "advance": 1, "evaluate": 1}
+    assert per_poll(judged_calls, POLLS) == {
+        "Judge.judge": 1,
+        "advance": 1,
+        "evaluate": 1,
+        "facts_of": 1,
+    }
     reader = open_reader(history)
     try:
         times = [p.at_ms for p in reader.polls()]

@@ -21,7 +21,6 @@ from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.serve.fleet import Fleet, Member
 from tests._testutil.builders import T0, snap, table, view
-from tests._testutil.judging import judged_as
 from tests._testutil.sources import ListPoller, fake_source, run_feed_until
 
 PROFILE = Profile(name="once", source="profile", bootstrap=("127.0.0.1:9",))
@@ -90,7 +89,7 @@ async def test_the_console_state_and_its_rows_read_the_polls_facts(calls: list[i
         if state.snapshot is not None:
             # What the Overview and the Servers screen build on each refresh.
             assert state.last_ok is not None
-            counts = bucket_counts(state.last_ok, state.placement())
+            counts = bucket_counts(state.last_ok, state.replication)
             assert counts is not None and counts.buckets == 3
             assert server_rows(state)
         if state.snapshot is not None and state.snapshot.seq == len(story()):
@@ -98,16 +97,16 @@ async def test_the_console_state_and_its_rows_read_the_polls_facts(calls: list[i
 
     await run_feed_until(feed, publish, done)
     outage = next(s for s in states if s.snapshot is not None and s.snapshot.seq == 4)
-    assert outage.placement() is not None and 3 in outage.placement().replicas_offline
+    assert outage.placement is not None and 3 in outage.placement.replicas_offline
     assert len(calls) == GOOD
 
 
 def test_check_judges_on_the_placement_health_made(calls: list[int]) -> None:
     from konsole.model.check import assess
-    from konsole.model.health import evaluate
+    from tests._testutil.judging import judged
 
     outage = story()[3]
-    result = assess(judged_as(outage, evaluate(outage)))
+    result = assess(judged(outage))
     assert result.measures["tablet_servers"].value == 2.0
     assert len(calls) == 1
 

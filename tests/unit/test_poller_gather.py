@@ -13,8 +13,9 @@ from fluss_proto.coordinators import CoordinatorProbe
 from fluss_proto.model import HealthStatus
 from konsole.collect.cluster.poller import Poller, PollerConfig
 from konsole.model.events import EventKind, EventState, advance
-from konsole.model.health import HealthRules, evaluate
+from konsole.model.health import HealthRules
 from tests._testutil.admin import FakeClient, FakeTable
+from tests._testutil.judging import health_of
 
 
 @dataclass
@@ -58,7 +59,7 @@ async def test_a_server_leaving_through_the_real_gather() -> None:
     first = await p.poll()
     events, state = advance(state, first)
     assert first.ok and events == []
-    assert evaluate(first, RULES).status is HealthStatus.GREEN
+    assert health_of(first, RULES).status is HealthStatus.GREEN
     assert first.view is not None and len(first.view.buckets) == 6
 
     client.tablets = (0, 1)  # tablet-server 2 is gone; its leaders moved
@@ -83,7 +84,7 @@ async def test_cluster_health_of_a_1_0_server_reaches_the_snapshot() -> None:
     )
     snapshot = await poller(client).poll()
     assert snapshot.health is not None and snapshot.health.in_sync_replicas == 16
-    health = evaluate(snapshot, RULES)
+    health = health_of(snapshot, RULES)
     assert health.source == "server"
     assert health.status is HealthStatus.YELLOW
 

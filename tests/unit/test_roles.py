@@ -15,7 +15,7 @@ from fluss_proto.model import HealthStatus
 from konsole.collect.history.recorded_look import recorded_look
 from konsole.collect.history.rows import poll_record, snapshot_at
 from konsole.model.check import assess
-from konsole.model.health import Finding, evaluate
+from konsole.model.health import Finding
 from konsole.model.roles import (
     AddressRoles,
     Probed,
@@ -27,7 +27,7 @@ from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.render.check import render
 from store import open_reader, open_writer
 from tests._testutil.builders import T0, addr, snap, table, view
-from tests._testutil.judging import judged_as
+from tests._testutil.judging import health_of, judged, judged_as
 from tests._testutil.poller import Fakes
 
 C = addr(0)  # the builders' coordinator, 127.0.0.1:9123
@@ -130,7 +130,7 @@ async def test_a_failed_poll_names_no_bootstrap_address_a_coordinator() -> None:
     s = await poller.poll()
     assert not s.ok and s.coordinators == ()
     assert sorted(u.address for u in unanswered(s)) == sorted(BOOTSTRAP)
-    health = evaluate(s)
+    health = health_of(s)
     assert [(f.rule, f.subject) for f in health.findings] == [("unreachable", "cluster")]
     details = assess(judged_as(s, health)).details
     assert f"seen: bootstrap {ts(1)} unreachable (no answer)" in details
@@ -170,7 +170,7 @@ def _bootstrap_snapshot(v: object, subject_of_1: str) -> ClusterSnapshot:
 @pytest.mark.parametrize("known", ["bootstrap", "tablet-server 1"])
 def test_the_check_headline_names_the_tablet_server_first_and_no_coordinator(known: str) -> None:
     s = _bootstrap_snapshot(WITHOUT_1, known)
-    result = assess(judged_as(s, evaluate(s)))
+    result = assess(judged(s))
     assert result.status.name == "WARNING"
     assert result.summary.startswith("tablet-server 1: 2 replicas placed on this server")
     assert result.unreachable_coordinators == ()
@@ -181,7 +181,7 @@ def test_the_check_headline_names_the_tablet_server_first_and_no_coordinator(kno
 
 def test_an_empty_dead_tablet_server_known_from_history_is_named_and_warns() -> None:
     s = _bootstrap_snapshot(WITHOUT_1_EMPTY, "tablet-server 1")
-    result = assess(judged_as(s, evaluate(s)))
+    result = assess(judged(s))
     assert result.status.name == "WARNING"
     assert result.summary.startswith(f"tablet-server 1: not in metadata, and its address {ts(1)}")
     assert [f.rule for f in result.findings if f.subject == "tablet-server 1"] == [
@@ -192,8 +192,8 @@ def test_an_empty_dead_tablet_server_known_from_history_is_named_and_warns() -> 
 def test_an_unknown_dead_bootstrap_address_is_a_warning_naming_the_address() -> None:
     # was a GREEN note: a check after the coordinator dropped the server said OK (issue 38)
     s = _bootstrap_snapshot(WITHOUT_1_EMPTY, "bootstrap")
-    health = evaluate(s)
-    without = evaluate(replace(s, errors=tuple(e for e in s.errors if e.scope != "bootstrap")))
+    health = health_of(s)
+    without = health_of(replace(s, errors=tuple(e for e in s.errors if e.scope != "bootstrap")))
     assert set(health.findings) - set(without.findings) == {
         Finding(HealthStatus.YELLOW, "bootstrap", f"bootstrap {ts(1)}", health.findings[0].reason)
     }
@@ -222,7 +222,7 @@ def test_the_history_keeps_the_bootstrap_subject_and_the_roles_seen(tmp_path: Pa
 
     def judged(snapshot: ClusterSnapshot) -> list[tuple[str, str]]:
         return [
-            (f.rule, f.subject) for f in evaluate(snapshot).findings if f.rule in placement_rules
+            (f.rule, f.subject) for f in health_of(snapshot).findings if f.rule in placement_rules
         ]
 
     assert judged(recorded.snapshot) == judged(dead) == [("replicas_offline", "tablet-server 1")]
@@ -250,7 +250,7 @@ async def test_every_face_names_the_dead_tablet_server_and_no_coordinator_at_its
     first = await fakes.poller(coordinators=(), bootstrap=BOOTSTRAP).poll()
     fakes.roles = dict(ANSWERS)  # T1 is killed; a fresh process (check, a new console) looks
     s = await fakes.poller(coordinators=(), bootstrap=BOOTSTRAP).poll()
-    health = evaluate(s)
+    health = health_of(s)
     _, state = advance(EventState(), first)
     events, _ = advance(state, s)
     series = cluster_series(replace(judged_as(s, health), previous_ok=first))

@@ -1,6 +1,7 @@
 """One poll of a 1,600-bucket cluster through serve's path (events and health, as the
-recorder runs them, then the exposition's series) makes the cluster's placement once and
-each table's figures once, and the series are those of a placement made afresh."""
+session's judge runs them, then the exposition's series) derives the cluster's placement,
+replication figures and headroom once and each table's figures once, and the series are
+those of facts derived afresh."""
 
 from __future__ import annotations
 
@@ -12,21 +13,23 @@ from typing import Any
 
 import pytest
 
+import konsole.model.headroom as headroom
 import konsole.model.placement as placement_module
 import konsole.model.table_stats as table_stats
-from konsole.model.health import evaluate
 from konsole.model.poll import Judge, JudgedPoll
+from konsole.model.poll_facts import facts_of
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.serve.exposition import Exposition
 from tests._testutil.console import large_snapshot
+from tests._testutil.judging import health_of
 
 TABLES, BUCKETS = 200, 8  # 1,600 buckets
 
 
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
-    """Counts the placement passes (wherever ``placement`` was imported by name) and the
-    per-table figures made."""
+    """Counts the placement, replication and headroom passes (wherever each was imported by
+    name) and the per-table figures made."""
     counts: Counter[str] = Counter()
 
     def counting(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
@@ -36,12 +39,16 @@ def made(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
 
         return call
 
-    real = placement_module.placement
-    wrapped = counting("placement", real)
-    for module in list(sys.modules.values()):
-        mine = module is not None and module.__name__.startswith("konsole.")
-        if mine and getattr(module, "placement", None) is real:
-            monkeypatch.setattr(module, "placement", wrapped)
+    for name, real in (
+        ("placement", placement_module.placement),
+        ("replication", placement_module.replication),
+        ("capacity_view", headroom.capacity_view),
+    ):
+        wrapped = counting(name, real)
+        for module in list(sys.modules.values()):
+            mine = module is not None and module.__name__.startswith("konsole.")
+            if mine and getattr(module, name, None) is real:
+                monkeypatch.setattr(module, name, wrapped)
     monkeypatch.setattr(table_stats, "_figures", counting("figures", table_stats._figures))
     yield counts
 
@@ -64,14 +71,14 @@ def series(exposition: Exposition) -> list[tuple[str, dict[str, str], float]]:
     return [(m.name, s.labels, s.value) for m in exposition.collect() for s in m.samples]
 
 
-def test_a_serve_poll_makes_the_placement_and_each_tables_figures_once(
+def test_a_serve_poll_derives_the_facts_and_each_tables_figures_once(
     made: Counter[str],
 ) -> None:
     judge, into = Judge(), exposition()
     for s in polls():
         made.clear()
         serve_poll(judge, into, s)
-        assert made == {"placement": 1, "figures": TABLES}
+        assert made == {"placement": 1, "replication": 1, "capacity_view": 1, "figures": TABLES}
 
 
 def test_the_shared_placement_gives_the_series_of_a_fresh_one() -> None:
@@ -79,11 +86,10 @@ def test_the_shared_placement_gives_the_series_of_a_fresh_one() -> None:
     previous: ClusterSnapshot | None = None
     for s in polls():
         judged = serve_poll(judge, shared, s)
-        assert judged.placement is not None and judged.placement is judged.health.placement
-        # A poll judged alone, its placement made again: the same series.
-        assert s.view is not None
-        where = placement_module.placement(s.view)
-        alone = JudgedPoll(s, judged.events, evaluate(s, previous=previous), s, previous, where)
+        assert judged.facts is not None and judged.own_facts is judged.facts
+        # A poll judged alone, its facts derived again: the same series.
+        again = facts_of(s)
+        alone = JudgedPoll(s, judged.events, health_of(s, previous=previous), s, previous, again)
         asyncio.run(fresh.on_poll("c", alone))
         assert series(shared) == series(fresh)
         previous = s

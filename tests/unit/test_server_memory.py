@@ -14,11 +14,13 @@ from konsole.collect.history.server_memory import RetirementFeed, recall, rememb
 from konsole.collect.profiles import ProfileError, parse_profiles
 from konsole.errors import ActionInputError
 from konsole.model.actions import Outcome, plan_retire
-from konsole.model.health import Finding, HealthRules, evaluate
+from konsole.model.health import Finding, HealthRules
 from konsole.model.known_servers import KnownBy, KnownServers
+from konsole.model.placement import placement
 from konsole.model.snapshot import ClusterSnapshot
 from store import open_writer
 from tests._testutil.builders import T0, snap, table, view
+from tests._testutil.judging import health_of
 from tests._testutil.poller import Fakes
 
 ALL = view((0, 1, 2))
@@ -28,7 +30,7 @@ CONFIG = Path("/nowhere/config.toml")
 
 
 def gone(s: ClusterSnapshot) -> list[Finding]:
-    return [f for f in evaluate(s, NO_METRICS).findings if f.rule == "server_gone"]
+    return [f for f in health_of(s, NO_METRICS).findings if f.rule == "server_gone"]
 
 
 def record(path: Path, *snapshots: ClusterSnapshot) -> None:
@@ -38,7 +40,7 @@ def record(path: Path, *snapshots: ClusterSnapshot) -> None:
 
 
 def retire(path: Path, node_id: int, at: float) -> None:
-    plan = plan_retire(WITHOUT_1, node_id, KnownServers().seen(ALL, T0))
+    plan = plan_retire(WITHOUT_1, placement(WITHOUT_1), node_id, KnownServers().seen(ALL, T0))
     Audit(path, who="op@host", clock=lambda: at).record(plan, Outcome.SUCCEEDED)
 
 
@@ -165,21 +167,23 @@ def test_bad_expected_servers_or_grace_are_refused_naming_the_key(line: str, mes
 
 
 def test_retire_is_refused_while_the_server_is_alive() -> None:
-    plan = plan_retire(ALL, 1, KnownServers())
+    plan = plan_retire(ALL, placement(ALL), 1, KnownServers())
     [refusal] = plan.blocking(force=True)
     assert "alive in metadata: stop it first" in refusal.reason
 
 
 def test_retire_asks_for_a_drain_while_replicas_are_placed_on_it() -> None:
     holding = view((0, 2), [table("db.t", 1, [(0, (0, 1), 5)])])
-    plan = plan_retire(holding, 1, KnownServers().seen(ALL, T0))
+    plan = plan_retire(holding, placement(holding), 1, KnownServers().seen(ALL, T0))
     [refusal] = plan.blocking(force=False)
     assert "drain it first (konsole admin server drain 1)" in refusal.reason
     assert plan.blocking(force=True) == ()
 
 
 def test_retire_of_a_gone_server_sends_nothing_and_says_the_history_records_it() -> None:
-    plan = plan_retire(WITHOUT_1, 1, KnownServers.of_profile("prod", (1,)).seen(ALL, T0))
+    plan = plan_retire(
+        WITHOUT_1, placement(WITHOUT_1), 1, KnownServers.of_profile("prod", (1,)).seen(ALL, T0)
+    )
     assert plan.refusals == () and plan.sends == ()
     assert plan.lines()[1] == "  sends: nothing"
     assert any("profile prod still expects it" in n for n in plan.notes)
@@ -187,4 +191,4 @@ def test_retire_of_a_gone_server_sends_nothing_and_says_the_history_records_it()
 
 def test_retire_of_an_id_nobody_knows_is_an_input_error() -> None:
     with pytest.raises(ActionInputError, match="tablet server 7 is not known"):
-        plan_retire(WITHOUT_1, 7, KnownServers().seen(ALL, T0))
+        plan_retire(WITHOUT_1, placement(WITHOUT_1), 7, KnownServers().seen(ALL, T0))

@@ -17,9 +17,10 @@ from fluss_proto.model import HealthStatus
 from konsole.collect.cluster.connect import assemble_poller
 from konsole.collect.cluster.poller import SERVER_SHARE, PollerConfig, server_deadline
 from konsole.collect.profiles import Profile
-from konsole.model.health import HealthRules, evaluate
+from konsole.model.health import HealthRules
 from konsole.model.snapshot import ClusterSnapshot
 from tests._testutil.fakes import FakeCluster, connect, no_asyncio_complaints
+from tests._testutil.judging import health_of
 
 __all__ = ["no_asyncio_complaints"]
 
@@ -156,7 +157,7 @@ async def test_a_server_that_never_answers_does_not_fail_the_poll_and_is_named()
             hung = await live.poller.poll()
             assert hung.ok, hung.error  # the poll completes with what the others said
             assert hung.latency_s < 10.0 * SERVER_SHARE  # one deadline, not the budget
-            health = evaluate(hung, RULES)
+            health = health_of(hung, RULES)
             assert _named(hung) == {"tablet-server 1": f"no answer within {DEADLINE:g} s"}
             assert health.status is HealthStatus.YELLOW
             assert "unreachable" not in {f.rule for f in health.findings}  # not the cluster
@@ -175,13 +176,13 @@ async def test_a_server_that_never_answers_does_not_fail_the_poll_and_is_named()
             fc.tablets[1].silent = False  # SIGCONT
             back = await live.poller.poll()
             assert back.ok and _named(back) == {}
-            assert evaluate(back, RULES).status is HealthStatus.GREEN
+            assert health_of(back, RULES).status is HealthStatus.GREEN
         finally:
             await live.aclose()
 
 
 def _named(snapshot: ClusterSnapshot) -> dict[str, str]:
-    health = evaluate(snapshot, RULES)
+    health = health_of(snapshot, RULES)
     return {f.subject: f.reason for f in health.findings if f.rule == "server_unreachable"}
 
 

@@ -16,7 +16,7 @@ from konsole.collect.history.rows import poll_record, snapshot_at
 from konsole.collect.history.storage_rows import pack_storage, unpack_storage
 from konsole.model.check import measure
 from konsole.model.events import EventConfig, EventKind, EventState, advance
-from konsole.model.health import HealthRules, evaluate
+from konsole.model.health import HealthRules
 from konsole.model.placement import placement
 from konsole.model.storage import (
     BucketStorage,
@@ -34,6 +34,7 @@ from konsole.model.storage import (
 from konsole.model.storage_report import storage_dict
 from store import open_reader, open_writer
 from tests._testutil.builders import T0, snap, table, tm, view
+from tests._testutil.judging import health_of, judged, placement_of
 from tests._testutil.poller import Fakes
 
 CAPS = StorageCapabilities(remote_manifests=True, kv_snapshots=True, table_stats=True)
@@ -140,25 +141,25 @@ def test_stall_events_health_and_check_agree() -> None:
         events, state = advance(state, s, config=config)
         kinds.append([e.kind for e in events if e.kind.value.startswith("tiering")])
     assert kinds == [[], [EventKind.TIERING_STALLED], [], [EventKind.TIERING_RESUMED]]
-    health = evaluate(s2, RULES)
+    health = health_of(s2, RULES)
     [finding] = [f for f in health.findings if f.rule == "tiering_stalled"]
     assert finding.subject == "table db.t" and health.status.name == "YELLOW"
-    m = measure(s2, rules=RULES)
+    m = measure(judged(s2), rules=RULES)
     assert m["tiering_stalled_tables"].value == 1 and m["untiered_offsets"].value == 150
-    assert not [f for f in evaluate(s4, RULES).findings if f.rule == "tiering_stalled"]
+    assert not [f for f in health_of(s4, RULES).findings if f.rule == "tiering_stalled"]
 
 
 def test_check_measures_are_unknown_without_a_storage_look_or_the_api() -> None:
-    m = measure(snap(V), rules=RULES)
+    m = measure(judged(snap(V)), rules=RULES)
     assert m["tiering_stalled_tables"].value is None and m["untiered_offsets"].value is None
     old = snap(V).with_storage(
         part(0, bucket(0, 5, None), caps=StorageCapabilities(kv_snapshots=True))
     )
-    m = measure(old, rules=RULES)
+    m = measure(judged(old), rules=RULES)
     assert m["tiering_stalled_tables"].value is None
     assert "ListRemoteLogManifests" in (m["tiering_stalled_tables"].why_unknown or "")
     # one look with nothing seen before it: a stall cannot be told yet (unknown, not 0)
-    first = measure(snap(V).with_storage(part(0, bucket(0, 100, 50))), rules=RULES)
+    first = measure(judged(snap(V).with_storage(part(0, bucket(0, 100, 50)))), rules=RULES)
     assert first["tiering_stalled_tables"].value is None
     assert first["untiered_offsets"].value == 50
 
@@ -172,7 +173,7 @@ def test_history_body_round_trips_and_a_bad_body_is_none() -> None:
 
 
 def test_server_load_counts_placement() -> None:
-    loads = {s.server_id: s for s in server_load(V, facts=placement(V))}
+    loads = {s.server_id: s for s in server_load(V, placement=placement(V))}
     assert (loads[0].replicas, loads[0].leaders, loads[1].replicas, loads[1].leaders) == (
         2,
         1,
@@ -188,12 +189,12 @@ def test_server_load_takes_bytes_from_each_servers_own_scrape() -> None:
         # a coordinator's figures are not a tablet server's
         replace(tm(1, local_size=5, remote_log_size=5), role="coordinator"),
     )
-    loads = {s.server_id: s for s in server_load(V, metrics, facts=placement(V))}
+    loads = {s.server_id: s for s in server_load(V, metrics, placement=placement(V))}
     assert (loads[0].bytes_held, loads[0].remote_log_bytes) == (1000, 200)
     # server 1 was not scraped (or does not export them): unknown, never 0
     assert (loads[1].bytes_held, loads[1].remote_log_bytes) == (None, None)
     assert loads[0].as_dict()["remote_log_bytes"] == 200
-    report = storage_dict(None, V, RULES, metrics=metrics)
+    report = storage_dict(None, V, placement(V), RULES, metrics=metrics)
     held = {s["server"]: (s["bytes_held"], s["remote_log_bytes"]) for s in report["servers"]}
     assert (held[0], held[1]) == ((1000, 200), (None, None))
 
@@ -205,7 +206,9 @@ def test_server_bytes_are_recorded_and_come_back_as_of(tmp_path: Path) -> None:
     with open_reader(tmp_path / "h.sqlite") as r:
         past = snapshot_at(r, T0)
     assert past is not None
-    report = storage_dict(None, past.snapshot.view, RULES, metrics=past.snapshot.metrics)
+    report = storage_dict(
+        None, past.snapshot.view, placement_of(past.snapshot), RULES, metrics=past.snapshot.metrics
+    )
     held = {s["server"]: (s["bytes_held"], s["remote_log_bytes"]) for s in report["servers"]}
     assert held[0] == (1000, 200)
 
@@ -213,7 +216,8 @@ def test_server_bytes_are_recorded_and_come_back_as_of(tmp_path: Path) -> None:
 def test_report_lists_the_most_behind_first() -> None:
     tables = (TableStorage(1, "db.a", False, False), TableStorage(2, "db.b", False, False))
     b2 = replace(bucket(0, 500, 10), table_id=2)
-    report = storage_dict(replace(part(0, bucket(0, 20, 10), b2), tables=tables), V, RULES)
+    stored = replace(part(0, bucket(0, 20, 10), b2), tables=tables)
+    report = storage_dict(stored, V, placement(V), RULES)
     assert [t["table"] for t in report["tables"]] == ["db.b", "db.a"]
     assert report["tables"][0]["bucket_detail"][0]["untiered_offsets"] == 490
 
@@ -367,7 +371,7 @@ def test_kv_and_lake_events_fire_once_per_stretch() -> None:
         [("kv_snapshot_stale", "db.t")],
         [],
     ]
-    rules = {f.rule for f in evaluate(snap(V, t=200).with_storage(stored), RULES).findings}
+    rules = {f.rule for f in health_of(snap(V, t=200).with_storage(stored), RULES).findings}
     assert {"kv_snapshot_stale", "lake_lag"} <= rules
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from konsole.model.placement import placement
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.table_stats import (
     FiguresMemo,
@@ -14,6 +13,7 @@ from konsole.model.table_stats import (
     tables_bucket_rates,
 )
 from tests._testutil.builders import snap, table, view
+from tests._testutil.judging import placement_of
 
 
 @pytest.mark.parametrize("table_id", [0, 1, 7])
@@ -24,7 +24,7 @@ def test_every_table_id_gets_its_rate(table_id: int) -> None:
         seq=2,
         t=1010.0,
     )
-    [figures] = table_figures(after, before)
+    [figures] = table_figures(after, before, placement_of(after))
     assert figures.rows_per_s == pytest.approx((60 + 40) / 10)
     assert after.view is not None
     rates = bucket_rates(after.view.tables[0], after, before)
@@ -71,14 +71,12 @@ def _through_a_memo(
     polls: list[ClusterSnapshot],
 ) -> tuple[list[list[TableFigures]], FiguresMemo]:
     """Each poll's figures from one memo (checked against table_figures'), and the memo."""
-    memo, given = FiguresMemo(), FiguresMemo()
+    memo = FiguresMemo()
     shown: list[list[TableFigures]] = []
     for before, after in zip([None, *polls], polls, strict=False):
-        got = memo.figures(after, before)
-        assert got == table_figures(after, before)
-        # the same with the poll's placement given (a console state's facts)
-        facts = None if after.view is None else placement(after.view)
-        assert given.figures(after, before, facts) == got
+        where = placement_of(after)
+        got = memo.figures(after, before, where)
+        assert got == table_figures(after, before, where)
         shown.append(got)
     return shown, memo
 
@@ -95,7 +93,7 @@ def test_the_memo_gives_table_figures_own_and_remakes_only_what_moved() -> None:
         snap(view(tablets=(0, 1), tables=[quiet, busy[3], lost]), seq=5, t=1030.0),
     ]
     shown, memo = _through_a_memo(polls)
-    assert memo.figures(None, polls[-1]) == [] == table_figures(None, polls[-1])
+    assert memo.figures(None, polls[-1], None) == [] == table_figures(None, polls[-1], None)
     # Poll 3: the quiet table (rate 0) is the same object; the busy one (a new view) is not.
     assert shown[2][0] is shown[1][0] and shown[2][1] is not shown[1][1]
     # Poll 4: server 2 is gone: every table is judged again (the lost one has no leader).

@@ -56,8 +56,8 @@ def test_watch_health_json_line_carries_the_totals_and_each_servers_cpu() -> Non
     import json
 
     from konsole.cli.lines import health_line
-    from konsole.model.health import evaluate
     from tests._testutil.builders import snap, view
+    from tests._testutil.judging import health_of
 
     s = snap(
         view((1, 2)),
@@ -66,7 +66,7 @@ def test_watch_health_json_line_carries_the_totals_and_each_servers_cpu() -> Non
             tm(2, bytes_in_rate=50.0, bytes_out_rate=7.0),
         ],
     )
-    doc = json.loads(health_line(evaluate(s), "jsonl", s))
+    doc = json.loads(health_line(health_of(s), "jsonl", s))
     assert doc["type"] == "health"
     assert doc["totals"] == {
         "messages_in_per_s": 2.0,
@@ -76,4 +76,4 @@ def test_watch_health_json_line_carries_the_totals_and_each_servers_cpu() -> Non
         "cpu_load": {"1": 0.5},  # server 2 does not say: left out, not 0
         "heap_used_ratio": {},
     }
-    assert "totals" not in json.loads(health_line(evaluate(s), "jsonl"))
+    assert "totals" not in json.loads(health_line(health_of(s), "jsonl"))

@@ -24,6 +24,7 @@ from konsole.model.server_lines import line_of
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.upgrade_check import ITEMS, UpgradeReport, report
 from tests._testutil.builders import probe, snap, table, view
+from tests._testutil.judging import judged
 
 RF3 = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
 RF1 = table("db.one", 2, [(1, (1,), 5)], properties={"table.replication.factor": "1"})
@@ -57,7 +58,7 @@ CLEAN: dict[str, list[ConfigEntry]] = {
 def rep(s: ClusterSnapshot, **kw: Any) -> UpgradeReport:
     kw.setdefault("acls", NO_ACLS)
     kw.setdefault("configs", CLEAN)
-    return report(s, **kw)
+    return report(judged(s), **kw)
 
 
 def items(r: UpgradeReport, name: str) -> list[Any]:
@@ -185,7 +186,7 @@ def test_steps_go_tablet_servers_then_standbys_then_the_active_coordinator_with_
 
 
 def test_an_unreadable_cluster_is_critical() -> None:
-    r = report(snap(None, failed="connection refused"))
+    r = report(judged(snap(None, failed="connection refused")))
     assert r.status is ExitCode.CRITICAL
     assert "connection refused" in r.summary()
     assert r.as_dict()["status"] == "CRITICAL"

@@ -13,7 +13,7 @@ from fluss_proto.model import HealthStatus, RebalanceProgress, RebalanceStatus
 from konsole.errors import ExitCode
 from konsole.model.capacity import CapacityPart, ConfigSource, ServerCapacity, WriteLimits
 from konsole.model.check import Thresholds, assess
-from konsole.model.health import HealthRules, evaluate
+from konsole.model.health import HealthRules
 from konsole.model.snapshot import ClusterSnapshot
 from konsole.model.upgrade_gate import CONDITIONS, GateVerdict, judge_gate
 from tests._testutil.builders import (
@@ -26,7 +26,7 @@ from tests._testutil.builders import (
     tm,
     view,
 )
-from tests._testutil.judging import judged_as
+from tests._testutil.judging import judged
 
 RF3 = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
 #: A single-replica table led by server 1: at min ISR for good.
@@ -54,8 +54,8 @@ def ok(server_id: int, **fields: Any) -> Any:
 
 
 def gate(s: ClusterSnapshot, **kw: Any) -> GateVerdict:
-    result = assess(judged_as(s, evaluate(s, HealthRules())), thresholds=Thresholds())
-    return judge_gate(s, result, **kw)
+    poll = judged(s, HealthRules())
+    return judge_gate(poll, assess(poll, thresholds=Thresholds()), **kw)
 
 
 def conditions(v: GateVerdict) -> set[str]:
@@ -204,8 +204,9 @@ def test_conditions_that_do_not_hold_let_the_gate_open(
 def test_the_gates_health_verdict_is_the_checks_on_the_same_poll(s: ClusterSnapshot) -> None:
     """One judge: the gate opens only on the check's OK, and a check that is not OK is the
     gate's exit code."""
-    result = assess(judged_as(s, evaluate(s, HealthRules())), thresholds=Thresholds())
-    v = judge_gate(s, result)
+    poll = judged(s, HealthRules())
+    result = assess(poll, thresholds=Thresholds())
+    v = judge_gate(poll, result)
     assert v.check is result
     assert ("health" in conditions(v)) == (result.status is not ExitCode.OK)
     if result.status is not ExitCode.OK:

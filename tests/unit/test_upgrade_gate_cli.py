@@ -13,10 +13,10 @@ from fluss_proto.model import RebalanceProgress, RebalanceStatus
 from konsole.cli import upgrade as upgrade_cmd
 from konsole.cli.main import main
 from konsole.model.check import Thresholds, assess
-from konsole.model.health import HealthRules, evaluate
+from konsole.model.health import HealthRules
 from konsole.model.upgrade_gate import GateVerdict, judge_gate
 from tests._testutil.builders import all_metrics, snap, table, view
-from tests._testutil.judging import judged_as
+from tests._testutil.judging import judged
 
 T = table("db.t", 1, [(0, (0, 1, 2), 10), (1, (1, 2, 0), 10), (2, (2, 0, 1), 10)])
 OK = {"disk_usage_ratio": 0.2, "disk_write_locked": False, "under_replicated": 0}
@@ -25,9 +25,10 @@ OK = {"disk_usage_ratio": 0.2, "disk_write_locked": False, "under_replicated": 0
 def verdict(*, rebalancing: bool = False) -> GateVerdict:
     metrics = all_metrics(**OK)
     s = snap(view(tables=[T]), metrics=metrics)
-    result = assess(judged_as(s, evaluate(s, HealthRules())), thresholds=Thresholds())
+    poll = judged(s, HealthRules())
+    result = assess(poll, thresholds=Thresholds())
     progress = RebalanceProgress("r-1", RebalanceStatus.REBALANCING) if rebalancing else None
-    return judge_gate(s, result, rebalance=progress)
+    return judge_gate(poll, result, rebalance=progress)
 
 
 def fake_looks(monkeypatch: pytest.MonkeyPatch, verdicts: list[GateVerdict]) -> list[int]:

@@ -48,6 +48,7 @@ from konsole.model.actions import (
     replicas_on,
 )
 from konsole.model.events.base import Event
+from konsole.model.placement import Placement
 
 __all__ = [
     "ActionRunner",
@@ -160,9 +161,11 @@ class Audit:
 
 @dataclass(frozen=True)
 class Look:
-    """What a plan is computed from: the view, its health, the rebalance in progress."""
+    """What a plan is computed from: the view, its placement and health (as judged), the
+    rebalance in progress."""
 
     view: ClusterView
+    placement: Placement
     health: HealthStatus
     running: str | None
 
@@ -216,7 +219,8 @@ class ActionRunner:
         if snapshot.view is None:
             raise ActionFailedError(f"cannot read the cluster: {snapshot.error}")
         judged = judge_look(snapshot, self.profile.health)
-        return Look(snapshot.view, judged.health.status, await self.running())
+        assert judged.placement is not None  # a poll with a view
+        return Look(snapshot.view, judged.placement, judged.health.status, await self.running())
 
     async def running(self) -> str | None:
         progress = await self.admin.rebalance_progress()
@@ -289,7 +293,12 @@ class ActionRunner:
         look = await self.look()
         names = [g.name for g in goals]
         plan = plan_drain(
-            look.view, server_id, health=look.health, running=look.running, goals=names
+            look.view,
+            look.placement,
+            server_id,
+            health=look.health,
+            running=look.running,
+            goals=names,
         )
         if not self.prepare(plan):
             return None
@@ -302,7 +311,7 @@ class ActionRunner:
         except Exception as exc:
             self.audit.record(plan, Outcome.FAILED, error=str(exc))
             raise
-        rebalance = plan_rebalance(look.view, health=look.health, running=None, goals=names)
+        rebalance = plan_rebalance(look.placement, health=look.health, running=None, goals=names)
         try:
             rebalance_id = await self.send(rebalance, lambda: self.actions.rebalance(goals))
         except Exception as exc:
@@ -320,7 +329,7 @@ class ActionRunner:
         self.check_ended(plan, rebalance_id, progress)
         # Metadata may lag the coordinator's COMPLETED by a moment: a few bounded looks.
         for attempt in range(5):
-            left, _ = replicas_on((await self.look()).view, server_id)
+            left, _ = replicas_on((await self.look()).placement, server_id)
             if left == 0 or progress.status is not RebalanceStatus.COMPLETED:
                 break
             await asyncio.sleep(0.2 * (attempt + 1))

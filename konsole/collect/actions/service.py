@@ -399,7 +399,9 @@ async def _plan_drain(runner: ActionRunner, request: ActionRequest) -> Plan:
     look = await runner.look()
     goals = _goal_names(request)
     sid = _server_id(request)
-    return plan_drain(look.view, sid, health=look.health, running=look.running, goals=goals)
+    return plan_drain(
+        look.view, look.placement, sid, health=look.health, running=look.running, goals=goals
+    )
 
 
 async def _drain(runner: ActionRunner, request: ActionRequest) -> str | None:
@@ -416,7 +418,7 @@ async def _plan_retire(runner: ActionRunner, request: ActionRequest) -> Plan:
 
     look = await runner.look()
     known = recall(runner.audit.path, runner.profile.known_servers)
-    return plan_retire(look.view, _server_id(request), known)
+    return plan_retire(look.view, look.placement, _server_id(request), known)
 
 
 async def _send_retire(runner: ActionRunner, request: ActionRequest, plan: Plan) -> str:
@@ -459,7 +461,7 @@ async def _plan_rebalance(runner: ActionRunner, request: ActionRequest) -> Plan:
 
     goals = _goal_names(request)
     look = await runner.look()
-    return plan_rebalance(look.view, health=look.health, running=look.running, goals=goals)
+    return plan_rebalance(look.placement, health=look.health, running=look.running, goals=goals)
 
 
 async def _send_rebalance(runner: ActionRunner, request: ActionRequest, plan: Plan) -> str:

@@ -10,7 +10,7 @@ reported for the first snapshot of a stream, as for the disks detector.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -23,7 +23,7 @@ from konsole.model.events.base import (
     Subject,
     tablet_subjects,
 )
-from konsole.model.headroom import capacity_view, lock_outlook
+from konsole.model.headroom import ServerHeadroom, lock_outlook
 from konsole.model.health import forecast_text
 from konsole.model.snapshot import ClusterSnapshot
 
@@ -41,12 +41,14 @@ def detect_capacity(
     previous: ClusterSnapshot | None,
     current: ClusterSnapshot,
     config: EventConfig,
+    capacity: Iterable[ServerHeadroom],
 ) -> tuple[list[Event], CapacityState]:
-    """Forecast levels that rose, and forecasts that cleared, since ``state``."""
+    """Forecast levels that rose, and forecasts that cleared, since ``state``
+    (``capacity``: the headroom of ``current``, derived once as the poll is judged)."""
     out = Emitter(current, config)
     levels = dict(state.levels)
     scraped = current.tablet_metrics
-    for server in capacity_view(current):
+    for server in capacity:
         if server.server_id not in scraped:
             continue  # no metrics this poll: the level stays
         subject = server.subject

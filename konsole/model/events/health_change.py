@@ -9,7 +9,7 @@ from __future__ import annotations
 from fluss_proto.model import HealthStatus
 from konsole.model.events.base import CLUSTER, Emitter, Event, EventConfig, EventKind, Severity
 from konsole.model.health import Health, evaluate
-from konsole.model.placement import Placement
+from konsole.model.poll_facts import PollFacts
 from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["detect_health"]
@@ -26,13 +26,14 @@ def detect_health(
     previous: ClusterSnapshot | None,
     current: ClusterSnapshot,
     config: EventConfig,
-    facts: Placement | None = None,
+    facts: PollFacts | None,
     *,
-    last_ok: ClusterSnapshot | None = None,
+    last_ok: ClusterSnapshot | None,
 ) -> tuple[list[Event], Health]:
     """The health of ``current``, and an event when its status differs from ``state``'s.
-    ``facts``: ``placement(current.view)`` when the caller has it already; ``last_ok``: the
-    last good poll before ``current`` (the rules that need two looks compare with it)."""
+    ``facts``: those of ``current``, derived once as the poll is judged (None: it failed);
+    ``last_ok``: the last good poll before ``current`` (the rules that need two looks
+    compare with it)."""
     out = Emitter(current, config)
     health = evaluate(current, config.rules, previous=last_ok, facts=facts)
     if previous is None or state is None or state.status == health.status:

@@ -29,7 +29,7 @@ from konsole.model.events.base import (
     plural,
     server_subject,
 )
-from konsole.model.placement import Placement, alive_servers, placement
+from konsole.model.placement import Placement, alive_servers
 from konsole.model.snapshot import ClusterSnapshot, bucket_name, table_names
 from konsole.model.subjects import tablet_server
 
@@ -41,13 +41,13 @@ def detect_leaders(
     current: ClusterSnapshot,
     config: EventConfig,
     *,
-    facts: Placement,
-    before: Placement | None = None,
+    now: Placement,
+    before: Placement,
 ) -> list[Event]:
     """The leader and placement changes from ``previous`` to ``current``; stateless.
 
-    ``facts``: the placement of ``current.view``, made once as the poll is judged;
-    ``before``: ``previous.view``'s when the caller keeps it (``advance`` does).
+    ``now`` and ``before``: the placements of ``current`` and ``previous``, each derived
+    once as its poll was judged.
     """
     out = Emitter(current, config)
     base, cur = previous.view, current.view
@@ -56,24 +56,9 @@ def detect_leaders(
     names_now = table_names(cur)
     changed = list(_changed(base, cur))
     _moved(out, changed, cur, names_now)
-    earlier = _Earlier(base, before)
-    _offline_and_online(out, base, cur, facts, names_now, bool(changed), earlier)
-    _replicas_offline(out, cur, facts, earlier)
+    _offline_and_online(out, base, cur, now, names_now, bool(changed), before)
+    _replicas_offline(out, cur, now, before)
     return out.events
-
-
-class _Earlier:
-    """The previous view's placement: the one the caller kept, else made once, when needed."""
-
-    __slots__ = ("_facts", "_view")
-
-    def __init__(self, view: ClusterView, kept: Placement | None) -> None:
-        self._view, self._facts = view, kept
-
-    def facts(self) -> Placement:
-        if self._facts is None:
-            self._facts = placement(self._view)
-        return self._facts
 
 
 def _moved(
@@ -105,17 +90,17 @@ def _offline_and_online(
     out: Emitter,
     base: ClusterView,
     cur: ClusterView,
-    facts: Placement,
+    now: Placement,
     names_now: Mapping[int, str],
     leaders_changed: bool,
-    earlier: _Earlier,
+    earlier: Placement,
 ) -> None:
     """Buckets that crossed placement's offline line, either way, between the views."""
-    if not leaders_changed and alive_servers(base) == facts.alive:
+    if not leaders_changed and alive_servers(base) == now.alive:
         return  # same leaders on the same servers: nothing crossed (a steady poll)
     before = {_key(b): b for t in base.tables for b in t.buckets}
-    was_offline = {_key(b) for b in earlier.facts().offline}
-    is_offline = {_key(b) for b in facts.offline}
+    was_offline = {_key(b) for b in earlier.offline}
+    is_offline = {_key(b) for b in now.offline}
     offline: dict[int, list[str]] = defaultdict(list)
     online: dict[int, list[str]] = defaultdict(list)
     for bucket in cur.buckets:
@@ -145,15 +130,15 @@ def _offline_and_online(
     )
 
 
-def _replicas_offline(out: Emitter, cur: ClusterView, facts: Placement, earlier: _Earlier) -> None:
+def _replicas_offline(out: Emitter, cur: ClusterView, now: Placement, earlier: Placement) -> None:
     """One event per server newly holding replicas while not alive."""
-    if not facts.replicas_offline:
+    if not now.replicas_offline:
         return
-    gone_before = earlier.facts().replicas_offline
+    gone_before = earlier.replicas_offline
     names_now = table_names(cur)
     gone = {
         server: [bucket_name(cur, b, names_now) for b in buckets]
-        for server, buckets in facts.replicas_offline.items()
+        for server, buckets in now.replicas_offline.items()
         if not gone_before.get(server)
     }
     _by_server(

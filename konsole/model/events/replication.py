@@ -22,7 +22,7 @@ from konsole.model.events.base import (
     Severity,
     plural,
 )
-from konsole.model.placement import Placement, Replication, replication
+from konsole.model.placement import Replication
 from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["ReplicationState", "detect_replication"]
@@ -48,15 +48,11 @@ def detect_replication(
     state: ReplicationState,
     current: ClusterSnapshot,
     config: EventConfig,
-    *,
-    facts: Placement | None,
+    figures: Replication,
 ) -> tuple[list[Event], ReplicationState]:
-    """The change of "fully replicated" from ``state`` to ``current`` (``facts``: the
-    placement of ``current.view``, made once as the poll is judged; None: a failed poll)."""
+    """The change of "fully replicated" from ``state`` to ``current`` (a good poll;
+    ``figures``: its replication, derived once as the poll is judged)."""
     out = Emitter(current, config)
-    figures = replication(current, facts)
-    if figures is None:
-        return out.events, state
     now = ReplicationState(figures.under_replicated_buckets, figures.out_of_sync_replicas)
     if not state.known or state.degraded == now.degraded:
         return out.events, now

@@ -20,7 +20,7 @@ from konsole.model.events.storage import StorageState, detect_storage
 from konsole.model.events.tables import detect_tables
 from konsole.model.events.versions import VersionState, detect_versions
 from konsole.model.health import Health
-from konsole.model.placement import Placement, placement
+from konsole.model.poll_facts import PollFacts, facts_of
 from konsole.model.snapshot import ClusterSnapshot
 
 __all__ = ["EventState", "advance", "diff"]
@@ -44,9 +44,9 @@ class EventState:
     versions: VersionState = field(default_factory=VersionState)
     #: The last health (the health detector's slice).
     health: Health | None = None
-    #: The placement of ``baseline`` (the last good poll), made once as that poll was
-    #: advanced: every face reads it from here, the next poll compares against it.
-    facts: Placement | None = None
+    #: The facts of ``baseline`` (the last good poll), derived once as that poll was
+    #: advanced: every face reads them from here, the next poll compares against them.
+    facts: PollFacts | None = None
 
     @classmethod
     def starting_from(
@@ -91,13 +91,14 @@ def advance(
         events += found
     ingest, disks, kv, replication = state.ingest, state.disks, state.kv, state.replication
     storage, capacity, versions = state.storage, state.capacity, state.versions
-    facts: Placement | None = None
+    facts = facts_of(current)
     base_facts = state.facts
-    if current.ok and current.view is not None:
-        facts = placement(current.view)
-        if base is not None and base.view is not None:
+    if facts is not None:
+        if base is not None and base_facts is not None:
             events += detect_servers(base, current, config)
-            events += detect_leaders(base, current, config, facts=facts, before=base_facts)
+            events += detect_leaders(
+                base, current, config, now=facts.placement, before=base_facts.placement
+            )
             events += detect_tables(base, current, config)
         found, versions = detect_versions(versions, current, config)
         events += found
@@ -105,11 +106,11 @@ def advance(
         events += found
         found, disks = detect_disks(disks, previous, current, config)
         events += found
-        found, capacity = detect_capacity(capacity, previous, current, config)
+        found, capacity = detect_capacity(capacity, previous, current, config, facts.capacity)
         events += found
         found, kv = detect_kv(kv, current, config)
         events += found
-        found, replication = detect_replication(replication, current, config, facts=facts)
+        found, replication = detect_replication(replication, current, config, facts.replication)
         events += found
         found, storage = detect_storage(storage, current, config)
         events += found

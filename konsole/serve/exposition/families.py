@@ -3,16 +3,15 @@
 Each family has the label ``cluster`` (the profile's name) first, then ``server``,
 ``database``, ``table`` where they apply (docs/serve.md lists them all). Every figure is
 read from :mod:`konsole.model`: alive servers, offline and under-replicated buckets from
-:func:`~konsole.model.placement.replication`, per-table counts and rows/s from
+:class:`~konsole.model.placement.Replication`, per-table counts and rows/s from
 :func:`~konsole.model.table_stats.table_figures`, the status from the
 :class:`~konsole.model.health.Health` serve derived. Unknown is absent, never 0: a failed
 poll exports its poll families and nothing of the cluster's state; a server without a
 metric has no sample for it.
 
-The placement of a poll is made once: serve's :class:`~konsole.model.health.Health` of the
-same poll carries the one its events and health were judged on
-(:attr:`~konsole.model.health.Health.placement`), and the cluster-wide and per-table
-families both read it; only a health of another poll (or none) has it made here, once.
+Nothing is derived here twice: the placement, replication figures and headroom are the
+judged poll's own (:attr:`~konsole.model.poll.JudgedPoll.facts`, derived once as the poll
+was judged), the ones its events and health were judged on.
 
 Per-table families are bounded: the ``max_tables`` tables with the most buckets (ties by
 name) get their own series; the rest are summed into one series with
@@ -28,9 +27,9 @@ from typing import Final, Literal
 
 from fluss_proto.model import HealthStatus
 from konsole.model.causes import down_servers
-from konsole.model.headroom import capacity_view, lock_outlook
+from konsole.model.headroom import ServerHeadroom, lock_outlook
 from konsole.model.health import Health, HealthRules
-from konsole.model.placement import Placement, Replication, replication
+from konsole.model.placement import Placement, Replication
 from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.model.table_stats import TableFigures, table_figures
@@ -270,14 +269,14 @@ def cluster_series(
     out["konsole_poll_consecutive_failures"].append(((), float(snapshot.consecutive_failures)))
     _health(out, health, seen.rules)
     _coordinators(out, snapshot)
-    if snapshot.view is None or judged.placement is None:
+    own = judged.own_facts
+    if snapshot.view is None or own is None:
         return out  # a failed poll: the cluster's state is unknown, not zero
-    facts = replication(snapshot, judged.placement)
-    assert facts is not None  # a poll with a view
-    _placement(out, facts, len(snapshot.view.tables), set(down_servers(health.findings)))
-    _tables(out, snapshot, previous_ok, max_tables, facts.placement)
+    down = set(down_servers(health.findings))
+    _placement(out, own.replication, len(snapshot.view.tables), down)
+    _tables(out, snapshot, previous_ok, max_tables, own.placement)
     _server_metrics(out, snapshot)
-    _capacity(out, snapshot)
+    _capacity(out, snapshot, own.capacity)
     _throughput(out, snapshot)
     return out
 
@@ -312,8 +311,8 @@ def _coordinators(out: Samples, snapshot: ClusterSnapshot) -> None:
         out["konsole_servers"].append((("coordinator", role.value), float(n)))
 
 
-def _placement(out: Samples, facts: Replication, tables: int, down: set[str]) -> None:
-    where = facts.placement
+def _placement(out: Samples, rep: Replication, tables: int, down: set[str]) -> None:
+    where = rep.placement
     up = {str(node) for node in where.alive} - down
     out["konsole_servers"].append((("tablet", "alive"), float(len(up))))
     out["konsole_servers"].append((("tablet", "offline"), float(len(down))))
@@ -321,9 +320,9 @@ def _placement(out: Samples, facts: Replication, tables: int, down: set[str]) ->
         out["konsole_tablet_server_up"].append(((node,), 0.0 if node in down else 1.0))
     out["konsole_tables"].append(((), float(tables)))
     out["konsole_buckets"].append(((), float(where.buckets)))
-    out["konsole_offline_buckets"].append(((), float(facts.offline_buckets)))
-    out["konsole_under_replicated_buckets"].append(((), float(facts.under_replicated_buckets)))
-    out["konsole_out_of_sync_replicas"].append(((), float(facts.out_of_sync_replicas)))
+    out["konsole_offline_buckets"].append(((), float(rep.offline_buckets)))
+    out["konsole_under_replicated_buckets"].append(((), float(rep.under_replicated_buckets)))
+    out["konsole_out_of_sync_replicas"].append(((), float(rep.out_of_sync_replicas)))
 
 
 def _server_order(server: str) -> tuple[int, str]:
@@ -335,13 +334,13 @@ def _tables(
     snapshot: ClusterSnapshot,
     previous: ClusterSnapshot | None,
     cap: int,
-    facts: Placement,
+    placement: Placement,
 ) -> None:
     assert snapshot.view is not None
     latest = {
         str(t.path): _latest_sum(b.latest_offset for b in t.buckets) for t in snapshot.view.tables
     }
-    figures = table_figures(snapshot, previous, facts)
+    figures = table_figures(snapshot, previous, placement)
     figures.sort(key=lambda f: (-f.buckets, f.database, f.table))
     for f in figures[: max(0, cap)]:
         _table(out, (f.database, f.table), [f], [latest.get(f.path)])
@@ -421,13 +420,14 @@ def _coordinator_address(snapshot: ClusterSnapshot, host: str | None) -> str | N
     return found[0] if len(found) == 1 else None
 
 
-def _capacity(out: Samples, snapshot: ClusterSnapshot, rules: HealthRules | None = None) -> None:
-    """Headroom, limits, the forecast lock and the visible data dirs (konsole.model.headroom);
-    the forecast's ETA is the rules' (``lock_outlook``), so the series and the alert agree."""
+def _capacity(out: Samples, snapshot: ClusterSnapshot, servers: Iterable[ServerHeadroom]) -> None:
+    """Headroom, limits, the forecast lock and the visible data dirs (konsole.model.headroom,
+    derived once as the poll was judged); the forecast's ETA is ``lock_outlook``'s, so the
+    series and the alert agree (the ETA does not depend on the rules' levels)."""
     if snapshot.capacity is None:
         return
-    rules = rules or HealthRules()
-    for s in capacity_view(snapshot):
+    rules = HealthRules()
+    for s in servers:
         labels = (s.server_id,)
         if s.limits is not None:
             out["konsole_disk_write_limit_ratio"].append((labels, s.limits.limit_ratio))

@@ -23,7 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from konsole.model.forecast import CONFIDENCE, METHOD
-from konsole.model.headroom import ServerHeadroom, capacity_view, least_headroom, soonest_lock
+from konsole.model.headroom import ServerHeadroom, least_headroom, soonest_lock, with_drivers
 from konsole.model.requests import ServerRequests, server_requests
 from konsole.model.thresholds import HealthThresholds
 from konsole.model.timefmt import age_text, short_clock_text
@@ -77,7 +77,9 @@ class CapacityScreen(ConsoleScreen):
     def render_state(self, state: ConsoleState) -> None:
         snap = state.last_ok
         rules = self._rules()
-        servers = capacity_view(snap, state.previous_ok) if snap is not None else ()
+        # The judged poll's headroom, with the growth drivers this screen adds (a walk of
+        # every bucket, made only while the screen is shown).
+        servers = with_drivers(state.capacity, snap, state.previous_ok) if snap else ()
         self._servers = {s.server_id: s for s in servers}
         self._requests = {} if snap is None else {r.server_id: r for r in server_requests(snap)}
         self._now = now = snap.taken_at if snap is not None else state.now

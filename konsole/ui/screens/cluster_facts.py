@@ -4,7 +4,7 @@ Every cluster fact comes from :mod:`konsole.model.placement` (alive servers, off
 under-replicated buckets, replicas out of sync, leaders and replicas per server), so the
 screens print the numbers ``check``, ``watch`` and the history give for the same poll;
 this module only shapes them into rows, from the placement the poll made once
-(:meth:`ConsoleState.placement`): a refresh makes none.
+(:attr:`ConsoleState.placement`): a refresh makes none.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fluss_proto.model import BucketView, ClusterView
 from konsole.model.events import EventKind
 from konsole.model.metrics import ServerMetrics
-from konsole.model.placement import Placement, replication
+from konsole.model.placement import Replication
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
 from konsole.ui.state import ConsoleState
 
@@ -66,12 +66,10 @@ class ServerRow:
         return f"tablet-{self.node_id}" if self.node_id is not None else f"coord-{self.endpoint}"
 
 
-def bucket_counts(snapshot: ClusterSnapshot, facts: Placement | None = None) -> BucketCounts | None:
-    """Counts of the poll's catalog and its replication figures (``facts``: the poll's
-    placement, :meth:`ConsoleState.placement`; made here when not given, for a snapshot
-    alone); None when it has no view."""
+def bucket_counts(snapshot: ClusterSnapshot, rep: Replication | None) -> BucketCounts | None:
+    """Counts of the poll's catalog and its replication figures (``rep``: the poll's,
+    :attr:`ConsoleState.replication`); None when it has no view."""
     view = snapshot.view
-    rep = replication(snapshot, facts)
     if view is None or rep is None:
         return None
     return BucketCounts(
@@ -150,7 +148,7 @@ def server_rows(
     view = snap.view
     down = state.stale
     rows = _coordinator_rows(state, snap, view)
-    facts = state.placement()
+    facts = state.placement
     assert facts is not None  # a good poll with a view has its placement
     leaders, replicas = facts.leaders, facts.replicas
     metrics = snap.tablet_metrics

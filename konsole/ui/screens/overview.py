@@ -385,7 +385,7 @@ class OverviewScreen(ConsoleScreen):
         self._set.update(requests, requests_text(request_totals(snap.metrics), lines))
         if self._memo is None:
             self._memo = FiguresMemo()
-        figures = self._memo.figures(snap, state.previous_ok, state.facts)
+        figures = self._memo.figures(snap, state.previous_ok, state.placement)
         rates = {f.path: f.rows_per_s for f in figures}
         if self._table_rates is not None and self._table_rates[0] != snap.taken_at:
             self._table_before = self._table_rates[1]

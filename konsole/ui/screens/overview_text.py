@@ -66,7 +66,7 @@ def cluster_text(state: ConsoleState, profile: Profile | None) -> Text:
     unreachable = [c.address for c in latest.coordinators if c.role.value == "unreachable"]
     if unreachable and not stale:
         row("unreachable", (", ".join(unreachable), "yellow"))
-    counts = bucket_counts(snap, state.placement())
+    counts = bucket_counts(snap, state.replication)
     if counts is not None:
         if counts.databases == 0:
             row("catalog", ("no databases yet", "italic"))
@@ -227,15 +227,8 @@ def outlook_text(
 
 
 def rooms_of(state: ConsoleState) -> dict[str, ServerHeadroom]:
-    """Each tablet server's room before its write lock, by id."""
-    from konsole.model.headroom import capacity_view
-
-    snap = state.last_ok
-    if snap is None:
-        return {}
-    # without the previous poll: the growth drivers (rows/s per table and server) are
-    # the Capacity screen's, and cost a walk of every bucket per table
-    return {s.server_id: s for s in capacity_view(snap)}
+    """Each tablet server's room before its write lock, by id (the judged poll's)."""
+    return {s.server_id: s for s in state.capacity}
 
 
 def _room_of(server: ServerHeadroom) -> float:

@@ -98,7 +98,7 @@ class RebalanceScreen(ConsoleScreen):
 
     def render_state(self, state: ConsoleState) -> None:
         snapshot = state.last_ok
-        plan = _plan(snapshot.view if snapshot else None, state.placement())
+        plan = _plan(snapshot.view if snapshot else None, state.placement)
         self.query_one("#rb-plan", Static).update(plan)
         self._draw_progress()
 
@@ -182,13 +182,13 @@ class RebalanceScreen(ConsoleScreen):
             table.sync(_rows(self.progress, view))
 
 
-def _plan(view: ClusterView | None, facts: Placement | None) -> Text:
-    """``facts``: the placement of ``view``'s poll (the state's, made once as it was judged)."""
+def _plan(view: ClusterView | None, placement: Placement | None) -> Text:
+    """``placement``: that of ``view``'s poll (the state's, derived once as it was judged)."""
     t = Text("Plan  ", style="bold")
-    if view is None or facts is None:
+    if view is None or placement is None:
         t.append("unknown: no successful poll yet", style="yellow")
         return t
-    counts = [(s.node_id, replicas_on(view, s.node_id, facts)[0]) for s in view.tablet_servers]
+    counts = [(s.node_id, replicas_on(placement, s.node_id)[0]) for s in view.tablet_servers]
     t.append("the current placement (the Fluss server plans the moves itself, no dry run)\n")
     t.append("      replicas per tablet server now: ")
     t.append(", ".join(f"{node}={n}" for node, n in sorted(counts)) or "(no tablet server)")

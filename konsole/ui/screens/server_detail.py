@@ -200,7 +200,7 @@ class ServerDetailScreen(ConsoleScreen):
         names = table_names(view)
         mine = buckets_of(view, self.server_id)
         led = sum(b.leader_id == self.server_id for b in mine)
-        facts = state.placement()
+        facts = state.placement
         alive = facts is not None and self.server_id in facts.alive
         # The tables with a replica here: those of its buckets (server_load's count).
         held = {b.table_id for b in mine if self.server_id in b.replica_ids}

@@ -10,7 +10,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Static
 
-from konsole.model.headroom import capacity_view
 from konsole.model.server_lines import skewed, view_lines
 from konsole.model.thresholds import HealthThresholds
 from konsole.model.timefmt import age_text
@@ -193,7 +192,7 @@ class ServersScreen(ConsoleScreen):
 def _rooms(state: ConsoleState, rules: HealthThresholds) -> Callable[[int | None], Text]:
     """node id -> its capacity cell, from the shown poll (unknown without one)."""
     snap = state.last_ok
-    servers = {s.server_id: s for s in capacity_view(snap)} if snap is not None else {}
+    servers = {s.server_id: s for s in state.capacity}
     now = snap.taken_at if snap is not None else state.now
 
     def room(node_id: int | None) -> Text:

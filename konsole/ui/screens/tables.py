@@ -198,7 +198,7 @@ class TablesScreen(ConsoleScreen):
     def _make(self, state: ConsoleState, wanted: _Wanted) -> _Made:
         """A poll's figures and its rows arranged as ``wanted`` (no Textual: a worker's)."""
         snap = state.last_ok
-        figures = self._memo.figures(snap, state.previous_ok, state.facts)
+        figures = self._memo.figures(snap, state.previous_ok, state.placement)
         empty: list[str] = []
         with_tables = {f.database for f in figures}
         if snap is not None and snap.view is not None:

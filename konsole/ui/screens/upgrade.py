@@ -27,7 +27,6 @@ from textual.widgets import DataTable, Static
 from fluss_proto.errors import FlussError
 from konsole.errors import ExitCode, KonsoleError
 from konsole.model.check import assess
-from konsole.model.poll import JudgedPoll
 from konsole.model.timefmt import clock_text
 from konsole.model.upgrade_check import NoteItem, UpgradeReport, report
 from konsole.model.upgrade_gate import GateVerdict, judge_gate
@@ -88,12 +87,11 @@ def notes_text(
 
 
 def _verdict(state: ConsoleState) -> GateVerdict | None:
-    snap, health = state.snapshot, state.health
-    if snap is None or health is None or state.historic:
+    judged = state.judged
+    if judged is None or state.historic:
         return None
-    # The state's verdict on its poll, as judged by the session (or recorded).
-    judged = JudgedPoll(snap, (), health, state.last_ok, state.previous_ok, state.placement())
-    return judge_gate(snap, assess(judged))
+    # The state's verdict on its poll, as judged by the session.
+    return judge_gate(judged, assess(judged))
 
 
 class UpgradeScreen(ConsoleScreen):
@@ -172,9 +170,9 @@ class UpgradeScreen(ConsoleScreen):
         notes = self.notes
         if notes is None and self.notes_error is None and not self._reading:
             self.action_refresh()  # the first good poll since the screen was shown
+        assert state.judged is not None  # it has a good poll
         r = report(
-            snap,
-            facts=state.facts,
+            state.judged,
             acls=notes.acls if notes is not None else None,
             configs=notes.configs if notes is not None else None,
         )
