@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from fluss_proto.model import AclListing, ConfigEntry, RebalanceProgress
     from konsole.collect.profiles import Profile
     from konsole.localcluster.upgrade_play import GateAnswer
+    from konsole.model.check import CheckResult
     from konsole.model.poll import JudgedPoll
     from konsole.model.snapshot import ClusterSnapshot
     from konsole.model.upgrade_check import UpgradeReport
@@ -107,36 +108,43 @@ def _coordinator_first(profile: Profile, snapshot: Any) -> Profile:
     return replace(profile, bootstrap=(active, *(b for b in profile.bootstrap if b != active)))
 
 
-async def gate_look(
-    profile: Profile, *, server: int | None, look_timeout: float, cluster: dict[str, Any]
-) -> GateVerdict:
-    """One look of the gate: the check's look, the rebalance, the verdict."""
+async def _judged_look(
+    profile: Profile, *, look_timeout: float, cluster: dict[str, Any]
+) -> tuple[CheckResult, JudgedPoll]:
+    """``check``'s look (one bounded poll, judged) and its answer; a look that saw no
+    snapshot at all (a timeout) is judged as a failed poll saying the check's answer."""
     from konsole.cli.check import look
     from konsole.model.check import parse_thresholds, rules_with_thresholds
-    from konsole.model.upgrade_gate import judge_gate
+    from konsole.model.poll import judge_look
+    from konsole.model.snapshot import ClusterSnapshot
 
     thresholds = parse_thresholds()
     rules = rules_with_thresholds(profile.health, thresholds)
     seen: list[JudgedPoll] = []
-    started = time.monotonic()
     result = await look(
         profile,
-        deadline=started + look_timeout,
+        deadline=time.monotonic() + look_timeout,
         timeout=look_timeout,
         rules=rules,
         thresholds=thresholds,
         cluster=cluster,
         seen=seen,
     )
-    if not seen:  # no snapshot at all (a timeout): the check's answer is the verdict
-        from konsole.model.poll import judge_look
-        from konsole.model.snapshot import ClusterSnapshot
+    if seen:
+        return result, seen[-1]
+    failed = ClusterSnapshot.failed(
+        seq=0, taken_at=time.time(), latency_s=look_timeout, error=result.summary
+    )
+    return result, judge_look(failed, rules)
 
-        failed = ClusterSnapshot.failed(
-            seq=0, taken_at=time.time(), latency_s=look_timeout, error=result.summary
-        )
-        seen.append(judge_look(failed, rules))
-    judged = seen[-1]
+
+async def gate_look(
+    profile: Profile, *, server: int | None, look_timeout: float, cluster: dict[str, Any]
+) -> GateVerdict:
+    """One look of the gate: the check's look, the rebalance, the verdict."""
+    from konsole.model.upgrade_gate import judge_gate
+
+    result, judged = await _judged_look(profile, look_timeout=look_timeout, cluster=cluster)
     snapshot = judged.snapshot
     rebalance = (
         await _rebalance(_coordinator_first(profile, snapshot), min(5.0, look_timeout))
@@ -307,30 +315,9 @@ async def check_look(
     profile: Profile, *, target: str, look_timeout: float, cluster: dict[str, Any]
 ) -> UpgradeReport:
     """One poll (the check's look), the ACLs and configs, and the readiness report."""
-    from konsole.cli.check import look
-    from konsole.model.check import parse_thresholds, rules_with_thresholds
-    from konsole.model.poll import judge_look
-    from konsole.model.snapshot import ClusterSnapshot
     from konsole.model.upgrade_check import report
 
-    thresholds = parse_thresholds()
-    rules = rules_with_thresholds(profile.health, thresholds)
-    seen: list[JudgedPoll] = []
-    result = await look(
-        profile,
-        deadline=time.monotonic() + look_timeout,
-        timeout=look_timeout,
-        rules=rules,
-        thresholds=thresholds,
-        cluster=cluster,
-        seen=seen,
-    )
-    if not seen:  # no snapshot at all (a timeout): the check's answer is the error
-        failed = ClusterSnapshot.failed(
-            seq=0, taken_at=time.time(), latency_s=look_timeout, error=result.summary
-        )
-        seen.append(judge_look(failed, rules))
-    judged = seen[-1]
+    _, judged = await _judged_look(profile, look_timeout=look_timeout, cluster=cluster)
     snapshot = judged.snapshot
     acls, configs = (
         await _acls_and_configs(profile, snapshot, look_timeout) if snapshot.ok else (None, None)

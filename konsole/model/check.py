@@ -36,7 +36,7 @@ from konsole.model.placement import Placement, Replication
 from konsole.model.poll import JudgedPoll
 from konsole.model.roles import unanswered
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole, bucket_name, table_names
-from konsole.model.storage import StorageLimits, trouble, untiered
+from konsole.model.storage import StorageTrouble, untiered
 
 __all__ = [
     "MEASURES",
@@ -289,7 +289,7 @@ def measure(
         m.label: (None, "no snapshot") for m in MEASURES
     }
     values.update(_values(snapshot, None if own is None else own.replication))
-    values.update(_storage_values(snapshot, rules))
+    values.update(_storage_values(snapshot, None if own is None else own.storage))
     values.update(capacity_measures(snapshot, () if own is None else own.capacity, rules))
     values["stalled_tables"] = (
         (float(stalled_tables), None)
@@ -320,13 +320,15 @@ def measure(
 
 
 def _storage_values(
-    s: ClusterSnapshot | None, rules: HealthRules
+    s: ClusterSnapshot, found: StorageTrouble | None
 ) -> dict[str, tuple[float | None, str | None]]:
+    """The storage measures; ``found``: the poll's storage judgement (None: it failed)."""
     labels = ("tiering_stalled_tables", "kv_snapshot_stale_tables", "untiered_offsets")
-    part = s.storage if s is not None else None
+    part = s.storage
     if part is None:
         return {label: (None, "no storage poll in this look") for label in labels}
-    found = trouble(part, StorageLimits.of(rules))
+    if found is None:
+        return {label: (None, f"the poll failed: {s.error}") for label in labels}
     left = [untiered(b) for b in part.buckets]
     known = part.capabilities.remote_manifests and all(v is not None for v in left)
     # A stall is a remote end that stood still: it needs a sighting from before this look.

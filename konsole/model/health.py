@@ -42,7 +42,7 @@ from konsole.model.placement import Placement
 from konsole.model.poll_facts import PollFacts
 from konsole.model.roles import unanswered
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
-from konsole.model.storage import StorageLimits, TableSummary, trouble
+from konsole.model.storage import StorageTrouble, TableSummary
 from konsole.model.thresholds import HealthThresholds
 from konsole.model.timefmt import age_text, time_of_day_text
 
@@ -211,7 +211,7 @@ def evaluate(
     findings += _metrics(snapshot, rules)
     findings += _kv_rejections(snapshot, previous)
     findings += _read_errors(snapshot)
-    findings += _storage(snapshot, rules)
+    findings += _storage(facts.storage)
     findings += capacity_findings(snapshot, facts.capacity, rules)
     status = worst(f.status for f in findings)
     source = "server" if snapshot.health is not None else "derived"
@@ -631,9 +631,9 @@ def _read_errors(snapshot: ClusterSnapshot) -> list[Finding]:
     ]
 
 
-def _storage(snapshot: ClusterSnapshot, rules: HealthRules) -> list[Finding]:
-    """Tiers behind, as of the last storage poll (konsole.model.storage.trouble)."""
-    found = trouble(snapshot.storage, StorageLimits.of(rules))
+def _storage(found: StorageTrouble) -> list[Finding]:
+    """Tiers behind, as of the last storage poll (konsole.model.storage.trouble, derived
+    once as the poll is judged)."""
     judged: list[tuple[str, Mapping[str, TableSummary], Callable[[TableSummary], str]]] = [
         (
             "tiering_stalled",

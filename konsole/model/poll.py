@@ -109,7 +109,7 @@ def judge_recorded(
     before it, ``last_ok`` (``facts``: its facts, carried when this poll failed;
     ``previous_ok``: the good one before that). Its events are the writer's, read from
     the history. A good poll's own facts are derived here, once."""
-    own = facts_of(snapshot)
+    own = facts_of(snapshot, rules or HealthRules())
     health = evaluate(snapshot, rules, previous=last_ok, facts=own)
     return _judged(snapshot, events, health, last_ok, previous_ok, own or facts)
 

@@ -190,6 +190,7 @@ def state_at(
     Blocking (reads SQLite): call it from a thread.
     """
     from konsole.collect.history.reads import recorded_moment
+    from konsole.model.health import HealthRules
     from konsole.model.poll import judge_recorded
     from konsole.model.poll_facts import facts_of
     from konsole.model.timefmt import to_ms
@@ -200,7 +201,7 @@ def state_at(
     snap, last_ok, events = moment.snapshot, moment.last_ok, moment.events
     # The facts of the last good poll before a failed one (its panels, greyed), as a live
     # judge carried them from that poll; a good poll's own are derived as it is judged.
-    carried = None if snap.ok or last_ok is None else facts_of(last_ok)
+    carried = None if snap.ok or last_ok is None else facts_of(last_ok, rules or HealthRules())
     judged = judge_recorded(
         snap,
         tuple(e for e in events if to_ms(e.time) == to_ms(snap.taken_at)),

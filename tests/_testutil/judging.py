@@ -42,7 +42,7 @@ class JudgingRecorder(Recorder):
 def judged_as(snapshot: ClusterSnapshot, health: Health) -> JudgedPoll:
     """``snapshot`` with a health a test made for it (by hand, or judged earlier), as one
     poll alone: its facts derived as the judge derives them."""
-    own = facts_of(snapshot)
+    own = facts_of(snapshot, HealthRules())
     return JudgedPoll(snapshot, (), health, snapshot if snapshot.ok else None, None, own)
 
 
@@ -54,7 +54,11 @@ def judged(
 ) -> JudgedPoll:
     """``snapshot`` judged as one look (``check``'s), or after ``previous``, the last good
     poll before it (the rules that need two looks compare with it)."""
-    carried = facts_of(previous) if previous is not None and not snapshot.ok else None
+    carried = (
+        facts_of(previous, rules or HealthRules())
+        if previous is not None and not snapshot.ok
+        else None
+    )
     return judge_recorded(snapshot, (), rules, last_ok=previous, previous_ok=None, facts=carried)
 
 
@@ -92,5 +96,5 @@ def showing(
     if health is None:
         before = previous_ok if latest.ok else last_ok
         health = judged(latest, previous=before).health
-    facts = None if last_ok is None else facts_of(last_ok)
+    facts = None if last_ok is None else facts_of(last_ok, HealthRules())
     return replace(state, judged=JudgedPoll(latest, (), health, last_ok, previous_ok, facts))

@@ -606,11 +606,17 @@ def test_replication_counts_are_placements() -> None:
 def test_health_changed_only_on_a_status_change_after_the_first_poll() -> None:
     green = snap(view(tables=[T]), cluster_health=health(HealthStatus.GREEN))
     yellow = snap(view(tables=[T]), cluster_health=health(HealthStatus.YELLOW, in_sync=8))
-    first, state = detect_health(None, None, green, CONFIG, facts_of(green), last_ok=None)
+    first, state = detect_health(
+        None, None, green, CONFIG, facts_of(green, CONFIG.rules), last_ok=None
+    )
     assert first == [] and state == health_of(green, CONFIG.rules)
-    same, state = detect_health(state, green, green, CONFIG, facts_of(green), last_ok=green)
+    same, state = detect_health(
+        state, green, green, CONFIG, facts_of(green, CONFIG.rules), last_ok=green
+    )
     assert same == []
-    (changed,), state = detect_health(state, green, yellow, CONFIG, facts_of(yellow), last_ok=green)
+    (changed,), state = detect_health(
+        state, green, yellow, CONFIG, facts_of(yellow, CONFIG.rules), last_ok=green
+    )
     assert (changed.kind, changed.severity.value) == (K.HEALTH_CHANGED, "warning")
     assert changed.message.startswith("health GREEN -> YELLOW: ")
     assert changed.details["old"] == "GREEN" and changed.details["new"] == "YELLOW"

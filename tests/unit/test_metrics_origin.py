@@ -89,8 +89,8 @@ def test_a_health_change_to_green_names_no_information_as_its_cause() -> None:
     config = EventConfig(rules=HealthRules())
     sick = with_origin(snap(view(tables=[T], server_errors={1: "refused"})), NONE)
     well = with_origin(snap(view(tables=[T]), seq=2, t=1010.0), NONE)
-    _, state = detect_health(None, None, sick, config, facts_of(sick), last_ok=None)
-    events, _ = detect_health(state, sick, well, config, facts_of(well), last_ok=sick)
+    _, state = detect_health(None, None, sick, config, facts_of(sick, config.rules), last_ok=None)
+    events, _ = detect_health(state, sick, well, config, facts_of(well, config.rules), last_ok=sick)
     (event,) = events
     assert event.message == "health YELLOW -> GREEN"
 

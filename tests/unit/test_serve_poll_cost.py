@@ -1,7 +1,7 @@
 """One poll of a 1,600-bucket cluster through serve's path (events and health, as the
 session's judge runs them, then the exposition's series) derives the cluster's placement,
-replication figures and headroom once and each table's figures once, and the series are
-those of facts derived afresh."""
+replication figures, headroom and storage judgement once and each table's figures once,
+and the series are those of facts derived afresh."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ import pytest
 
 import konsole.model.headroom as headroom
 import konsole.model.placement as placement_module
+import konsole.model.storage as storage
 import konsole.model.table_stats as table_stats
+from konsole.model.health import HealthRules
 from konsole.model.poll import Judge, JudgedPoll
 from konsole.model.poll_facts import facts_of
 from konsole.model.snapshot import ClusterSnapshot
@@ -28,8 +30,8 @@ TABLES, BUCKETS = 200, 8  # 1,600 buckets
 
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
-    """Counts the placement, replication and headroom passes (wherever each was imported by
-    name) and the per-table figures made."""
+    """Counts the placement, replication, headroom and storage passes (wherever each was
+    imported by name) and the per-table figures made."""
     counts: Counter[str] = Counter()
 
     def counting(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
@@ -43,6 +45,7 @@ def made(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
         ("placement", placement_module.placement),
         ("replication", placement_module.replication),
         ("capacity_view", headroom.capacity_view),
+        ("trouble", storage.trouble),
     ):
         wrapped = counting(name, real)
         for module in list(sys.modules.values()):
@@ -78,7 +81,8 @@ def test_a_serve_poll_derives_the_facts_and_each_tables_figures_once(
     for s in polls():
         made.clear()
         serve_poll(judge, into, s)
-        assert made == {"placement": 1, "replication": 1, "capacity_view": 1, "figures": TABLES}
+        once = {"placement": 1, "replication": 1, "capacity_view": 1, "trouble": 1}
+        assert made == {**once, "figures": TABLES}
 
 
 def test_the_shared_placement_gives_the_series_of_a_fresh_one() -> None:
@@ -88,7 +92,7 @@ def test_the_shared_placement_gives_the_series_of_a_fresh_one() -> None:
         judged = serve_poll(judge, shared, s)
         assert judged.facts is not None and judged.own_facts is judged.facts
         # A poll judged alone, its facts derived again: the same series.
-        again = facts_of(s)
+        again = facts_of(s, HealthRules())
         alone = JudgedPoll(s, judged.events, health_of(s, previous=previous), s, previous, again)
         asyncio.run(fresh.on_poll("c", alone))
         assert series(shared) == series(fresh)

@@ -144,22 +144,22 @@ def test_stall_events_health_and_check_agree() -> None:
     health = health_of(s2, RULES)
     [finding] = [f for f in health.findings if f.rule == "tiering_stalled"]
     assert finding.subject == "table db.t" and health.status.name == "YELLOW"
-    m = measure(judged(s2), rules=RULES)
+    m = measure(judged(s2, RULES), rules=RULES)
     assert m["tiering_stalled_tables"].value == 1 and m["untiered_offsets"].value == 150
     assert not [f for f in health_of(s4, RULES).findings if f.rule == "tiering_stalled"]
 
 
 def test_check_measures_are_unknown_without_a_storage_look_or_the_api() -> None:
-    m = measure(judged(snap(V)), rules=RULES)
+    m = measure(judged(snap(V), RULES), rules=RULES)
     assert m["tiering_stalled_tables"].value is None and m["untiered_offsets"].value is None
     old = snap(V).with_storage(
         part(0, bucket(0, 5, None), caps=StorageCapabilities(kv_snapshots=True))
     )
-    m = measure(judged(old), rules=RULES)
+    m = measure(judged(old, RULES), rules=RULES)
     assert m["tiering_stalled_tables"].value is None
     assert "ListRemoteLogManifests" in (m["tiering_stalled_tables"].why_unknown or "")
     # one look with nothing seen before it: a stall cannot be told yet (unknown, not 0)
-    first = measure(judged(snap(V).with_storage(part(0, bucket(0, 100, 50)))), rules=RULES)
+    first = measure(judged(snap(V).with_storage(part(0, bucket(0, 100, 50))), RULES), rules=RULES)
     assert first["tiering_stalled_tables"].value is None
     assert first["untiered_offsets"].value == 50
 

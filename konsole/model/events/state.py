@@ -91,7 +91,7 @@ def advance(
         events += found
     ingest, disks, kv, replication = state.ingest, state.disks, state.kv, state.replication
     storage, capacity, versions = state.storage, state.capacity, state.versions
-    facts = facts_of(current)
+    facts = facts_of(current, config.rules)
     base_facts = state.facts
     if facts is not None:
         if base is not None and base_facts is not None:
@@ -112,7 +112,7 @@ def advance(
         events += found
         found, replication = detect_replication(replication, current, config, facts.replication)
         events += found
-        found, storage = detect_storage(storage, current, config)
+        found, storage = detect_storage(storage, current, config, facts.storage)
         events += found
         base = current
     found, health = detect_health(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from konsole.model.events.base import Emitter, Event, EventConfig, EventKind, Severity, Subject
 from konsole.model.snapshot import ClusterSnapshot
-from konsole.model.storage import StorageLimits, TableSummary, trouble
+from konsole.model.storage import StorageTrouble, TableSummary
 from konsole.model.timefmt import age_text
 
 __all__ = ["StorageState", "detect_storage"]
@@ -31,14 +31,14 @@ class StorageState:
 
 
 def detect_storage(
-    state: StorageState, current: ClusterSnapshot, config: EventConfig
+    state: StorageState, current: ClusterSnapshot, config: EventConfig, found: StorageTrouble
 ) -> tuple[list[Event], StorageState]:
-    """Events for a storage part not judged before; nothing between storage polls."""
+    """Events for a storage part not judged before; nothing between storage polls
+    (``found``: the poll's storage judgement, derived once as it is judged)."""
     part = current.storage
     if part is None or part.taken_at == state.judged_at:
         return [], state
     out = Emitter(current, config)
-    found = trouble(part, StorageLimits.of(config.rules))
     started: list[tuple[EventKind, Mapping[str, TableSummary], frozenset[str], Message]] = [
         (
             EventKind.TIERING_STALLED,
