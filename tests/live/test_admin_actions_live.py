@@ -346,9 +346,9 @@ def test_rebalance_while_one_runs_is_refused(ops: dict[str, Any]) -> None:
         client = await connect_for(writer)(writes=True)
         runner = ActionRunner(writer, client, Audit(ops["history"]), Quiet(), Options(timeout=60))
         try:
-            view = (await runner.look()).view
+            placement = (await runner.look()).placement
             plan = plan_rebalance(
-                view, health=HealthStatus.GREEN, running=None, goals=["REPLICA_DISTRIBUTION"]
+                placement, health=HealthStatus.GREEN, running=None, goals=["REPLICA_DISTRIBUTION"]
             )
             goals = [Goal.REPLICA_DISTRIBUTION]
             first = await runner.send(plan, lambda: runner.actions.rebalance(goals))
