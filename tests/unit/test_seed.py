@@ -46,6 +46,10 @@ class FakeCluster:
     writes: list[tuple[str, int]] = field(default_factory=list)
     drops: list[str] = field(default_factory=list)
     connections: int = 0
+    #: Table name -> how many of its next creations get no bucket leader (a 0.9.1
+    #: coordinator whose request to the replicas failed); "now": the table as it is.
+    leaderless: dict[str, int] = field(default_factory=dict)
+    no_leader_now: set[str] = field(default_factory=set)
 
 
 class FakeInfo:
@@ -72,6 +76,10 @@ class FakeAdmin:
         if name in self.c.records:
             raise fluss.FlussError("exists", fluss.ErrorCode.TABLE_ALREADY_EXIST)
         self.c.records[name] = 0
+        self.c.no_leader_now.discard(name)
+        if self.c.leaderless.get(name, 0) > 0:
+            self.c.leaderless[name] -= 1
+            self.c.no_leader_now.add(name)
 
     async def drop_table(self, path: Any, ignore_if_not_exists: bool) -> None:
         name = f"{path.database_name}.{path.table_name}"
@@ -82,6 +90,8 @@ class FakeAdmin:
         return None
 
     def _offsets(self, path: Any, ids: list[int], parts: int) -> dict[int, int]:
+        if f"{path.database_name}.{path.table_name}" in self.c.no_leader_now:
+            raise fluss.FlussError("No leader found for table bucket", 44)
         held = self.c.records[f"{path.database_name}.{path.table_name}"]
         # everything in bucket 0 of the first partition: only the sum matters
         return {i: (held if i == 0 and parts == 0 else 0) for i in ids}
@@ -161,6 +171,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeCluster:
     monkeypatch.setattr(seed, "write_table_rows", write)
     monkeypatch.setattr(seed, "_SETTLE_S", 0.0)
     monkeypatch.setattr(seed, "_WRITE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(seed, "LEADERS_WITHIN_S", 0.0, raising=False)  # one look: no waits
     return cluster
 
 
@@ -252,3 +263,45 @@ async def test_a_server_error_is_named_with_its_code(
     assert caught.value.table == DEMO_TABLES[0]
     assert "creating the table failed: no way (error code" in str(caught.value)
     assert caught.value.done == ()
+
+
+async def test_a_table_whose_buckets_get_no_leader_is_created_again(fake: FakeCluster) -> None:
+    """Issue 40: on a loaded machine a 0.9.1 coordinator left a new table's buckets without
+    an acting leader (it never resends the request that tells the replicas); waiting did
+    not help, twice. The seed created the table, so it holds nothing: created anew."""
+    name = "go_sensor_demo.sensor_readings"
+    fake.leaderless[name] = 1
+    report = await seed.seed_demo("x:1")
+    table = next(t for t in report.tables if t.name == name)
+    assert (table.action, table.first_attempt_failed) == ("created", None)
+    assert fake.drops == [name]
+    assert fake.writes.count((name, expected(name))) == 1
+    assert fake.records[name] == expected(name)
+    assert fake.connections == 1
+
+
+async def test_a_table_that_stays_leaderless_is_named_with_the_last_answer(
+    fake: FakeCluster,
+) -> None:
+    name = "demo.daily_sales"
+    fake.leaderless[name] = 99
+    with pytest.raises(SeedError) as caught:
+        await seed.seed_demo("x:1")
+    text = str(caught.value)
+    assert caught.value.table == name
+    assert "some buckets had no leader: partition 2024-06-01: No leader found" in text
+    assert "(twice: the table was created anew)" in text
+
+
+async def test_a_leaderless_table_the_seed_did_not_create_is_never_dropped(
+    fake: FakeCluster,
+) -> None:
+    """A table that was there before the seed may hold someone's rows: named, not dropped."""
+    name = "demo.daily_sales"
+    fake.records[name] = expected(name)
+    fake.no_leader_now.add(name)
+    with pytest.raises(SeedError) as caught:
+        await seed.seed_demo("x:1")
+    assert caught.value.table == name
+    assert "no leader: partition 2024-06-01: No leader found" in str(caught.value)
+    assert fake.drops == []
