@@ -67,11 +67,15 @@ _ADMIN_TIMEOUT_S = 30.0
 _WRITE_TIMEOUT_S = 60.0
 _ATTEMPTS = 2  # per table: the second one on a fresh connection
 #: How long the buckets of a new table (or partition) may take to get leaders. A loaded
-#: machine (load 15-30 on 2 cores) needs seconds; past this, waiting is no cure: a 0.9.1
-#: coordinator tells the replicas of their new roles with one request per server and, if
-#: that request fails, never sends it again (CoordinatorRequestBatch
-#: .sendNotifyLeaderAndIsrRequest ignores the error), so the bucket has a leader on paper
-#: that does not lead, until a server registers again or the table is created again.
+#: machine (load 15-30 on 2 cores) needs seconds; past this, waiting is no cure. A 0.9.1
+#: coordinator learns of a new table from its ZooKeeper watcher, which takes a creation
+#: only as a change of the table's node from empty to registered (TableChangeWatcher,
+#: NODE_CHANGED); a starved watcher that first reads the node once registered gets
+#: NODE_CREATED, which it ignores for tables: the table exists with no bucket assigned and
+#: no leader, for good (seen under load: no "New table:" line in the coordinator's log for
+#: that id, and a NullPointerException when it was dropped). Likewise a NotifyLeaderAndIsr
+#: that fails to send is never sent again (CoordinatorRequestBatch). Creating the table
+#: anew (a new id, a new watcher event) is the cure.
 LEADERS_WITHIN_S = 20.0
 #: One offsets request of that wait, bounded (a starved server may answer late or never).
 _LEADER_PROBE_S = 5.0
@@ -610,9 +614,9 @@ async def create_with_leaders(
 
     A table whose buckets still have no leader after ``within_s`` (None:
     LEADERS_WITHIN_S) is dropped and created
-    once more (it holds nothing yet): a new table id, a new election and a new request to
-    every replica, which is what a 0.9.1 coordinator that dropped its request needs (see
-    LEADERS_WITHIN_S). Else what was still missing after both.
+    once more (it holds nothing yet): a new table id the coordinator may see this time (a
+    loaded 0.9.1 coordinator can miss a creation for good, see LEADERS_WITHIN_S). Else what
+    was still missing after both.
     """
     missing: str | None = None
     for attempt in range(2):
