@@ -148,16 +148,26 @@ class SeedReport:
 
 class SeedError(KonsoleError):
     """A demo table could not be seeded. The message names the table, the step and the
-    cause; ``done`` holds the tables seeded before it (their report lines)."""
+    cause; ``done`` holds the tables seeded before it (their report lines). ``leaderless``:
+    the table's buckets got no leader, even when created anew: a coordinator that no client
+    request can set right (konsole.localcluster.seed_local restarts it)."""
 
-    def __init__(self, table: str, reason: str, done: tuple[SeededTable, ...] = ()) -> None:
+    def __init__(
+        self,
+        table: str,
+        reason: str,
+        done: tuple[SeededTable, ...] = (),
+        *,
+        leaderless: bool = False,
+    ) -> None:
         self.table = table
         self.reason = reason
         self.done = done
+        self.leaderless = leaderless
         super().__init__(f"{table}: {reason}")
 
     def with_done(self, done: tuple[SeededTable, ...]) -> SeedError:
-        err = SeedError(self.table, self.reason, done)
+        err = SeedError(self.table, self.reason, done, leaderless=self.leaderless)
         err.__cause__ = self.__cause__
         return err
 
@@ -678,7 +688,7 @@ async def _prepare(admin: fluss.FlussAdmin, spec: _TableSpec, rf: int, ours: set
         )
         created = True
     if missing is not None:
-        raise SeedError(name, f"some buckets had no leader: {missing}")
+        raise SeedError(name, f"some buckets had no leader: {missing}", leaderless=True)
     return created
 
 
@@ -819,6 +829,7 @@ async def seed_demo(
                         raise SeedError(
                             spec.name,
                             f"{exc.reason} (the first attempt failed too: {first_failure})",
+                            leaderless=exc.leaderless,
                         ) from exc.__cause__
                     first_failure = exc.reason
                     # Start over on a fresh connection: the table is measured again, so a

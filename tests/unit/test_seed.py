@@ -305,3 +305,69 @@ async def test_a_leaderless_table_the_seed_did_not_create_is_never_dropped(
     assert caught.value.table == name
     assert "no leader: partition 2024-06-01: No leader found" in str(caught.value)
     assert fake.drops == []
+
+
+class FakeLocal:
+    """What seed_local asks of a LocalCluster: the active coordinator, stop and start."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, int]] = []
+
+    def active_coordinator(self) -> int | None:
+        return 1
+
+    def stop_server(self, role: str, sid: int, timeout: float = 60.0) -> None:
+        self.calls.append(("stop", role, sid))
+
+    def start_server(self, role: str, sid: int, ready_timeout: float = 90.0) -> None:
+        self.calls.append(("start", role, sid))
+
+
+async def test_a_poisoned_coordinator_is_restarted_once_and_the_seed_run_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 40: after a partition was created on a table the 0.9.1 coordinator had missed,
+    no new table got a leader; only a restarted coordinator (which loads every table from
+    ZooKeeper) elects them. seed_local restarts it and seeds again."""
+    from konsole.localcluster import seed_local
+
+    report = seed.SeedReport("x:1", ())
+    runs: list[str] = []
+
+    async def seed_demo(bootstrap: str, **kw: Any) -> seed.SeedReport:
+        runs.append(bootstrap)
+        if len(runs) == 1:
+            raise SeedError("demo.daily_sales", "some buckets had no leader", leaderless=True)
+        return report
+
+    monkeypatch.setattr(seed_local, "seed_demo", seed_demo)
+    lc = FakeLocal()
+    said: list[str] = []
+    got = await seed_local.seed_local(lc, "x:1", say=said.append, replication_factor=3)  # type: ignore[arg-type]
+    assert got is report and runs == ["x:1", "x:1"]
+    assert lc.calls == [("stop", "coordinator", 1), ("start", "coordinator", 1)]
+    assert said[-1] == "coordinator 1 restarted"
+
+
+async def test_any_other_seed_failure_is_raised_without_a_restart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from konsole.localcluster import seed_local
+
+    async def seed_demo(bootstrap: str, **kw: Any) -> seed.SeedReport:
+        raise SeedError("demo.daily_sales", "writing 40 rows did not finish within 60 s")
+
+    monkeypatch.setattr(seed_local, "seed_demo", seed_demo)
+    lc = FakeLocal()
+    with pytest.raises(SeedError):
+        await seed_local.seed_local(lc, "x:1", say=lambda _: None)  # type: ignore[arg-type]
+    assert lc.calls == []
+
+
+async def test_leaderless_survives_the_retry_and_the_report_of_what_was_done(
+    fake: FakeCluster,
+) -> None:
+    fake.leaderless["demo.daily_sales"] = 99
+    with pytest.raises(SeedError) as caught:
+        await seed.seed_demo("x:1")
+    assert caught.value.leaderless and caught.value.done
