@@ -20,7 +20,7 @@ from typing import Any
 from konsole.localcluster.cluster import LocalCluster
 from konsole.localcluster.seed import SeedError, SeedReport, seed_demo
 
-__all__ = ["restart_coordinator", "seed_local"]
+__all__ = ["restart_coordinator", "seed_local", "seed_local_sync"]
 
 #: A graceful stop first (a killed coordinator's ZooKeeper registration outlives it by the
 #: session timeout, which the next one would wait out); both bounds fit a loaded machine.
@@ -57,3 +57,8 @@ async def seed_local(
     cid = await asyncio.to_thread(restart_coordinator, lc)
     tell(f"coordinator {cid} restarted")
     return await seed_demo(bootstrap, **seed)
+
+
+def seed_local_sync(lc: LocalCluster, bootstrap: str, **seed: Any) -> SeedReport:
+    """Blocking :func:`seed_local` for CLI code (not from inside a running event loop)."""
+    return asyncio.run(seed_local(lc, bootstrap, **seed))
