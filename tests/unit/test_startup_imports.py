@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests._testutil.unstarved import CHILD_SAFETY_NET_S
+
 #: Runs konsole's group with argv[2:] and writes the modules it imported to argv[1].
 CHILD = textwrap.dedent(
     """
@@ -71,8 +73,6 @@ CHECK_CUT = ("konsole.collect.logs.reading", "konsole.model.logs", "tomllib")
 #: a closed port or a fake server on loopback the answer still comes in well under a
 #: second when the process gets the CPU; the suite's per-test bound (300 s) stays above.
 GENEROUS_TIMEOUT = "200"
-#: The safety net on each child process, above GENEROUS_TIMEOUT.
-CHILD_BOUND_S = 250
 
 
 def _closed_port() -> int:
@@ -96,7 +96,7 @@ def imported(args: list[str], tmp_path: Path, stdout: list[str] | None = None) -
         [sys.executable, "-c", CHILD, str(out), *args],
         capture_output=True,
         text=True,
-        timeout=CHILD_BOUND_S,
+        timeout=CHILD_SAFETY_NET_S,  # above GENEROUS_TIMEOUT
         env=env,
         check=False,
     )
