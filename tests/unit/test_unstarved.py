@@ -61,3 +61,18 @@ def test_a_tight_bound_is_raised_only_in_a_starved_run(request: pytest.FixtureRe
     assert mark is not None
     starved = os.nice(0) >= STARVED_NICENESS
     assert mark.args[0] == (STARVED_TEST_BOUND_S if starved else 7)
+
+
+def test_the_session_compiled_our_packages_as_an_install_would() -> None:
+    """tests/conftest.py compiles konsole, fluss_proto and store at the session's start: a
+    `konsole check` a test starts reads bytecode instead of compiling every module again
+    (under PYTHONDONTWRITEBYTECODE), as an installed konsole does."""
+    import importlib.util
+
+    import fluss_proto.client
+    import konsole.cli.check
+    import store.file_kinds
+
+    for module in (konsole.cli.check, fluss_proto.client, store.file_kinds):
+        assert module.__file__ is not None
+        assert Path(importlib.util.cache_from_source(module.__file__)).exists(), module
