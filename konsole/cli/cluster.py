@@ -307,9 +307,11 @@ def cluster_fetch(version: str) -> None:
 def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
     """Write the demo tables with pyfluss (the official Python client)."""
     from konsole.localcluster.seed import SeedError, seed_demo_sync
+    from konsole.localcluster.seed_local import seed_local_sync
 
     lc = LocalCluster(run_dir)
     replication = 1
+    local = bootstrap is None
     if bootstrap is None:
         desc = lc.status()
         if desc is None or not desc.running:
@@ -320,7 +322,11 @@ def cluster_seed(bootstrap: str | None, run_dir: Path | None) -> None:
         n_ts = len(desc.of_role("tablet-server"))
         replication = min(3, n_ts)
     try:
-        report = seed_demo_sync(bootstrap, replication_factor=replication)
+        # the local cluster's coordinator may be restarted (konsole.localcluster.seed_local)
+        if local:
+            report = seed_local_sync(lc, bootstrap, replication_factor=replication)
+        else:
+            report = seed_demo_sync(bootstrap, replication_factor=replication)
     except SeedError as exc:
         fail(f"{exc}; run `konsole cluster seed` again to complete it", ExitCode.WARNING)
     click.echo(str(report))
@@ -390,7 +396,7 @@ def demo(
     --no-console holds the cluster until Enter instead (for scripts and CI).
     """
     from konsole.localcluster.cluster import default_run_dir
-    from konsole.localcluster.seed import seed_demo_sync
+    from konsole.localcluster.seed_local import seed_local_sync
 
     upgrade_to = _upgrade_target(version, fluss_home, incident) if upgrade else None
     if not no_console:  # before anything starts: the console needs a terminal
@@ -407,9 +413,10 @@ def demo(
     )
     alive: list[Any] = []
     try:
-        click.echo(
-            str(seed_demo_sync(desc.bootstrap_servers, replication_factor=min(3, tablet_servers)))
+        seeded = seed_local_sync(
+            lc, desc.bootstrap_servers, replication_factor=min(3, tablet_servers)
         )
+        click.echo(str(seeded))
         _print_description(desc, as_json=False)
         alive = _bring_to_life(
             lc, desc, incident=incident, one_zero=one_zero, after_s=incident_after

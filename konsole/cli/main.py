@@ -144,6 +144,9 @@ class KonsoleGroup(ListingGroup):
 
     #: The command being run (its first name), for the monitoring-plugin rule of ``check``.
     running: str | None = None
+    #: True when this run is the process's own command line (the ``konsole`` script or
+    #: ``python -m konsole.cli``: no ``args`` given), not a host calling in (CliRunner).
+    own_command_line: bool = False
 
     def main(  # type: ignore[override]
         self,
@@ -154,8 +157,10 @@ class KonsoleGroup(ListingGroup):
         **extra: Any,
     ) -> Any:
         if not standalone_mode:
+            self.own_command_line = False
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         self.running = None
+        self.own_command_line = args is None
 
         def body() -> Any:
             given = list(sys.argv[1:] if args is None else args)

@@ -15,7 +15,9 @@ concurrent one. ``recreate=True`` drops the demo tables first.
 
 Every step is bounded in time. A step that fails (a timeout, a server error) is tried once
 more on a fresh pyfluss connection (a stuck pyfluss writer stalls its whole connection);
-if that fails too, :class:`SeedError` names the table, the step and the cause.
+if that fails too, :class:`SeedError` names the table, the step and the cause. A table
+this call created whose buckets get no leader in time is dropped and created again (see
+:func:`create_with_leaders`).
 
 Every table's rows come from ``random.Random`` seeded with the table's name, so reruns
 (and re-creations) produce byte-identical data. Log tables declare bucket keys so the
@@ -42,14 +44,19 @@ from konsole.localcluster.settle import SettledConnection
 
 __all__ = [
     "DEMO_TABLES",
+    "LEADERS_WITHIN_S",
     "SeedError",
     "SeedReport",
     "SeededTable",
+    "create_with_leaders",
     "demo_descriptor",
     "demo_rows",
+    "missing_leaders",
     "plan_table",
     "seed_demo",
     "seed_demo_sync",
+    "wait_leaders",
+    "write_table_rows",
 ]
 
 _SEED = "konsole-demo-v1"
@@ -59,6 +66,19 @@ _CENTS = Decimal("0.01")
 _ADMIN_TIMEOUT_S = 30.0
 _WRITE_TIMEOUT_S = 60.0
 _ATTEMPTS = 2  # per table: the second one on a fresh connection
+#: How long the buckets of a new table (or partition) may take to get leaders. A loaded
+#: machine (load 15-30 on 2 cores) needs seconds; past this, waiting is no cure. A 0.9.1
+#: coordinator learns of a new table from its ZooKeeper watcher, which takes a creation
+#: only as a change of the table's node from empty to registered (TableChangeWatcher,
+#: NODE_CHANGED); a starved watcher that first reads the node once registered gets
+#: NODE_CREATED, which it ignores for tables: the table exists with no bucket assigned and
+#: no leader, for good (seen under load: no "New table:" line in the coordinator's log for
+#: that id, and a NullPointerException when it was dropped). Likewise a NotifyLeaderAndIsr
+#: that fails to send is never sent again (CoordinatorRequestBatch). Creating the table
+#: anew (a new id, a new watcher event) is the cure.
+LEADERS_WITHIN_S = 20.0
+#: One offsets request of that wait, bounded (a starved server may answer late or never).
+_LEADER_PROBE_S = 5.0
 _CLOSE_TIMEOUT_S = 10.0
 _SETTLE_S = 0.3
 
@@ -128,16 +148,26 @@ class SeedReport:
 
 class SeedError(KonsoleError):
     """A demo table could not be seeded. The message names the table, the step and the
-    cause; ``done`` holds the tables seeded before it (their report lines)."""
+    cause; ``done`` holds the tables seeded before it (their report lines). ``leaderless``:
+    the table's buckets got no leader, even when created anew: a coordinator that no client
+    request can set right (konsole.localcluster.seed_local restarts it)."""
 
-    def __init__(self, table: str, reason: str, done: tuple[SeededTable, ...] = ()) -> None:
+    def __init__(
+        self,
+        table: str,
+        reason: str,
+        done: tuple[SeededTable, ...] = (),
+        *,
+        leaderless: bool = False,
+    ) -> None:
         self.table = table
         self.reason = reason
         self.done = done
+        self.leaderless = leaderless
         super().__init__(f"{table}: {reason}")
 
     def with_done(self, done: tuple[SeededTable, ...]) -> SeedError:
-        err = SeedError(self.table, self.reason, done)
+        err = SeedError(self.table, self.reason, done, leaderless=self.leaderless)
         err.__cause__ = self.__cause__
         return err
 
@@ -526,46 +556,105 @@ async def _log_records(
     return None
 
 
+async def missing_leaders(
+    admin: fluss.FlussAdmin,
+    path: fluss.TablePath,
+    buckets: int,
+    partitions: Iterable[str] = (),
+    within_s: float | None = None,
+) -> str | None:
+    """Wait until every bucket of a new table (or of its new ``partitions``) has a leader:
+    None then; else, after ``within_s`` seconds in all (None: LEADERS_WITHIN_S), what
+    still had none and the last answer (e.g. "partition eu: No leader found (error code ...)").
+
+    create_table / create_partition return before the coordinator has elected the bucket
+    leaders; a pyfluss writer that looks the table up in that window may never send its
+    records (seen on 0.9.1: the flush hangs for good, and so does every later write on the
+    same connection). Offsets answer once leaders exist. Bounded by time, not by a count of
+    tries: on a loaded machine one try took seconds.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + (LEADERS_WITHIN_S if within_s is None else within_s)
+    ids = list(range(buckets))
+    latest = fluss.OffsetSpec.latest()
+    targets: list[str | None] = list(partitions) or [None]
+    for part in targets:
+        while True:
+            probe = max(0.1, min(_LEADER_PROBE_S, deadline - loop.time()))
+            try:
+                if part is None:
+                    await asyncio.wait_for(admin.list_offsets(path, ids, latest), probe)
+                else:
+                    await asyncio.wait_for(
+                        admin.list_partition_offsets(path, part, ids, latest), probe
+                    )
+                break
+            except (fluss.FlussError, TimeoutError) as exc:
+                if loop.time() >= deadline:
+                    where = "the table" if part is None else f"partition {part}"
+                    return f"{where}: {_describe(exc)}"
+                await asyncio.sleep(0.2)
+    return None
+
+
 async def wait_leaders(
     admin: fluss.FlussAdmin,
     path: fluss.TablePath,
     buckets: int,
     partitions: Iterable[str] = (),
+    within_s: float | None = None,
 ) -> bool:
-    """Wait (bounded: ~10 s per table or partition) until every bucket of a new table (or
-    of its new ``partitions``) has a leader; False if some still had none at the end.
+    """:func:`missing_leaders` as a yes or no: True when every bucket has a leader."""
+    return await missing_leaders(admin, path, buckets, partitions, within_s) is None
 
-    create_table / create_partition return before the coordinator has elected the bucket
-    leaders; a pyfluss writer that looks the table up in that window may never send its
-    records (seen on 0.9.1: the flush hangs for good, and so does every later write on the
-    same connection). Offsets answer once leaders exist.
+
+async def create_with_leaders(
+    admin: fluss.FlussAdmin,
+    path: fluss.TablePath,
+    descriptor: fluss.TableDescriptor,
+    buckets: int,
+    *,
+    partitions: Mapping[str, str] | None = None,
+    replace: bool = False,
+    within_s: float | None = None,
+) -> str | None:
+    """Create a new table of ``buckets`` buckets (an existing one is an error, as pyfluss
+    says; ``replace``: dropped first), its ``partitions`` (value -> partition key; none:
+    unpartitioned) and wait for its bucket leaders; None when they are there.
+
+    A table whose buckets still have no leader after ``within_s`` (None:
+    LEADERS_WITHIN_S) is dropped and created
+    once more (it holds nothing yet): a new table id the coordinator may see this time (a
+    loaded 0.9.1 coordinator can miss a creation for good, see LEADERS_WITHIN_S). Else what
+    was still missing after both.
     """
-    ids = list(range(buckets))
-    latest = fluss.OffsetSpec.latest()
-    targets: list[str | None] = list(partitions) or [None]
-    ready = True
-    for part in targets:
-        for _ in range(100):
-            try:
-                if part is None:
-                    await admin.list_offsets(path, ids, latest)
-                else:
-                    await admin.list_partition_offsets(path, part, ids, latest)
-                break
-            except fluss.FlussError:
-                await asyncio.sleep(0.1)
-        else:
-            ready = False
-    return ready
+    missing: str | None = None
+    for attempt in range(2):
+        if attempt or replace:
+            await admin.drop_table(path, ignore_if_not_exists=True)
+        await admin.create_table(path, descriptor, ignore_if_exists=False)
+        for value, key in (partitions or {}).items():
+            await admin.create_partition(path, {key: value}, ignore_if_exists=True)
+        missing = await missing_leaders(admin, path, buckets, list(partitions or {}), within_s)
+        if missing is None:
+            return None
+    return f"{missing} (twice: the table was created anew)"
 
 
-async def _prepare(admin: fluss.FlussAdmin, spec: _TableSpec, rf: int) -> bool:
+async def _prepare(admin: fluss.FlussAdmin, spec: _TableSpec, rf: int, ours: set[str]) -> bool:
     """Create the table (if absent) and its partitions (always: an earlier seed may have
-    died in between), then wait for bucket leaders. True if this call created the table."""
+    died in between), then wait for bucket leaders. True if this call created the table.
+
+    ``ours``: the tables this seed created (this call adds to it). One of them whose
+    buckets get no leader is created again (it holds nothing worth keeping: this seed
+    writes all of its rows into a table it created); any other table is left alone.
+    """
     name = spec.name
     created = await _step(
         name, "creating the table", _ADMIN_TIMEOUT_S, _create_table(admin, spec, rf)
     )
+    if created:
+        ours.add(name)
     # pyfluss never creates partitions on write: a record for a missing partition hangs
     # for ever and stalls the connection's writer, so create them up front.
     for part in spec.partitions:
@@ -577,19 +666,39 @@ async def _prepare(admin: fluss.FlussAdmin, spec: _TableSpec, rf: int) -> bool:
                 spec.path, {str(spec.partition_key): part}, ignore_if_exists=True
             ),
         )
-    leaders = await _step(
+    missing = await _step(
         name,
         "waiting for bucket leaders",
-        _ADMIN_TIMEOUT_S,
-        wait_leaders(admin, spec.path, spec.buckets, spec.partitions),
+        LEADERS_WITHIN_S + _ADMIN_TIMEOUT_S,
+        missing_leaders(admin, spec.path, spec.buckets, spec.partitions),
     )
-    if not leaders:
-        raise SeedError(name, "some buckets still had no leader after ~10 s")
+    if missing is not None and name in ours:
+        missing = await _step(
+            name,
+            f"creating the table again (its buckets had no leader: {missing})",
+            2 * (LEADERS_WITHIN_S + 3 * _ADMIN_TIMEOUT_S),
+            create_with_leaders(
+                admin,
+                spec.path,
+                _descriptor(spec, rf),
+                spec.buckets,
+                partitions=dict.fromkeys(spec.partitions, str(spec.partition_key)),
+                replace=True,
+            ),
+        )
+        created = True
+    if missing is not None:
+        raise SeedError(name, f"some buckets had no leader: {missing}", leaderless=True)
     return created
 
 
 async def _seed_table(
-    conn: SettledConnection, spec: _TableSpec, rf: int, scale: int, recreate: bool
+    conn: SettledConnection,
+    spec: _TableSpec,
+    rf: int,
+    scale: int,
+    recreate: bool,
+    ours: set[str],
 ) -> SeededTable:
     admin = conn.get_admin()
     name = spec.name
@@ -600,7 +709,7 @@ async def _seed_table(
             _ADMIN_TIMEOUT_S,
             admin.drop_table(spec.path, ignore_if_not_exists=True),
         )
-    created = await _prepare(admin, spec, rf)
+    created = await _prepare(admin, spec, rf, ours)
     expected = demo_rows(name, scale)
     kind: Literal["pk", "log"] = "pk" if spec.primary_keys else "log"
     action: Action = "created"
@@ -621,7 +730,7 @@ async def _seed_table(
                 _ADMIN_TIMEOUT_S,
                 admin.drop_table(spec.path, ignore_if_not_exists=True),
             )
-            await _prepare(admin, spec, rf)
+            await _prepare(admin, spec, rf, ours)
     rows = [] if action == "complete" else expected
     if rows:
         table = await _step(name, "opening the table", _ADMIN_TIMEOUT_S, conn.get_table(spec.path))
@@ -696,6 +805,7 @@ async def seed_demo(
     except (TimeoutError, fluss.FlussError) as exc:
         raise SeedError(bootstrap, f"connecting failed: {_describe(exc)}") from exc
     tables: list[SeededTable] = []
+    ours: set[str] = set()  # the tables this call created
     try:
         for db in dict.fromkeys(s.database for s in _SPECS):
             await _step(
@@ -711,7 +821,7 @@ async def seed_demo(
             first_failure: str | None = None
             for attempt in range(1, _ATTEMPTS + 1):
                 try:
-                    table = await _seed_table(conn, spec, replication_factor, scale, recreate)
+                    table = await _seed_table(conn, spec, replication_factor, scale, recreate, ours)
                     tables.append(dataclasses.replace(table, first_attempt_failed=first_failure))
                     break
                 except SeedError as exc:
@@ -719,6 +829,7 @@ async def seed_demo(
                         raise SeedError(
                             spec.name,
                             f"{exc.reason} (the first attempt failed too: {first_failure})",
+                            leaderless=exc.leaderless,
                         ) from exc.__cause__
                     first_failure = exc.reason
                     # Start over on a fresh connection: the table is measured again, so a

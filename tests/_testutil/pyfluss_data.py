@@ -25,7 +25,7 @@ from typing import Any
 import fluss
 import pyarrow as pa
 
-from konsole.localcluster.seed import wait_leaders, write_table_rows
+from konsole.localcluster.seed import LEADERS_WITHIN_S, create_with_leaders, write_table_rows
 from konsole.localcluster.settle import SettledConnection
 
 __all__ = [
@@ -138,10 +138,12 @@ async def _create_table(
         bucket_keys=["id"],
         properties={"table.replication.factor": str(replication_factor)},
     )
-    admin = conn.get_admin()
-    async with asyncio.timeout(_ADMIN_TIMEOUT_S):
-        await admin.create_table(path, descriptor, ignore_if_exists=False)
-        await wait_leaders(admin, path, buckets)  # writing before that can hang pyfluss
+    # Writing before the buckets have leaders can hang pyfluss; a new table whose buckets
+    # get none in time is created once more (konsole.localcluster.seed.LEADERS_WITHIN_S).
+    async with asyncio.timeout(2 * (LEADERS_WITHIN_S + 2 * _ADMIN_TIMEOUT_S)):
+        missing = await create_with_leaders(conn.get_admin(), path, descriptor, buckets)
+    if missing is not None:
+        raise AssertionError(f"{path}: some buckets had no leader: {missing}")
     return path
 
 

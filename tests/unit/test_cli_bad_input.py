@@ -15,7 +15,6 @@ import math
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ import konsole.collect.actions.service
 import konsole.collect.cluster.target
 import konsole.localcluster.jars
 import konsole.localcluster.seed
+import konsole.localcluster.seed_local
 import konsole.ui.app
 from konsole.cli.main import main
 from konsole.cli.options import DURATION, MOMENT, FilePath, Number, Whole
@@ -45,6 +45,7 @@ from konsole.localcluster import LocalCluster
 from tests._testutil.cli import REPO
 from tests._testutil.cli_tree import exit_codes, leaf_commands, needed_args
 from tests._testutil.recorded import server_left_history
+from tests._testutil.unstarved import CHILD_SAFETY_NET_S, Stopwatch
 
 USAGE = exit_codes()["usage"].code
 LEAVES = leaf_commands()
@@ -123,6 +124,7 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
         (LocalCluster, "stop_server"),
         (LocalCluster, "stop"),
         (konsole.localcluster.seed, "seed_demo_sync"),
+        (konsole.localcluster.seed_local, "seed_local_sync"),
         (konsole.localcluster.jars, "ensure_jars"),
         (konsole.ui.app, "KonsoleApp"),
         (konsole.cli.serve, "_serve"),
@@ -249,7 +251,9 @@ def tree(root: Path) -> dict[str, tuple[int, int, int]]:
 
 
 #: A refused value is answered at once (a FIFO opened would hang, a server connected to
-#: would wait): well under the issue's 5 s, in process.
+#: would wait): well under the issue's 5 s, in process. Measured less the time the thread
+#: waited for a CPU (tests._testutil.unstarved): at nice 19 beside the live tests that
+#: wait alone can pass 5 s, while a hang still counts in full.
 ANSWER_WITHIN_S = 5.0
 
 
@@ -269,9 +273,9 @@ def test_a_bad_value_is_one_line_and_the_usage_code(
     for value in values:
         args = command_line(path, command, param, value, tmp_path)
         before = tree(tmp_path)
-        started = time.monotonic()
+        watch = Stopwatch()
         result = CliRunner().invoke(main, args)
-        took = time.monotonic() - started
+        took = watch.elapsed()
         said = (args, result.stdout, result.stderr)
         assert result.exit_code == USAGE, said
         assert took < ANSWER_WITHIN_S, (args, took)
@@ -327,7 +331,7 @@ def test_unknown_commands_options_and_missing_arguments_are_usage_errors() -> No
 
 
 def run_real(
-    *args: str, tmp_path: Path, stdout: Any = subprocess.PIPE, timeout: float = 60
+    *args: str, tmp_path: Path, stdout: Any = subprocess.PIPE, timeout: float = CHILD_SAFETY_NET_S
 ) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
@@ -379,7 +383,7 @@ def test_a_full_stdout_in_real_processes(tmp_path: Path, history: Path) -> None:
 def test_the_console_without_a_terminal_says_so_at_once(tmp_path: Path) -> None:
     code = exit_codes()["unavailable"].code
     for args in (["ui", "--bootstrap", "127.0.0.1:1"], ["--bootstrap", "127.0.0.1:1"], ["demo"]):
-        done = run_real(*args, tmp_path=tmp_path, timeout=30)
+        done = run_real(*args, tmp_path=tmp_path, timeout=CHILD_SAFETY_NET_S)
         assert done.returncode == code, (args, done.stderr)
         assert done.stdout == "", args  # no screen drawn into the pipe, no escape sequence
         assert done.stderr.startswith("konsole: error: konsole ") and "terminal" in done.stderr
@@ -403,7 +407,7 @@ def test_check_s_watchdog_into_a_full_stdout_is_unknown() -> None:
         "import time\n"
         "from konsole.cli.check import Watchdog\n"
         "Watchdog(time.monotonic() + 0.2, 'FLUSS CRITICAL: no answer', 2).start()\n"
-        "time.sleep(30)\n"
+        "time.sleep(600)\n"  # only the watchdog ends it within the safety net
     )
     with open("/dev/full", "w") as full:
         done = subprocess.run(
@@ -412,7 +416,7 @@ def test_check_s_watchdog_into_a_full_stdout_is_unknown() -> None:
             stderr=subprocess.PIPE,
             text=True,
             cwd=REPO,
-            timeout=25,
+            timeout=CHILD_SAFETY_NET_S,
             check=False,
         )
     assert done.returncode == exit_codes()["io"].check
@@ -478,9 +482,9 @@ def test_generated_bad_numbers_and_text_are_refused_at_once(
     )
     args = command_line(path, command, param, value, tmp)
     before = tree(tmp)
-    started = time.monotonic()
+    watch = Stopwatch()
     result = CliRunner().invoke(main, args)
-    assert time.monotonic() - started < ANSWER_WITHIN_S, args
+    assert watch.elapsed() < ANSWER_WITHIN_S, args
     assert result.exit_code == USAGE, (args, result.output)
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("konsole: error: "), (args, result.stderr)
@@ -622,14 +626,14 @@ def test_generated_bad_paths_are_refused_at_once(
     if path_role(param) == "write" and any(p.name == "fmt" for p in command.params):
         args += ["--format", suffix[1:]]  # a device has no suffix to tell the format by
     before = tree(tmp)
-    started = time.monotonic()
+    watch = Stopwatch()
     with pytest.MonkeyPatch.context() as patch:
         # preview and lookup open the output, then connect: the connect is the seam here
         for owner, name in OPENS_OUTPUT_FIRST:
             patch.setattr(owner, name, UNPATCHED[owner])
         patch.setattr(konsole.collect.cluster.target, "connect_client", _reached)
         result = CliRunner().invoke(main, args)
-    assert time.monotonic() - started < ANSWER_WITHIN_S, args
+    assert watch.elapsed() < ANSWER_WITHIN_S, args
     codes = exit_codes()
     allowed = {codes[s].code for s in kinds[kind].split(" or ")}
     if path[:1] == ("check",):

@@ -21,6 +21,7 @@ from konsole.cli.main import main
 from tests._testutil.cli import REPO
 from tests._testutil.cli_tree import exit_codes, leaf_commands, needed_args
 from tests._testutil.recorded import server_left_history
+from tests._testutil.unstarved import CHILD_SAFETY_NET_S
 
 CODES = exit_codes()
 USAGE = CODES["usage"].code
@@ -260,7 +261,9 @@ def test_huge_and_empty_values_are_usage_errors_not_internal_ones(
     assert not (tmp_path / "r.html").exists()
 
 
-def real(*args: str, tmp_path: Path, timeout: float = 20) -> subprocess.CompletedProcess[bytes]:
+def real(
+    *args: str, tmp_path: Path, timeout: float = CHILD_SAFETY_NET_S
+) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
     for name in ("FLUSS_BOOTSTRAP", "KONSOLE_CONFIG", "KONSOLE_TRACEBACK"):
         env.pop(name, None)
@@ -307,7 +310,7 @@ def test_a_fifo_as_config_or_history_is_refused_at_once(tmp_path: Path) -> None:
         ["history", "events", "--history", str(fifo)],
         ["record", "--bootstrap", "127.0.0.1:1", "--count", "1", "--history", str(fifo)],
     ):
-        done = real(*args, tmp_path=tmp_path, timeout=15)  # before: never answered
+        done = real(*args, tmp_path=tmp_path)  # before: never answered
         assert done.returncode == USAGE, (args, done.stderr)
         assert b"a FIFO, not a regular file" in done.stderr.splitlines()[-1], done.stderr
     assert fifo.exists() and not fifo.is_file()
@@ -325,7 +328,7 @@ def test_check_answers_within_its_timeout_with_a_fifo_as_konsole_config(tmp_path
         capture_output=True,
         cwd=REPO,
         env=env,
-        timeout=10,
+        timeout=CHILD_SAFETY_NET_S,
         check=False,
     )
     # Before: no answer at all. Now the refusal (3), or on a machine too busy to start

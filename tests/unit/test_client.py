@@ -58,6 +58,7 @@ from tests._testutil.fakes import (
     connect,
     default_apis,
 )
+from tests._testutil.unstarved import Stopwatch
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -227,11 +228,11 @@ async def test_bootstrap_tries_each_address_and_names_all_when_none_answers():
         await dead.stop()
         async with await connect([dead_address, fc.tablets[0].address]) as client:
             assert client.metadata.source == fc.tablets[0].address
-    t0 = time.monotonic()
+    watch = Stopwatch()  # less the CPU waits of a run at nice 19 beside the live tests
     with pytest.raises(UnreachableError) as info:
         await connect(f"{dead_address},127.0.0.1:1")
     assert dead_address in str(info.value) and "127.0.0.1:1" in str(info.value)
-    assert time.monotonic() - t0 < 5
+    assert watch.elapsed() < 5
 
 
 async def test_bootstrap_server_that_never_answers_is_bounded():
@@ -240,11 +241,11 @@ async def test_bootstrap_server_that_never_answers_is_bounded():
     async with FakeCluster(tablets=1) as fc:
         await silent.start()
         try:
-            t0 = time.monotonic()
+            watch = Stopwatch()  # less the CPU waits of a starved run (nice 19)
             client = await connect([silent.address, fc.tablets[0].address], request_timeout=0.3)
             async with client:
                 assert client.metadata.source == fc.tablets[0].address
-            assert time.monotonic() - t0 < 3
+            assert watch.elapsed() < 3
         finally:
             await silent.stop()
 
@@ -649,14 +650,14 @@ async def test_request_timeout_is_retried_then_raised():
         ts = fc.tablets[0]
         ts.handlers[ApiKey.LIST_DATABASES] = lambda s, f: DROP
         async with await connect(ts.address, retries=1) as client:
-            t0 = time.monotonic()
+            watch = Stopwatch()  # less the CPU waits of a starved run (nice 19)
             with pytest.raises(Exception) as info:
                 await client.call(
                     ApiKey.LIST_DATABASES, pb.ListDatabasesRequest(), node=0, timeout=0.2
                 )
             assert type(info.value).__name__ == "RequestTimeoutError"
             assert ts.count(ApiKey.LIST_DATABASES) == 2
-            assert time.monotonic() - t0 < 2
+            assert watch.elapsed() < 2
 
 
 # =========================================================================== reconnect

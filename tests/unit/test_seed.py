@@ -46,6 +46,10 @@ class FakeCluster:
     writes: list[tuple[str, int]] = field(default_factory=list)
     drops: list[str] = field(default_factory=list)
     connections: int = 0
+    #: Table name -> how many of its next creations get no bucket leader (a 0.9.1
+    #: coordinator whose request to the replicas failed); "now": the table as it is.
+    leaderless: dict[str, int] = field(default_factory=dict)
+    no_leader_now: set[str] = field(default_factory=set)
 
 
 class FakeInfo:
@@ -72,6 +76,10 @@ class FakeAdmin:
         if name in self.c.records:
             raise fluss.FlussError("exists", fluss.ErrorCode.TABLE_ALREADY_EXIST)
         self.c.records[name] = 0
+        self.c.no_leader_now.discard(name)
+        if self.c.leaderless.get(name, 0) > 0:
+            self.c.leaderless[name] -= 1
+            self.c.no_leader_now.add(name)
 
     async def drop_table(self, path: Any, ignore_if_not_exists: bool) -> None:
         name = f"{path.database_name}.{path.table_name}"
@@ -82,6 +90,8 @@ class FakeAdmin:
         return None
 
     def _offsets(self, path: Any, ids: list[int], parts: int) -> dict[int, int]:
+        if f"{path.database_name}.{path.table_name}" in self.c.no_leader_now:
+            raise fluss.FlussError("No leader found for table bucket", 44)
         held = self.c.records[f"{path.database_name}.{path.table_name}"]
         # everything in bucket 0 of the first partition: only the sum matters
         return {i: (held if i == 0 and parts == 0 else 0) for i in ids}
@@ -161,6 +171,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeCluster:
     monkeypatch.setattr(seed, "write_table_rows", write)
     monkeypatch.setattr(seed, "_SETTLE_S", 0.0)
     monkeypatch.setattr(seed, "_WRITE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(seed, "LEADERS_WITHIN_S", 0.0, raising=False)  # one look: no waits
     return cluster
 
 
@@ -252,3 +263,111 @@ async def test_a_server_error_is_named_with_its_code(
     assert caught.value.table == DEMO_TABLES[0]
     assert "creating the table failed: no way (error code" in str(caught.value)
     assert caught.value.done == ()
+
+
+async def test_a_table_whose_buckets_get_no_leader_is_created_again(fake: FakeCluster) -> None:
+    """Issue 40: on a loaded machine a 0.9.1 coordinator left a new table's buckets without
+    an acting leader (it never resends the request that tells the replicas); waiting did
+    not help, twice. The seed created the table, so it holds nothing: created anew."""
+    name = "go_sensor_demo.sensor_readings"
+    fake.leaderless[name] = 1
+    report = await seed.seed_demo("x:1")
+    table = next(t for t in report.tables if t.name == name)
+    assert (table.action, table.first_attempt_failed) == ("created", None)
+    assert fake.drops == [name]
+    assert fake.writes.count((name, expected(name))) == 1
+    assert fake.records[name] == expected(name)
+    assert fake.connections == 1
+
+
+async def test_a_table_that_stays_leaderless_is_named_with_the_last_answer(
+    fake: FakeCluster,
+) -> None:
+    name = "demo.daily_sales"
+    fake.leaderless[name] = 99
+    with pytest.raises(SeedError) as caught:
+        await seed.seed_demo("x:1")
+    text = str(caught.value)
+    assert caught.value.table == name
+    assert "some buckets had no leader: partition 2024-06-01: No leader found" in text
+    assert "(twice: the table was created anew)" in text
+
+
+async def test_a_leaderless_table_the_seed_did_not_create_is_never_dropped(
+    fake: FakeCluster,
+) -> None:
+    """A table that was there before the seed may hold someone's rows: named, not dropped."""
+    name = "demo.daily_sales"
+    fake.records[name] = expected(name)
+    fake.no_leader_now.add(name)
+    with pytest.raises(SeedError) as caught:
+        await seed.seed_demo("x:1")
+    assert caught.value.table == name
+    assert "no leader: partition 2024-06-01: No leader found" in str(caught.value)
+    assert fake.drops == []
+
+
+class FakeLocal:
+    """What seed_local asks of a LocalCluster: the active coordinator, stop and start."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, int]] = []
+
+    def active_coordinator(self) -> int | None:
+        return 1
+
+    def stop_server(self, role: str, sid: int, timeout: float = 60.0) -> None:
+        self.calls.append(("stop", role, sid))
+
+    def start_server(self, role: str, sid: int, ready_timeout: float = 90.0) -> None:
+        self.calls.append(("start", role, sid))
+
+
+async def test_a_poisoned_coordinator_is_restarted_once_and_the_seed_run_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 40: after a partition was created on a table the 0.9.1 coordinator had missed,
+    no new table got a leader; only a restarted coordinator (which loads every table from
+    ZooKeeper) elects them. seed_local restarts it and seeds again."""
+    from konsole.localcluster import seed_local
+
+    report = seed.SeedReport("x:1", ())
+    runs: list[str] = []
+
+    async def seed_demo(bootstrap: str, **kw: Any) -> seed.SeedReport:
+        runs.append(bootstrap)
+        if len(runs) == 1:
+            raise SeedError("demo.daily_sales", "some buckets had no leader", leaderless=True)
+        return report
+
+    monkeypatch.setattr(seed_local, "seed_demo", seed_demo)
+    lc = FakeLocal()
+    said: list[str] = []
+    got = await seed_local.seed_local(lc, "x:1", say=said.append, replication_factor=3)  # type: ignore[arg-type]
+    assert got is report and runs == ["x:1", "x:1"]
+    assert lc.calls == [("stop", "coordinator", 1), ("start", "coordinator", 1)]
+    assert said[-1] == "coordinator 1 restarted"
+
+
+async def test_any_other_seed_failure_is_raised_without_a_restart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from konsole.localcluster import seed_local
+
+    async def seed_demo(bootstrap: str, **kw: Any) -> seed.SeedReport:
+        raise SeedError("demo.daily_sales", "writing 40 rows did not finish within 60 s")
+
+    monkeypatch.setattr(seed_local, "seed_demo", seed_demo)
+    lc = FakeLocal()
+    with pytest.raises(SeedError):
+        await seed_local.seed_local(lc, "x:1", say=lambda _: None)  # type: ignore[arg-type]
+    assert lc.calls == []
+
+
+async def test_leaderless_survives_the_retry_and_the_report_of_what_was_done(
+    fake: FakeCluster,
+) -> None:
+    fake.leaderless["demo.daily_sales"] = 99
+    with pytest.raises(SeedError) as caught:
+        await seed.seed_demo("x:1")
+    assert caught.value.leaderless and caught.value.done
