@@ -560,13 +560,17 @@ class CapacityStep:
 
         from konsole.model.events import EventConfig
         from konsole.model.events.capacity import detect_capacity
+        from konsole.model.headroom import capacity_view
         from konsole.model.health import capacity_findings
 
         snapshot = self._snapshot(view)
         part = await self.collector.collect(self.client, snapshot)
         snapshot = replace(snapshot, capacity=part)
-        _, self.state = detect_capacity(self.state, snapshot, snapshot, EventConfig(self.rules))
-        return capacity_findings(snapshot, self.rules)
+        # The headroom is one of the poll's facts, derived once as the judge takes it.
+        servers = capacity_view(snapshot)
+        config = EventConfig(self.rules)
+        _, self.state = detect_capacity(self.state, snapshot, snapshot, config, servers)
+        return capacity_findings(snapshot, servers, self.rules)
 
 
 async def run(args: argparse.Namespace, bootstrap: str, metrics_urls: list[str]) -> dict[str, Any]:
