@@ -11,8 +11,13 @@ full. The code measured must run on this thread (CliRunner; asyncio fakes on thi
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 _SCHEDSTAT = Path("/proc/thread-self/schedstat")
 
@@ -45,3 +50,61 @@ class Stopwatch:
 #: over 5 s just to start and import (issue 40), so bounds of 10-30 s could be missed; the
 #: suite's own bound per test (300 s) stays above.
 CHILD_SAFETY_NET_S = 240.0
+
+
+def run_child(
+    args: list[str], *, timeout: float, **popen: object
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run ``args`` to its end (text output captured) and return it with its main thread's
+    wait for a CPU in seconds, read from the ended child's ``/proc/PID/schedstat`` before
+    it is reaped (a zombie keeps it). A child started on a starved machine waits for a
+    slice from its fork on, before it can answer anything: a bound on its wall time less
+    that wait is what its own code is responsible for. ``timeout``: the safety net."""
+    proc = subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,  # type: ignore[call-overload]
+    )
+    out: dict[str, str] = {}
+
+    def drain(name: str, stream: IO[str]) -> None:
+        out[name] = stream.read()
+
+    readers = [
+        threading.Thread(target=drain, args=(name, stream), daemon=True)
+        for name, stream in (("stdout", proc.stdout), ("stderr", proc.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    delay = 0.0
+    try:
+        _wait_unreaped(proc.pid, timeout)
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            delay = int(Path(f"/proc/{proc.pid}/schedstat").read_text().split()[1]) / 1e9
+    finally:
+        if proc.poll() is None and not _ended(proc.pid):
+            proc.kill()
+        proc.wait()
+        for reader in readers:
+            reader.join(timeout=10)
+    done = subprocess.CompletedProcess(
+        args, proc.returncode, out.get("stdout", ""), out.get("stderr", "")
+    )
+    return done, delay
+
+
+def _ended(pid: int) -> bool:
+    info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    return info is not None
+
+
+def _wait_unreaped(pid: int, timeout: float) -> None:
+    """Wait (at most ``timeout`` s, in bounded steps) until ``pid`` has ended, leaving it
+    unreaped; raises TimeoutError past the bound."""
+    deadline = time.monotonic() + timeout
+    while not _ended(pid):
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(str(pid), timeout)
+        time.sleep(0.01)

@@ -30,6 +30,7 @@ import pytest
 
 from konsole.localcluster import LocalCluster
 from tests._testutil import pyfluss_data as pf
+from tests._testutil.unstarved import run_child
 from tests._testutil.waiting import wait_until
 from tests.conftest import FlussServer, our_java_processes
 
@@ -126,21 +127,28 @@ def run_check(*args: str, timeout: float, password: str = PASSWORD) -> Checked:
     env["FLUSS_PASSWORD"] = password
     env["KONSOLE_CONFIG"] = "/nonexistent/konsole-check-test.toml"
     t0 = time.monotonic()
-    proc = subprocess.run(
+    proc, starved = run_child(
         [sys.executable, "-m", "konsole.cli", "check", *args],
-        capture_output=True,
-        text=True,
         cwd=REPO,
         env=env,
         timeout=timeout + 20,  # only a safety net: the check must end on its own
-        check=False,
     )
     elapsed = time.monotonic() - t0
     result = Checked(proc.returncode, proc.stdout, proc.stderr, elapsed)
     # Shown with -rP: what each check answered, and how long it took.
-    print(f"[{elapsed:.2f}s, exit {result.code}] {result.stdout.strip()[:600]}")
-    # Never past --timeout (process start to exit; spawning is in the measured time).
-    assert elapsed < timeout + 0.5, f"check ran {elapsed:.2f}s with -t {timeout:g}: {result}"
+    print(
+        f"[{elapsed:.2f}s, {starved:.2f}s waiting for a CPU, exit {result.code}] "
+        f"{result.stdout.strip()[:600]}"
+    )
+    # Never past --timeout (process start to exit; spawning is in the measured time), less
+    # the time the machine kept the check's main thread from a CPU: the live shards run
+    # beside four Fluss clusters on 2 cores, where a Python process once took 9 s to reach
+    # its watchdog (issue 40); the kernel counts that wait (tests/_testutil/unstarved.py).
+    took = elapsed - starved
+    assert took < timeout + 0.5, (
+        f"check ran {elapsed:.2f}s ({took:.2f}s less its waits for a CPU) "
+        f"with -t {timeout:g}: {result}"
+    )
     assert result.first.startswith(("FLUSS ", '{"schema": "konsole.model.check/3"')), result
     return result
 
