@@ -1,8 +1,8 @@
 """One judged poll: the verdict every face reads, made by one judge.
 
 A poll is judged once: its events, its health and the facts of the last good poll
-(placement, replication, headroom: :mod:`konsole.model.poll_facts`) are made together, on
-the snapshot as stamped (poll times never go back), and carried together in a
+(placement, replication, headroom, storage: :mod:`konsole.model.poll_facts`) are made
+together, on the snapshot as stamped (poll times never go back), and carried together in a
 :class:`JudgedPoll`. The console, ``watch``, ``record``, ``check``, ``serve`` and time
 travel read that one; none of them judges a poll again.
 
@@ -58,8 +58,8 @@ class JudgedPoll:
     last_ok: ClusterSnapshot | None
     #: The good poll before ``last_ok`` (rates and growth need two).
     previous_ok: ClusterSnapshot | None
-    #: The facts of ``last_ok`` (placement, replication, headroom), derived once as that
-    #: poll was judged; None before any good poll.
+    #: The facts of ``last_ok`` (placement, replication, headroom, storage), derived once as
+    #: that poll was judged; None before any good poll.
     facts: PollFacts | None
 
     @property
