@@ -61,6 +61,8 @@ class Checked:
     stdout: str
     stderr: str
     elapsed: float
+    #: Of ``elapsed``, the time the machine kept the check's main thread from a CPU.
+    starved: float = 0.0
 
     @property
     def first(self) -> str:
@@ -134,7 +136,7 @@ def run_check(*args: str, timeout: float, password: str = PASSWORD) -> Checked:
         timeout=timeout + 20,  # only a safety net: the check must end on its own
     )
     elapsed = time.monotonic() - t0
-    result = Checked(proc.returncode, proc.stdout, proc.stderr, elapsed)
+    result = Checked(proc.returncode, proc.stdout, proc.stderr, elapsed, starved)
     # Shown with -rP: what each check answered, and how long it took.
     print(
         f"[{elapsed:.2f}s, {starved:.2f}s waiting for a CPU, exit {result.code}] "
@@ -280,7 +282,12 @@ def test_unreachable_cluster_is_critical_within_the_timeout(cluster: Cluster) ->
     port = closed_port()
     r = run_check("--bootstrap", f"127.0.0.1:{port}", "-t", "4", timeout=4)
     assert r.code == 2, r
-    assert r.first.startswith("FLUSS CRITICAL: cluster: unreachable")
+    if r.starved > 2.0:
+        # Kept from a CPU for over half its time (a clean-clone rehearsal: 3.7 of 4.2 s),
+        # the check could not finish its look: the watchdog's answer is the right one.
+        assert r.first == "FLUSS CRITICAL: no answer within the 4s timeout", r
+    else:
+        assert r.first.startswith("FLUSS CRITICAL: cluster: unreachable"), r
 
 
 def test_a_killed_tablet_server_is_named_with_its_buckets_then_ok_again(
