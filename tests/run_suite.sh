@@ -24,12 +24,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${1:?usage: tests/run_suite.sh PYTHON}
-read -r -a no_server <<<"${SUITE_NO_SERVER:-tests/unit tests/pilot snapshots}"
-read -r -a live <<<"${SUITE_LIVE:-tests/system tests/live}"
+read -r -a no_server <<<"${SUITE_NO_SERVER-tests/unit tests/pilot snapshots}"
+read -r -a live <<<"${SUITE_LIVE-tests/system tests/live}"
 declare -A shards=([0.9]=${SUITE_SHARDS_09:-2} [1.0]=${SUITE_SHARDS_10:-2})
 
 results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+# Every part's lines are kept too, so the end can name the tests that failed: a CI log is
+# often read from its tail only.
+logs=$(mktemp -d)
+trap 'rm -rf "$results" "$logs"' EXIT
 
 # run_timed NAME CMD...: runs CMD, appends "NAME|seconds|exit status" to the results.
 run_timed() {
@@ -46,7 +49,7 @@ run_timed() {
 live_part() {
   local n=${shards[$1]}
   PYTHONUNBUFFERED=1 "$PY" -m pytest --part "fluss$1" --shard "$2/$n" "${live[@]}" 2>&1 |
-    sed -u "s|^|[fluss$1 $2/$n] |"
+    sed -u "s|^|[fluss$1 $2/$n] |" | tee "$logs/fluss$1-$2.log"
   return "${PIPESTATUS[0]}"
 }
 
@@ -59,7 +62,7 @@ no_server_part() {
   fi
   # nice applies to this pytest and the workers it forks, never to the live parts.
   PYTHONUNBUFFERED=1 nice -n 19 "$PY" -m pytest --numprocesses auto --maxprocesses 4 \
-    --dist loadfile "${no_server[@]}" 2>&1 | sed -u "s|^|$1 |"
+    --dist loadfile "${no_server[@]}" 2>&1 | sed -u "s|^|$1 |" | tee "$logs/no-server.log"
   return "${PIPESTATUS[0]}"
 }
 
@@ -85,6 +88,17 @@ for pid in "${pids[@]}"; do
   wait "$pid"
 done
 echo "all parts, side by side|$((SECONDS - t0))|-" >>"$results"
+
+# The short summaries' FAILED and ERROR lines of every part (at most 12, each cut at 200
+# characters), right above the table, so that a log's last lines name what failed.
+failures=$(cat "$logs"/*.log 2>/dev/null | grep -a -E '^\[[^]]*\] (FAILED|ERROR) ' | cut -c1-200)
+if [ -n "$failures" ]; then
+  echo
+  echo "=== make test: what failed ==="
+  head -n 12 <<<"$failures"
+  more=$(($(wc -l <<<"$failures") - 12))
+  if [ "$more" -gt 0 ]; then echo "... and $more more (above, in each part's summary)"; fi
+fi
 
 failed=0
 echo
