@@ -114,5 +114,9 @@ while IFS='|' read -r name secs rc; do
     failed=1
   fi
 done <"$results"
+# The 1.0 servers report their data dir's disk as 1 - available/size, and konsole warns from
+# 80%: a fuller machine turns every OK a live test expects into a WARNING.
+tmp=${TMPDIR:-/tmp}
+df -P "$tmp" | awk -v d="$tmp" 'NR == 2 { printf "disk of %s as the servers see it: %.0f%% used\n", d, 100 * (1 - $4 / $2) }'
 echo "total ${SECONDS}s"
 exit "$failed"
