@@ -576,7 +576,7 @@ async def preview_scroll(columns: int, rows: int, scale: int = 1) -> dict[str, l
     divides the number of presses of each key (at least one)."""
     from konsole.ui.app import KonsoleApp
     from konsole.ui.feed import StaticFeed
-    from konsole.ui.screens.preview import PreviewScreen
+    from konsole.ui.screens.tables.preview import PreviewScreen
     from tests._testutil.console import fake_preview
 
     result = fake_preview("wide.table", rows, columns=columns)
@@ -638,7 +638,7 @@ OPEN_RATIO_GOAL, FRAME_GOAL_S = 1.5, 0.050
 
 def big_tables(reps: int, refreshes: int, scale: int = 1) -> dict[str, Any]:
     """The big-table figures; ``scale`` > 1 divides the sizes (``--quick``: a smoke run)."""
-    import konsole.ui.screens.tables  # noqa: F401  (imported by neither Tables run's open)
+    import konsole.ui.screens.tables.screen  # noqa: F401  (imported by neither Tables run's open)
 
     small = asyncio.run(detail_open(8, reps))
     big = asyncio.run(detail_open(1600 // scale, reps))

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from konsole.ui.screens.preview import PreviewScreen
+from konsole.ui.screens.tables.preview import PreviewScreen
 from snapshots.conftest import SIZE, SMALL, console_app, settled
 from tests._testutil.console import fake_preview, wait_for_workers
 from tests._testutil.table_reads import lookup_fake, masked_profile, scan_fake

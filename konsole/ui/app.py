@@ -23,7 +23,7 @@ from textual.worker import Worker, WorkerState
 
 from konsole.ui.palette import KonsoleCommands
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.screens.overview import OverviewScreen
+from konsole.ui.screens.overview.screen import OverviewScreen
 from konsole.ui.services import ConsoleServices, ConsoleSettings
 
 # The first frame pays only for the overview: the feed module (and through it the model)
@@ -52,18 +52,18 @@ class KonsoleApp(App[None]):
     TITLE = "konsole"
     # The overview's styles are read with the app's: a screen's own CSS_PATH makes Textual
     # parse every style again when the screen is first shown, and the overview is the first.
-    CSS_PATH: ClassVar[CSSPathType | None] = ["app.tcss", "screens/overview.tcss"]
+    CSS_PATH: ClassVar[CSSPathType | None] = ["app.tcss", "screens/overview/overview.tcss"]
     MODES: ClassVar[dict[str, Any]] = {
         "overview": OverviewScreen,
         # Imported when first shown: the first paint needs only the overview.
-        "servers": lambda: _screen("servers", "ServersScreen"),
-        "tables": lambda: _screen("tables", "TablesScreen"),
-        "events": lambda: _screen("events", "EventsScreen"),
-        "storage": lambda: _screen("storage", "StorageScreen"),
-        "capacity": lambda: _screen("capacity", "CapacityScreen"),
-        "rebalance": lambda: _screen("rebalance", "RebalanceScreen"),
-        "configs": lambda: _screen("configs", "ConfigScreen"),
-        "upgrade": lambda: _screen("upgrade", "UpgradeScreen"),
+        "servers": lambda: _screen("servers.screen", "ServersScreen"),
+        "tables": lambda: _screen("tables.screen", "TablesScreen"),
+        "events": lambda: _screen("events.screen", "EventsScreen"),
+        "storage": lambda: _screen("tables.storage", "StorageScreen"),
+        "capacity": lambda: _screen("capacity.screen", "CapacityScreen"),
+        "rebalance": lambda: _screen("operations.rebalance", "RebalanceScreen"),
+        "configs": lambda: _screen("operations.configs", "ConfigScreen"),
+        "upgrade": lambda: _screen("operations.upgrade", "UpgradeScreen"),
     }
     DEFAULT_MODE = "overview"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -236,17 +236,17 @@ class KonsoleApp(App[None]):
     # ------------------------------------------------------------------ navigation
 
     def open_server(self, server_id: int, *, coordinator: str | None = None) -> None:
-        from konsole.ui.screens.server_detail import ServerDetailScreen
+        from konsole.ui.screens.servers.detail import ServerDetailScreen
 
         self.push_screen(ServerDetailScreen(server_id, coordinator=coordinator))
 
     def open_table(self, table_path: str, *, tab: str | None = None) -> None:
-        from konsole.ui.screens.table_detail import TableDetailScreen
+        from konsole.ui.screens.tables.detail import TableDetailScreen
 
         self.push_screen(TableDetailScreen(table_path, tab=tab))
 
     def open_preview(self, table_path: str, partition: str | None = None) -> None:
-        from konsole.ui.screens.preview import PreviewScreen
+        from konsole.ui.screens.tables.preview import PreviewScreen
 
         self.push_screen(PreviewScreen(table_path, partition))
 

@@ -12,7 +12,7 @@ import pytest
 
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import LiveFeed
-from konsole.ui.screens.capacity import CapacityScreen
+from konsole.ui.screens.capacity.screen import CapacityScreen
 from konsole.ui.widgets.grid import KeyedGrid
 from tests._testutil.console import settle
 from tests.live.test_capacity_live import LIMIT, Disks, _profile, disks

@@ -24,7 +24,7 @@ from konsole.model.masking import MaskRules
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import LiveFeed
 from konsole.ui.modals.lookup_dialog import LookupDialog
-from konsole.ui.screens.preview import PreviewScreen
+from konsole.ui.screens.tables.preview import PreviewScreen
 from tests._testutil.all_types import World, create_table, world_of, write_rows
 from tests._testutil.console import screen_text, until
 

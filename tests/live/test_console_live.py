@@ -33,9 +33,9 @@ from konsole.localcluster.cluster import ClusterDescription
 from konsole.localcluster.seed import wait_leaders
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import LiveFeed
-from konsole.ui.screens.overview import OverviewScreen
-from konsole.ui.screens.preview import PreviewScreen
-from konsole.ui.screens.table_detail import TableDetailScreen
+from konsole.ui.screens.overview.screen import OverviewScreen
+from konsole.ui.screens.tables.detail import TableDetailScreen
+from konsole.ui.screens.tables.preview import PreviewScreen
 from konsole.ui.state import HistoryMode
 from konsole.ui.widgets.fitted_lines import FittedLines
 from konsole.ui.widgets.spark import Spark

@@ -45,7 +45,7 @@ from konsole.localcluster.cluster import ClusterDescription
 from konsole.model.identity import ClusterIdentity
 from konsole.ui.app import KonsoleApp
 from konsole.ui.modals.time_travel import TimeTravelScreen
-from konsole.ui.screens.table_detail import TableDetailScreen
+from konsole.ui.screens.tables.detail import TableDetailScreen
 from konsole.ui.widgets.spark import Spark
 from konsole.ui.widgets.status_bar import status_text
 from store import open_reader

@@ -15,9 +15,9 @@ import pytest
 
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.preview import PreviewScreen, _PagedTable
-from konsole.ui.screens.table_detail import TableDetailScreen
-from konsole.ui.screens.tables import TablesScreen
+from konsole.ui.screens.tables.detail import TableDetailScreen
+from konsole.ui.screens.tables.preview import PreviewScreen, _PagedTable
+from konsole.ui.screens.tables.screen import TablesScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_cells import Cell

@@ -10,8 +10,8 @@ from textual.widgets import Static
 
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.capacity import CapacityScreen
-from konsole.ui.screens.server_detail import ServerDetailScreen
+from konsole.ui.screens.capacity.screen import CapacityScreen
+from konsole.ui.screens.servers.detail import ServerDetailScreen
 from konsole.ui.widgets.grid import KeyedGrid
 from tests._testutil.capacity_states import record_capacity_story, with_capacity
 from tests._testutil.console import (

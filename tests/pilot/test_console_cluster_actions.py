@@ -14,9 +14,9 @@ import pytest
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
 from konsole.ui.modals.action_confirm import ActionConfirmScreen
-from konsole.ui.screens.configs import ConfigScreen
-from konsole.ui.screens.rebalance import RebalanceScreen
-from konsole.ui.screens.tables import TablesScreen
+from konsole.ui.screens.operations.configs import ConfigScreen
+from konsole.ui.screens.operations.rebalance import RebalanceScreen
+from konsole.ui.screens.tables.screen import TablesScreen
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.text_input import TextInput
 from tests._testutil.actions import FakeClusterActions

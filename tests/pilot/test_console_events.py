@@ -8,10 +8,10 @@ import pytest
 
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.events import EventsScreen, NoteScreen, subject_target
-from konsole.ui.screens.evidence import EvidenceScreen
-from konsole.ui.screens.server_detail import ServerDetailScreen
-from konsole.ui.screens.table_detail import TableDetailScreen
+from konsole.ui.screens.events.evidence import EvidenceScreen
+from konsole.ui.screens.events.screen import EventsScreen, NoteScreen, subject_target
+from konsole.ui.screens.servers.detail import ServerDetailScreen
+from konsole.ui.screens.tables.detail import TableDetailScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from store import open_reader

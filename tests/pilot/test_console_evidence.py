@@ -12,9 +12,9 @@ import pytest
 from konsole.collect.logs.reading import CommandSource, FileSource, LogSource
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.events import EventsScreen
-from konsole.ui.screens.evidence import EvidenceScreen
-from konsole.ui.screens.server_detail import ServerDetailScreen
+from konsole.ui.screens.events.evidence import EvidenceScreen
+from konsole.ui.screens.events.screen import EventsScreen
+from konsole.ui.screens.servers.detail import ServerDetailScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from store import open_reader

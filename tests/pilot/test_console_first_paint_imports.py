@@ -90,16 +90,16 @@ DEFERRED = (
     "konsole.ui.cluster_actions",
     "konsole.ui.modals",
     "konsole.ui.screens.cluster_facts",
-    "konsole.ui.screens.servers",
-    "konsole.ui.screens.tables",
-    "konsole.ui.screens.events",
-    "konsole.ui.screens.storage",
-    "konsole.ui.screens.capacity",
-    "konsole.ui.screens.rebalance",
-    "konsole.ui.screens.configs",
-    "konsole.ui.screens.table_detail",
-    "konsole.ui.screens.server_detail",
-    "konsole.ui.screens.preview",
+    "konsole.ui.screens.servers.screen",
+    "konsole.ui.screens.tables.screen",
+    "konsole.ui.screens.events.screen",
+    "konsole.ui.screens.tables.storage",
+    "konsole.ui.screens.capacity.screen",
+    "konsole.ui.screens.operations.rebalance",
+    "konsole.ui.screens.operations.configs",
+    "konsole.ui.screens.tables.detail",
+    "konsole.ui.screens.servers.detail",
+    "konsole.ui.screens.tables.preview",
     "konsole.export",
     "konsole.localcluster",
     "textual.widgets._data_table",
@@ -122,9 +122,11 @@ def test_first_paint_imports_only_the_overview(tmp_path: Path) -> None:
     seen = json.loads(out.read_text())
     painted = seen["painted"]
     # it painted the overview ...
-    assert {"konsole.ui.app", "konsole.ui.screens.overview", "textual.widgets._footer"} <= set(
-        painted
-    )
+    assert {
+        "konsole.ui.app",
+        "konsole.ui.screens.overview.screen",
+        "textual.widgets._footer",
+    } <= set(painted)
     # ... before importing anything of the feed's machinery, the model or the other screens
     assert _under(painted, DEFERRED) == []
     # ... saying what a connecting state says

@@ -13,8 +13,8 @@ from textual.app import App, ComposeResult
 
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.table_detail import TableDetailScreen
-from konsole.ui.screens.tables import TablesScreen
+from konsole.ui.screens.tables.detail import TableDetailScreen
+from konsole.ui.screens.tables.screen import TablesScreen
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_cells import Cell, Right
 from konsole.ui.widgets.grid_rows import DuplicateKey, GridError, RowSource, TooManyCells

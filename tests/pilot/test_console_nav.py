@@ -18,9 +18,9 @@ from konsole.ui.modals.help import HelpScreen
 from konsole.ui.modals.time_travel import TimeTravelScreen, parse_moment
 from konsole.ui.palette import konsole_commands
 from konsole.ui.screens.cluster_facts import bucket_counts, server_rows
-from konsole.ui.screens.overview import OverviewScreen
-from konsole.ui.screens.server_detail import ServerDetailScreen, tail_lines
-from konsole.ui.screens.servers import ServersScreen
+from konsole.ui.screens.overview.screen import OverviewScreen
+from konsole.ui.screens.servers.detail import ServerDetailScreen, tail_lines
+from konsole.ui.screens.servers.screen import ServersScreen
 from konsole.ui.state import ConsoleState
 from tests._testutil.console import (
     NOW,

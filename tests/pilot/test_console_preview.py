@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import konsole.ui.screens.preview as preview_module
+import konsole.ui.screens.tables.preview as preview_module
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.preview import (
+from konsole.ui.screens.tables.preview import (
     COLUMN_WINDOW,
     PreviewRequest,
     PreviewScreen,

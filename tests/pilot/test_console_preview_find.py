@@ -20,7 +20,7 @@ from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
 from konsole.ui.modals.lookup_dialog import LookupDialog, lookup_specs
 from konsole.ui.palette import KonsoleCommands
-from konsole.ui.screens.preview import PreviewScreen, _PagedTable
+from konsole.ui.screens.tables.preview import PreviewScreen, _PagedTable
 from tests._testutil.console import T_STOPPED, fake_preview, record_story, settle, story_state
 from tests._testutil.table_reads import lookup_fake, masked_profile, scan_fake
 

@@ -18,7 +18,7 @@ from fluss_proto.model import RebalanceProgress
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
 from konsole.ui.modals.action_confirm import ActionConfirmScreen
-from konsole.ui.screens.rebalance import RebalanceScreen
+from konsole.ui.screens.operations.rebalance import RebalanceScreen
 from tests._testutil.actions import FakeClusterActions
 from tests._testutil.console import T_STOPPED, record_story, settle, story_state
 

@@ -10,7 +10,7 @@ import pytest
 from konsole.render.spark import BARS, GAP
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.table_detail import TableDetailScreen
+from konsole.ui.screens.tables.detail import TableDetailScreen
 from konsole.ui.widgets.spark import Spark
 from tests._testutil.console import T_STOPPED, record_story, settle, story_state, wait_for_workers
 from tests._testutil.storage_states import with_storage

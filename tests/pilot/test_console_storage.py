@@ -9,9 +9,9 @@ from textual.widgets import TabbedContent
 
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.storage import StorageScreen
-from konsole.ui.screens.storage_tab import StorageTab
-from konsole.ui.screens.table_detail import TableDetailScreen
+from konsole.ui.screens.tables.detail import TableDetailScreen
+from konsole.ui.screens.tables.storage import StorageScreen
+from konsole.ui.screens.tables.storage_tab import StorageTab
 from konsole.ui.widgets.grid import KeyedGrid
 from tests._testutil.console import T_STOPPED, record_story, settle, story_state
 from tests._testutil.storage_states import with_storage

@@ -11,8 +11,8 @@ from textual.widgets import TabbedContent
 from konsole.collect.profiles import Profile
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import KvFunction, StaticFeed
-from konsole.ui.screens.preview import PreviewScreen
-from konsole.ui.screens.table_detail import TableDetailScreen
+from konsole.ui.screens.tables.detail import TableDetailScreen
+from konsole.ui.screens.tables.preview import PreviewScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.spark import Spark

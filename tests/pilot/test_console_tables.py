@@ -10,9 +10,9 @@ import pytest
 from konsole.model.table_stats import table_figures
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.preview import PreviewScreen
-from konsole.ui.screens.table_detail import TableDetailScreen
-from konsole.ui.screens.tables import TablesScreen
+from konsole.ui.screens.tables.detail import TableDetailScreen
+from konsole.ui.screens.tables.preview import PreviewScreen
+from konsole.ui.screens.tables.screen import TablesScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from tests._testutil.console import (

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.servers import ServersScreen
+from konsole.ui.screens.servers.screen import ServersScreen
 from konsole.ui.state import ConsoleState
 from tests._testutil.actions import FakeClusterActions
 from tests._testutil.console import T_STOPPED, record_story, story_state
@@ -56,7 +56,7 @@ async def test_the_line_column_shows_only_during_skew(story: Path) -> None:
 
 
 async def test_the_upgrade_screen_shows_lines_the_gate_and_the_steps(story: Path) -> None:
-    from konsole.ui.screens.upgrade import UpgradeScreen
+    from konsole.ui.screens.operations.upgrade import UpgradeScreen
 
     healthy = speaking(story_state(story, T_STOPPED - 10), {1})
     gone = speaking(story_state(story, T_STOPPED + 5), {1})

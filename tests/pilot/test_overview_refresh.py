@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Static
 
 from konsole.ui.app import KonsoleApp
 from konsole.ui.feed import StaticFeed
-from konsole.ui.screens.overview import OverviewScreen
+from konsole.ui.screens.overview.screen import OverviewScreen
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.fitted_lines import FittedLines
 from tests._testutil.console import (

@@ -10,7 +10,7 @@ from konsole.model.events import Event, EventKind, Severity, Subject
 from konsole.model.table_stats import TableFigures
 from konsole.model.totals import RequestTotals
 from konsole.ui.screens.cluster_facts import ServerRow
-from konsole.ui.screens.dashboard_panels import (
+from konsole.ui.screens.overview.panels import (
     SERVER_COLUMNS,
     dashboard_layout,
     events_lines,

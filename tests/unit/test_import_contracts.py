@@ -123,9 +123,9 @@ def test_the_copied_tree_keeps_every_contract(tmp_path: Path) -> None:
             "no import circle in konsole",
         ),
         (
-            "konsole/ui/screens/timeline.py",
+            "konsole/ui/screens/events/timeline.py",
             "from typing import TYPE_CHECKING\n"
-            "if TYPE_CHECKING:\n    import konsole.ui.screens.events",
+            "if TYPE_CHECKING:\n    import konsole.ui.screens.events.screen",
             "no import circle in konsole",
         ),
         (

@@ -48,7 +48,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Counts every call of ``placement``, whichever module bound the name."""
     import konsole.serve.exposition.families
     import konsole.ui.screens.cluster_facts
-    import konsole.ui.screens.overview  # noqa: F401
+    import konsole.ui.screens.overview.screen  # noqa: F401
 
     original = placement_module.placement
     seen: list[int] = []

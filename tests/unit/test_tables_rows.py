@@ -8,8 +8,8 @@ import random
 import pytest
 
 from konsole.model.table_stats import TableFigures
-from konsole.ui.screens.tables import COLUMNS
-from konsole.ui.screens.tables_rows import arrange, table_cells, widths
+from konsole.ui.screens.tables.rows import arrange, table_cells, widths
+from konsole.ui.screens.tables.screen import COLUMNS
 from konsole.ui.widgets.grid_cells import column_widths
 
 

@@ -26,8 +26,8 @@ from konsole.model.placement import alive_servers, is_offline, is_under_replicat
 from konsole.model.table_stats import BucketKey, bucket_rates
 from konsole.model.timefmt import age_text, clock_text, to_ms
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.screens.storage_tab import StorageTab
-from konsole.ui.screens.tables import rate_text
+from konsole.ui.screens.tables.screen import rate_text
+from konsole.ui.screens.tables.storage_tab import StorageTab
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_cells import Cell, Right

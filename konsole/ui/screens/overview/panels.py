@@ -1,7 +1,7 @@
 """The Overview dashboard's panels as text and cells, and which panels a size has room for.
 
 No Textual here (rich text only): what each panel says is built from a state's figures,
-so it is tested without an app. The Overview (``overview.py``) places the panels.
+so it is tested without an app. The Overview (``screen``) places the panels.
 
 Room, by priority (:func:`dashboard_layout`): the cluster's throughput, the tablet servers,
 health with the latest events, then requests and hot tables side by side, then the cluster

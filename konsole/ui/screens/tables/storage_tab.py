@@ -22,7 +22,7 @@ from konsole.model.storage import (
     untiered,
 )
 from konsole.model.timefmt import age_text, clock_text, to_ms
-from konsole.ui.screens.storage import num
+from konsole.ui.screens.tables.storage import num
 from konsole.ui.services import services
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid

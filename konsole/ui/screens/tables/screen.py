@@ -7,7 +7,7 @@ column (again: reverse), clicking a header does the same. ``c`` / ``X`` create o
 partition of the selected table, ``m`` sets one of its properties (the confirmation modal
 of :mod:`konsole.ui.modals.action_confirm`). The rows are plain sequences in a
 :class:`~konsole.ui.widgets.grid.KeyedGrid` (cells made only for the rows
-drawn; :mod:`konsole.ui.screens.tables_rows`); a big cluster's figures and rows are made in
+drawn; :mod:`konsole.ui.screens.tables.rows`); a big cluster's figures and rows are made in
 a thread worker, the newest poll winning, so no frame waits on 10,000 tables.
 """
 
@@ -25,7 +25,7 @@ from textual.widgets import Input, Static
 from konsole.model.table_stats import FiguresMemo, TableFigures
 from konsole.model.timefmt import age_text, clock_text
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.screens.tables_rows import Arranged, SortKey, arrange, kind_text, rate_text
+from konsole.ui.screens.tables.rows import Arranged, SortKey, arrange, kind_text, rate_text
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.text_input import TextInput

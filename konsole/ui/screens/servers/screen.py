@@ -16,7 +16,7 @@ from konsole.model.timefmt import age_text
 from konsole.render.sizes import compact_rate_text
 from konsole.ui.colors import server_state_style
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.screens.capacity_cells import room_cell
+from konsole.ui.screens.capacity.cells import room_cell
 from konsole.ui.screens.cluster_facts import (
     SeenServers,
     ServerRow,
@@ -55,7 +55,7 @@ _LINE_COLUMN = "line"
 
 def server_cells(row: ServerRow, stale: bool, room: Text | None = None) -> list[Text | str]:
     """A server's cells; ``room``: its capacity cell (a tablet server's least headroom and
-    forecast lock, :func:`konsole.ui.screens.capacity_cells.room_cell`)."""
+    forecast lock, :func:`konsole.ui.screens.capacity.cells.room_cell`)."""
     m = row.metrics
     lock: Text | str = "-"
     if m is not None and m.disk_write_locked is not None:

@@ -28,7 +28,7 @@ from konsole.model.requests import ServerRequests, server_requests
 from konsole.model.thresholds import HealthThresholds
 from konsole.model.timefmt import age_text, short_clock_text
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.screens.capacity_cells import (
+from konsole.ui.screens.capacity.cells import (
     HEADROOM_COLUMNS,
     REQUEST_COLUMNS,
     headroom_rows,

@@ -37,12 +37,12 @@ from konsole.model.timefmt import clock_text, short_clock_text
 from konsole.ui.colors import severity_style
 from konsole.ui.moment_report import report_path, write_moment_report
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.screens.timeline import open_subject
+from konsole.ui.screens.events.timeline import open_subject
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.spark import Spark
 
 if TYPE_CHECKING:
-    from konsole.ui.screens.timeline import TimelineEntry
+    from konsole.ui.screens.events.timeline import TimelineEntry
 
 __all__ = ["AROUND_S", "EvidenceScreen", "report_path", "write_moment_report"]
 

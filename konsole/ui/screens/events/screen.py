@@ -5,7 +5,7 @@ event and note read from it in a worker (the state carries at most
 :data:`~konsole.ui.state.MAX_EVENTS`). In time travel only what was recorded up to the
 moment shown is read and listed (the newest :data:`MAX_HISTORY_EVENTS` before it); live,
 the file ends at the present. Enter opens the event's evidence
-(:class:`~konsole.ui.screens.evidence.EvidenceScreen`); ``j`` jumps to the subject: a server
+(:class:`~konsole.ui.screens.events.evidence.EvidenceScreen`); ``j`` jumps to the subject: a server
 to its detail, a table, partition or bucket to its table; ``r`` writes the incident report
 of the selected event's moment (in time travel, of the moment shown when none is selected).
 """
@@ -29,7 +29,7 @@ from konsole.collect.history.reads import event_timeline
 from konsole.model.timefmt import clock_text, short_clock_text, to_ms
 from konsole.ui.colors import severity_style
 from konsole.ui.screens.base import ConsoleScreen
-from konsole.ui.screens.timeline import TimelineEntry, open_subject, subject_target
+from konsole.ui.screens.events.timeline import TimelineEntry, open_subject, subject_target
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.grid import KeyedGrid
 from konsole.ui.widgets.grid_rows import Row
@@ -356,7 +356,7 @@ class EventsScreen(ConsoleScreen):
         self.action_evidence()
 
     def action_evidence(self) -> None:
-        from konsole.ui.screens.evidence import EvidenceScreen
+        from konsole.ui.screens.events.evidence import EvidenceScreen
 
         selected = self._selected()
         if selected is not None:

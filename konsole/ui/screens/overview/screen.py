@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from konsole.model.table_stats import FiguresMemo
     from konsole.model.thresholds import HealthThresholds
     from konsole.ui.screens.cluster_facts import SeenServers, ServerRow
-    from konsole.ui.screens.dashboard_panels import DashboardLayout, ServerColumn
+    from konsole.ui.screens.overview.panels import DashboardLayout, ServerColumn
     from konsole.ui.state import ConsoleState
     from konsole.ui.widgets.line_fit import RankedLines
 
@@ -152,7 +152,7 @@ class OverviewScreen(ConsoleScreen):
         return self._seen_servers
 
     def render_state(self, state: ConsoleState) -> None:
-        from konsole.ui.screens.overview_text import cluster_text, health_lines, rooms_of
+        from konsole.ui.screens.overview.text import cluster_text, health_lines, rooms_of
         from konsole.ui.widgets.fitted_lines import FittedLines
 
         self._banner(state)
@@ -240,7 +240,7 @@ class OverviewScreen(ConsoleScreen):
         rooms: dict[str, ServerHeadroom],
         rows: list[ServerRow],
     ) -> None:
-        from konsole.ui.screens.dashboard_panels import fit_columns, server_cells
+        from konsole.ui.screens.overview.panels import fit_columns, server_cells
 
         table = self._tablets_table()
         # "unreachable" (the cluster did not answer) is not "down" (gone from the metadata)
@@ -274,7 +274,7 @@ class OverviewScreen(ConsoleScreen):
 
     def _layout(self, servers: int) -> DashboardLayout:
         """Show the panels that fit the screen with ``servers`` rows of tablet servers."""
-        from konsole.ui.screens.dashboard_panels import THROUGHPUT_ROWS, dashboard_layout
+        from konsole.ui.screens.overview.panels import THROUGHPUT_ROWS, dashboard_layout
 
         banner = self.query_one("#banner", Static)
         # the banner wraps on a narrow screen: its rows, not one, come off the panels'
@@ -303,7 +303,7 @@ class OverviewScreen(ConsoleScreen):
 
     def _throughput(self, state: ConsoleState, age: str) -> None:
         from konsole.model.totals import THROUGHPUT, cluster_totals
-        from konsole.ui.screens.dashboard_panels import throughput_title
+        from konsole.ui.screens.overview.panels import throughput_title
         from konsole.ui.widgets.spark import Spark
 
         snap = state.last_ok
@@ -376,7 +376,7 @@ class OverviewScreen(ConsoleScreen):
     def _lower(self, state: ConsoleState, age: str, lines: int) -> None:
         from konsole.model.table_stats import FiguresMemo
         from konsole.model.totals import request_totals
-        from konsole.ui.screens.dashboard_panels import hot_tables_text, requests_text
+        from konsole.ui.screens.overview.panels import hot_tables_text, requests_text
 
         snap = state.last_ok
         assert snap is not None
@@ -413,7 +413,7 @@ class OverviewScreen(ConsoleScreen):
 
 
 def _events_lines(state: ConsoleState) -> RankedLines:
-    from konsole.ui.screens.dashboard_panels import events_lines
+    from konsole.ui.screens.overview.panels import events_lines
 
     now = state.as_of if state.as_of is not None else state.now
     return events_lines(state.events, LATEST_EVENTS, event_line, now)

@@ -1,0 +1,3 @@
+"""The Events mode (``screen``), one event's evidence (``evidence``), and the timeline entries
+and subject links both of them show (``timeline``).
+"""

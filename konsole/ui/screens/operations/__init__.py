@@ -1,0 +1,3 @@
+"""The screens of an operator's work on the cluster: rebalance (``rebalance``), cluster
+configs (``configs``) and the rolling upgrade to the 1.0 line (``upgrade``).
+"""
