@@ -42,6 +42,7 @@ __all__ = [
     "capacity_view",
     "headroom_level",
     "least_headroom",
+    "lock_eta",
     "lock_outlook",
     "server_headroom",
     "soonest_lock",
@@ -321,18 +322,33 @@ class LockOutlook:
     latest_s: float | None = None
 
 
-def lock_outlook(server: ServerHeadroom, rules: HealthThresholds, now: float) -> LockOutlook:
-    """Level 2 when a confident forecast reaches the limit within ``write_lock_critical_s``,
-    1 within ``write_lock_warn_s``, else 0; not judged (0, no figure) while the server
-    reports its lock on or unknown, or when its limits are unknown."""
+def _soonest_forecast(server: ServerHeadroom, now: float) -> tuple[float, Headroom] | None:
+    """The confident forecast that reaches a limit first, with its ETA from ``now``; None
+    when none does, or while the server reports its lock on or unknown, or its limits are
+    unknown (not judged)."""
     if server.locked is not False or server.limits is None:
-        return LockOutlook(0, None, None)
+        return None
     best: tuple[float, Headroom] | None = None
     for figure in server.figures:
         f = figure.forecast
         eta = None if f is None or not f.confident else f.eta_from(now)
         if eta is not None and (best is None or eta < best[0]):
             best = (eta, figure)
+    return best
+
+
+def lock_eta(server: ServerHeadroom, now: float) -> float | None:
+    """Seconds until the server's forecast write lock (:func:`_soonest_forecast`); the
+    rules' levels do not enter, so serve's series need none."""
+    best = _soonest_forecast(server, now)
+    return None if best is None else best[0]
+
+
+def lock_outlook(server: ServerHeadroom, rules: HealthThresholds, now: float) -> LockOutlook:
+    """Level 2 when a confident forecast reaches the limit within ``write_lock_critical_s``,
+    1 within ``write_lock_warn_s``, else 0; not judged (0, no figure) while the server
+    reports its lock on or unknown, or when its limits are unknown."""
+    best = _soonest_forecast(server, now)
     if best is None:
         return LockOutlook(0, None, None)
     eta, figure = best
@@ -345,11 +361,9 @@ def lock_outlook(server: ServerHeadroom, rules: HealthThresholds, now: float) ->
     return LockOutlook(level, figure, eta, soonest, latest)
 
 
-def soonest_lock(
-    servers: Iterable[ServerHeadroom], rules: HealthThresholds, now: float
-) -> float | None:
+def soonest_lock(servers: Iterable[ServerHeadroom], now: float) -> float | None:
     """Seconds until the first confident forecast lock of any server (None: none)."""
-    etas = [o.eta_s for s in servers if (o := lock_outlook(s, rules, now)).eta_s is not None]
+    etas = [eta for s in servers if (eta := lock_eta(s, now)) is not None]
     return min(etas) if etas else None
 
 
@@ -370,7 +384,7 @@ def capacity_measures(
     if not snapshot.ok:
         return {label: (None, "no snapshot") for label in labels}
     room = least_headroom(servers)
-    eta = soonest_lock(servers, rules, snapshot.taken_at)
+    eta = soonest_lock(servers, snapshot.taken_at)
     pressures = [s.kv_pressure_max for s in servers if s.kv_pressure_max is not None]
     if snapshot.capacity is None:
         no_room = "the servers' write limits were not read"

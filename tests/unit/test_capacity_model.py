@@ -245,7 +245,7 @@ def test_lock_outlook_takes_the_soonest_confident_forecast_of_the_server_and_its
     assert outlook.eta_s == pytest.approx(5000)
     later = lock_outlook(s, HealthRules(), T0 + 4500)  # 500 s left: within the hour
     assert later.level == 2 and later.eta_s == pytest.approx(500)
-    assert soonest_lock([s], HealthRules(), T0) == pytest.approx(5000)
+    assert soonest_lock([s], T0) == pytest.approx(5000)
 
 
 def test_no_outlook_while_locked_unknown_or_without_limits() -> None:

@@ -27,8 +27,8 @@ from typing import Final, Literal
 
 from fluss_proto.model import HealthStatus
 from konsole.model.causes import down_servers
-from konsole.model.headroom import ServerHeadroom, lock_outlook
-from konsole.model.health import Health, HealthRules
+from konsole.model.headroom import ServerHeadroom, lock_eta
+from konsole.model.health import Health
 from konsole.model.placement import Placement, Replication
 from konsole.model.poll import JudgedPoll
 from konsole.model.snapshot import ClusterSnapshot, CoordinatorRole
@@ -422,11 +422,10 @@ def _coordinator_address(snapshot: ClusterSnapshot, host: str | None) -> str | N
 
 def _capacity(out: Samples, snapshot: ClusterSnapshot, servers: Iterable[ServerHeadroom]) -> None:
     """Headroom, limits, the forecast lock and the visible data dirs (konsole.model.headroom,
-    derived once as the poll was judged); the forecast's ETA is ``lock_outlook``'s, so the
-    series and the alert agree (the ETA does not depend on the rules' levels)."""
+    derived once as the poll was judged); the forecast's ETA is ``lock_eta``'s, the one
+    the health rules' ``lock_outlook`` judges, so the series and the alert agree."""
     if snapshot.capacity is None:
         return
-    rules = HealthRules()
     for s in servers:
         labels = (s.server_id,)
         if s.limits is not None:
@@ -434,7 +433,7 @@ def _capacity(out: Samples, snapshot: ClusterSnapshot, servers: Iterable[ServerH
         tight = s.tightest
         if tight is not None and tight.headroom_ratio is not None:
             out["konsole_disk_headroom_ratio"].append((labels, tight.headroom_ratio))
-        eta = lock_outlook(s, rules, snapshot.taken_at).eta_s
+        eta = lock_eta(s, snapshot.taken_at)
         if eta is not None:
             out["konsole_write_lock_eta_seconds"].append((labels, eta))
         for d in s.dirs:

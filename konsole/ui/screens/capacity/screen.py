@@ -123,7 +123,7 @@ class CapacityScreen(ConsoleScreen):
         t.append(f"{short_clock_text(snap.taken_at)} ({age} ago)")
         room = least_headroom(servers)
         t.append(f" · least room {pct(room)}" if room is not None else " · room unknown")
-        eta = soonest_lock(servers, rules, snap.taken_at)
+        eta = soonest_lock(servers, snap.taken_at)
         if eta is not None:
             t.append(f" · first lock in {age_text(round(eta))}", style="bold yellow")
         locked = sum(1 for s in servers if s.locked)

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from konsole.model.events import Event
     from konsole.model.headroom import ServerHeadroom
     from konsole.model.table_stats import FiguresMemo
-    from konsole.model.thresholds import HealthThresholds
     from konsole.ui.screens.cluster_facts import SeenServers, ServerRow
     from konsole.ui.screens.overview.panels import DashboardLayout, ServerColumn
     from konsole.ui.state import ConsoleState
@@ -175,8 +174,7 @@ class OverviewScreen(ConsoleScreen):
         self._set.update(cluster, cluster_text(state, self.konsole.feed.profile))
         health = self.query_one("#health", FittedLines)
         self._set.title(health, "Health" + age)
-        rules = self._rules()
-        health.update_lines(health_lines(state, rooms, rules, with_cluster=not layout.cluster))
+        health.update_lines(health_lines(state, rooms, with_cluster=not layout.cluster))
         self._tablets(state, age, rooms, rows)
         events = self.query_one("#events", FittedLines)
         self._set.title(events, "Latest events")
@@ -226,12 +224,6 @@ class OverviewScreen(ConsoleScreen):
         if profile is not None and profile.bootstrap:
             return ", ".join(profile.bootstrap)
         return feed.name
-
-    def _rules(self) -> HealthThresholds:
-        from konsole.model.thresholds import HealthThresholds
-
-        profile = self.konsole.feed.profile
-        return profile.health if profile is not None else HealthThresholds()
 
     def _tablets(
         self,

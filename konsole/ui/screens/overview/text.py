@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from konsole.collect.profiles import Profile
     from konsole.model.headroom import ServerHeadroom
     from konsole.model.snapshot import ClusterSnapshot
-    from konsole.model.thresholds import HealthThresholds
     from konsole.ui.state import ConsoleState
 
 __all__ = [
@@ -118,7 +117,6 @@ def skew_text(snap: ClusterSnapshot) -> Text | None:
 def health_lines(
     state: ConsoleState,
     rooms: dict[str, ServerHeadroom],
-    rules: HealthThresholds,
     *,
     with_cluster: bool,
 ) -> RankedLines:
@@ -143,7 +141,7 @@ def health_lines(
         drop.append(len(lines))
         lines.append(cluster_line(state))
     outlook = len(lines)
-    lines.append(outlook_text(state, rooms, rules))
+    lines.append(outlook_text(state, rooms))
     room_known = least_room_known(rooms)
     if not room_known:
         drop.append(outlook)
@@ -196,9 +194,7 @@ def cluster_line(state: ConsoleState) -> Text:
     return t
 
 
-def outlook_text(
-    state: ConsoleState, rooms: dict[str, ServerHeadroom], rules: HealthThresholds
-) -> Text:
+def outlook_text(state: ConsoleState, rooms: dict[str, ServerHeadroom]) -> Text:
     """``least room 41% (tablet-server 3) · first lock in 2h 10m``, or why unknown."""
     from konsole.model.headroom import least_headroom, soonest_lock
 
@@ -215,7 +211,7 @@ def outlook_text(
     style = "bold red" if room <= 0.05 else "yellow" if room <= 0.15 else ""
     t.append(f"least room {room * 100:.0f}%", style=style)
     t.append(f" ({tight.subject})", style="dim")
-    eta = soonest_lock(servers, rules, snap.taken_at) if snap is not None else None
+    eta = soonest_lock(servers, snap.taken_at) if snap is not None else None
     if eta is not None:
         t.append(f" · first lock in {age_text(round(eta))}", style="bold yellow")
     else:
