@@ -207,14 +207,14 @@ class ClusterSession:
                 look = partial(newest, seen_ms=seen_ms, now_ms=to_ms(self.clock()) + LOOK_AHEAD_MS)
                 step = await asyncio.to_thread(kept.read, look)
                 if step is not None:
-                    snap, events, seen_ms = step
+                    snap, events, seen_ms, epoch = step
                     # The writer's memory of the tablet servers is its history: judge a
                     # followed poll with what the file knew at that poll.
                     recall = partial(recall_from, known=known, at=snap.taken_at)
                     recalled = await asyncio.to_thread(kept.read, recall)
                     snap = snap.with_known(recalled if recalled is not None else known)
                     # Stamped by its writer; its events are the writer's, its health ours.
-                    yield SessionStep(judge.followed(snap, events), status)
+                    yield SessionStep(judge.followed(snap, events, epoch=epoch), status)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), interval)
         finally:

@@ -132,7 +132,7 @@ def judge_look(
 class Judge:
     """Judges one cluster's polls in order; holds what the next poll is compared with."""
 
-    __slots__ = ("_config", "_judged", "_state")
+    __slots__ = ("_config", "_epoch", "_judged", "_state")
 
     def __init__(self, config: EventConfig | None = None) -> None:
         from konsole.model.events import EventConfig, EventState
@@ -140,6 +140,8 @@ class Judge:
         self._config = config or EventConfig()
         self._state: EventState = EventState()
         self._judged: JudgedPoll | None = None
+        #: The history epoch of the last followed poll (:meth:`followed`).
+        self._epoch: int | None = None
 
     @property
     def config(self) -> EventConfig:
@@ -168,8 +170,15 @@ class Judge:
         self._judged = judged
         return judged
 
-    def followed(self, snapshot: ClusterSnapshot, events: tuple[Event, ...]) -> JudgedPoll:
-        """A poll another process recorded (``events``: the ones it wrote with it)."""
+    def followed(
+        self, snapshot: ClusterSnapshot, events: tuple[Event, ...], *, epoch: int | None
+    ) -> JudgedPoll:
+        """A poll another process recorded (``events``: the ones it wrote with it) in the
+        history's ``epoch`` (None: a file without epochs). A poll of another epoch is
+        another cluster's: it is judged afresh, as the writer judged it."""
+        if epoch != self._epoch:
+            self.forget()
+            self._epoch = epoch
         before = self._judged
         judged = judge_recorded(
             snapshot,

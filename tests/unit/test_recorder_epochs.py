@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from konsole.cli.main import main
+from konsole.collect.history.follow import newest
 from konsole.model.identity import ClusterIdentity
+from konsole.model.poll import Judge, JudgedPoll
 from konsole.ui.state import ConsoleState, HistoryMode, HistoryStatus
 from konsole.ui.widgets.status_bar import status_text
 from store import open_reader
@@ -94,6 +97,38 @@ def test_events_are_not_derived_across_two_clusters_in_one_process(tmp_path: Pat
         assert "server_left" not in kinds and "table_dropped" not in kinds
 
 
+def test_a_follower_judges_another_clusters_polls_afresh(tmp_path: Path) -> None:
+    """A follower's judge starts afresh at a new epoch, as the writer's does: the other
+    cluster's last good poll gives no rates and is no ``previous`` of the health rules."""
+    path, said = tmp_path / "h.sqlite", list[str]()
+    judge, seen_ms = Judge(), 0
+
+    def look() -> JudgedPoll:
+        nonlocal seen_ms
+        with open_reader(path) as reader:
+            step = newest(reader, seen_ms, round((T0 + 3600) * 1000))
+        assert step is not None
+        snapshot, events, seen_ms, epoch = step
+        return judge.followed(snapshot, events, epoch=epoch)
+
+    first = recorder(path, "run-a", said)
+    first.record(snap(view((0, 1, 2), [table("db.a", 1, [10])]), seq=1, t=T0))
+    first.record(snap(view((0, 1, 2), [table("db.a", 1, [20])]), seq=2, t=T0 + 10))
+    first.close()
+    assert look().last_ok is not None
+    second = recorder(path, "run-b", said)
+    second.record(snap(view((0, 1), [table("db.a", 1, [1])]), seq=1, t=T0 + 60))
+    second.close()
+    judged = look()
+    assert judged.last_ok is not None and judged.last_ok.taken_at == T0 + 60
+    assert judged.previous_ok is None  # run-a's poll is another cluster's
+    second = recorder(path, "run-b", said)
+    second.record(snap(view((0, 1), [table("db.a", 1, [3])]), seq=2, t=T0 + 70))
+    second.close()
+    judged = look()
+    assert judged.previous_ok is not None and judged.previous_ok.taken_at == T0 + 60
+
+
 def test_an_upgrade_onto_new_ports_is_said_and_keeps_the_epoch(tmp_path: Path) -> None:
     path, said = tmp_path / "h.sqlite", list[str]()
     r = recorder(path, None, said)
@@ -120,7 +155,9 @@ def test_a_history_without_identities_is_not_called_another_cluster(tmp_path: Pa
     first = recorder(path, None, said)
     first.record(snap(view((0,), [table("db.a", 1, [1])]), seq=1, t=T0))
     first.close()
-    with sqlite3.connect(path) as db:  # as the migration of a file from before epochs leaves it
+    # As the migration of a file from before epochs leaves it (``with`` on a sqlite3
+    # connection commits but does not close it).
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("UPDATE epochs SET identity = '{}'")
     second = recorder(path, None, said)
     second.record(snap(view((0,), [table("db.a", 1, [2])]), seq=2, t=T0 + 10))

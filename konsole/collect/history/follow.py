@@ -23,13 +23,15 @@ if TYPE_CHECKING:
 
 __all__ = ["newest"]
 
-Step = tuple[ClusterSnapshot, tuple[Event, ...], int]
+#: A followed poll, the events recorded with it, its time (epoch ms) and its epoch's id
+#: (which cluster of the file it is of; None in a file written before epochs).
+Step = tuple[ClusterSnapshot, tuple[Event, ...], int, int | None]
 
 
 def newest(reader: HistoryReader, seen_ms: int, now_ms: int) -> Step | None:
-    """The newest poll after ``seen_ms`` (epoch ms; 0: the newest at all) and the events
-    recorded after ``seen_ms`` up to it, with its time; None when there is nothing new.
-    A look for :meth:`KeptReader.read` (blocking, SQLite)."""
+    """The newest poll after ``seen_ms`` (epoch ms; 0: the newest at all), the events
+    recorded after ``seen_ms`` up to it, its time and its epoch; None when there is nothing
+    new. A look for :meth:`KeptReader.read` (blocking, SQLite)."""
     from konsole.collect.history.rows import event_from_row, snapshot_at
 
     latest = reader.poll_at(now_ms)
@@ -39,4 +41,6 @@ def newest(reader: HistoryReader, seen_ms: int, now_ms: int) -> Step | None:
     if recorded is None:
         return None
     rows = reader.events(since=seen_ms + 1, until=latest.at_ms) if seen_ms else []
-    return recorded.snapshot, tuple(event_from_row(r) for r in rows), latest.at_ms
+    epoch = reader.epochs.at(latest.at_ms)
+    events = tuple(event_from_row(r) for r in rows)
+    return recorded.snapshot, events, latest.at_ms, None if epoch is None else epoch.id
