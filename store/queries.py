@@ -116,6 +116,8 @@ class HistoryInfo:
     writer_pid: int | None = None
     #: Oldest first; empty for a file written before epochs (schema < 3).
     epochs: tuple[EpochRow, ...] = ()
+    #: Polls that reached the cluster (an epoch begins with the first of them).
+    good_polls: int = 0
 
 
 def open_reader(path: Path) -> HistoryReader:
@@ -474,6 +476,7 @@ class HistoryReader:
             (now_ms - full_ms, now_ms - full_ms, now_ms - minute_ms, now_ms - minute_ms),
         )[0]
         (notes,) = self._query("SELECT count(*) FROM notes")[0]
+        (good,) = self._query("SELECT count(*) FROM polls WHERE ok = 1")[0]
         return HistoryInfo(
             path=str(self.path),
             size_bytes=size,
@@ -485,7 +488,16 @@ class HistoryReader:
             notes=notes,
             writer_pid=lock_holder(self.path),
             epochs=tuple(self.epochs.all()),
+            good_polls=good,
         )
+
+    def partition_id(self, table_id: int, name: str) -> int | None:
+        """The id a partition of ``table_id`` named ``name`` was recorded with (None: never)."""
+        rows = self._query(
+            "SELECT partition_id FROM partitions WHERE table_id = ? AND name = ? LIMIT 1",
+            (table_id, name),
+        )
+        return rows[0][0] if rows else None
 
 
 def roles_seen(

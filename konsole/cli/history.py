@@ -42,6 +42,7 @@ from konsole.cli.options import (
 )
 from konsole.errors import ExitCode, ProfileError
 from konsole.model.events.base import EventKind, Severity
+from konsole.render.sizes import bytes_text
 
 __all__ = ["history", "parse_duration", "parse_time"]
 
@@ -266,7 +267,7 @@ def history_series(
         for span in spans:
             pid = None
             if partition is not None:
-                pid = _partition_id(reader, span.table_id, partition)
+                pid = reader.partition_id(span.table_id, partition)
                 if pid is None:
                     continue
             args: dict[str, Any] = {
@@ -300,14 +301,6 @@ def _say_narrowed(reader: Any, lo: int | None, hi: int | None) -> None:
             "(`konsole history info` lists the epochs)",
             err=True,
         )
-
-
-def _partition_id(reader: Any, table_id: int, name: str) -> int | None:
-    rows = reader._query(
-        "SELECT partition_id FROM partitions WHERE table_id = ? AND name = ? LIMIT 1",
-        (table_id, name),
-    )
-    return rows[0][0] if rows else None
 
 
 @history.command("as-of")
@@ -639,7 +632,6 @@ def history_info(cluster: ConnectionArgs, fmt: str) -> None:
         info = reader.info(
             round(time.time() * 1000), full_ms=policy.full_ms, minute_ms=policy.minute_ms
         )
-        reached = bool(reader._query("SELECT count(*) FROM polls WHERE ok = 1")[0][0])
     doc = {
         "path": info.path,
         "size_bytes": info.size_bytes,
@@ -662,7 +654,7 @@ def history_info(cluster: ConnectionArgs, fmt: str) -> None:
         else ""
     )
     click.echo(
-        f"file:      {info.path} ({info.size_bytes / 1048576:.1f} MB, "
+        f"file:      {info.path} ({bytes_text(info.size_bytes)}, "
         f"schema {info.schema_version}{older})"
     )
     click.echo(f"span:      {doc['first'] or '-'} .. {doc['last'] or '-'}")
@@ -680,9 +672,8 @@ def history_info(cluster: ConnectionArgs, fmt: str) -> None:
     )
     click.echo(f"notes:     {info.notes}")
     click.echo(f"recorder:  {'pid ' + str(info.writer_pid) if info.writer_pid else 'none running'}")
-    _echo_epochs(
-        doc["epochs"], _why_no_epoch(info.schema_version, sum(info.polls.values()), reached)
-    )
+    polls = sum(info.polls.values())
+    _echo_epochs(doc["epochs"], _why_no_epoch(info.schema_version, polls, info.good_polls > 0))
 
 
 def _why_no_epoch(schema: int, polls: int, reached: bool) -> str:
