@@ -165,6 +165,15 @@ async def test_export_false_hides_and_refuses_export(story: Path, tmp_path: Path
         provider = KonsoleCommands(screen)
         names = [name for name, _cb, _help in provider._commands()]
         assert "Lookup a key…" in names and "Export rows…" not in names
+        # Reached anyway (a binding of one's own): the same refusal as the command line's.
+        said: list[str] = []
+        screen.notify = lambda message, **_: said.append(str(message))  # type: ignore[method-assign]
+        screen.action_export()
+        assert said == [
+            "profile 'demo' forbids export (export = false): "
+            "rows are shown, never written to a file"
+        ]
+        assert list(tmp_path.iterdir()) == []
 
 
 SECRETS = ("Ada Lovelace", "Alan Turing", "London-SW1A-2AA", "Grace Hopper")
