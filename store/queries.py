@@ -491,13 +491,14 @@ class HistoryReader:
             good_polls=good,
         )
 
-    def partition_id(self, table_id: int, name: str) -> int | None:
-        """The id a partition of ``table_id`` named ``name`` was recorded with (None: never)."""
-        rows = self._query(
-            "SELECT partition_id FROM partitions WHERE table_id = ? AND name = ? LIMIT 1",
-            (table_id, name),
-        )
-        return rows[0][0] if rows else None
+
+def partition_id(reader: HistoryReader, table_id: int, name: str) -> int | None:
+    """The id a partition of ``table_id`` named ``name`` was recorded with (None: never)."""
+    rows = reader._query(
+        "SELECT partition_id FROM partitions WHERE table_id = ? AND name = ? LIMIT 1",
+        (table_id, name),
+    )
+    return rows[0][0] if rows else None
 
 
 def roles_seen(

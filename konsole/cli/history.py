@@ -247,6 +247,8 @@ def history_series(
 ) -> None:
     """Rows/s of TARGET (db.table) from offset deltas, or a server metric with --metric."""
     lo, hi = _window(since, until)
+    from konsole.collect.history.reads import partition_recorded
+
     database, dot, name = target.partition(".")
     if metric is None and not (dot and database and name):
         raise click.BadParameter(f"{target!r} is not DB.TABLE", param_hint="'TARGET'")
@@ -264,12 +266,14 @@ def history_series(
         step_ms = round(step * 1000) if step else None
         _say_narrowed(reader, lo, hi)
         out: list[dict[str, Any]] = []
+        partition_seen = partition is None
         for span in spans:
             pid = None
             if partition is not None:
-                pid = reader.partition_id(span.table_id, partition)
+                pid = partition_recorded(reader, span.table_id, partition)
                 if pid is None:
                     continue
+                partition_seen = True
             args: dict[str, Any] = {
                 "since": lo,
                 "until": hi,
@@ -289,6 +293,8 @@ def history_series(
                 }
                 for p in totals
             )
+        if not partition_seen:  # as for a table never recorded: 1, docs/cli.md
+            _nothing(f"no partition {partition} of {target} recorded in that time")
     _emit(out, ["time", "table_id", "rows_per_s", "offset"], fmt)
 
 

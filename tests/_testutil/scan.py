@@ -124,6 +124,9 @@ class FakeScanCluster:
         #: (api, bucket key) pairs whose requests never get an answer
         self.hang: set[tuple[ApiKey, tuple[int | None, int]]] = set()
         self.hang_scan_kv_at_seq: dict[tuple[int | None, int], int] = {}
+        #: Called when a ScanKv request starts to hang (hang_scan_kv_at_seq): a test acts
+        #: on that moment, not on a time it guesses.
+        self.on_scan_kv_hang: Callable[[], object] | None = None
         self.fetch_errors: dict[tuple[int | None, int], int] = {}
         self.overrides: dict[ApiKey, Callable[[int | None, Any], Any]] = {}
         #: Body compression of appended Arrow log batches ("zstd", "lz4"; None: raw).
@@ -347,6 +350,8 @@ class FakeScanCluster:
             self.sessions.pop(sid, None)
             return pb.ScanKvResponse(error_code=self.expire_code, error_message="expired")
         if self.hang_scan_kv_at_seq.get(key) == req.call_seq_id:
+            if self.on_scan_kv_hang is not None:
+                self.on_scan_kv_hang()
             return asyncio.Event().wait()
         session["seq"] = req.call_seq_id
         page = session["rows"][session["pos"] : session["pos"] + self.page_rows]

@@ -550,7 +550,10 @@ def test_a_signal_mid_stream_exits_130_or_143_and_leaves_no_file(
             return None
 
         fake.close = close  # type: ignore[attr-defined]
-        asyncio.get_running_loop().call_later(0.5, os.kill, os.getpid(), sig)
+        # The signal comes half a second after the stream starts waiting on bucket 1 (time
+        # to write the 58 rows it has; counted from the connect, a starved run had 24).
+        loop = asyncio.get_running_loop()
+        fake.on_scan_kv_hang = lambda: loop.call_later(0.5, os.kill, os.getpid(), sig)
         return fake
 
     from konsole.cli import main as cli

@@ -187,3 +187,30 @@ def test_record_keeps_polling_an_unreachable_cluster_and_records_the_failures(
     assert "poll 2 recorded" in out and "poll_failed" in out
     code, out = run("history", "export", "polls", "--history", str(path), "--format", "jsonl")
     assert [json.loads(line)["ok"] for line in out.splitlines()] == [False, False]
+
+
+def test_series_of_one_partition(tmp_path: Path) -> None:
+    """``--partition`` keeps one partition's offsets; a name never recorded finds nothing."""
+    path = tmp_path / "p.sqlite"
+    r = JudgingRecorder(path, say=lambda s: None, clock=lambda: T0 + 100)
+    r.open()
+    for seq, (a, b) in enumerate([(0, 0), (100, 10)], start=1):
+        parts = {"2026": [a, a], "2027": [b, 0]}
+        r.record(
+            snap(view((1, 2, 3), [table("db.p", 7, partitions=parts)]), seq=seq, t=T0 + 10 * seq)
+        )
+    r.close()
+
+    def series(partition: str) -> tuple[int, str]:
+        return run(
+            "history", "series", "db.p", "--partition", partition,
+            "--history", str(path), "--format", "json",
+        )  # fmt: skip
+
+    code, out = series("2026")
+    assert code == 0, out
+    assert [(p["offset"], p["rows_per_s"]) for p in json.loads(out)] == [(0, None), (200, 20.0)]
+    code, out = series("2027")
+    assert [(p["offset"], p["rows_per_s"]) for p in json.loads(out)] == [(0, None), (10, 1.0)]
+    code, out = series("1999")
+    assert code == 1 and "no partition 1999 of db.p" in out, out

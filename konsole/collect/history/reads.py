@@ -35,6 +35,7 @@ __all__ = [
     "evidence_of",
     "neighbour_event_time",
     "open_history_reader",
+    "partition_recorded",
     "read_history",
     "recorded_moment",
     "seed_capacity",
@@ -214,6 +215,14 @@ async def table_rate_series(
         return [p.value for p in found[-points:]]
 
     return await read_history(path, read)
+
+
+def partition_recorded(reader: HistoryReader, table_id: int, name: str) -> int | None:
+    """The id a partition of table ``table_id`` named ``name`` was recorded with (None:
+    never recorded): ``history series --partition``'s question."""
+    from store.queries import partition_id
+
+    return partition_id(reader, table_id, name)
 
 
 def untiered_values(
