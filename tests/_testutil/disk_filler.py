@@ -83,17 +83,24 @@ async def _fill(spec: dict[str, Any], stop: threading.Event) -> None:
     table = await conn.get_table(fluss.TablePath(spec["database"], spec["table"]))
     writer = table.new_append().create_writer()
     tick, row_bytes = float(spec["tick_s"]), int(spec["row_bytes"])
-    per_tick = max(1, round(float(spec["bytes_per_s"]) * tick / row_bytes))
-    next_id, due = 0, time.monotonic()
+    rows_per_s = float(spec["bytes_per_s"]) / row_bytes
+    per_tick = max(1, round(rows_per_s * tick))
+    next_id, started = 0, time.monotonic()
+    due = started
     while not stop.is_set():  # bounded by the parent: it closes stdin, then kills
-        rows = [{"id": next_id + i, "payload": _payload(row_bytes)} for i in range(per_tick)]
-        next_id += per_tick
+        # The rows owed by now: a tick whose acknowledgements came late (a starved machine)
+        # is made up in the next ones, so the disk fills at the pace asked on average (at
+        # most 8 ticks' rows at once). A forecast the test judges is fitted to that pace.
+        owed = round(rows_per_s * (time.monotonic() - started)) + per_tick - next_id
+        count = max(1, min(owed, 8 * per_tick))
+        rows = [{"id": next_id + i, "payload": _payload(row_bytes)} for i in range(count)]
+        next_id += count
         try:
             handles = [writer.append(r) for r in rows]
             async with asyncio.timeout(WRITE_TIMEOUT_S):
                 await writer.flush()
                 await asyncio.gather(*(h.wait() for h in handles))
-            _say({"acked": per_tick * row_bytes, "at": time.time()})
+            _say({"acked": count * row_bytes, "at": time.time()})
         except Exception as exc:  # the lock: said, and tried again next tick
             _say({"failed": f"{type(exc).__name__}: {exc}"[:300], "at": time.time()})
         due += tick
