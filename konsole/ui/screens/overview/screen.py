@@ -5,7 +5,7 @@ the tablet servers' own figures (CPU, heap, bytes in and out, requests, errors, 
 disk and room before the lock), health with its findings and the capacity outlook, the
 latest events (a quiet cluster says since when), requests the worst first, the hot tables
 with their trend, and the cluster's facts (coordinators, version). Panels that do not fit
-the terminal are left out by priority (``dashboard_panels.dashboard_layout``). Time travel
+the terminal are left out by priority (``panels.dashboard_layout``). Time travel
 shows the dashboard as it was: the state and the history read end at the moment shown.
 
 When the latest poll failed a banner says since when and why, and every panel is greyed
