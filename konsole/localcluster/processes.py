@@ -166,6 +166,20 @@ def bind_failed(server: ServerState) -> bool:
     return "Address already in use" in text or "BindException" in text
 
 
+#: What Fluss's Prometheus reporter logs when every port it was given is taken. The server
+#: goes on running, without a metrics endpoint.
+REPORTER_UNBOUND = b"Could not start PrometheusReporter HTTP server on any configured port"
+
+
+def reporter_unbound_count(server: ServerState) -> int:
+    """How often ``server``'s log (kept across its starts) says its metrics port was taken."""
+    count = 0
+    for path in (Path(server.log), Path(server.log).with_suffix(".out")):
+        with contextlib.suppress(OSError):
+            count += path.read_bytes().count(REPORTER_UNBOUND)
+    return count
+
+
 def four_letter(port: int, word: bytes) -> bytes | None:
     """ZooKeeper's answer to a four-letter word (``ruok`` -> ``imok``), or None."""
     try:

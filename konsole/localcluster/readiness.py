@@ -3,18 +3,27 @@
 Ready means: every server's ports answer, its Prometheus endpoint serves, the
 coordinator's metadata lists every tablet server, and every tablet server's own metadata
 answer knows the coordinator and all its peers. A server that lost a race for a port it
-was given is started again on other ports (at most ``BIND_RETRIES`` times).
+was given is started again on other ports (at most ``BIND_RETRIES`` times), also when it
+lost only its metrics port and runs on without one.
 """
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Callable
 
 from konsole.errors import ClusterError
 from konsole.localcluster.ports import port_open
 from konsole.localcluster.probe import probe_metadata
-from konsole.localcluster.processes import Processes, bind_failed, failure_text, four_letter, scrape
+from konsole.localcluster.processes import (
+    Processes,
+    bind_failed,
+    failure_text,
+    four_letter,
+    reporter_unbound_count,
+    scrape,
+)
 from konsole.localcluster.state import (
     BIND_RETRIES,
     COORDINATOR,
@@ -53,18 +62,32 @@ def wait_zookeeper(
 def wait_ready(
     processes: Processes, state: ClusterState, reallocate: Reallocate, deadline: float
 ) -> None:
-    """Every server alive with its ports open, and the coordinator counting every TS."""
+    """Every server alive with its ports open, and the coordinator counting every TS.
+
+    A server that lost a port race is started again on fresh ports: one that exited with a
+    bind error, and one that runs on without metrics because its Prometheus reporter found
+    its port taken (its log says so once more than at its last launch).
+    """
     retries: dict[tuple[str, int], int] = {}
+    unbound = {(s.role, s.id): reporter_unbound_count(s) for s in state.servers}
     pending: str | None = "start-up"
     while time.monotonic() < deadline:
         for server in state.servers:
-            if not processes.alive(server.pid):
-                key = (server.role, server.id)
-                if retries.get(key, 0) < BIND_RETRIES and bind_failed(server):
-                    retries[key] = retries.get(key, 0) + 1
-                    reallocate(server)
+            key = (server.role, server.id)
+            if processes.alive(server.pid):
+                if reporter_unbound_count(server) <= unbound[key]:
                     continue
+                why = "ran on without its metrics port"
+            elif bind_failed(server):
+                why = "exited: a port was taken"
+            else:
                 raise ClusterError(failure_text(server, "exited during start-up"))
+            if retries.get(key, 0) >= BIND_RETRIES:
+                raise ClusterError(failure_text(server, f"{why}, {BIND_RETRIES + 1} times"))
+            retries[key] = retries.get(key, 0) + 1
+            processes.signal_and_wait([server], signal.SIGKILL, 10)
+            reallocate(server)
+            unbound[key] = reporter_unbound_count(server)
         pending = readiness_gap(processes, state)
         if pending is None:
             return

@@ -32,6 +32,12 @@ from konsole.localcluster.cluster import ClusterDescription, ProcessInfo, SaslIn
 from tests._testutil.loopback import LoopbackServer, read_request
 from tests._testutil.wire import error_body
 
+#: The connect and request timeouts of clients made here unless a test gives its own. The
+#: fakes answer at once, but the tests without a server run at nice 19 beside the live
+#: ones and a client there can wait seconds for a CPU slice (CI: "timed out after 2.0s"
+#: connecting to a fake that was up). A test of a timeout passes its own, shorter one.
+FAKE_TIMEOUT_S = 10.0
+
 # =========================================================================== raw peer server
 
 
@@ -126,8 +132,8 @@ class PeerServer:
         await self._server.wait_closed()
 
     async def connect(self, **kwargs: object) -> Connection:
-        kwargs.setdefault("connect_timeout", 2.0)
-        kwargs.setdefault("request_timeout", 2.0)
+        kwargs.setdefault("connect_timeout", FAKE_TIMEOUT_S)
+        kwargs.setdefault("request_timeout", FAKE_TIMEOUT_S)
         return await Connection.open("127.0.0.1", self.port, **kwargs)  # type: ignore[arg-type]
 
 
@@ -368,8 +374,8 @@ class FakeCluster:
 
 
 async def connect(bootstrap: str | list[str], **kwargs: Any) -> FlussClient:
-    kwargs.setdefault("connect_timeout", 2.0)
-    kwargs.setdefault("request_timeout", 2.0)
+    kwargs.setdefault("connect_timeout", FAKE_TIMEOUT_S)
+    kwargs.setdefault("request_timeout", FAKE_TIMEOUT_S)
     kwargs.setdefault("retry_backoff", 0.01)
     return await FlussClient.connect(bootstrap, **kwargs)
 

@@ -15,7 +15,7 @@ from fluss_proto.api_keys import ApiKey
 from fluss_proto.errors import RequestTimeoutError, ServerSilentError
 from fluss_proto.model import HealthStatus
 from konsole.collect.cluster.connect import assemble_poller
-from konsole.collect.cluster.poller import SERVER_SHARE, PollerConfig, server_deadline
+from konsole.collect.cluster.poller import SERVER_SHARE, Poller, PollerConfig, server_deadline
 from konsole.collect.profiles import Profile
 from konsole.model.health import HealthRules
 from konsole.model.snapshot import ClusterSnapshot
@@ -153,14 +153,13 @@ async def test_a_server_that_never_answers_does_not_fail_the_poll_and_is_named()
             scrape_timeout=profile.metrics_timeout,
         )
         try:
-            first = await live.poller.poll()
+            first, _ = await _poll_unstarved(live.poller)
             assert first.ok and _named(first) == {}
 
             fc.tablets[1].silent = True  # SIGSTOP: the kernel still accepts
-            watch = Stopwatch()  # less the CPU waits of a starved run (nice 19)
-            hung = await live.poller.poll()
+            hung, took = await _poll_unstarved(live.poller)
             assert hung.ok, hung.error  # the poll completes with what the others said
-            assert watch.elapsed() < 10.0 * SERVER_SHARE  # one deadline, not the budget
+            assert took < 10.0 * SERVER_SHARE  # one deadline, not the budget
             health = health_of(hung, RULES)
             assert _named(hung) == {"tablet-server 1": f"no answer within {DEADLINE:g} s"}
             assert health.status is HealthStatus.YELLOW
@@ -178,11 +177,24 @@ async def test_a_server_that_never_answers_does_not_fail_the_poll_and_is_named()
             assert fc.tablets[1].connections == connections + 1
 
             fc.tablets[1].silent = False  # SIGCONT
-            back = await live.poller.poll()
+            back, _ = await _poll_unstarved(live.poller)
             assert back.ok and _named(back) == {}
             assert health_of(back, RULES).status is HealthStatus.GREEN
         finally:
             await live.aclose()
+
+
+async def _poll_unstarved(poller: Poller, tries: int = 3) -> tuple[ClusterSnapshot, float]:
+    """A poll during which this thread did not wait half a server deadline for a CPU (at
+    most ``tries`` polls; the last one whatever it met), and its time less those waits. A
+    poll starved that long can meet its deadlines on servers that answered at once (CI,
+    nice 19: a RED ``coordinator``)."""
+    for _ in range(tries):
+        watch = Stopwatch()
+        snapshot = await poller.poll()
+        if watch.wall() - watch.elapsed() < DEADLINE / 2:
+            break
+    return snapshot, watch.elapsed()
 
 
 def _named(snapshot: ClusterSnapshot) -> dict[str, str]:
