@@ -27,7 +27,12 @@ from tests._testutil.history_files import (
     put_foreign_database,
 )
 
-__all__ = ["Faults", "Watched", "wait_alive"]
+__all__ = ["WAIT_S", "Faults", "Watched", "wait_alive"]
+
+#: The bound on each wait for the watched process. It is a safety net, not a figure: under
+#: CI's load (15-30 on 2 cores) a `konsole record` child took over 30 s from its launch to
+#: its third recorded poll on Fluss 1.0 (r12).
+WAIT_S = 90.0
 
 
 def wait_alive(
@@ -35,7 +40,7 @@ def wait_alive(
     err: list[str],
     what: str,
     check: Callable[[], bool],
-    timeout: float = 30,
+    timeout: float = WAIT_S,
 ) -> None:
     """Until ``check()``, while ``proc`` runs (its stderr so far ``err`` in the failure)."""
     deadline = time.monotonic() + timeout
@@ -60,7 +65,7 @@ class Watched(Protocol):
         """Polls taken so far, recorded or kept in memory."""
         ...
 
-    def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None: ...
+    def wait(self, what: str, check: Callable[[], bool], timeout: float = WAIT_S) -> None: ...
 
 
 def polls_after(run: Watched, seq: int, n: int = 3) -> None:

@@ -27,6 +27,7 @@ from konsole.ui.feed import LiveFeed
 from konsole.ui.state import ConsoleState
 from konsole.ui.widgets.status_bar import status_text
 from tests._testutil import mounts
+from tests._testutil.history_faults import WAIT_S
 from tests._testutil.history_files import backup, poll_seqs, put_foreign_database
 
 pytestmark = [
@@ -46,7 +47,7 @@ class Watch:
     def last_seq(self) -> int:
         return max((s.snapshot.seq for s in self.seen if s.snapshot is not None), default=0)
 
-    async def until(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None:
+    async def until(self, what: str, check: Callable[[], bool], timeout: float = WAIT_S) -> None:
         try:
             async with asyncio.timeout(timeout):
                 while not check():

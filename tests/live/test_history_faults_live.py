@@ -27,7 +27,7 @@ from typing import IO, Any
 import pytest
 
 from tests._testutil import mounts
-from tests._testutil.history_faults import Faults, wait_alive
+from tests._testutil.history_faults import WAIT_S, Faults, wait_alive
 
 pytestmark = pytest.mark.client_side(
     "the faults are in the history file under konsole; the server generation does not enter"
@@ -88,7 +88,7 @@ class Running:
     def kept(self) -> list[int]:
         return [int(m.group(1)) for line in list(self.out) if (m := KEPT.search(line))]
 
-    def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None:
+    def wait(self, what: str, check: Callable[[], bool], timeout: float = WAIT_S) -> None:
         wait_alive(self.proc, self.err, what, check, timeout)
 
     def stop(self) -> tuple[int, int, int]:

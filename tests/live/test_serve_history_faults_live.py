@@ -33,7 +33,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from konsole.localcluster.ports import free_port
 from tests._testutil import mounts
-from tests._testutil.history_faults import Faults, wait_alive
+from tests._testutil.history_faults import WAIT_S, Faults, wait_alive
 
 pytestmark = pytest.mark.timeout(240)
 FILE_FAULTS = pytest.mark.client_side(
@@ -116,7 +116,7 @@ class Serving:
     def taken(self) -> int:
         return self.last_recorded()  # konsole_polls_total counts the polls kept in memory
 
-    def wait(self, what: str, check: Callable[[], bool], timeout: float = 30) -> None:
+    def wait(self, what: str, check: Callable[[], bool], timeout: float = WAIT_S) -> None:
         wait_alive(self.proc, self.err, what, check, timeout)
 
     def stop(self) -> int:
