@@ -260,13 +260,13 @@ async def test_without_metrics_from_view_the_first_scrape_runs_beside_the_gather
 
 
 async def test_a_scrape_after_a_slow_gather_gets_only_the_polls_time() -> None:
-    fakes, scrape = Fakes(delay=0.15), HostScrape()
+    fakes, scrape = Fakes(delay=0.15), HostScrape()  # the gather leaves 0.85 s of the poll
 
     async def slow(endpoints: Sequence[MetricsEndpoint]) -> Sequence[MetricsResult]:
         await asyncio.sleep(10)
         return ()
 
-    p = poller(fakes, scrape, metrics_from_view=True, poll_timeout=0.3)
+    p = poller(fakes, scrape, metrics_from_view=True, poll_timeout=1.0)
     p._scrape = slow  # the scraper would wait its own timeout; the poll may not
     s = await asyncio.wait_for(p.poll(), 2)
     assert s.ok and not s.metrics
