@@ -293,12 +293,14 @@ def test_unreachable_cluster_is_critical_within_the_timeout(cluster: Cluster) ->
     port = closed_port()
     r = run_check("--bootstrap", f"127.0.0.1:{port}", "-t", "4", timeout=4)
     assert r.code == 2, r
+    looked = r.first.startswith("FLUSS CRITICAL: cluster: unreachable")
     if r.starved > 2.0:
         # Kept from a CPU for over half its time (a clean-clone rehearsal: 3.7 of 4.2 s),
-        # the check could not finish its look: the watchdog's answer is the right one.
-        assert r.first == "FLUSS CRITICAL: no answer within the 4s timeout", r
+        # the check may not finish its look: then the watchdog's answer is the right one.
+        # It may finish it too (r13: 2.25 of 3.04 s waiting, the look done).
+        assert looked or r.first == "FLUSS CRITICAL: no answer within the 4s timeout", r
     else:
-        assert r.first.startswith("FLUSS CRITICAL: cluster: unreachable"), r
+        assert looked, r
 
 
 def test_a_killed_tablet_server_is_named_with_its_buckets_then_ok_again(
