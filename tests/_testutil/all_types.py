@@ -16,8 +16,8 @@ import pyarrow as pa
 import pytest
 
 from fluss_proto.client import FlussClient
-from konsole.localcluster.seed import wait_leaders
 from konsole.localcluster.settle import SettledConnection
+from tests._testutil import pyfluss_data as pf
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(120)]
 
@@ -200,8 +200,6 @@ class World:
 @contextlib.asynccontextmanager
 async def world_of(bootstrap: str, prefix: str) -> AsyncIterator[World]:
     """A pyfluss connection, a fresh database (dropped at the end) and our client."""
-    from tests._testutil import pyfluss_data as pf
-
     conn = await pf.connect(bootstrap)
     db = pf.unique_name(prefix)
     client: FlussClient | None = None
@@ -224,9 +222,13 @@ async def create_table(
     pk: list[str] | None = None,
     buckets: int = 3,
     partition_keys: list[str] | None = None,
+    partitions: tuple[str, ...] = (),
     bucket_keys: list[str] | None = None,
     stats: bool = False,
 ) -> None:
+    """A new table whose every bucket has a leader (:func:`pyfluss_data.create_ready`);
+    ``partitions``: values of its one partition key, created with it. A partitioned table
+    without them is only created: its leaders come with the partitions the caller makes."""
     kwargs: dict[str, Any] = {"bucket_count": buckets, "bucket_keys": bucket_keys or ["id"]}
     if partition_keys:
         kwargs["partition_keys"] = partition_keys
@@ -234,10 +236,12 @@ async def create_table(
         kwargs["properties"] = {"table.statistics.columns": "*"}
     descriptor = fluss.TableDescriptor(fluss.Schema(schema, primary_keys=pk), **kwargs)
     admin = conn.get_admin()
-    async with asyncio.timeout(30):
-        await admin.create_table(path, descriptor, ignore_if_exists=False)
-        if not partition_keys:  # a partitioned table's leaders come with its partitions
-            await wait_leaders(admin, path, buckets)
+    if partition_keys and not partitions:  # its leaders come with the caller's partitions
+        async with asyncio.timeout(30):
+            await admin.create_table(path, descriptor, ignore_if_exists=False)
+        return
+    key = partition_keys[0] if partition_keys else ""
+    await pf.create_ready(admin, path, descriptor, buckets, dict.fromkeys(partitions, key) or None)
 
 
 async def write_rows(conn: SettledConnection, path: fluss.TablePath, rows: list[dict]) -> None:

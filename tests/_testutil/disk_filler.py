@@ -46,8 +46,8 @@ async def create_fill_table(
     bootstrap: str, database: str, table: str, *, buckets: int = 1, timeout_s: float = 60.0
 ) -> None:
     """The log table the filler appends to (replication factor 1: one server's disk)."""
-    from konsole.localcluster.seed import wait_leaders
     from konsole.localcluster.settle import SettledConnection
+    from tests._testutil import pyfluss_data as pf
 
     conn = await SettledConnection.open(fluss.Config({"bootstrap.servers": bootstrap}), timeout_s)
     try:
@@ -61,8 +61,7 @@ async def create_fill_table(
         )
         async with asyncio.timeout(timeout_s):
             await admin.create_database(database, ignore_if_exists=True)
-            await admin.create_table(path, descriptor, ignore_if_exists=False)
-            await wait_leaders(admin, path, buckets)
+        await pf.create_ready(admin, path, descriptor, buckets)
     finally:
         await conn.close_settled(timeout_s)
 

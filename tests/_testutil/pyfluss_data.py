@@ -138,13 +138,26 @@ async def _create_table(
         bucket_keys=["id"],
         properties={"table.replication.factor": str(replication_factor)},
     )
-    # Writing before the buckets have leaders can hang pyfluss; a new table whose buckets
-    # get none in time is created once more (konsole.localcluster.seed.LEADERS_WITHIN_S).
-    async with asyncio.timeout(2 * (LEADERS_WITHIN_S + 2 * _ADMIN_TIMEOUT_S)):
-        missing = await create_with_leaders(conn.get_admin(), path, descriptor, buckets)
+    await create_ready(conn.get_admin(), path, descriptor, buckets)
+    return path
+
+
+async def create_ready(
+    admin: fluss.FlussAdmin,
+    path: fluss.TablePath,
+    descriptor: fluss.TableDescriptor,
+    buckets: int,
+    partitions: Mapping[str, str] | None = None,
+) -> None:
+    """Create a new table (and its ``partitions``: value -> partition key) whose every
+    bucket has a leader, or fail the test. Writing before the buckets have leaders can hang
+    pyfluss, and a loaded 0.9.1 coordinator can miss a new table for good: one whose
+    buckets get no leader in time is created once more (seed.LEADERS_WITHIN_S)."""
+    admin_calls = 2 + len(partitions or {})
+    async with asyncio.timeout(2 * (LEADERS_WITHIN_S + admin_calls * _ADMIN_TIMEOUT_S)):
+        missing = await create_with_leaders(admin, path, descriptor, buckets, partitions=partitions)
     if missing is not None:
         raise AssertionError(f"{path}: some buckets had no leader: {missing}")
-    return path
 
 
 async def create_pk_table(

@@ -38,7 +38,6 @@ from fluss_proto.model import (
     HealthStatus,
     TableView,
 )
-from konsole.localcluster.seed import wait_leaders
 from konsole.localcluster.settle import SettledConnection
 from tests._testutil import pyfluss_data as pf
 from tests.conftest import FlussServer
@@ -107,11 +106,7 @@ async def world(bootstrap: str) -> AsyncIterator[World]:
             bucket_keys=["id"],
             properties={"table.replication.factor": "2"},
         )
-        async with asyncio.timeout(30):
-            await padmin.create_table(part, descriptor, False)
-            for region in PART_ROWS:
-                await padmin.create_partition(part, {"region": region})
-            await wait_leaders(padmin, part, 2, PART_ROWS)
+        await pf.create_ready(padmin, part, descriptor, 2, dict.fromkeys(PART_ROWS, "region"))
         await pf.write_rows(conn, log, LOG_ROWS)
         await pf.write_rows(conn, pk, PK_ROWS)
         await pf.write_rows(conn, pk, PK_UPDATES)  # updates: changelog grows, keys do not

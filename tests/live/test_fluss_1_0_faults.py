@@ -487,8 +487,7 @@ async def test_seed_completes_and_a_rerun_completes_a_half_done_seed(cluster: Cl
             await admin.drop_table(readings, ignore_if_not_exists=False)
             orders = fluss.TablePath("demo", "order_events")
             await admin.drop_table(orders, ignore_if_not_exists=False)
-            await admin.create_table(orders, demo_descriptor("demo.order_events", 3), False)
-            assert await wait_leaders(admin, orders, 3)
+            await pf.create_ready(admin, orders, demo_descriptor("demo.order_events", 3), 3)
             table = await conn.table_for_writing(orders, 30)
             writer = table.new_append().create_writer()
             handles = [writer.append(row) for row in demo_rows("demo.order_events")[:10]]

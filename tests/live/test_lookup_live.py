@@ -39,7 +39,6 @@ from fluss_proto.lookup import KeyStatus, lookup_rows
 from fluss_proto.records.arrow import to_arrow_type
 from fluss_proto.scan import preview_table
 from konsole.errors import ExitCode
-from konsole.localcluster.seed import wait_leaders
 from tests._testutil import pyfluss_data as pf
 from tests._testutil.all_types import World, create_table, world_of, write_rows
 from tests._testutil.cli import REPO, run_konsole
@@ -166,13 +165,14 @@ async def test_partitioned_lookups_equal_pyfluss_lookups(world: World) -> None:
     )
     path = fluss.TablePath(world.db, "parted_pk")
     await create_table(
-        world.conn, path, schema, pk=["id", "region"], buckets=2, partition_keys=["region"]
+        world.conn,
+        path,
+        schema,
+        pk=["id", "region"],
+        buckets=2,
+        partition_keys=["region"],
+        partitions=("eu", "us"),
     )
-    admin = world.conn.get_admin()
-    async with asyncio.timeout(30):
-        for region in ("eu", "us"):
-            await admin.create_partition(path, {"region": region})
-        await wait_leaders(admin, path, 2, ["eu", "us"])
     rows = [{"id": i, "region": "eu" if i % 2 else "us", "v": i / 3} for i in range(-40, 40)]
     await write_rows(world.conn, path, rows)
     wanted = [*rows, {"id": 7, "region": "us"}, {"id": 1, "region": "nowhere"}]

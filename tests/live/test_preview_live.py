@@ -44,7 +44,6 @@ from fluss_proto.api_keys import ApiKey
 from fluss_proto.client import FlussClient
 from fluss_proto.records import Magic1Layout, read_log_batches
 from fluss_proto.scan import BucketStatus, ScanMethod, preview_table
-from konsole.localcluster.seed import wait_leaders
 from tests._testutil import pyfluss_data as pf
 from tests._testutil.all_types import (
     CONNECT,
@@ -290,13 +289,10 @@ async def test_partitioned_table_per_partition_and_all(world: World) -> None:
         [pa.field("id", pa.int64(), nullable=False), ("region", pa.string()), ("v", pa.float64())]
     )
     path = fluss.TablePath(world.db, "parted")
-    await create_table(world.conn, path, schema, buckets=2, partition_keys=["region"])
-    admin = world.conn.get_admin()
     regions = {"eu": 7, "us": 5}
-    async with asyncio.timeout(30):
-        for region in regions:
-            await admin.create_partition(path, {"region": region})
-        await wait_leaders(admin, path, 2, regions)
+    await create_table(
+        world.conn, path, schema, buckets=2, partition_keys=["region"], partitions=tuple(regions)
+    )
     rows, n = [], 0
     for region, count in regions.items():
         for _ in range(count):

@@ -28,7 +28,6 @@ from fluss_proto.client import FlussClient, TablePath
 from fluss_proto.error_codes import PartitionNotExistError, TableNotExistError
 from fluss_proto.model import EARLIEST
 from konsole.localcluster import LocalCluster
-from konsole.localcluster.seed import wait_leaders
 from tests._testutil import pyfluss_data as pf
 from tests._testutil.waiting import until
 from tests.conftest import FlussServer
@@ -148,11 +147,7 @@ async def test_active_kv_snapshots_of_a_partition(world: World) -> None:
         bucket_keys=["id"],
     )
     padmin = world.conn.get_admin()
-    async with asyncio.timeout(30):
-        await padmin.create_table(path, descriptor, False)
-        for region in ("eu", "us"):
-            await padmin.create_partition(path, {"region": region})
-        await wait_leaders(padmin, path, 1, ["eu", "us"])
+    await pf.create_ready(padmin, path, descriptor, 1, dict.fromkeys(("eu", "us"), "region"))
     table = await asyncio.wait_for(world.conn.get_table(path), 30)
     writer = table.new_upsert().create_writer()
     handles = [writer.upsert({"id": i, "region": "eu"}) for i in range(4)]
@@ -209,11 +204,7 @@ async def test_remote_log_manifests_of_a_partition(world: World) -> None:
         fluss.Schema(schema), partition_keys=["region"], bucket_count=1, bucket_keys=["id"]
     )
     padmin = world.conn.get_admin()
-    async with asyncio.timeout(30):
-        await padmin.create_table(path, descriptor, False)
-        for region in ("eu", "us"):
-            await padmin.create_partition(path, {"region": region})
-        await wait_leaders(padmin, path, 1, ["eu", "us"])
+    await pf.create_ready(padmin, path, descriptor, 1, dict.fromkeys(("eu", "us"), "region"))
     table = await asyncio.wait_for(world.conn.get_table(path), 30)
     for i in range(20):  # acknowledged batches into "eu" only: its segments roll and tier
         writer = table.new_append().create_writer()
