@@ -171,13 +171,29 @@ def bind_failed(server: ServerState) -> bool:
 REPORTER_UNBOUND = b"Could not start PrometheusReporter HTTP server on any configured port"
 
 
-def reporter_unbound_count(server: ServerState) -> int:
-    """How often ``server``'s log (kept across its starts) says its metrics port was taken."""
-    count = 0
-    for path in (Path(server.log), Path(server.log).with_suffix(".out")):
-        with contextlib.suppress(OSError):
-            count += path.read_bytes().count(REPORTER_UNBOUND)
-    return count
+def _logs(server: ServerState) -> tuple[Path, Path]:
+    return Path(server.log), Path(server.log).with_suffix(".out")
+
+
+def log_marks(server: ServerState) -> tuple[int, int]:
+    """Where what ``server`` logs next begins in each of its logs (kept across its starts)."""
+    marks = []
+    for path in _logs(server):
+        try:
+            marks.append(path.stat().st_size)
+        except OSError:
+            marks.append(0)
+    return marks[0], marks[1]
+
+
+def reporter_unbound_since(server: ServerState, marks: tuple[int, int]) -> bool:
+    """Whether ``server``'s logs say after ``marks`` that its metrics port was taken."""
+    for path, mark in zip(_logs(server), marks, strict=True):
+        with contextlib.suppress(OSError), open(path, "rb") as f:
+            f.seek(mark)
+            if REPORTER_UNBOUND in f.read():
+                return True
+    return False
 
 
 def four_letter(port: int, word: bytes) -> bytes | None:

@@ -21,7 +21,8 @@ from konsole.localcluster.processes import (
     bind_failed,
     failure_text,
     four_letter,
-    reporter_unbound_count,
+    log_marks,
+    reporter_unbound_since,
     scrape,
 )
 from konsole.localcluster.state import (
@@ -66,16 +67,16 @@ def wait_ready(
 
     A server that lost a port race is started again on fresh ports: one that exited with a
     bind error, and one that runs on without metrics because its Prometheus reporter found
-    its port taken (its log says so once more than at its last launch).
+    its port taken (its log says so after its last launch).
     """
     retries: dict[tuple[str, int], int] = {}
-    unbound = {(s.role, s.id): reporter_unbound_count(s) for s in state.servers}
+    marks = {(s.role, s.id): log_marks(s) for s in state.servers}
     pending: str | None = "start-up"
     while time.monotonic() < deadline:
         for server in state.servers:
             key = (server.role, server.id)
             if processes.alive(server.pid):
-                if reporter_unbound_count(server) <= unbound[key]:
+                if not reporter_unbound_since(server, marks[key]):
                     continue
                 why = "ran on without its metrics port"
             elif bind_failed(server):
@@ -86,8 +87,8 @@ def wait_ready(
                 raise ClusterError(failure_text(server, f"{why}, {BIND_RETRIES + 1} times"))
             retries[key] = retries.get(key, 0) + 1
             processes.signal_and_wait([server], signal.SIGKILL, 10)
+            marks[key] = log_marks(server)
             reallocate(server)
-            unbound[key] = reporter_unbound_count(server)
         pending = readiness_gap(processes, state)
         if pending is None:
             return
