@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -247,6 +248,11 @@ def _transitions(sampler: Sampler) -> list[tuple[float, bool, str | None]]:
     return out
 
 
+def _since(alerts: list[dict[str, Any]], t: float) -> list[dict[str, Any]]:
+    """The alerts that began at ``t`` or later (a poll's slack before it)."""
+    return [a for a in alerts if datetime.fromisoformat(a["startsAt"]).timestamp() >= t - POLL_S]
+
+
 def _story(sampler: Sampler, r: Rig, *more: object) -> str:
     """A failure's whole message (a string: pytest shortens any other): the samples where
     serve's or Prometheus's view or serve's findings changed, from the fault on (UTC)."""
@@ -282,6 +288,7 @@ def fault_and_recover(r: Rig, fault: Callable[[], None]) -> None:
     sampler = Sampler(r)
     watcher = threading.Thread(target=sampler.run, daemon=True)
     watcher.start()
+    fault_at = time.time()
     try:
         fault()
         fired = r.hook.wait_alert(mark, "firing", FOR_S + 60, **_DOWN)
@@ -293,7 +300,7 @@ def fault_and_recover(r: Rig, fault: Callable[[], None]) -> None:
         assert wait_for(lambda: _polls(r) >= polls + HELD_POLLS, HELD_POLLS * 3)
         assert r.serve_firing(), "serve's alert resolved while the server is down"
         assert r.prom_state() == "firing", "Prometheus's alert resolved while the server is down"
-        early = [a for a in r.hook.alerts(mark) if a["status"] == "resolved"]
+        early = [a for a in _since(r.hook.alerts(mark), fault_at) if a["status"] == "resolved"]
         assert early == [], _story(sampler, r, early)
         down_until = time.time()
 
@@ -310,8 +317,12 @@ def fault_and_recover(r: Rig, fault: Callable[[], None]) -> None:
         if not _alive(r.lc, VICTIM):  # a failed test leaves the cluster whole for the next
             r.lc.start_server("ts", VICTIM, 120.0)
 
-    notes = r.hook.received[mark:]
-    described = [(n.body["status"], [a["labels"]["alertname"] for a in n.alerts]) for n in notes]
+    # Notifications of this fault: an alert that began before it (a late resolve) is not.
+    notes = [n for n in r.hook.received[mark:] if _since(n.alerts, fault_at)]
+    described = [
+        (n.body["status"], [a["labels"]["alertname"] for a in _since(n.alerts, fault_at)])
+        for n in notes
+    ]
     detail = [
         (round(n.received - sampler.rows[0][0], 1), n.body.get("externalURL"), n.body["status"],
          [(a["labels"]["alertname"], a["status"], a["startsAt"], a["endsAt"]) for a in n.alerts])
@@ -365,5 +376,19 @@ def test_seeded_cluster_killed_server_is_one_page_not_six(rig: Rig) -> None:
     asyncio.run(seed_local(rig.lc, bootstrap, replication_factor=TABLET_SERVERS))
     polls = _polls(rig)
     assert wait_for(lambda: _polls(rig) >= polls + 3, 30)
-    assert not rig.serve_firing()
+    # The premise is a healthy cluster before the kill: wait until serve finds nothing and
+    # fires nothing (r14 on 0.9.1: a FlussReadErrors page, 8 buckets of demo.clickstream
+    # without a leader in serve's metadata, resolved after the kill; it likely began first).
+    assert wait_for(lambda: _quiet(rig), 90), f"not quiet after the seed: {_quiet(rig, say=True)}"
     fault_and_recover(rig, lambda: rig.lc.kill("ts", VICTIM))
+
+
+def _quiet(r: Rig, *, say: bool = False) -> bool | str:
+    """Serve has no finding and fires no alert (``say``: what it has instead)."""
+    series = r.scrape()
+    left = [
+        (n, lab.get("rule") or lab.get("alertname"), v)
+        for n, lab, v in series
+        if n in ("konsole_health_findings", "konsole_alerts_firing") and v
+    ]
+    return repr(left) if say else not left
