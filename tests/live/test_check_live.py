@@ -450,12 +450,22 @@ def test_coordinator_failover_never_unknown_and_names_the_new_active(cluster: Cl
                 break
             assert time.monotonic() < deadline, [s.first for s in seen[-5:]]
             time.sleep(0.5)
-        # after the takeover: still never UNKNOWN, the old one named as unreachable
-        for _ in range(3):
+        # after the takeover: still never UNKNOWN, the old one named as unreachable, in three
+        # checks that had a CPU for most of their time (r15: one kept 4.9 of 5.6 s from a
+        # CPU met its deadline on the new active and said "no active coordinator")
+        judged: list[Checked] = []
+        for _ in range(6):
             r = cluster.check(timeout=6)
+            assert r.code != 3, r
+            if r.starved > r.elapsed / 2:
+                continue
             assert r.code in (0, 1), r
             assert f"active coordinator {new_active}" in r.first
-        assert f"coordinator {old}" in r.stdout
+            judged.append(r)
+            if len(judged) == 3:
+                break
+        assert len(judged) == 3, f"3 of 6 checks not starved: {judged}"
+        assert f"coordinator {old}" in judged[-1].stdout
     finally:
         cluster.lc.start_server("coordinator", active)
     cluster.wait(
