@@ -240,8 +240,9 @@ async def create_table(
         async with asyncio.timeout(30):
             await admin.create_table(path, descriptor, ignore_if_exists=False)
         return
-    key = partition_keys[0] if partition_keys else ""
-    await pf.create_ready(admin, path, descriptor, buckets, dict.fromkeys(partitions, key) or None)
+    assert not partitions or (partition_keys and len(partition_keys) == 1), partition_keys
+    parts = dict.fromkeys(partitions, partition_keys[0]) if partition_keys else None
+    await pf.create_ready(admin, path, descriptor, buckets, parts)
 
 
 async def write_rows(conn: SettledConnection, path: fluss.TablePath, rows: list[dict]) -> None:
