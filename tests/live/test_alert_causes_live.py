@@ -334,8 +334,8 @@ def fault_and_recover(r: Rig, fault: Callable[[], None]) -> None:
     ], _story(sampler, r, detail)
     assert notes[0].alerts[0]["labels"]["server"] == str(VICTIM)
     # Both paths on the same polls: Prometheus's rule lags serve by at most one scrape
-    # (the series' age), one interval more (on a quiet machine the rule went pending
-    # 2.7-3.4 s after serve's finding in 4 of 10 runs; why is not known: a scrape missed at
+    # (the series' age), one interval more (on a quiet machine the rule fired 2.7-3.4 s
+    # after serve's alert in 4 of 10 runs; why is not known: a scrape missed at
     # its 1 s timeout would do it) plus one evaluation, and the sampler's own period on each side (a
     # sample is two HTTP calls: under load it comes later than SAMPLE_S).
     start = sampler.rows[0][0]
