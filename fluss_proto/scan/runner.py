@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -178,6 +179,13 @@ class Deadline:
         return self.remaining() <= 0
 
 
+def _close_unstarted(work: Awaitable[None]) -> None:
+    """A worker cancelled before its task first ran was never awaited: closed here, it
+    leaves no "coroutine was never awaited" warning (nothing of it ran to clean up)."""
+    if inspect.iscoroutine(work) and inspect.getcoroutinestate(work) == inspect.CORO_CREATED:
+        work.close()
+
+
 class Runner:
     """Worker tasks under one deadline; workers may spawn more workers while it runs."""
 
@@ -186,7 +194,9 @@ class Runner:
         self.tasks: set[asyncio.Task[None]] = set()
 
     def spawn(self, states: Sequence[BucketState], work: Awaitable[None]) -> None:
-        self.tasks.add(asyncio.ensure_future(self._guard(states, work)))
+        task = asyncio.ensure_future(self._guard(states, work))
+        task.add_done_callback(lambda _: _close_unstarted(work))
+        self.tasks.add(task)
 
     @staticmethod
     async def _guard(states: Sequence[BucketState], work: Awaitable[None]) -> None:
