@@ -50,6 +50,12 @@ class LoopbackServer:
         await self._server.wait_closed()
         self._server = None
 
+    async def idle(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` s) until no conversation is open; True if none is."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=timeout)
+        return not self._tasks
+
     async def __aenter__(self) -> Self:
         return await self.start()
 

@@ -123,10 +123,29 @@ async def wait_for_unstarved(aw: Awaitable[T], seconds: float, *, wall_cap: floa
     while not task.done() and watch.elapsed() < seconds and watch.wall() < wall_cap:
         await asyncio.wait([task], timeout=min(0.5, seconds))
     if not task.done():
+        where = awaiting(task.get_coro())  # a hang names the await it is stuck in
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
         raise TimeoutError(
-            f"not done after {watch.elapsed():.1f} s of its own time ({watch.wall():.1f} s wall)"
+            f"not done after {watch.elapsed():.1f} s of its own time ({watch.wall():.1f} s "
+            f"wall); it was waiting in:\n" + "\n".join(where)
         )
     return task.result()
+
+
+def awaiting(coro: object, *, depth: int = 60) -> list[str]:
+    """The chain of awaits a suspended coroutine is in, outermost first: ``file:line in
+    function`` per coroutine, then the object at the bottom (a future, a task)."""
+    chain: list[str] = []
+    for _ in range(depth):
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is None:
+            chain.append(repr(coro)[:300])
+            break
+        chain.append(f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
+        inner = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+        if inner is None:
+            break
+        coro = inner
+    return chain

@@ -3,6 +3,7 @@ kernel's counters and the clock are stood in for)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -43,6 +44,30 @@ def test_the_elapsed_time_leaves_out_the_wait_for_a_cpu_only(
     # a hang: 30 s more, none of it waiting for a CPU, all of it counts
     now[0] += 30.0
     assert watch.elapsed() == 31.0
+
+
+async def _hangs_in_here(never: asyncio.Event) -> None:
+    await never.wait()
+
+
+async def _calls_the_hang(never: asyncio.Event) -> None:
+    await _hangs_in_here(never)
+
+
+async def test_a_hung_run_is_cancelled_and_named_by_the_awaits_it_hangs_in() -> None:
+    never = asyncio.Event()
+    with pytest.raises(TimeoutError) as caught:
+        await unstarved.wait_for_unstarved(_calls_the_hang(never), 0.05, wall_cap=5)
+    text = str(caught.value)
+    assert text.startswith("not done after 0.")
+    lines = text.split("waiting in:\n", 1)[1].splitlines()
+    assert [line.rsplit(" in ", 1)[-1] for line in lines[:3]] == [
+        "_calls_the_hang",
+        "_hangs_in_here",
+        "wait",
+    ]
+    assert lines[0].startswith(__file__)
+    assert "Future" in lines[-1]  # the bottom: what nobody completed
 
 
 def test_this_kernel_counts_the_wait() -> None:
