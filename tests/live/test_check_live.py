@@ -80,14 +80,25 @@ class Cluster:
     def check(
         self, *args: str, timeout: float = 8.0, password: str = PASSWORD, local: bool = True
     ) -> Checked:
-        return run_check(
-            *(["--local", "--run-dir", str(self.lc.run_dir)] if local else []),
-            "-t",
-            f"{timeout:g}",
-            *args,
-            timeout=timeout,
-            password=password,
-        )
+        """One check's answer. A check kept from a CPU for over half its time and answered
+        by its watchdog (r18, 0.9.1: 6.4 of 8.0 s waiting) is run again, at most twice: that
+        answer says what the machine did, not the cluster. The watchdog ends the process
+        while the look runs, before its record is written: a ``--record`` run again records
+        once."""
+        for _ in range(3):
+            result = run_check(
+                *(["--local", "--run-dir", str(self.lc.run_dir)] if local else []),
+                "-t",
+                f"{timeout:g}",
+                *args,
+                timeout=timeout,
+                password=password,
+            )
+            watchdog = f"no answer within the {timeout:g}s timeout" in result.stdout
+            if not (watchdog and result.starved > result.elapsed / 2):
+                break
+            print("[starved past half its time, answered by its watchdog: run again]")
+        return result
 
     def pid(self, role: str, sid: int) -> int:
         for p in self.lc.describe().processes:
@@ -451,20 +462,22 @@ def test_coordinator_failover_never_unknown_and_names_the_new_active(cluster: Cl
             assert time.monotonic() < deadline, [s.first for s in seen[-5:]]
             time.sleep(0.5)
         # after the takeover: still never UNKNOWN, the old one named as unreachable, in three
-        # checks that had a CPU for most of their time (r15: one kept 4.9 of 5.6 s from a
-        # CPU met its deadline on the new active and said "no active coordinator")
+        # checks; one kept from a CPU for over half its timeout is excused (r15: one kept
+        # 4.9 of 5.6 s from a CPU met its deadline on the new active and said "no active
+        # coordinator"; r18: all six waited 0.8-1.5 s of 1.4-2.2 s and answered right)
         judged: list[Checked] = []
         for _ in range(6):
             r = cluster.check(timeout=6)
             assert r.code != 3, r
-            if r.starved > r.elapsed / 2:
+            right = r.code in (0, 1) and f"active coordinator {new_active}" in r.first
+            if not right and r.starved > 6 / 2:
                 continue
             assert r.code in (0, 1), r
             assert f"active coordinator {new_active}" in r.first
             judged.append(r)
             if len(judged) == 3:
                 break
-        assert len(judged) == 3, f"3 of 6 checks not starved: {judged}"
+        assert len(judged) == 3, f"3 of 6 checks had a CPU for half their timeout: {judged}"
         assert f"coordinator {old}" in judged[-1].stdout
     finally:
         cluster.lc.start_server("coordinator", active)
