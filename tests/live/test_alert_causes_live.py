@@ -105,6 +105,18 @@ def alertmanager_config(hook: Webhook) -> str:
     )
 
 
+Series = list[tuple[str, dict[str, str], float]]
+
+
+def _total(series: Series, name: str, **labels: str) -> float:
+    return sum(v for n, lab, v in series if n == name and labels.items() <= lab.items())
+
+
+def _down_firing(series: Series) -> bool:
+    """Whether serve fires its server-down alert in one scrape of its /metrics."""
+    return _total(series, "konsole_alerts_firing", alertname=SERVER_DOWN_ALERT) > 0
+
+
 @dataclass
 class Rig:
     server: FlussServer
@@ -121,7 +133,7 @@ class Rig:
         for line in self.proc.stderr:
             self.stderr.append(line.rstrip("\n"))
 
-    def scrape(self) -> list[tuple[str, dict[str, str], float]]:
+    def scrape(self) -> Series:
         text = httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=5).text
         return [
             (s.name, s.labels, s.value)
@@ -130,11 +142,10 @@ class Rig:
         ]
 
     def value(self, name: str, **labels: str) -> float:
-        found = [v for n, lab, v in self.scrape() if n == name and labels.items() <= lab.items()]
-        return sum(found)
+        return _total(self.scrape(), name, **labels)
 
     def serve_firing(self) -> bool:
-        return self.value("konsole_alerts_firing", alertname=SERVER_DOWN_ALERT) > 0
+        return _down_firing(self.scrape())
 
     def prom_state(self) -> str | None:
         for a in self.prom.alerts():
@@ -206,12 +217,7 @@ class Sampler:
         while not self.stop.is_set() and time.monotonic() < deadline:
             with contextlib.suppress(httpx.HTTPError, AssertionError):
                 now, series = time.time(), self.rig.scrape()
-                firing = sum(
-                    v
-                    for n, lab, v in series
-                    if n == "konsole_alerts_firing" and lab.get("alertname") == SERVER_DOWN_ALERT
-                )
-                self.rows.append((now, firing > 0, self.rig.prom_state()))
+                self.rows.append((now, _down_firing(series), self.rig.prom_state()))
                 by_rule: dict[str, float] = {}
                 for n, lab, v in series:
                     if n == "konsole_health_findings" and v:
@@ -333,11 +339,11 @@ def fault_and_recover(r: Rig, fault: Callable[[], None]) -> None:
         ("resolved", [SERVER_DOWN_ALERT]),
     ], _story(sampler, r, detail)
     assert notes[0].alerts[0]["labels"]["server"] == str(VICTIM)
-    # Both paths on the same polls: Prometheus's rule lags serve by at most one scrape
-    # (the series' age), one interval more (on a quiet machine the rule fired 2.7-3.4 s
-    # after serve's alert in 4 of 10 runs; why is not known: a scrape missed at
-    # its 1 s timeout would do it) plus one evaluation, and the sampler's own period on each side (a
-    # sample is two HTTP calls: under load it comes later than SAMPLE_S).
+    # Both paths on the same polls: Prometheus's rule lags serve by at most one scrape (the
+    # series' age), one interval more (on a quiet machine the rule fired 2.7-3.4 s after
+    # serve's alert in 4 of 10 runs; why is not known: a scrape missed at its 1 s timeout
+    # would do it) plus one evaluation, and the sampler's own period on each side (a sample
+    # is two HTTP calls: under load it comes later than SAMPLE_S).
     start = sampler.rows[0][0]
     for serve_t, prom_t in (
         (sampler.first(start, True, None), sampler.first(start, None, ("firing",))),
