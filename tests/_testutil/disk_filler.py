@@ -32,6 +32,8 @@ from typing import Any, Final
 import fluss
 import pyarrow as pa
 
+from tests._testutil.pace import Pace
+
 __all__ = ["FILL_SCHEMA", "Filler", "create_fill_table", "running_filler"]
 
 FILL_SCHEMA: Final = pa.schema(
@@ -82,16 +84,12 @@ async def _fill(spec: dict[str, Any], stop: threading.Event) -> None:
     table = await conn.get_table(fluss.TablePath(spec["database"], spec["table"]))
     writer = table.new_append().create_writer()
     tick, row_bytes = float(spec["tick_s"]), int(spec["row_bytes"])
-    rows_per_s = float(spec["bytes_per_s"]) / row_bytes
-    per_tick = max(1, round(rows_per_s * tick))
-    next_id, started = 0, time.monotonic()
-    due = started
+    pace = Pace(float(spec["bytes_per_s"]) / row_bytes, tick, time.monotonic())
+    next_id, due = 0, pace.started
     while not stop.is_set():  # bounded by the parent: it closes stdin, then kills
-        # The rows owed by now: a tick whose acknowledgements came late (a starved machine)
-        # is made up in the next ones, so the disk fills at the pace asked on average (at
-        # most 8 ticks' rows at once). A forecast the test judges is fitted to that pace.
-        owed = round(rows_per_s * (time.monotonic() - started)) + per_tick - next_id
-        count = max(1, min(owed, 8 * per_tick))
+        # A tick's rows and, after a late acknowledgement, at most one tick's more: never
+        # a sprint after a stall (tests/_testutil/pace.py says why).
+        count = pace.owed(time.monotonic())
         rows = [{"id": next_id + i, "payload": _payload(row_bytes)} for i in range(count)]
         next_id += count
         try:
@@ -102,7 +100,7 @@ async def _fill(spec: dict[str, Any], stop: threading.Event) -> None:
             _say({"acked": count * row_bytes, "at": time.time()})
         except Exception as exc:  # the lock: said, and tried again next tick
             _say({"failed": f"{type(exc).__name__}: {exc}"[:300], "at": time.time()})
-        due += tick
+        due = max(due + tick, time.monotonic() - tick)  # a stall moves the schedule on
         await asyncio.to_thread(stop.wait, max(0.0, due - time.monotonic()))
 
 

@@ -44,6 +44,7 @@ from konsole.model.thresholds import HealthThresholds
 from tests._testutil.alertmanager import AlertmanagerProcess, Webhook, free_port, wait_for
 from tests._testutil.disk_filler import create_fill_table, running_filler
 from tests._testutil.mounts import need_root
+from tests._testutil.pace import Pace
 from tests._testutil.processes import terminate
 from tests._testutil.prometheus import running_prometheus
 from tests._testutil.system_tools import need_binary
@@ -438,7 +439,10 @@ def test_the_forecast_fires_before_the_lock_within_a_fifth_of_the_real_time_and_
             f"over {fired.details['forecast']['span_s']:.0f}s"
         )
         assert fired.time < locked_at, "the forecast came after the lock"
-        assert error <= 0.20, f"predicted {predicted:.1f}s, real {actual:.1f}s"
+        assert error <= 0.20, (
+            f"predicted {predicted:.1f}s, real {actual:.1f}s; the forecast: "
+            f"{fired.details['forecast']}; the filler's failures: {filler.failures[:3]}"
+        )
         assert rejected.time >= locked_at - 0.5  # the lock, then its rejection
         assert rejected.details["cause"] == "disk_write_locked"
 
@@ -555,18 +559,22 @@ def _ballast_writer(path: Path, bytes_per_s: float, stop: threading.Event) -> No
     """Writes ``path`` at a steady pace beside Fluss's data (not through Fluss) until
     ``stop``, the disk is full, or 150 s (bounded)."""
     tick = 0.1
-    chunk = os.urandom(int(bytes_per_s * tick))
-    started = time.monotonic()
+    pace = Pace(bytes_per_s, tick, time.monotonic())
+    # A tick's bytes and at most one tick's more: after a stall the pace, never a sprint
+    # (tests/_testutil/pace.py says why).
+    chunk = os.urandom(2 * round(bytes_per_s * tick))
+    due = pace.started
     with path.open("wb") as f:
-        for n in range(1, 1501):
+        for _ in range(1500):
             if stop.is_set():
                 return
             try:
-                f.write(chunk)
+                f.write(chunk[: pace.owed(time.monotonic())])
                 f.flush()
             except OSError:  # the tmpfs is full: the lock has long come
                 return
-            stop.wait(max(0.0, started + n * tick - time.monotonic()))
+            due = max(due + tick, time.monotonic() - tick)
+            stop.wait(max(0.0, due - time.monotonic()))
 
 
 def _watch(d: Disks, work: Path) -> tuple[subprocess.Popen[str], list[dict[str, Any]]]:
