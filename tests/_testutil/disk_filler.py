@@ -87,8 +87,8 @@ async def _fill(spec: dict[str, Any], stop: threading.Event) -> None:
     pace = Pace(float(spec["bytes_per_s"]) / row_bytes, tick, time.monotonic())
     next_id, due = 0, pace.started
     while not stop.is_set():  # bounded by the parent: it closes stdin, then kills
-        # A tick's rows and, after a late acknowledgement, at most one tick's more: never
-        # a sprint after a stall (tests/_testutil/pace.py says why).
+        # What the schedule owes, a stall made up by one write: never a sprint of writes
+        # faster than the pace (tests/_testutil/pace.py says why).
         count = pace.owed(time.monotonic())
         rows = [{"id": next_id + i, "payload": _payload(row_bytes)} for i in range(count)]
         next_id += count

@@ -44,7 +44,7 @@ from konsole.model.thresholds import HealthThresholds
 from tests._testutil.alertmanager import AlertmanagerProcess, Webhook, free_port, wait_for
 from tests._testutil.disk_filler import create_fill_table, running_filler
 from tests._testutil.mounts import need_root
-from tests._testutil.pace import Pace
+from tests._testutil.pace import MOST_TICKS, Pace
 from tests._testutil.processes import terminate
 from tests._testutil.prometheus import running_prometheus
 from tests._testutil.system_tools import need_binary
@@ -560,9 +560,8 @@ def _ballast_writer(path: Path, bytes_per_s: float, stop: threading.Event) -> No
     ``stop``, the disk is full, or 150 s (bounded)."""
     tick = 0.1
     pace = Pace(bytes_per_s, tick, time.monotonic())
-    # A tick's bytes and at most one tick's more: after a stall the pace, never a sprint
-    # (tests/_testutil/pace.py says why).
-    chunk = os.urandom(2 * round(bytes_per_s * tick))
+    # What the schedule owes, a stall made up at once: never a sprint (pace.py says why).
+    chunk = os.urandom(MOST_TICKS * round(bytes_per_s * tick))
     due = pace.started
     with path.open("wb") as f:
         for _ in range(1500):
