@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +28,11 @@ __all__ = [
     "FOLLOW_SAMPLES",
     "LATE_BOUND",
     "LIVE_FIXTURE",
+    "WITHIN",
     "Replay",
     "Score",
     "Series",
+    "late_checks",
     "replay_set",
     "score",
 ]
@@ -91,13 +94,18 @@ def _sampled(
     poll_s: float = 1.0,
     jitter_s: float = 0.0,
     noise: float = 0.0,
+    late_s: float = 0.0,
     window_s: float = 300.0,
     min_span_s: float = 10.0,
     seed: int = 41,
 ) -> Series:
+    """``late_s``: a starved server, whose checks come up to that late (under one check
+    interval) three times in ten."""
     rng = random.Random(seed)
     phase = rng.uniform(0, check_s)
     checks = [phase + k * check_s for k in range(int((seconds + 900) / check_s))]
+    if late_s:  # drawn only then: the other series stay as they were
+        checks = [c + (rng.uniform(0, late_s) if rng.random() < 0.3 else 0.0) for c in checks]
     noises = [rng.gauss(0, noise) if noise else 0.0 for _ in checks]
 
     def lock(u: Callable[[float], float]) -> float | None:
@@ -111,7 +119,7 @@ def _sampled(
     in_force: list[float | None] = []
     t = check_s  # the first check is at start-up
     while t < seconds and (lock_at is None or t < lock_at):
-        k = int((t - phase) // check_s)
+        k = bisect_right(checks, t) - 1  # the server's last check
         points.append((t, u(checks[k]) + noises[k]))
         leg = max(j for j, g in enumerate(legs) if g[0] <= checks[k] or j == 0)
         in_force.append(if_kept[leg])
@@ -131,6 +139,21 @@ def _sampled(
     )
 
 
+def late_checks(seed: int = 41) -> Series:
+    """The live capacity test's steady fill and profile (20 s window) on a starved server:
+    its checks up to a second late (rehearsal r23: fired 32 % early)."""
+    return _sampled(
+        "late checks (a starved server, 20 s window)",
+        [(0, 0.156, 0.0056)],
+        seconds=90,
+        limit=0.5,
+        late_s=1.0,
+        window_s=20.0,
+        min_span_s=8.0,
+        seed=seed,
+    )
+
+
 def generated() -> list[Series]:
     return [
         _sampled("flat then rising", [(0, 0.30, 0.0), (60, 0.30, 0.002)], seconds=400),
@@ -146,6 +169,7 @@ def generated() -> list[Series]:
         _sampled("noise", [(0, 0.40, 0.001)], seconds=500, noise=0.003),
         _sampled("retention drop", [(0, 0.40, 0.002), (150, 0.45, 0.002)], seconds=400),
         _sampled("fill that stops", [(0, 0.30, 0.002), (150, 0.60, 0.0)], seconds=300),
+        late_checks(),
     ]
 
 

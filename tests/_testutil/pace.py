@@ -4,10 +4,12 @@ The fills used to keep a schedule and make up what they owed on it over the writ
 followed (back to back in r9, up to eight ticks a write since). On a loaded machine
 (acknowledgements late for seconds) that is a slow stretch, then a faster pace for as long
 as the debt lasts: a new regime of many polls, which the forecast rightly follows, while the
-lock still comes on the steady schedule. The test that judges the ETA against a steady fill
-then fails (CI, 2026-12-07: predicted 27.7 s, real 41.4 s; rehearsal r9: 23.3 s against 39.6
-s; replaying a recorded fill with 8 s at a third of its pace and then 1.7x until caught up
-gives 30 s where the truth is 40).
+lock still comes on the steady schedule, and the test that judges the ETA against a steady
+fill fails on its own fill (replayed: 8 s at a third of the pace, then 1.7x until caught up,
+fires 40 % early). That was one suspect for the early forecasts of r9 (23.3 s against 39.6
+s) and of CI on 2026-12-07 (27.7 s against 41.4 s); the other, found after this change in
+r23, was the forecast itself believing a server's late checks to be a faster pace
+(konsole/model/forecast.py).
 
 So a write owes what the schedule owes, and a debt of more than :data:`MOST_TICKS` ticks
 is forgiven, never carried: slow acknowledgements make fewer, larger writes at the same

@@ -28,8 +28,8 @@ def test_a_stall_is_made_up_by_one_write_then_the_pace() -> None:
 
 
 def test_a_stall_longer_than_a_write_makes_up_is_forgiven_not_carried() -> None:
-    """The CI failure of 2026-12-07: the old fill carried such a debt over the writes that
-    followed, eight ticks each: a faster pace for as long as it lasted."""
+    """The old fill carried such a debt over the writes that followed, eight ticks each: a
+    faster pace for as long as it lasted (a suspect for CI's failure of 2026-12-07)."""
     pace = Pace(per_s=400, tick_s=0.25, started=0.0)
     assert pace.owed(0.0) == 100
     after = [pace.owed(30.0 + 0.25 * n) for n in range(4)]
