@@ -85,7 +85,7 @@ async def _fill(spec: dict[str, Any], stop: threading.Event) -> None:
     writer = table.new_append().create_writer()
     tick, row_bytes = float(spec["tick_s"]), int(spec["row_bytes"])
     pace = Pace(float(spec["bytes_per_s"]) / row_bytes, tick, time.monotonic())
-    next_id, due = 0, pace.started
+    next_id = 0
     while not stop.is_set():  # bounded by the parent: it closes stdin, then kills
         # What the schedule owes, a stall made up by one write: never a sprint of writes
         # faster than the pace (tests/_testutil/pace.py says why).
@@ -100,8 +100,7 @@ async def _fill(spec: dict[str, Any], stop: threading.Event) -> None:
             _say({"acked": count * row_bytes, "at": time.time()})
         except Exception as exc:  # the lock: said, and tried again next tick
             _say({"failed": f"{type(exc).__name__}: {exc}"[:300], "at": time.time()})
-        due = max(due + tick, time.monotonic() - tick)  # a stall moves the schedule on
-        await asyncio.to_thread(stop.wait, max(0.0, due - time.monotonic()))
+        await asyncio.to_thread(stop.wait, pace.wait_s(time.monotonic()))
 
 
 def main(argv: list[str]) -> None:

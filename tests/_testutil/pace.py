@@ -38,6 +38,10 @@ class Pace:
     tick_s: float
     started: float
     done: int = field(default=0, init=False)
+    next_at: float = field(default=0.0, init=False)
+
+    def __post_init__(self) -> None:
+        self.next_at = self.started
 
     def owed(self, now: float) -> int:
         """Units to write now (at least one): the schedule's, one tick ahead; a debt beyond
@@ -51,3 +55,9 @@ class Pace:
         count = max(1, due)
         self.done += count
         return count
+
+    def wait_s(self, now: float) -> float:
+        """Seconds until the next write: a tick after the last, at once when late (a stall
+        moves the ticks on rather than bunching them)."""
+        self.next_at = max(self.next_at + self.tick_s, now)
+        return max(0.0, self.next_at - now)

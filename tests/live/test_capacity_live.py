@@ -562,7 +562,6 @@ def _ballast_writer(path: Path, bytes_per_s: float, stop: threading.Event) -> No
     pace = Pace(bytes_per_s, tick, time.monotonic())
     # What the schedule owes, a stall made up at once: never a sprint (pace.py says why).
     chunk = os.urandom(MOST_TICKS * round(bytes_per_s * tick))
-    due = pace.started
     with path.open("wb") as f:
         for _ in range(1500):
             if stop.is_set():
@@ -572,8 +571,7 @@ def _ballast_writer(path: Path, bytes_per_s: float, stop: threading.Event) -> No
                 f.flush()
             except OSError:  # the tmpfs is full: the lock has long come
                 return
-            due = max(due + tick, time.monotonic() - tick)
-            stop.wait(max(0.0, due - time.monotonic()))
+            stop.wait(pace.wait_s(time.monotonic()))
 
 
 def _watch(d: Disks, work: Path) -> tuple[subprocess.Popen[str], list[dict[str, Any]]]:

@@ -36,6 +36,14 @@ def test_a_stall_longer_than_a_write_makes_up_is_forgiven_not_carried() -> None:
     assert after == [MOST_TICKS * 100, 100, 100, 100]
 
 
+def test_writes_wait_for_their_tick_and_a_stall_moves_the_ticks_on() -> None:
+    pace = Pace(per_s=400, tick_s=0.25, started=0.0)
+    assert pace.wait_s(0.1) == 0.15  # the first tick after the start
+    assert pace.wait_s(0.3) == 0.2
+    assert pace.wait_s(3.0) == 0.0  # late: at once, and the ticks count from now
+    assert pace.wait_s(3.0) == 0.25
+
+
 def test_a_pace_below_one_unit_a_tick_still_writes() -> None:
     pace = Pace(per_s=1, tick_s=0.1, started=0.0)
     assert [pace.owed(0.1 * n) for n in range(3)] == [1, 1, 1]
