@@ -30,6 +30,13 @@ __all__ = ["PEER_TIMEOUT_S", "AlertmanagerProcess", "Notification", "Webhook", "
 #: route's group_interval well above it: a flush of the second instance that waited across
 #: the first one's resolved notification sends "firing" again (Alertmanager's own race).
 PEER_TIMEOUT_S = 2.0
+#: Starts tried when a port was taken between its choice and the bind.
+BIND_ATTEMPTS = 3
+
+
+class _PortTaken(Exception):
+    """Alertmanager exited at start: one of its ports was taken."""
+
 
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -138,9 +145,9 @@ class AlertmanagerProcess:
         self.work = work
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
-        #: Gossip: this instance's loopback port and its peers' (see :func:`pair`).
+        #: Gossip: this instance's loopback port and its peers (see :func:`pair`).
         self.gossip_port: int | None = None
-        self.peers: list[int] = []
+        self.peers: list[AlertmanagerProcess] = []
         work.mkdir(parents=True, exist_ok=True)
         (work / "data").mkdir(exist_ok=True)
         self.config = work / "alertmanager.yml"
@@ -158,6 +165,19 @@ class AlertmanagerProcess:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 30.0) -> None:
+        """Started and ready; on fresh ports again (at most twice) when another process took
+        one between :func:`free_port` and the bind (r26: the gossip port, picked before a
+        Fluss cluster's start, was taken by then)."""
+        for _ in range(BIND_ATTEMPTS - 1):
+            try:
+                return self._start_once(timeout)
+            except _PortTaken:
+                self.port = free_port()
+                if self.gossip_port is not None:
+                    self.gossip_port = free_port()
+        self._start_once(timeout)
+
+    def _start_once(self, timeout: float) -> None:
         log = (self.work / "alertmanager.log").open("ab")
         self.proc = subprocess.Popen(
             [
@@ -181,7 +201,7 @@ class AlertmanagerProcess:
             return ["--cluster.listen-address="]  # no gossip port on all interfaces
         return [
             f"--cluster.listen-address=127.0.0.1:{self.gossip_port}",
-            *(f"--cluster.peer=127.0.0.1:{p}" for p in self.peers),
+            *(f"--cluster.peer=127.0.0.1:{p.gossip_port}" for p in self.peers),
             f"--cluster.settle-timeout={PEER_TIMEOUT_S:g}s",
             f"--cluster.peer-timeout={PEER_TIMEOUT_S:g}s",
         ]
@@ -189,7 +209,10 @@ class AlertmanagerProcess:
     def _ready(self) -> bool:
         assert self.proc is not None
         if self.proc.poll() is not None:
-            raise AssertionError(f"Alertmanager exited with {self.proc.returncode}")
+            tail = (self.work / "alertmanager.log").read_text(errors="replace")[-2000:]
+            if "address already in use" in tail.rsplit("Starting Alertmanager", 1)[-1]:
+                raise _PortTaken(tail)
+            raise AssertionError(f"Alertmanager exited with {self.proc.returncode}:\n{tail}")
         try:
             with _NO_PROXY.open(f"{self.url}/-/ready", timeout=2) as resp:
                 return bool(resp.status == 200)
@@ -200,6 +223,11 @@ class AlertmanagerProcess:
         """The alerts it holds now (``GET /api/v2/alerts``)."""
         with _NO_PROXY.open(f"{self.url}/api/v2/alerts", timeout=5) as resp:
             return list(json.loads(resp.read()))
+
+    def cluster_peers(self) -> int:
+        """How many members its gossip cluster has (``GET /api/v2/status``), itself too."""
+        with _NO_PROXY.open(f"{self.url}/api/v2/status", timeout=5) as resp:
+            return len(json.loads(resp.read())["cluster"].get("peers") or [])
 
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
@@ -219,8 +247,7 @@ def pair(binary: str, work: Path, webhook_url: str, config_text: str) -> list[Al
         AlertmanagerProcess(binary, work / f"am-{i}", webhook_url, config_text=config_text)
         for i in (1, 2)
     ]
-    ports = [free_port(), free_port()]
     for i, member in enumerate(members):
-        member.gossip_port = ports[i]
-        member.peers = [ports[1 - i]]
+        member.gossip_port = free_port()
+        member.peers = [members[1 - i]]  # its port read at start: it may have moved
     return members

@@ -54,6 +54,11 @@ def polls(path: Path) -> int:
         return 0
 
 
+def _last_events(path: Path, count: int = 6) -> list[tuple[str, str]]:
+    with open_reader(path) as reader:
+        return [(e.kind, e.subject) for e in reader.events()][-count:]
+
+
 def has_event(path: Path, kind: str, subject: str) -> bool:
     """Whether the history holds that event yet, read in-process like :func:`polls`."""
     with open_reader(path) as reader:
@@ -133,7 +138,16 @@ async def test_recorder_keeps_what_happened_and_history_reads_it_back(
         async with asyncio.timeout(30):
             await admin.drop_table(table_path, ignore_if_not_exists=False)
         t_dropped = time.time()
-        await asyncio.to_thread(wait_until, "the drop recorded", recorded("table_dropped"))
+        at_drop = polls(path)
+        try:
+            await asyncio.to_thread(wait_until, "the drop recorded", recorded("table_dropped"))
+        except AssertionError as exc:  # r26 (0.9.1): not within 60 s, and nothing more said
+            raise AssertionError(
+                f"{exc}; {polls(path) - at_drop} polls recorded since the drop; the recorder "
+                f"{'runs' if recorder.poll() is None else f'exited {recorder.returncode}'}; "
+                f"pyfluss lists {sorted(await admin.list_tables(db))} in {db}; "
+                f"the last events: {_last_events(path)}"
+            ) from exc
         t_after = time.time()
     finally:
         await pf.drop_database(admin, db)
