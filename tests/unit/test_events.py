@@ -179,6 +179,40 @@ CASES: list[tuple[str, list[ClusterSnapshot], list[tuple[str, str]]]] = [
         [("health_changed", "cluster")],
     ),
     (
+        "a database listed again after a poll that could not list it: its tables are not new",
+        [
+            s(view(tables=[T, table("other.u", 2, [(0, (0,), 0)])])),
+            s(
+                view(
+                    tables=[T],
+                    errors=[GatherError("database", "other", "LIST_TABLES", FlussError("x"))],
+                )
+            ),
+            s(view(tables=[T, table("other.u", 2, [(0, (0,), 0)])])),
+        ],
+        [("health_changed", "cluster")],
+    ),
+    (
+        "a table dropped while its database could not be listed is dropped once it is",
+        [
+            s(view(tables=[T, table("other.u", 2, [(0, (0,), 0)])])),
+            s(
+                view(
+                    tables=[T],
+                    errors=[GatherError("database", "other", "LIST_TABLES", FlussError("x"))],
+                )
+            ),
+            s(
+                view(
+                    tables=[T],
+                    errors=[GatherError("database", "other", "LIST_TABLES", FlussError("x"))],
+                )
+            ),
+            s(view(tables=[T])),
+        ],
+        [("table_dropped", "other.u"), ("health_changed", "cluster")],
+    ),
+    (
         "partition created",
         [
             s(view(tables=[table("db.p", 3, partitions={"2024": [(0, (0,), 1)]})])),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fluss_proto.model import TableView
 from konsole.model.events.base import Event, EventConfig
 from konsole.model.events.capacity import CapacityState, detect_capacity
 from konsole.model.events.coordinators import CoordinatorState, detect_coordinators
@@ -17,7 +18,7 @@ from konsole.model.events.poll import PollState, detect_poll
 from konsole.model.events.replication import ReplicationState, detect_replication
 from konsole.model.events.servers import detect_servers
 from konsole.model.events.storage import StorageState, detect_storage
-from konsole.model.events.tables import detect_tables
+from konsole.model.events.tables import detect_tables, unlisted_after
 from konsole.model.events.versions import VersionState, detect_versions
 from konsole.model.health import Health
 from konsole.model.poll_facts import PollFacts, facts_of
@@ -47,6 +48,8 @@ class EventState:
     #: The facts of ``baseline`` (the last good poll), derived once as that poll was
     #: advanced: every face reads them from here, the next poll compares against them.
     facts: PollFacts | None = None
+    #: Tables of databases ``baseline`` could not list, as last seen (the table detector's).
+    unlisted: tuple[TableView, ...] = ()
 
     @classmethod
     def starting_from(
@@ -90,6 +93,7 @@ def advance(
         found, coordinators = detect_coordinators(coordinators, previous, current, config)
         events += found
     ingest, disks, kv, replication = state.ingest, state.disks, state.kv, state.replication
+    unlisted = state.unlisted
     storage, capacity, versions = state.storage, state.capacity, state.versions
     facts = facts_of(current, config.rules)
     base_facts = state.facts
@@ -99,7 +103,7 @@ def advance(
             events += detect_leaders(
                 base, current, config, now=facts.placement, before=base_facts.placement
             )
-            events += detect_tables(base, current, config)
+            events += detect_tables(base, current, config, state.unlisted)
         found, versions = detect_versions(versions, current, config)
         events += found
         found, ingest = detect_ingest(ingest, current, config)
@@ -114,6 +118,7 @@ def advance(
         events += found
         found, storage = detect_storage(storage, current, config, facts.storage)
         events += found
+        unlisted = unlisted_after(base, state.unlisted, current)
         base = current
     found, health = detect_health(
         state.health, previous, current, config, facts, last_ok=state.baseline
@@ -133,5 +138,6 @@ def advance(
         versions=versions,
         health=health,
         facts=facts if facts is not None else base_facts,
+        unlisted=unlisted,
     )
     return events, new_state

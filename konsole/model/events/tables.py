@@ -2,7 +2,9 @@
 bound), partitions created/dropped (grouped per table), schema changed.
 
 A table recreated under the same name (a new table id) is dropped then created. Tables
-of a database that could not be listed this poll are not reported dropped.
+of a database that could not be listed this poll are not reported dropped: they are
+carried (:func:`unlisted_after`) and compared when the database is listed again, so that
+they neither come back as "created" nor leave a drop in between unsaid.
 """
 
 from __future__ import annotations
@@ -21,23 +23,46 @@ from konsole.model.events.base import (
 )
 from konsole.model.snapshot import ClusterSnapshot
 
-__all__ = ["detect_tables"]
+__all__ = ["detect_tables", "unlisted_after"]
 
 
 def detect_tables(
-    previous: ClusterSnapshot, current: ClusterSnapshot, config: EventConfig
+    previous: ClusterSnapshot,
+    current: ClusterSnapshot,
+    config: EventConfig,
+    unlisted: tuple[TableView, ...] = (),
 ) -> list[Event]:
-    """The catalog changes from ``previous`` to ``current``; stateless."""
+    """The catalog changes from ``previous`` (and the tables ``unlisted`` since: see
+    :func:`unlisted_after`) to ``current``."""
     out = Emitter(current, config)
     if previous.view is not None and current.view is not None:
-        _tables(out, previous.view, current.view, config)
+        _tables(out, (*unlisted, *previous.view.tables), current.view, config)
     return out.events
 
 
-def _tables(out: Emitter, base: ClusterView, cur: ClusterView, config: EventConfig) -> None:
-    before = {str(t.path): t for t in base.tables}
+def unlisted_after(
+    previous: ClusterSnapshot | None, unlisted: tuple[TableView, ...], current: ClusterSnapshot
+) -> tuple[TableView, ...]:
+    """The tables of the databases ``current`` could not list, as last seen (in
+    ``previous``, or ``unlisted`` before it when that poll could not list them either)."""
+    unread = _unread(current.view) if current.view is not None else set()
+    if not unread:
+        return ()
+    seen = previous.view.tables if previous is not None and previous.view is not None else ()
+    last = {str(t.path): t for t in (*unlisted, *seen) if t.path.database in unread}
+    return tuple(last.values())
+
+
+def _unread(view: ClusterView) -> set[str]:
+    return {e.subject for e in view.errors if e.scope == "database"}
+
+
+def _tables(
+    out: Emitter, base: tuple[TableView, ...], cur: ClusterView, config: EventConfig
+) -> None:
+    before = {str(t.path): t for t in base}
     now = {str(t.path): t for t in cur.tables}
-    unread = {e.subject for e in cur.errors if e.scope == "database"}
+    unread = _unread(cur)
     created = [n for n, t in now.items() if n not in before or _recreated(before[n], t)]
     dropped = [
         n
