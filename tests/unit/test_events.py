@@ -62,6 +62,12 @@ def last(*snapshots: ClusterSnapshot, config: EventConfig | None = None) -> list
     return kinds(run(*snapshots, config=config)[-1])
 
 
+#: A second database "other" with one table, then a poll that could not list it.
+WITH_OTHER = s(view(tables=[T, table("other.u", 2, [(0, (0,), 0)])]))
+OTHER_UNLISTED = s(
+    view(tables=[T], errors=[GatherError("database", "other", "LIST_TABLES", FlussError("x"))])
+)
+
 # each case: name, the snapshots, the (kind, subject) pairs of the last step
 CASES: list[tuple[str, list[ClusterSnapshot], list[tuple[str, str]]]] = [
     ("nothing changed", [s(), s()], []),
@@ -168,46 +174,26 @@ CASES: list[tuple[str, list[ClusterSnapshot], list[tuple[str, str]]]] = [
     (
         "a database that could not be listed does not drop its tables",
         [
-            s(view(tables=[T, table("other.u", 2, [(0, (0,), 0)])])),
-            s(
-                view(
-                    tables=[T],
-                    errors=[GatherError("database", "other", "LIST_TABLES", FlussError("x"))],
-                )
-            ),
+            WITH_OTHER,
+            OTHER_UNLISTED,
         ],
         [("health_changed", "cluster")],
     ),
     (
         "a database listed again after a poll that could not list it: its tables are not new",
         [
-            s(view(tables=[T, table("other.u", 2, [(0, (0,), 0)])])),
-            s(
-                view(
-                    tables=[T],
-                    errors=[GatherError("database", "other", "LIST_TABLES", FlussError("x"))],
-                )
-            ),
-            s(view(tables=[T, table("other.u", 2, [(0, (0,), 0)])])),
+            WITH_OTHER,
+            OTHER_UNLISTED,
+            WITH_OTHER,
         ],
         [("health_changed", "cluster")],
     ),
     (
         "a table dropped while its database could not be listed is dropped once it is",
         [
-            s(view(tables=[T, table("other.u", 2, [(0, (0,), 0)])])),
-            s(
-                view(
-                    tables=[T],
-                    errors=[GatherError("database", "other", "LIST_TABLES", FlussError("x"))],
-                )
-            ),
-            s(
-                view(
-                    tables=[T],
-                    errors=[GatherError("database", "other", "LIST_TABLES", FlussError("x"))],
-                )
-            ),
+            WITH_OTHER,
+            OTHER_UNLISTED,
+            OTHER_UNLISTED,
             s(view(tables=[T])),
         ],
         [("table_dropped", "other.u"), ("health_changed", "cluster")],
